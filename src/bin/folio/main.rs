@@ -1,0 +1,258 @@
+//! The `folio` command line: a thin layer over `folio::Library`. Human output
+//! by default, one JSON document with `--json`, progress bars on a terminal.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+
+use folio::events::{EngineEvent, JobPhase};
+use folio::ingest::pipeline::PassSummary;
+use folio::ingest::structure_tree::preview;
+use folio::retrieve::SearchMode;
+use folio::{Config, Library};
+
+#[derive(Parser)]
+#[command(name = "folio", version, about = "A local-first knowledge base over your folders")]
+struct Cli {
+    /// Where the index lives (default: the platform data directory).
+    #[arg(long, global = true, env = "FOLIO_DATA_DIR")]
+    data_dir: Option<PathBuf>,
+    /// Print machine-readable JSON instead of text.
+    #[arg(long, global = true)]
+    json: bool,
+    /// Files larger than this many bytes are recorded as errors, not read.
+    #[arg(long, global = true, env = "FOLIO_MAX_FILE_SIZE")]
+    max_file_size: Option<u64>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Index folders or files and keep them watched.
+    Add {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Queue the work for a running `folio watch` (or the app) and return at once.
+        #[arg(long)]
+        no_wait: bool,
+    },
+    /// Stop watching a folder and drop everything indexed from it.
+    Remove { path: PathBuf },
+    /// Documents, chunks, per-file errors and jobs.
+    Status,
+    /// Keep watched folders indexed until interrupted (Ctrl-C).
+    Watch,
+    /// Search indexed chunks.
+    Search {
+        query: String,
+        #[arg(short, long, default_value_t = 10)]
+        k: usize,
+        #[arg(long, value_enum, default_value_t = SearchMode::Hybrid)]
+        mode: SearchMode,
+    },
+    /// Print a document's structure tree.
+    Tree {
+        path: PathBuf,
+        /// Characters of each content node to show.
+        #[arg(long, default_value_t = 70)]
+        width: usize,
+    },
+}
+
+#[tokio::main]
+async fn main() {
+    let cli = Cli::parse();
+    if let Err(e) = run(cli).await {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn print_json<T: Serialize>(value: &T) -> Result<()> {
+    println!("{}", serde_json::to_string_pretty(value)?);
+    Ok(())
+}
+
+async fn run(cli: Cli) -> Result<()> {
+    let config = Config::new(cli.data_dir.clone(), cli.max_file_size);
+    let library = Library::open(config).await.context("opening the index")?;
+    let cancel = library.cancel_flag();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!("\nstopping after the current batch; the rest resumes next time");
+            cancel.store(true, Ordering::Relaxed);
+        }
+    });
+    match cli.command {
+        Command::Add { paths, no_wait } => add(&library, &paths, no_wait, cli.json).await,
+        Command::Remove { path } => {
+            library.remove(&path).await?;
+            if cli.json {
+                print_json(&serde_json::json!({ "removed": path }))
+            } else {
+                println!("removed {}", path.display());
+                Ok(())
+            }
+        }
+        Command::Status => status(&library, cli.json).await,
+        Command::Watch => watch(&library, cli.json).await,
+        Command::Search { query, k, mode } => {
+            let hits = library.search(&query, k, mode).await?;
+            if cli.json {
+                return print_json(&hits);
+            }
+            if hits.is_empty() {
+                println!("no results");
+            }
+            for (i, h) in hits.iter().enumerate() {
+                println!("{:>2}. {:.4}  {}", i + 1, h.score, h.path);
+                if !h.heading_path.is_empty() {
+                    println!("    {}", h.heading_path);
+                }
+                println!("    {}\n", h.snippet);
+            }
+            Ok(())
+        }
+        Command::Tree { path, width } => {
+            let doc = library.tree(&path).await?;
+            if cli.json {
+                return print_json(&doc);
+            }
+            print!("{}", doc.tree.render(width));
+            Ok(())
+        }
+    }
+}
+
+/// Draws job progress from the engine's events while `work` runs.
+async fn with_progress<T>(
+    library: &Library,
+    show: bool,
+    work: impl std::future::Future<Output = folio::Result<T>>,
+) -> folio::Result<T> {
+    let mut events = library.subscribe();
+    let bar = if show && std::io::stderr().is_terminal() { ProgressBar::new(0) } else { ProgressBar::hidden() };
+    bar.set_style(
+        ProgressStyle::with_template("{msg:>10} [{bar:30}] {pos}/{len} files · {per_sec} · eta {eta}")
+            .map(|s| s.progress_chars("=> "))
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let drawn = bar.clone();
+    let listener = tokio::spawn(async move {
+        while let Ok(event) = events.recv().await {
+            if let EngineEvent::JobProgress(p) = event {
+                drawn.set_length(p.total);
+                drawn.set_position(p.done);
+                drawn.set_message(match p.phase {
+                    JobPhase::Scanning => "scanning",
+                    JobPhase::Indexing => "indexing",
+                    JobPhase::Embedding => "embedding",
+                    JobPhase::Finished => "done",
+                });
+            }
+        }
+    });
+    let result = work.await;
+    listener.abort();
+    bar.finish_and_clear();
+    result
+}
+
+fn print_summary(s: &PassSummary) {
+    println!(
+        "indexed {} · unchanged {} · failed {} · removed {} · chunks embedded {} (reused {}){}",
+        s.indexed,
+        s.unchanged,
+        s.failed,
+        s.removed,
+        s.chunks_embedded,
+        s.chunks_reused,
+        if s.cancelled { " · interrupted, resumes on the next `folio add` or `folio watch`" } else { "" }
+    );
+}
+
+async fn add(library: &Library, paths: &[PathBuf], no_wait: bool, json: bool) -> Result<()> {
+    let job = library.add(paths).await?;
+    if no_wait {
+        if json {
+            return print_json(&serde_json::json!({ "job": job, "state": "queued" }));
+        }
+        println!("queued job {job}; `folio watch` (or the app) will index it");
+        return Ok(());
+    }
+    let passes = with_progress(library, !json, library.run_pending()).await?;
+    let summary = passes.iter().find(|(id, _)| *id == job).map(|(_, s)| *s).unwrap_or_default();
+    let status = library.status().await?;
+    if json {
+        return print_json(&serde_json::json!({ "job": job, "summary": summary, "counts": status.counts, "errors": status.errors }));
+    }
+    print_summary(&summary);
+    for e in &status.errors {
+        println!("  error: {}: {}", e.path, e.error);
+    }
+    Ok(())
+}
+
+async fn status(library: &Library, json: bool) -> Result<()> {
+    let s = library.status().await?;
+    if json {
+        return print_json(&s);
+    }
+    println!("index: {}", s.data_dir);
+    println!("folders:");
+    for f in &s.folders {
+        println!("  {}", f.path);
+    }
+    let c = s.counts;
+    println!(
+        "documents: {} indexed, {} with errors · nodes {} · chunks {} ({} embedded)",
+        c.documents, c.errors, c.nodes, c.chunks, c.embedded
+    );
+    for d in s.documents.iter().filter(|d| d.note.is_some()) {
+        println!("  note: {}: {}", d.path, d.note.as_deref().unwrap_or_default());
+    }
+    if !s.errors.is_empty() {
+        println!("errors:");
+        for e in &s.errors {
+            println!("  {}: {}", e.path, e.error);
+        }
+    }
+    println!("jobs:");
+    for j in s.jobs.iter().take(5) {
+        let state = if j.interrupted { "interrupted".to_string() } else { format!("{:?}", j.state).to_lowercase() };
+        let rate = j.rate.map(|r| format!(" · {r:.1}/s")).unwrap_or_default();
+        let eta = j.eta_seconds.map(|e| format!(" · eta {e:.0}s")).unwrap_or_default();
+        let err = j.error.as_deref().map(|e| format!(" · {}", preview(e, 80))).unwrap_or_default();
+        println!("  #{} {} {} {}/{}{rate}{eta}{err}", j.id, j.kind, state, j.done, j.total);
+    }
+    Ok(())
+}
+
+async fn watch(library: &Library, json: bool) -> Result<()> {
+    if !json {
+        eprintln!("watching; Ctrl-C to stop");
+    }
+    let cancel = library.cancel_flag();
+    let shutdown = async move {
+        while !cancel.load(Ordering::Relaxed) {
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+    };
+    folio::ingest::watcher::watch(library, shutdown, |summary| {
+        if json {
+            if let Ok(line) = serde_json::to_string(summary) {
+                println!("{line}");
+            }
+        } else if *summary != PassSummary::default() {
+            print_summary(summary);
+        }
+    })
+    .await?;
+    Ok(())
+}

@@ -1,0 +1,136 @@
+//! Text embeddings with fastembed over ONNX Runtime, loaded dynamically from
+//! the model kit (never downloaded). One model per process, shared behind a
+//! mutex because an ONNX session already uses every core it is given.
+
+mod error;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
+use fastembed::{InitOptionsUserDefined, Pooling, TextEmbedding, TokenizerFiles, UserDefinedEmbeddingModel};
+
+pub use error::{EmbedError, Result};
+
+/// Where the embedding model's files live inside the model kit.
+#[derive(Debug, Clone)]
+pub struct EmbeddingModelFiles {
+    pub onnx_runtime: PathBuf,
+    pub model_dir: PathBuf,
+}
+
+impl EmbeddingModelFiles {
+    pub fn in_kit(models_dir: &Path) -> Self {
+        EmbeddingModelFiles {
+            onnx_runtime: std::env::var_os("ORT_DYLIB_PATH")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| models_dir.join("onnxruntime/libonnxruntime.so.1.31.1")),
+            model_dir: models_dir.join("all-minilm-l6-v2-int8"),
+        }
+    }
+}
+
+/// Texts per ONNX run. Batches are formed from length-sorted texts, so most
+/// rows in a batch need little padding.
+pub const BATCH_SIZE: usize = 32;
+
+pub struct Embedder {
+    model: Mutex<TextEmbedding>,
+    name: String,
+    dim: usize,
+}
+
+static ORT: OnceLock<std::result::Result<ort::environment::Environment, String>> = OnceLock::new();
+
+/// ONNX Runtime may be loaded only once per process; later calls reuse it.
+fn onnx_runtime(path: &Path) -> Result<ort::environment::Environment> {
+    ORT.get_or_init(|| {
+        if !path.exists() {
+            return Err(format!("file not found; run scripts/setup.sh or set ORT_DYLIB_PATH"));
+        }
+        ort::init_from(path)
+            .map_err(|e| e.to_string())?
+            .with_name("folio")
+            .build()
+            .map_err(|e| e.to_string())
+    })
+    .clone()
+    .map_err(|reason| EmbedError::Runtime { path: path.to_path_buf(), reason })
+}
+
+fn read(dir: &Path, file: &str, what: &'static str) -> Result<Vec<u8>> {
+    let path = dir.join(file);
+    std::fs::read(&path).map_err(|_| EmbedError::MissingFile { what, path })
+}
+
+impl Embedder {
+    pub fn load(files: &EmbeddingModelFiles) -> Result<Embedder> {
+        let env = onnx_runtime(&files.onnx_runtime)?;
+        let dir = &files.model_dir;
+        let onnx = read(dir, "model.onnx", "embedding model (model.onnx)")?;
+        let name = format!("all-MiniLM-L6-v2-int8@{}", &blake3::hash(&onnx).to_hex()[..12]);
+        let tokenizer = TokenizerFiles {
+            tokenizer_file: read(dir, "tokenizer.json", "tokenizer.json")?,
+            config_file: read(dir, "config.json", "model config.json")?,
+            special_tokens_map_file: read(dir, "special_tokens_map.json", "special_tokens_map.json")?,
+            tokenizer_config_file: read(dir, "tokenizer_config.json", "tokenizer_config.json")?,
+        };
+        let model = UserDefinedEmbeddingModel::new(onnx, tokenizer).with_pooling(Pooling::Mean);
+        let options = InitOptionsUserDefined::new()
+            .with_environment(env)
+            .with_execution_providers(execution_providers())
+            .with_max_length(256);
+        let mut model =
+            TextEmbedding::try_new_from_user_defined(model, options).map_err(|e| EmbedError::Model(e.to_string()))?;
+        let probe = model
+            .embed(["dimension probe"], None)
+            .map_err(|e| EmbedError::Model(e.to_string()))?;
+        let dim = probe.first().map(Vec::len).unwrap_or(0);
+        if dim == 0 {
+            return Err(EmbedError::Model("the model produced an empty vector".into()));
+        }
+        Ok(Embedder { model: Mutex::new(model), name, dim })
+    }
+
+    /// Identifies the model by its weights, so a different file means new vectors.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// Unit vectors, one per text, in input order.
+    pub fn embed<S: AsRef<str> + Send + Sync>(&self, texts: &[S]) -> Result<Vec<Vec<f32>>> {
+        let mut order: Vec<usize> = (0..texts.len()).collect();
+        order.sort_by_key(|&i| texts[i].as_ref().len());
+        let sorted: Vec<&str> = order.iter().map(|&i| texts[i].as_ref()).collect();
+        let vectors = self
+            .model
+            .lock()
+            .map_err(|_| EmbedError::Inference("the embedding model panicked earlier".into()))?
+            .embed(&sorted, Some(BATCH_SIZE))
+            .map_err(|e| EmbedError::Inference(e.to_string()))?;
+        let mut out = vec![Vec::new(); texts.len()];
+        for (v, &i) in vectors.into_iter().zip(&order) {
+            out[i] = v;
+        }
+        Ok(out)
+    }
+
+    pub fn embed_one(&self, text: &str) -> Result<Vec<f32>> {
+        self.embed(&[text])?
+            .pop()
+            .ok_or_else(|| EmbedError::Inference("no vector returned".into()))
+    }
+}
+
+#[cfg(feature = "cuda")]
+fn execution_providers() -> Vec<ort::ep::ExecutionProviderDispatch> {
+    vec![ort::ep::CUDA::default().build()]
+}
+
+#[cfg(not(feature = "cuda"))]
+fn execution_providers() -> Vec<ort::ep::ExecutionProviderDispatch> {
+    Vec::new()
+}

@@ -1,0 +1,229 @@
+//! Retrieval units from a structure tree: runs of small sibling content nodes
+//! are merged, long nodes are split at sentence boundaries, and every chunk
+//! keeps its heading path and the nodes it covers, so a hit can be traced back
+//! to its place in the document (and RDR2 can light the right tree nodes).
+
+use unicode_segmentation::UnicodeSegmentation;
+
+use super::structure_tree::{NodeKind, Span, StructureTree};
+
+/// Sizes in characters. About 4 characters a token, so `target` stays inside
+/// the embedding model's 256-token window with the heading path prepended.
+#[derive(Debug, Clone, Copy)]
+pub struct ChunkSizes {
+    pub target: usize,
+    pub max: usize,
+}
+
+impl Default for ChunkSizes {
+    fn default() -> Self {
+        ChunkSizes { target: 800, max: 1200 }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChunkPlan {
+    pub text: String,
+    pub heading_path: String,
+    pub node_ordinals: Vec<usize>,
+    pub span: Span,
+}
+
+impl ChunkPlan {
+    /// What the embedder sees: the heading path gives a paragraph its topic.
+    pub fn embedding_input(&self) -> String {
+        embedding_input(&self.heading_path, &self.text)
+    }
+
+    /// Identity of the embedded text, used to reuse vectors of unchanged chunks.
+    pub fn text_hash(&self) -> i64 {
+        text_hash(&self.heading_path, &self.text)
+    }
+}
+
+pub fn embedding_input(heading_path: &str, text: &str) -> String {
+    if heading_path.is_empty() {
+        text.to_string()
+    } else {
+        format!("{heading_path}\n\n{text}")
+    }
+}
+
+pub fn text_hash(heading_path: &str, text: &str) -> i64 {
+    let mut h = blake3::Hasher::new();
+    h.update(heading_path.as_bytes());
+    h.update(b"\n\n");
+    h.update(text.as_bytes());
+    let bytes = h.finalize();
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&bytes.as_bytes()[..8]);
+    i64::from_le_bytes(first)
+}
+
+/// A run of content nodes being merged into one chunk.
+struct Pending {
+    text: String,
+    nodes: Vec<usize>,
+    span: Span,
+    parent: Option<usize>,
+}
+
+pub fn chunk(tree: &StructureTree, sizes: ChunkSizes) -> Vec<ChunkPlan> {
+    let mut out = Vec::new();
+    let mut pending: Option<Pending> = None;
+    for (id, node) in tree.nodes().iter().enumerate() {
+        if node.kind != NodeKind::Content {
+            continue;
+        }
+        let text = node.text.trim();
+        if text.is_empty() {
+            continue;
+        }
+        let len = text.chars().count();
+        // Merging stops at a new parent (another section) or page, so a chunk
+        // has one heading path and one unambiguous span.
+        let joinable = pending.as_ref().is_some_and(|p| {
+            p.parent == node.parent
+                && p.span.page == node.span.page
+                && p.text.chars().count() + 2 + len <= sizes.target
+        });
+        if !joinable {
+            if let Some(p) = pending.take() {
+                out.push(finish(tree, p));
+            }
+        }
+        if len > sizes.max {
+            for piece in split_long(text, sizes) {
+                out.push(finish(
+                    tree,
+                    Pending { text: piece, nodes: vec![id], span: node.span, parent: node.parent },
+                ));
+            }
+            continue;
+        }
+        match pending.as_mut() {
+            Some(p) => {
+                p.text.push_str("\n\n");
+                p.text.push_str(text);
+                p.nodes.push(id);
+                p.span.end = node.span.end;
+            }
+            None => {
+                pending = Some(Pending { text: text.to_string(), nodes: vec![id], span: node.span, parent: node.parent })
+            }
+        }
+    }
+    if let Some(p) = pending {
+        out.push(finish(tree, p));
+    }
+    out
+}
+
+fn finish(tree: &StructureTree, p: Pending) -> ChunkPlan {
+    let heading_path = p.parent.map(|parent| tree.heading_path(parent).join(" > ")).unwrap_or_default();
+    ChunkPlan { text: p.text, heading_path, node_ordinals: p.nodes, span: p.span }
+}
+
+/// Pieces of at most `sizes.target` characters, cut between sentences, and
+/// between words only when one sentence alone is too long.
+fn split_long(text: &str, sizes: ChunkSizes) -> Vec<String> {
+    let mut pieces = Vec::new();
+    let mut cur = String::new();
+    let mut cur_len = 0;
+    for sentence in text.split_sentence_bounds() {
+        let len = sentence.chars().count();
+        if cur_len + len > sizes.target && cur_len > 0 {
+            pieces.push(std::mem::take(&mut cur).trim().to_string());
+            cur_len = 0;
+        }
+        if len > sizes.target {
+            for word in sentence.split_word_bounds() {
+                let wlen = word.chars().count();
+                if cur_len + wlen > sizes.target && cur_len > 0 {
+                    pieces.push(std::mem::take(&mut cur).trim().to_string());
+                    cur_len = 0;
+                }
+                cur.push_str(word);
+                cur_len += wlen;
+            }
+        } else {
+            cur.push_str(sentence);
+            cur_len += len;
+        }
+    }
+    if !cur.trim().is_empty() {
+        pieces.push(cur.trim().to_string());
+    }
+    pieces.retain(|p| !p.is_empty());
+    pieces
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ingest::structure_tree::ROOT;
+
+    fn tree_with(paragraphs: &[&str]) -> StructureTree {
+        let mut t = StructureTree::new("Doc", Span::default());
+        let h = t.push(ROOT, NodeKind::Structure, "Section", Span::bytes(0, 9));
+        for (i, p) in paragraphs.iter().enumerate() {
+            t.push(h, NodeKind::Content, *p, Span::bytes(10 + i * 100, 10 + i * 100 + p.len()));
+        }
+        t
+    }
+
+    #[test]
+    fn small_siblings_merge_and_keep_their_nodes() {
+        let t = tree_with(&["one short paragraph.", "another short one.", "third."]);
+        let chunks = chunk(&t, ChunkSizes::default());
+        assert_eq!(chunks.len(), 1);
+        assert_eq!(chunks[0].node_ordinals, vec![2, 3, 4]);
+        assert_eq!(chunks[0].heading_path, "Doc > Section");
+        assert_eq!(chunks[0].span.start, 10);
+        assert!(chunks[0].text.contains("another short one."));
+    }
+
+    #[test]
+    fn long_nodes_split_at_sentences_within_limits() {
+        let sentence = "This sentence is about forty characters. ";
+        let long = sentence.repeat(60);
+        let t = tree_with(&[&long]);
+        let sizes = ChunkSizes { target: 200, max: 300 };
+        let chunks = chunk(&t, sizes);
+        assert!(chunks.len() >= 10, "got {} chunks", chunks.len());
+        for c in &chunks {
+            assert!(c.text.chars().count() <= sizes.target, "{}", c.text.len());
+            assert!(c.text.ends_with('.'), "cut mid-sentence: {:?}", c.text);
+            assert_eq!(c.node_ordinals, vec![2]);
+        }
+        let rejoined: String = chunks.iter().map(|c| c.text.as_str()).collect::<Vec<_>>().join(" ");
+        assert_eq!(rejoined.split_whitespace().count(), long.split_whitespace().count());
+    }
+
+    #[test]
+    fn a_sentence_longer_than_target_is_cut_between_words() {
+        let t = tree_with(&[&"word ".repeat(400)]);
+        let chunks = chunk(&t, ChunkSizes { target: 100, max: 150 });
+        assert!(chunks.iter().all(|c| c.text.chars().count() <= 100));
+        assert!(chunks.iter().all(|c| c.text.split(' ').all(|w| w == "word")));
+    }
+
+    #[test]
+    fn chunks_never_span_two_sections_or_pages() {
+        let mut t = StructureTree::new("Doc", Span::default());
+        let a = t.push(ROOT, NodeKind::Structure, "A", Span::default());
+        t.push(a, NodeKind::Content, "under a", Span::on_page(1, 0, 7));
+        t.push(a, NodeKind::Content, "also a, next page", Span::on_page(2, 0, 17));
+        let b = t.push(ROOT, NodeKind::Structure, "B", Span::default());
+        t.push(b, NodeKind::Content, "under b", Span::on_page(2, 18, 25));
+        let chunks = chunk(&t, ChunkSizes::default());
+        assert_eq!(chunks.len(), 3);
+        assert_eq!(chunks[2].heading_path, "Doc > B");
+    }
+
+    #[test]
+    fn text_hash_depends_on_heading_path() {
+        assert_ne!(text_hash("A", "same"), text_hash("B", "same"));
+        assert_eq!(text_hash("A", "same"), text_hash("A", "same"));
+    }
+}

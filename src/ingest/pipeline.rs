@@ -1,0 +1,469 @@
+//! Brings the index in line with the disk. Files are parsed on blocking
+//! threads while the previous batch is embedded; each batch of whole documents
+//! is committed in one transaction together with the job's progress, so an
+//! interrupted pass (Ctrl-C, kill -9) resumes where its last commit left off.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use futures::StreamExt;
+use tokio::sync::mpsc;
+
+use super::prepare::{prepare, Limits, Prepared};
+use super::scan::{inspect, scan, FileEntry, ScanError};
+use crate::embed::Embedder;
+use crate::error::{Error, Result};
+use crate::events::{EngineEvent, EventSender, JobPhase, JobProgress};
+use crate::store::{vector_blob, BatchProgress, ChunkWrite, DocumentRecord, DocumentWrite, Store, VectorSpace};
+
+/// Set to stop a pass at the next batch boundary.
+pub type CancelFlag = Arc<AtomicBool>;
+
+/// A batch is committed once it holds this many chunks or documents.
+const BATCH_CHUNKS: usize = 256;
+const BATCH_DOCS: usize = 64;
+
+#[derive(Clone)]
+pub struct Ingestor {
+    pub store: Store,
+    pub embedder: Arc<Embedder>,
+    pub space: VectorSpace,
+    pub limits: Limits,
+    pub events: EventSender,
+    pub cancel: CancelFlag,
+}
+
+/// A watched root and the folder row it belongs to.
+#[derive(Debug, Clone)]
+pub struct Root {
+    pub folder_id: i64,
+    pub path: PathBuf,
+}
+
+/// What the watcher saw happen to a path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// Created or modified (or maybe deleted: the path is inspected again).
+    Touched(PathBuf),
+    Renamed { from: PathBuf, to: PathBuf },
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct PassSummary {
+    pub indexed: u64,
+    pub unchanged: u64,
+    pub failed: u64,
+    pub removed: u64,
+    pub chunks_embedded: u64,
+    pub chunks_reused: u64,
+    pub cancelled: bool,
+}
+
+struct Task {
+    folder_id: i64,
+    entry: FileEntry,
+    stored_hash: Option<String>,
+}
+
+/// Work found by comparing disk and index: files to (re)parse, and writes that
+/// need no parsing (removals, unreadable entries).
+#[derive(Default)]
+struct Plan {
+    tasks: Vec<Task>,
+    writes: Vec<DocumentWrite>,
+}
+
+fn path_str(p: &Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+fn failed_write(folder_id: i64, e: ScanError) -> DocumentWrite {
+    DocumentWrite::Failed { folder_id, path: path_str(&e.path), size: 0, mtime_ns: 0, error: e.error }
+}
+
+/// A stored document that still matches the file on disk needs no work.
+fn up_to_date(stored: Option<&DocumentRecord>, f: &FileEntry) -> bool {
+    stored.is_some_and(|d| d.status == "indexed" && d.size == f.size as i64 && d.mtime_ns == f.mtime_ns)
+}
+
+impl Ingestor {
+    fn cancelled(&self) -> bool {
+        self.cancel.load(Ordering::Relaxed)
+    }
+
+    fn emit(&self, event: EngineEvent) {
+        // No subscriber is fine: nobody is watching progress.
+        let _ = self.events.send(event);
+    }
+
+    /// Full reconciliation of `roots` with the disk, recorded under `job_id`.
+    pub async fn reconcile(&self, roots: &[Root], job_id: i64) -> Result<PassSummary> {
+        self.report(job_id, JobPhase::Scanning, 0, 0, 0, None);
+        let mut plan = Plan::default();
+        for root in roots {
+            let path = root.path.clone();
+            let found = tokio::task::spawn_blocking(move || scan(&path))
+                .await
+                .map_err(|e| Error::Task(e.to_string()))?;
+            let stored: HashMap<String, DocumentRecord> = self
+                .store
+                .documents_under(&path_str(&root.path))
+                .await?
+                .into_iter()
+                .map(|d| (d.path.clone(), d))
+                .collect();
+            let mut seen = HashSet::new();
+            for f in found.files {
+                let key = path_str(&f.path);
+                let doc = stored.get(&key);
+                if !up_to_date(doc, &f) {
+                    let stored_hash = doc.and_then(|d| d.hash.clone());
+                    plan.tasks.push(Task { folder_id: root.folder_id, entry: f, stored_hash });
+                }
+                seen.insert(key);
+            }
+            for e in found.errors {
+                let key = path_str(&e.path);
+                if stored.get(&key).and_then(|d| d.error.as_deref()) != Some(e.error.as_str()) {
+                    plan.writes.push(failed_write(root.folder_id, e));
+                }
+                seen.insert(key);
+            }
+            for path in stored.into_keys().filter(|p| !seen.contains(p)) {
+                plan.writes.push(DocumentWrite::Removed { path });
+            }
+        }
+        self.execute(plan, Some(job_id)).await
+    }
+
+    /// Applies what the watcher saw. `roots` are all watched roots; paths
+    /// outside them are ignored.
+    pub async fn apply_changes(&self, roots: &[Root], changes: Vec<Change>) -> Result<PassSummary> {
+        let root_of = |p: &Path| roots.iter().filter(|r| p.starts_with(&r.path)).max_by_key(|r| r.path.as_os_str().len());
+        let mut plan = Plan::default();
+        let mut touched = Vec::new();
+        for change in changes {
+            match change {
+                Change::Touched(p) => touched.push(p),
+                Change::Renamed { from, to } => match (root_of(&to), self.store.document(&path_str(&from)).await?) {
+                    (Some(root), Some(_)) if inspect(&to).is_some_and(|r| r.is_ok()) => {
+                        plan.writes.push(DocumentWrite::Renamed {
+                            from: path_str(&from),
+                            to: path_str(&to),
+                            folder_id: root.folder_id,
+                        });
+                        touched.push(to);
+                    }
+                    _ => touched.extend([from, to]),
+                },
+            }
+        }
+        let mut seen = HashSet::new();
+        for p in touched {
+            if !seen.insert(p.clone()) {
+                continue;
+            }
+            let Some(root) = root_of(&p) else { continue };
+            let key = path_str(&p);
+            if p.is_dir() {
+                // A folder appeared (or was moved in): reconcile it like a root.
+                let sub = Root { folder_id: root.folder_id, path: p.clone() };
+                let found = scan(&sub.path);
+                for f in found.files {
+                    let stored = self.store.document(&path_str(&f.path)).await?;
+                    if !up_to_date(stored.as_ref(), &f) {
+                        plan.tasks.push(Task { folder_id: root.folder_id, entry: f, stored_hash: stored.and_then(|d| d.hash) });
+                    }
+                }
+                plan.writes.extend(found.errors.into_iter().map(|e| failed_write(root.folder_id, e)));
+                continue;
+            }
+            match inspect(&p) {
+                Some(Ok(f)) => {
+                    let stored = self.store.document(&key).await?;
+                    if !up_to_date(stored.as_ref(), &f) {
+                        plan.tasks.push(Task { folder_id: root.folder_id, entry: f, stored_hash: stored.and_then(|d| d.hash) });
+                    }
+                }
+                Some(Err(e)) if p.symlink_metadata().is_ok() => plan.writes.push(failed_write(root.folder_id, e)),
+                _ => {
+                    // Gone: the file itself, or a folder with everything under it.
+                    for d in self.store.documents_under(&key).await? {
+                        plan.writes.push(DocumentWrite::Removed { path: d.path });
+                    }
+                }
+            }
+        }
+        // Removals go last so a rename seen as delete + create can still reuse
+        // the old file's vectors while the new one is indexed.
+        plan.writes.sort_by_key(|w| matches!(w, DocumentWrite::Removed { .. }));
+        self.execute(plan, None).await
+    }
+
+    async fn execute(&self, plan: Plan, job_id: Option<i64>) -> Result<PassSummary> {
+        let Plan { tasks, writes } = plan;
+        let total = (tasks.len() + writes.len()) as u64;
+        if let Some(id) = job_id {
+            self.store.start_job(id, total).await?;
+        }
+        let mut tracker = Tracker::new(self, job_id, total).await?;
+        let (removals, direct): (Vec<_>, Vec<_>) =
+            writes.into_iter().partition(|w| matches!(w, DocumentWrite::Removed { .. }));
+        tracker.commit(self, direct).await?;
+
+        let (tx, mut rx) = mpsc::channel::<(i64, Prepared)>(BATCH_DOCS * 2);
+        let limits = self.limits;
+        let producer = tokio::spawn(async move {
+            let parallel = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
+            let mut prepared = futures::stream::iter(tasks)
+                .map(|t| {
+                    tokio::task::spawn_blocking(move || (t.folder_id, prepare(t.entry, t.stored_hash.as_deref(), &limits)))
+                })
+                .buffer_unordered(parallel);
+            while let Some(item) = prepared.next().await {
+                match item {
+                    Ok(item) => {
+                        if tx.send(item).await.is_err() {
+                            break;
+                        }
+                    }
+                    Err(e) => return Err(Error::Task(e.to_string())),
+                }
+            }
+            Ok(())
+        });
+
+        while let Some(first) = rx.recv().await {
+            let mut batch = vec![first];
+            let mut chunks = batch_chunks(&batch[0].1);
+            while chunks < BATCH_CHUNKS && batch.len() < BATCH_DOCS {
+                match rx.try_recv() {
+                    Ok(item) => {
+                        chunks += batch_chunks(&item.1);
+                        batch.push(item);
+                    }
+                    Err(_) => break,
+                }
+            }
+            let writes = self.embed_batch(batch, &mut tracker.summary).await?;
+            tracker.commit(self, writes).await?;
+            if self.cancelled() {
+                tracker.summary.cancelled = true;
+                break;
+            }
+        }
+        drop(rx);
+        producer.await.map_err(|e| Error::Task(e.to_string()))??;
+        if !tracker.summary.cancelled {
+            tracker.commit(self, removals).await?;
+            self.embed_pending(&mut tracker).await?;
+        }
+        self.report(
+            job_id.unwrap_or(0),
+            JobPhase::Finished,
+            tracker.done,
+            total,
+            tracker.failed,
+            Some(&tracker),
+        );
+        Ok(tracker.summary)
+    }
+
+    /// Turns prepared files into writes, giving every new chunk a vector:
+    /// reused when the same text was embedded before, computed otherwise.
+    async fn embed_batch(&self, batch: Vec<(i64, Prepared)>, summary: &mut PassSummary) -> Result<Vec<DocumentWrite>> {
+        let mut writes = Vec::with_capacity(batch.len());
+        for (folder_id, p) in batch {
+            writes.push(match p {
+                Prepared::Index { entry, hash, note, tree, chunks } => {
+                    summary.indexed += 1;
+                    DocumentWrite::Indexed {
+                        folder_id,
+                        path: path_str(&entry.path),
+                        format: entry.format.as_str(),
+                        hash,
+                        size: entry.size,
+                        mtime_ns: entry.mtime_ns,
+                        note,
+                        chunks: chunks
+                            .iter()
+                            .map(|c| ChunkWrite {
+                                text: c.text.clone(),
+                                heading_path: c.heading_path.clone(),
+                                node_ordinals: c.node_ordinals.clone(),
+                                span: c.span,
+                                text_hash: c.text_hash(),
+                                vector: None,
+                            })
+                            .collect(),
+                        tree,
+                    }
+                }
+                Prepared::Unchanged { entry } => {
+                    summary.unchanged += 1;
+                    DocumentWrite::Touched { path: path_str(&entry.path), mtime_ns: entry.mtime_ns }
+                }
+                Prepared::Failed { entry, error } => {
+                    summary.failed += 1;
+                    DocumentWrite::Failed {
+                        folder_id,
+                        path: path_str(&entry.path),
+                        size: entry.size,
+                        mtime_ns: entry.mtime_ns,
+                        error,
+                    }
+                }
+                Prepared::Vanished { entry } => {
+                    summary.removed += 1;
+                    DocumentWrite::Removed { path: path_str(&entry.path) }
+                }
+            });
+        }
+        let mut inputs: HashMap<i64, String> = HashMap::new();
+        for w in &writes {
+            if let DocumentWrite::Indexed { chunks, .. } = w {
+                for c in chunks {
+                    inputs
+                        .entry(c.text_hash)
+                        .or_insert_with(|| crate::ingest::chunker::embedding_input(&c.heading_path, &c.text));
+                }
+            }
+        }
+        let hashes: Vec<i64> = inputs.keys().copied().collect();
+        let mut vectors: HashMap<i64, Vec<u8>> =
+            self.store.vectors_by_text_hash(&self.space, &hashes).await?.into_iter().collect();
+        summary.chunks_reused += vectors.len() as u64;
+        let missing: Vec<(i64, String)> = inputs.into_iter().filter(|(h, _)| !vectors.contains_key(h)).collect();
+        if !missing.is_empty() {
+            let embedder = self.embedder.clone();
+            let texts: Vec<String> = missing.iter().map(|(_, t)| t.clone()).collect();
+            let computed = tokio::task::spawn_blocking(move || embedder.embed(&texts))
+                .await
+                .map_err(|e| Error::Task(e.to_string()))??;
+            summary.chunks_embedded += computed.len() as u64;
+            for ((h, _), v) in missing.iter().zip(computed) {
+                vectors.insert(*h, vector_blob(&v));
+            }
+        }
+        for w in &mut writes {
+            if let DocumentWrite::Indexed { chunks, .. } = w {
+                for c in chunks {
+                    c.vector = vectors.get(&c.text_hash).cloned();
+                }
+            }
+        }
+        Ok(writes)
+    }
+
+    /// Embeds chunks that have no vector from the current model: all of them
+    /// after a model change, or a few left by an interrupted pass.
+    async fn embed_pending(&self, tracker: &mut Tracker) -> Result<()> {
+        loop {
+            if self.cancelled() {
+                tracker.summary.cancelled = true;
+                return Ok(());
+            }
+            let pending = self.store.unembedded_chunks(BATCH_CHUNKS).await?;
+            if pending.is_empty() {
+                return Ok(());
+            }
+            self.report(tracker.job_id.unwrap_or(0), JobPhase::Embedding, tracker.done, tracker.total, tracker.failed, None);
+            let embedder = self.embedder.clone();
+            let texts: Vec<String> = pending
+                .iter()
+                .map(|(_, heading, text)| crate::ingest::chunker::embedding_input(heading, text))
+                .collect();
+            let computed = tokio::task::spawn_blocking(move || embedder.embed(&texts))
+                .await
+                .map_err(|e| Error::Task(e.to_string()))??;
+            tracker.summary.chunks_embedded += computed.len() as u64;
+            let rows: Vec<(i64, Vec<f32>)> = pending.iter().map(|(id, _, _)| *id).zip(computed).collect();
+            self.store.store_vectors(&self.space, &rows).await?;
+        }
+    }
+
+    fn report(&self, job_id: i64, phase: JobPhase, done: u64, total: u64, failed: u64, tracker: Option<&Tracker>) {
+        let rate = tracker.and_then(Tracker::rate);
+        let eta_seconds = rate.filter(|r| *r > 0.0).map(|r| total.saturating_sub(done) as f64 / r);
+        self.emit(EngineEvent::JobProgress(JobProgress {
+            job_id,
+            kind: "ingest".into(),
+            phase,
+            done,
+            total,
+            failed,
+            rate,
+            eta_seconds,
+        }));
+    }
+}
+
+fn batch_chunks(p: &Prepared) -> usize {
+    match p {
+        Prepared::Index { chunks, .. } => chunks.len().max(1),
+        _ => 1,
+    }
+}
+
+/// Counts a pass's progress and commits it with each batch.
+struct Tracker {
+    job_id: Option<i64>,
+    total: u64,
+    done: u64,
+    failed: u64,
+    started: Instant,
+    active_ms_before: i64,
+    summary: PassSummary,
+}
+
+impl Tracker {
+    async fn new(ing: &Ingestor, job_id: Option<i64>, total: u64) -> Result<Tracker> {
+        let active_ms_before = match job_id {
+            Some(id) => ing.store.job(id).await?.map(|j| j.active_ms).unwrap_or(0),
+            None => 0,
+        };
+        Ok(Tracker {
+            job_id,
+            total,
+            done: 0,
+            failed: 0,
+            started: Instant::now(),
+            active_ms_before,
+            summary: PassSummary::default(),
+        })
+    }
+
+    fn rate(&self) -> Option<f64> {
+        let secs = self.started.elapsed().as_secs_f64();
+        (secs > 0.0 && self.done > 0).then(|| self.done as f64 / secs)
+    }
+
+    async fn commit(&mut self, ing: &Ingestor, writes: Vec<DocumentWrite>) -> Result<()> {
+        if writes.is_empty() {
+            return Ok(());
+        }
+        let failed = writes.iter().filter(|w| matches!(w, DocumentWrite::Failed { .. })).count() as u64;
+        let progress = self.job_id.map(|job_id| BatchProgress {
+            job_id,
+            done: writes.len() as u64,
+            failed,
+            active_ms: self.active_ms_before + self.started.elapsed().as_millis() as i64,
+        });
+        ing.store.write_documents(&writes, &ing.space, progress).await?;
+        self.done += writes.len() as u64;
+        self.failed += failed;
+        for w in writes {
+            ing.emit(match w {
+                DocumentWrite::Indexed { path, chunks, .. } => EngineEvent::DocumentIndexed { path, chunks: chunks.len() },
+                DocumentWrite::Failed { path, error, .. } => EngineEvent::DocumentFailed { path, error },
+                DocumentWrite::Removed { path } => EngineEvent::DocumentRemoved { path },
+                DocumentWrite::Touched { .. } | DocumentWrite::Renamed { .. } => continue,
+            });
+        }
+        ing.report(self.job_id.unwrap_or(0), JobPhase::Indexing, self.done, self.total, self.failed, Some(self));
+        Ok(())
+    }
+}

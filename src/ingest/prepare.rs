@@ -1,0 +1,77 @@
+//! The CPU half of indexing one file: read it, hash it, parse it into a
+//! structure tree and cut it into chunks. Every failure becomes a value with a
+//! reason; nothing here touches the database or the embedding model.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use super::chunker::{chunk, ChunkPlan, ChunkSizes};
+use super::loaders::load;
+use super::scan::FileEntry;
+use super::structure_tree::StructureTree;
+
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub max_file_size: u64,
+    pub chunk_sizes: ChunkSizes,
+}
+
+#[derive(Debug)]
+pub enum Prepared {
+    Index {
+        entry: FileEntry,
+        hash: String,
+        note: Option<String>,
+        tree: StructureTree,
+        chunks: Vec<ChunkPlan>,
+    },
+    /// Content identical to what is stored; only the timestamp moved.
+    Unchanged { entry: FileEntry },
+    Failed { entry: FileEntry, error: String },
+    /// Deleted between the scan and the read: treated as a removal.
+    Vanished { entry: FileEntry },
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
+}
+
+pub fn prepare(entry: FileEntry, stored_hash: Option<&str>, limits: &Limits) -> Prepared {
+    let too_big = |size: u64| {
+        format!(
+            "file is {}, over the {} limit; raise it with --max-file-size or FOLIO_MAX_FILE_SIZE",
+            mib(size),
+            mib(limits.max_file_size)
+        )
+    };
+    if entry.size > limits.max_file_size {
+        let error = too_big(entry.size);
+        return Prepared::Failed { entry, error };
+    }
+    let bytes = match std::fs::read(&entry.path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Prepared::Vanished { entry },
+        Err(e) => return Prepared::Failed { entry, error: format!("unreadable: {e}") },
+    };
+    if bytes.len() as u64 > limits.max_file_size {
+        let error = too_big(bytes.len() as u64);
+        return Prepared::Failed { entry, error };
+    }
+    let hash = blake3::hash(&bytes).to_hex().to_string();
+    if stored_hash == Some(hash.as_str()) {
+        return Prepared::Unchanged { entry };
+    }
+    let title = entry.path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    // A loader bug on one hostile file must fail that file, not the batch.
+    let loaded = catch_unwind(AssertUnwindSafe(|| load(entry.format, &bytes, &title)));
+    match loaded {
+        Ok(Ok(doc)) => {
+            let chunks = chunk(&doc.tree, limits.chunk_sizes);
+            Prepared::Index { entry, hash, note: doc.note, tree: doc.tree, chunks }
+        }
+        Ok(Err(e)) => Prepared::Failed { entry, error: e.to_string() },
+        Err(_) => {
+            let error = format!("the {} parser crashed on this file; it was skipped", entry.format.as_str());
+            Prepared::Failed { entry, error }
+        }
+    }
+}

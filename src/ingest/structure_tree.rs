@@ -1,0 +1,203 @@
+//! A document's structure tree: title and headings (`Structure` nodes) over the
+//! blocks of text they contain (`Content` nodes), each with its source span.
+//! Loaders build it, chunking reads it, the store persists it, and RDR2 routes
+//! through it, so it is the one shape every format is turned into.
+
+use serde::{Deserialize, Serialize};
+
+/// Whether a node organises the document (title, heading) or carries its text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NodeKind {
+    Structure,
+    Content,
+}
+
+impl NodeKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NodeKind::Structure => "structure",
+            NodeKind::Content => "content",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "structure" => Some(NodeKind::Structure),
+            "content" => Some(NodeKind::Content),
+            _ => None,
+        }
+    }
+}
+
+/// Where a node came from, so a citation can open the source at that place.
+///
+/// `start..end` is a byte range in the loaded text: the file itself for
+/// markdown, text and HTML (after decoding, for non-UTF-8 files), the
+/// `word/document.xml` part for DOCX, and the extracted page text for PDF,
+/// where `page` (1-based) says which page.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Span {
+    pub start: usize,
+    pub end: usize,
+    pub page: Option<u32>,
+}
+
+impl Span {
+    pub fn bytes(start: usize, end: usize) -> Self {
+        Span { start, end, page: None }
+    }
+
+    pub fn on_page(page: u32, start: usize, end: usize) -> Self {
+        Span { start, end, page: Some(page) }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TreeNode {
+    pub parent: Option<usize>,
+    pub kind: NodeKind,
+    pub depth: u32,
+    pub text: String,
+    pub span: Span,
+}
+
+/// Nodes in document order (a pre-order walk); index 0 is the root, a
+/// `Structure` node holding the document's title.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StructureTree {
+    nodes: Vec<TreeNode>,
+}
+
+pub const ROOT: usize = 0;
+
+impl StructureTree {
+    pub fn new(title: impl Into<String>, span: Span) -> Self {
+        StructureTree {
+            nodes: vec![TreeNode {
+                parent: None,
+                kind: NodeKind::Structure,
+                depth: 0,
+                text: title.into(),
+                span,
+            }],
+        }
+    }
+
+    /// Appends a node under `parent`. Appending keeps document order only if
+    /// callers add nodes in the order they occur, which every loader does.
+    pub fn push(&mut self, parent: usize, kind: NodeKind, text: impl Into<String>, span: Span) -> usize {
+        let depth = self.nodes[parent].depth + 1;
+        self.nodes.push(TreeNode {
+            parent: Some(parent),
+            kind,
+            depth,
+            text: text.into(),
+            span,
+        });
+        self.nodes.len() - 1
+    }
+
+    pub fn nodes(&self) -> &[TreeNode] {
+        &self.nodes
+    }
+
+    pub fn node(&self, id: usize) -> &TreeNode {
+        &self.nodes[id]
+    }
+
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    pub fn title(&self) -> &str {
+        &self.nodes[ROOT].text
+    }
+
+    pub fn set_title(&mut self, title: impl Into<String>, span: Span) {
+        self.nodes[ROOT].text = title.into();
+        self.nodes[ROOT].span = span;
+    }
+
+    pub fn children(&self, id: usize) -> impl Iterator<Item = usize> + '_ {
+        self.nodes
+            .iter()
+            .enumerate()
+            .skip(id + 1)
+            .filter(move |(_, n)| n.parent == Some(id))
+            .map(|(i, _)| i)
+    }
+
+    /// Titles of the structure nodes above `id`, root first; `id` itself is
+    /// included when it is a structure node.
+    pub fn heading_path(&self, id: usize) -> Vec<&str> {
+        let mut path = Vec::new();
+        let mut cur = Some(id);
+        while let Some(i) = cur {
+            let n = &self.nodes[i];
+            if n.kind == NodeKind::Structure {
+                path.push(n.text.as_str());
+            }
+            cur = n.parent;
+        }
+        path.reverse();
+        path
+    }
+
+    /// Indented outline for `folio tree`: structure nodes show their title,
+    /// content nodes the start of their text.
+    pub fn render(&self, content_chars: usize) -> String {
+        let mut out = String::new();
+        for (i, n) in self.nodes.iter().enumerate() {
+            let indent = "  ".repeat(n.depth as usize);
+            let text = match n.kind {
+                NodeKind::Structure => format!("# {}", n.text),
+                NodeKind::Content => preview(&n.text, content_chars),
+            };
+            let place = match n.span.page {
+                Some(p) => format!("p{} {}..{}", p, n.span.start, n.span.end),
+                None => format!("{}..{}", n.span.start, n.span.end),
+            };
+            out.push_str(&format!("{indent}{i}: {text}  [{place}]\n"));
+        }
+        out
+    }
+}
+
+/// One line of at most `max` characters, with an ellipsis when cut.
+pub fn preview(text: &str, max: usize) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max {
+        flat
+    } else {
+        let cut: String = flat.chars().take(max).collect();
+        format!("{cut}…")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn heading_path_and_children_follow_parents() {
+        let mut t = StructureTree::new("Doc", Span::default());
+        let h = t.push(ROOT, NodeKind::Structure, "Part", Span::bytes(0, 4));
+        let p = t.push(h, NodeKind::Content, "body text", Span::bytes(5, 14));
+        let h2 = t.push(ROOT, NodeKind::Structure, "Other", Span::bytes(15, 20));
+        assert_eq!(t.heading_path(p), vec!["Doc", "Part"]);
+        assert_eq!(t.heading_path(h2), vec!["Doc", "Other"]);
+        assert_eq!(t.children(ROOT).collect::<Vec<_>>(), vec![h, h2]);
+        assert_eq!(t.node(p).depth, 2);
+    }
+
+    #[test]
+    fn preview_cuts_on_characters_not_bytes() {
+        assert_eq!(preview("héllo   wörld", 5), "héllo…");
+        assert_eq!(preview("a\nb", 10), "a b");
+    }
+}

@@ -1,0 +1,16 @@
+//! Folio's engine: folders of documents kept indexed in SQLite (structure
+//! trees, chunks, sqlite-vec vectors, FTS5) and searched. No GUI dependency;
+//! the `folio` CLI and the desktop shell are thin layers over [`Library`].
+
+pub mod config;
+pub mod embed;
+pub mod error;
+pub mod events;
+pub mod ingest;
+pub mod library;
+pub mod retrieve;
+pub mod store;
+
+pub use config::Config;
+pub use error::{Error, Result};
+pub use library::Library;

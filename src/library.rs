@@ -1,0 +1,239 @@
+//! The engine's front door: one `Library` per data directory. The CLI and the
+//! desktop shell call these methods and nothing below them, so both behave the
+//! same. The embedding model is loaded on first use, so `status` and `tree`
+//! start instantly.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use serde::Serialize;
+use tokio::sync::{broadcast, OnceCell};
+
+use crate::config::Config;
+use crate::embed::Embedder;
+use crate::error::{Error, Result};
+use crate::events::{EngineEvent, EventSender};
+use crate::ingest::pipeline::{CancelFlag, Change, Ingestor, PassSummary, Root};
+use crate::retrieve::{SearchHit, SearchMode};
+use crate::ingest::structure_tree::StructureTree;
+use crate::store::{DocumentRecord, Folder, IndexCounts, Job, JobState, Store, VectorSpace};
+
+pub const INGEST_JOB: &str = "ingest";
+
+pub struct Library {
+    config: Config,
+    store: Store,
+    events: EventSender,
+    cancel: CancelFlag,
+    model: OnceCell<(Arc<Embedder>, VectorSpace)>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Status {
+    pub data_dir: String,
+    pub folders: Vec<Folder>,
+    pub counts: IndexCounts,
+    pub documents: Vec<DocumentRecord>,
+    pub errors: Vec<FileError>,
+    pub jobs: Vec<Job>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FileError {
+    pub path: String,
+    pub error: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DocumentTree {
+    pub document: DocumentRecord,
+    pub tree: StructureTree,
+}
+
+/// The payload of an ingest job: the roots it reconciles.
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+struct IngestPayload {
+    roots: Vec<String>,
+}
+
+/// Resolves symlinks and `..` so one file has one path in the index.
+fn canonical(path: &Path) -> Result<PathBuf> {
+    std::fs::canonicalize(path).map_err(|_| Error::NotFound(path.to_path_buf()))
+}
+
+impl Library {
+    pub async fn open(config: Config) -> Result<Library> {
+        std::fs::create_dir_all(&config.data_dir)
+            .map_err(|source| Error::DataDir { path: config.data_dir.clone(), source })?;
+        let store = Store::open(&config.database_path()).await?;
+        let (events, _) = broadcast::channel(1024);
+        Ok(Library { config, store, events, cancel: Arc::new(AtomicBool::new(false)), model: OnceCell::new() })
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<EngineEvent> {
+        self.events.subscribe()
+    }
+
+    /// Setting the flag stops running passes at their next batch boundary;
+    /// the work done so far is committed and the job resumes later.
+    pub fn cancel_flag(&self) -> CancelFlag {
+        self.cancel.clone()
+    }
+
+    pub async fn model(&self) -> Result<&(Arc<Embedder>, VectorSpace)> {
+        self.model
+            .get_or_try_init(|| async {
+                let files = self.config.embedding_files();
+                let embedder = tokio::task::spawn_blocking(move || Embedder::load(&files))
+                    .await
+                    .map_err(|e| Error::Task(e.to_string()))??;
+                let (space, _) = self.store.ensure_vector_space(embedder.name(), embedder.dim()).await?;
+                Ok((Arc::new(embedder), space))
+            })
+            .await
+    }
+
+    async fn ingestor(&self) -> Result<Ingestor> {
+        let (embedder, space) = self.model().await?;
+        Ok(Ingestor {
+            store: self.store.clone(),
+            embedder: embedder.clone(),
+            space: space.clone(),
+            limits: self.config.limits(),
+            events: self.events.clone(),
+            cancel: self.cancel.clone(),
+        })
+    }
+
+    /// Registers folders or files for watching and queues a job that indexes
+    /// them. Nothing is read yet: run the job (or let `folio watch` do it).
+    pub async fn add(&self, paths: &[PathBuf]) -> Result<i64> {
+        let mut roots = Vec::new();
+        for p in paths {
+            let path = canonical(p)?;
+            let path = path.to_string_lossy().into_owned();
+            self.store.add_folder(&path).await?;
+            roots.push(path);
+        }
+        let payload = serde_json::to_value(IngestPayload { roots }).unwrap_or_default();
+        Ok(self.store.create_job(INGEST_JOB, &payload, JobState::Queued).await?)
+    }
+
+    /// Runs (or resumes) an ingest job to the end, or until cancelled.
+    pub async fn run_job(&self, job_id: i64) -> Result<PassSummary> {
+        let job = self.store.job(job_id).await?.ok_or_else(|| Error::Task(format!("job {job_id} does not exist")))?;
+        let payload: IngestPayload =
+            serde_json::from_value(job.payload).map_err(|e| Error::Task(format!("job {job_id} is unreadable: {e}")))?;
+        let folders = self.store.folders().await?;
+        let roots: Vec<Root> = folders
+            .iter()
+            .filter(|f| payload.roots.contains(&f.path))
+            .map(|f| Root { folder_id: f.id, path: PathBuf::from(&f.path) })
+            .collect();
+        let ingestor = match self.ingestor().await {
+            Ok(i) => i,
+            Err(e) => {
+                self.store.finish_job(job_id, JobState::Failed, Some(&e.to_string())).await?;
+                return Err(e);
+            }
+        };
+        match ingestor.reconcile(&roots, job_id).await {
+            Ok(summary) if summary.cancelled => Ok(summary),
+            Ok(summary) => {
+                self.store.finish_job(job_id, JobState::Done, None).await?;
+                Ok(summary)
+            }
+            Err(e) => {
+                self.store.finish_job(job_id, JobState::Failed, Some(&e.to_string())).await?;
+                Err(e)
+            }
+        }
+    }
+
+    /// Runs queued jobs and resumes those whose process died.
+    pub async fn run_pending(&self) -> Result<Vec<(i64, PassSummary)>> {
+        let mut done = Vec::new();
+        for job in self.store.pending_jobs().await? {
+            if job.kind == INGEST_JOB {
+                done.push((job.id, self.run_job(job.id).await?));
+            }
+        }
+        Ok(done)
+    }
+
+    /// Reconciles every watched folder with the disk (changes made while
+    /// Folio was closed), as a job of its own.
+    pub async fn reconcile_all(&self) -> Result<PassSummary> {
+        let roots: Vec<String> = self.store.folders().await?.into_iter().map(|f| f.path).collect();
+        let payload = serde_json::to_value(IngestPayload { roots }).unwrap_or_default();
+        let id = self.store.create_job(INGEST_JOB, &payload, JobState::Queued).await?;
+        self.run_job(id).await
+    }
+
+    pub async fn roots(&self) -> Result<Vec<Root>> {
+        Ok(self
+            .store
+            .folders()
+            .await?
+            .into_iter()
+            .map(|f| Root { folder_id: f.id, path: PathBuf::from(f.path) })
+            .collect())
+    }
+
+    pub async fn apply_changes(&self, changes: Vec<Change>) -> Result<PassSummary> {
+        let roots = self.roots().await?;
+        self.ingestor().await?.apply_changes(&roots, changes).await
+    }
+
+    /// Stops watching a folder and forgets everything indexed from it.
+    pub async fn remove(&self, path: &Path) -> Result<()> {
+        let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        if self.store.remove_folder(&key.to_string_lossy()).await? {
+            Ok(())
+        } else {
+            Err(Error::NotWatched(path.to_path_buf()))
+        }
+    }
+
+    pub async fn status(&self) -> Result<Status> {
+        let documents = self.store.all_documents().await?;
+        let errors = documents
+            .iter()
+            .filter_map(|d| d.error.as_ref().map(|e| FileError { path: d.path.clone(), error: e.clone() }))
+            .collect();
+        Ok(Status {
+            data_dir: self.config.data_dir.to_string_lossy().into_owned(),
+            folders: self.store.folders().await?,
+            counts: self.store.counts().await?,
+            documents,
+            errors,
+            jobs: self.store.jobs(20).await?,
+        })
+    }
+
+    pub async fn tree(&self, path: &Path) -> Result<DocumentTree> {
+        let key = canonical(path)?;
+        let document = self
+            .store
+            .document(&key.to_string_lossy())
+            .await?
+            .filter(|d| d.status == "indexed")
+            .ok_or_else(|| Error::NotIndexed(path.to_path_buf()))?;
+        let tree = self.store.structure_tree(document.id).await?;
+        Ok(DocumentTree { document, tree })
+    }
+
+    pub async fn search(&self, query: &str, k: usize, mode: SearchMode) -> Result<Vec<SearchHit>> {
+        let (embedder, _) = self.model().await?;
+        crate::retrieve::search(&self.store, embedder, query, k, mode).await
+    }
+}

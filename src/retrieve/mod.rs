@@ -1,0 +1,90 @@
+//! Finding chunks for a query: dense (sqlite-vec nearest neighbours), BM25
+//! (FTS5) and hybrid (reciprocal rank fusion of the two). Results carry what a
+//! person needs to judge and open them: path, heading path, snippet, score.
+
+mod bm25;
+mod fusion;
+mod snippet;
+
+use serde::{Deserialize, Serialize};
+
+use crate::embed::Embedder;
+use crate::error::Result;
+use crate::store::Store;
+
+pub use bm25::fts_query;
+pub use fusion::reciprocal_rank_fusion;
+pub use snippet::snippet;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchMode {
+    Dense,
+    Bm25,
+    Hybrid,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchHit {
+    pub chunk_id: i64,
+    pub path: String,
+    pub heading_path: String,
+    pub snippet: String,
+    pub score: f64,
+    pub span_start: i64,
+    pub span_end: i64,
+    pub page: Option<i64>,
+}
+
+/// Candidates each ranker contributes before fusion: fusion needs more than
+/// `k` from each side to reward chunks both rankers like.
+fn fusion_depth(k: usize) -> usize {
+    (k * 4).max(40)
+}
+
+/// Ranked chunk ids with scores, best first.
+pub async fn rank(store: &Store, embedder: &Embedder, query: &str, k: usize, mode: SearchMode) -> Result<Vec<(i64, f64)>> {
+    Ok(match mode {
+        SearchMode::Dense => dense(store, embedder, query, k).await?,
+        SearchMode::Bm25 => bm25::search(store, query, k).await?,
+        SearchMode::Hybrid => {
+            let depth = fusion_depth(k);
+            let d = dense(store, embedder, query, depth).await?;
+            let b = bm25::search(store, query, depth).await?;
+            let mut fused = reciprocal_rank_fusion(&[&d, &b]);
+            fused.truncate(k);
+            fused
+        }
+    })
+}
+
+/// Cosine similarity from the L2 distance of unit vectors.
+async fn dense(store: &Store, embedder: &Embedder, query: &str, k: usize) -> Result<Vec<(i64, f64)>> {
+    let v = embedder.embed_one(query)?;
+    Ok(store
+        .nearest_chunks(&v, k)
+        .await?
+        .into_iter()
+        .map(|(id, d)| (id, 1.0 - (d as f64 * d as f64) / 2.0))
+        .collect())
+}
+
+pub async fn search(store: &Store, embedder: &Embedder, query: &str, k: usize, mode: SearchMode) -> Result<Vec<SearchHit>> {
+    let ranked = rank(store, embedder, query, k, mode).await?;
+    let ids: Vec<i64> = ranked.iter().map(|(id, _)| *id).collect();
+    let chunks = store.chunks_by_id(&ids).await?;
+    Ok(chunks
+        .into_iter()
+        .zip(ranked.iter().map(|(_, s)| *s))
+        .map(|(c, score)| SearchHit {
+            chunk_id: c.id,
+            snippet: snippet(&c.text, query, 240),
+            path: c.path,
+            heading_path: c.heading_path,
+            score,
+            span_start: c.span_start,
+            span_end: c.span_end,
+            page: c.page,
+        })
+        .collect())
+}

@@ -1,0 +1,368 @@
+//! Documents with their trees and chunks. [`Store::write_documents`] commits a
+//! batch of whole documents in one transaction: each document is either fully
+//! replaced or untouched, and batching several per commit keeps the bytes
+//! written per input byte low (a commit per small file would rewrite the same
+//! B-tree pages hundreds of times).
+
+use serde::Serialize;
+use sqlx::{Sqlite, Transaction};
+
+use super::vectors::VectorSpace;
+use super::{now_ms, Result, Store, StoreError};
+use crate::ingest::structure_tree::{NodeKind, Span, StructureTree};
+
+/// One chunk ready to store; `vector` is the little-endian f32 blob of its
+/// embedding under the active vector space.
+#[derive(Debug, Clone)]
+pub struct ChunkWrite {
+    pub text: String,
+    pub heading_path: String,
+    pub node_ordinals: Vec<usize>,
+    pub span: Span,
+    pub text_hash: i64,
+    pub vector: Option<Vec<u8>>,
+}
+
+#[derive(Debug, Clone)]
+pub enum DocumentWrite {
+    Indexed {
+        folder_id: i64,
+        path: String,
+        format: &'static str,
+        hash: String,
+        size: u64,
+        mtime_ns: i64,
+        note: Option<String>,
+        tree: StructureTree,
+        chunks: Vec<ChunkWrite>,
+    },
+    Failed {
+        folder_id: i64,
+        path: String,
+        size: u64,
+        mtime_ns: i64,
+        error: String,
+    },
+    /// Same content under a new modification time: nothing to re-index.
+    Touched { path: String, mtime_ns: i64 },
+    Removed { path: String },
+    Renamed { from: String, to: String, folder_id: i64 },
+}
+
+impl DocumentWrite {
+    pub fn path(&self) -> &str {
+        match self {
+            DocumentWrite::Indexed { path, .. }
+            | DocumentWrite::Failed { path, .. }
+            | DocumentWrite::Touched { path, .. }
+            | DocumentWrite::Removed { path } => path,
+            DocumentWrite::Renamed { to, .. } => to,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
+pub struct DocumentRecord {
+    pub id: i64,
+    pub path: String,
+    pub format: Option<String>,
+    pub title: Option<String>,
+    pub hash: Option<String>,
+    pub size: i64,
+    pub mtime_ns: i64,
+    pub status: String,
+    pub error: Option<String>,
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
+pub struct NodeRecord {
+    pub ordinal: i64,
+    pub parent: Option<i64>,
+    pub kind: String,
+    pub depth: i64,
+    pub text: String,
+    pub span_start: i64,
+    pub span_end: i64,
+    pub page: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
+pub struct ChunkRecord {
+    pub id: i64,
+    pub ordinal: i64,
+    pub text: String,
+    pub heading_path: String,
+    pub node_ordinals: String,
+    pub text_hash: i64,
+    pub embedded: bool,
+}
+
+/// A chunk with the document it belongs to, as search returns it.
+#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
+pub struct StoredChunk {
+    pub id: i64,
+    pub path: String,
+    pub heading_path: String,
+    pub text: String,
+    pub span_start: i64,
+    pub span_end: i64,
+    pub page: Option<i64>,
+}
+
+/// How far a job got with a batch, recorded in the batch's own transaction
+/// so progress and data never disagree after a crash.
+#[derive(Debug, Clone, Copy)]
+pub struct BatchProgress {
+    pub job_id: i64,
+    pub done: u64,
+    pub failed: u64,
+    pub active_ms: i64,
+}
+
+impl Store {
+    pub async fn write_documents(
+        &self,
+        writes: &[DocumentWrite],
+        space: &VectorSpace,
+        progress: Option<BatchProgress>,
+    ) -> Result<()> {
+        let mut tx = self.pool.begin().await?;
+        for w in writes {
+            write_one(&mut tx, w, space).await?;
+        }
+        if let Some(p) = progress {
+            sqlx::query("UPDATE jobs SET done = done + ?, failed = failed + ?, active_ms = ?, updated_at = ? WHERE id = ?")
+                .bind(p.done as i64)
+                .bind(p.failed as i64)
+                .bind(p.active_ms)
+                .bind(now_ms())
+                .bind(p.job_id)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    pub async fn document(&self, path: &str) -> Result<Option<DocumentRecord>> {
+        Ok(sqlx::query_as(
+            "SELECT id, path, format, title, hash, size, mtime_ns, status, error, note FROM documents WHERE path = ?",
+        )
+        .bind(path)
+        .fetch_optional(&self.pool)
+        .await?)
+    }
+
+    /// Documents at `root` or below it (`root` is a canonical path).
+    pub async fn documents_under(&self, root: &str) -> Result<Vec<DocumentRecord>> {
+        let prefix = format!("{}/", root.trim_end_matches('/'));
+        Ok(sqlx::query_as(
+            "SELECT id, path, format, title, hash, size, mtime_ns, status, error, note FROM documents \
+             WHERE path = ? OR substr(path, 1, ?) = ? ORDER BY path",
+        )
+        .bind(root)
+        .bind(prefix.len() as i64)
+        .bind(&prefix)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    pub async fn all_documents(&self) -> Result<Vec<DocumentRecord>> {
+        Ok(sqlx::query_as(
+            "SELECT id, path, format, title, hash, size, mtime_ns, status, error, note FROM documents ORDER BY path",
+        )
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    pub async fn nodes(&self, document_id: i64) -> Result<Vec<NodeRecord>> {
+        Ok(sqlx::query_as(
+            "SELECT ordinal, parent, kind, depth, text, span_start, span_end, page FROM nodes \
+             WHERE document_id = ? ORDER BY ordinal",
+        )
+        .bind(document_id)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    /// The stored tree of a document, rebuilt in memory. Nodes are stored in
+    /// pre-order, so every parent precedes its children.
+    pub async fn structure_tree(&self, document_id: i64) -> Result<StructureTree> {
+        let rows = self.nodes(document_id).await?;
+        let corrupt = || StoreError::Corrupt(format!("document {document_id} has a malformed structure tree"));
+        let mut rows = rows.into_iter();
+        let root = rows.next().ok_or_else(corrupt)?;
+        let span = |r: &NodeRecord| Span {
+            start: r.span_start as usize,
+            end: r.span_end as usize,
+            page: r.page.map(|p| p as u32),
+        };
+        let mut tree = StructureTree::new(root.text.clone(), span(&root));
+        for r in rows {
+            let parent = r.parent.filter(|p| *p >= 0 && (*p as usize) < tree.len()).ok_or_else(corrupt)?;
+            let kind = NodeKind::parse(&r.kind).ok_or_else(corrupt)?;
+            let id = tree.push(parent as usize, kind, r.text.clone(), span(&r));
+            if id as i64 != r.ordinal {
+                return Err(corrupt());
+            }
+        }
+        Ok(tree)
+    }
+
+    pub async fn chunks_of(&self, document_id: i64) -> Result<Vec<ChunkRecord>> {
+        Ok(sqlx::query_as(
+            "SELECT id, ordinal, text, heading_path, node_ordinals, text_hash, \
+             embed_model_id IS NOT NULL AS embedded FROM chunks WHERE document_id = ? ORDER BY ordinal",
+        )
+        .bind(document_id)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    /// The chunks with these ids, in the order given (ids that no longer exist
+    /// are left out).
+    pub async fn chunks_by_id(&self, ids: &[i64]) -> Result<Vec<StoredChunk>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let marks = vec!["?"; ids.len()].join(",");
+        let sql = format!(
+            "SELECT c.id, d.path, c.heading_path, c.text, c.span_start, c.span_end, c.page \
+             FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.id IN ({marks})"
+        );
+        let mut q = sqlx::query_as::<_, StoredChunk>(&sql);
+        for id in ids {
+            q = q.bind(id);
+        }
+        let mut rows = q.fetch_all(&self.pool).await?;
+        rows.sort_by_key(|c| ids.iter().position(|i| *i == c.id));
+        Ok(rows)
+    }
+
+    pub async fn counts(&self) -> Result<IndexCounts> {
+        let (documents, errors): (i64, i64) = sqlx::query_as(
+            "SELECT COALESCE(SUM(status = 'indexed'), 0), COALESCE(SUM(status = 'error'), 0) FROM documents",
+        )
+        .fetch_one(&self.pool)
+        .await?;
+        let (chunks, embedded): (i64, i64) =
+            sqlx::query_as("SELECT COUNT(*), COALESCE(SUM(embed_model_id IS NOT NULL), 0) FROM chunks")
+                .fetch_one(&self.pool)
+                .await?;
+        let nodes: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM nodes").fetch_one(&self.pool).await?;
+        Ok(IndexCounts { documents, errors, nodes, chunks, embedded })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct IndexCounts {
+    pub documents: i64,
+    pub errors: i64,
+    pub nodes: i64,
+    pub chunks: i64,
+    pub embedded: i64,
+}
+
+async fn write_one(tx: &mut Transaction<'_, Sqlite>, w: &DocumentWrite, space: &VectorSpace) -> Result<()> {
+    match w {
+        DocumentWrite::Removed { path } => {
+            sqlx::query("DELETE FROM documents WHERE path = ?").bind(path).execute(&mut **tx).await?;
+        }
+        DocumentWrite::Touched { path, mtime_ns } => {
+            sqlx::query("UPDATE documents SET mtime_ns = ? WHERE path = ?")
+                .bind(mtime_ns)
+                .bind(path)
+                .execute(&mut **tx)
+                .await?;
+        }
+        DocumentWrite::Renamed { from, to, folder_id } => {
+            sqlx::query("DELETE FROM documents WHERE path = ?").bind(to).execute(&mut **tx).await?;
+            sqlx::query("UPDATE documents SET path = ?, folder_id = ? WHERE path = ?")
+                .bind(to)
+                .bind(folder_id)
+                .bind(from)
+                .execute(&mut **tx)
+                .await?;
+        }
+        DocumentWrite::Failed { folder_id, path, size, mtime_ns, error } => {
+            sqlx::query("DELETE FROM documents WHERE path = ?").bind(path).execute(&mut **tx).await?;
+            sqlx::query(
+                "INSERT INTO documents(folder_id, path, size, mtime_ns, status, error, indexed_at) \
+                 VALUES (?, ?, ?, ?, 'error', ?, ?)",
+            )
+            .bind(folder_id)
+            .bind(path)
+            .bind(*size as i64)
+            .bind(mtime_ns)
+            .bind(error)
+            .bind(now_ms())
+            .execute(&mut **tx)
+            .await?;
+        }
+        DocumentWrite::Indexed { folder_id, path, format, hash, size, mtime_ns, note, tree, chunks } => {
+            sqlx::query("DELETE FROM documents WHERE path = ?").bind(path).execute(&mut **tx).await?;
+            let doc_id = sqlx::query(
+                "INSERT INTO documents(folder_id, path, format, title, hash, size, mtime_ns, status, note, indexed_at) \
+                 VALUES (?, ?, ?, ?, ?, ?, ?, 'indexed', ?, ?)",
+            )
+            .bind(folder_id)
+            .bind(path)
+            .bind(format)
+            .bind(tree.title())
+            .bind(hash)
+            .bind(*size as i64)
+            .bind(mtime_ns)
+            .bind(note)
+            .bind(now_ms())
+            .execute(&mut **tx)
+            .await?
+            .last_insert_rowid();
+            for (ordinal, n) in tree.nodes().iter().enumerate() {
+                sqlx::query(
+                    "INSERT INTO nodes(document_id, ordinal, parent, kind, depth, text, span_start, span_end, page) \
+                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                )
+                .bind(doc_id)
+                .bind(ordinal as i64)
+                .bind(n.parent.map(|p| p as i64))
+                .bind(n.kind.as_str())
+                .bind(n.depth as i64)
+                .bind(&n.text)
+                .bind(n.span.start as i64)
+                .bind(n.span.end as i64)
+                .bind(n.span.page.map(i64::from))
+                .execute(&mut **tx)
+                .await?;
+            }
+            for (ordinal, c) in chunks.iter().enumerate() {
+                let ordinals = serde_json::to_string(&c.node_ordinals).unwrap_or_else(|_| "[]".into());
+                let chunk_id = sqlx::query(
+                    "INSERT INTO chunks(document_id, ordinal, text, heading_path, node_ordinals, span_start, span_end, page, text_hash, embed_model_id) \
+                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                )
+                .bind(doc_id)
+                .bind(ordinal as i64)
+                .bind(&c.text)
+                .bind(&c.heading_path)
+                .bind(ordinals)
+                .bind(c.span.start as i64)
+                .bind(c.span.end as i64)
+                .bind(c.span.page.map(i64::from))
+                .bind(c.text_hash)
+                .bind(c.vector.as_ref().map(|_| space.model_id))
+                .execute(&mut **tx)
+                .await?
+                .last_insert_rowid();
+                if let Some(v) = &c.vector {
+                    sqlx::query("INSERT INTO chunk_vectors(rowid, embedding) VALUES (?, ?)")
+                        .bind(chunk_id)
+                        .bind(v)
+                        .execute(&mut **tx)
+                        .await?;
+                }
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,170 @@
+//! Persisted jobs. A job row outlives the process that runs it: progress is
+//! committed with the data it describes, and a job whose owner process is gone
+//! (killed, crashed) is picked up again by the next worker.
+
+use serde::{Deserialize, Serialize};
+
+use super::{now_ms, Result, Store};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JobState {
+    Queued,
+    Running,
+    Paused,
+    Done,
+    Failed,
+    Cancelled,
+}
+
+impl JobState {
+    fn as_str(self) -> &'static str {
+        match self {
+            JobState::Queued => "queued",
+            JobState::Running => "running",
+            JobState::Paused => "paused",
+            JobState::Done => "done",
+            JobState::Failed => "failed",
+            JobState::Cancelled => "cancelled",
+        }
+    }
+
+    fn parse(s: &str) -> JobState {
+        match s {
+            "queued" => JobState::Queued,
+            "running" => JobState::Running,
+            "paused" => JobState::Paused,
+            "done" => JobState::Done,
+            "cancelled" => JobState::Cancelled,
+            _ => JobState::Failed,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Job {
+    pub id: i64,
+    pub kind: String,
+    pub state: JobState,
+    /// A running job whose process no longer exists; it resumes on the next
+    /// `folio add` or `folio watch`.
+    pub interrupted: bool,
+    pub payload: serde_json::Value,
+    pub done: i64,
+    pub total: i64,
+    pub failed: i64,
+    /// Time spent running, summed over every process that worked on it.
+    pub active_ms: i64,
+    /// Items per second over the time the job has actually been running.
+    pub rate: Option<f64>,
+    pub eta_seconds: Option<f64>,
+    pub error: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+type JobRow = (i64, String, String, String, i64, i64, i64, i64, Option<String>, Option<i64>, i64, i64);
+
+const JOB_COLUMNS: &str =
+    "id, kind, state, payload, done, total, failed, active_ms, error, owner_pid, created_at, updated_at";
+
+fn process_alive(pid: i64) -> bool {
+    pid == std::process::id() as i64 || std::path::Path::new(&format!("/proc/{pid}")).exists()
+}
+
+fn job_from_row(r: JobRow) -> Job {
+    let (id, kind, state, payload, done, total, failed, active_ms, error, owner_pid, created_at, updated_at) = r;
+    let state = JobState::parse(&state);
+    let interrupted = state == JobState::Running && !owner_pid.is_some_and(process_alive);
+    let rate = (active_ms > 0 && done > 0).then(|| done as f64 / (active_ms as f64 / 1000.0));
+    let eta_seconds = rate.filter(|_| state == JobState::Running).map(|r| (total - done).max(0) as f64 / r);
+    Job {
+        id,
+        kind,
+        state,
+        interrupted,
+        payload: serde_json::from_str(&payload).unwrap_or(serde_json::Value::Null),
+        done,
+        total,
+        failed,
+        active_ms,
+        rate,
+        eta_seconds,
+        error,
+        created_at,
+        updated_at,
+    }
+}
+
+impl Store {
+    pub async fn create_job(&self, kind: &str, payload: &serde_json::Value, state: JobState) -> Result<i64> {
+        let now = now_ms();
+        Ok(sqlx::query(
+            "INSERT INTO jobs(kind, state, payload, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
+        )
+        .bind(kind)
+        .bind(state.as_str())
+        .bind(payload.to_string())
+        .bind(now)
+        .bind(now)
+        .execute(&self.pool)
+        .await?
+        .last_insert_rowid())
+    }
+
+    /// Marks the job as run by this process, with `total` items to do.
+    pub async fn start_job(&self, id: i64, total: u64) -> Result<()> {
+        sqlx::query("UPDATE jobs SET state = 'running', owner_pid = ?, total = done + ?, updated_at = ? WHERE id = ?")
+            .bind(std::process::id() as i64)
+            .bind(total as i64)
+            .bind(now_ms())
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    pub async fn finish_job(&self, id: i64, state: JobState, error: Option<&str>) -> Result<()> {
+        let now = now_ms();
+        sqlx::query("UPDATE jobs SET state = ?, error = ?, owner_pid = NULL, updated_at = ?, finished_at = ? WHERE id = ?")
+            .bind(state.as_str())
+            .bind(error)
+            .bind(now)
+            .bind(now)
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    pub async fn job(&self, id: i64) -> Result<Option<Job>> {
+        let row: Option<JobRow> = sqlx::query_as(&format!("SELECT {JOB_COLUMNS} FROM jobs WHERE id = ?"))
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.map(job_from_row))
+    }
+
+    /// The most recent jobs, newest first.
+    pub async fn jobs(&self, limit: usize) -> Result<Vec<Job>> {
+        let rows: Vec<JobRow> = sqlx::query_as(&format!("SELECT {JOB_COLUMNS} FROM jobs ORDER BY id DESC LIMIT ?"))
+            .bind(limit as i64)
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(rows.into_iter().map(job_from_row).collect())
+    }
+
+    /// Jobs waiting for a worker: queued ones, and running ones whose process died.
+    pub async fn pending_jobs(&self) -> Result<Vec<Job>> {
+        let rows: Vec<JobRow> = sqlx::query_as(&format!(
+            "SELECT {JOB_COLUMNS} FROM jobs WHERE state IN ('queued', 'running') ORDER BY id"
+        ))
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(job_from_row)
+            .filter(|j| j.state == JobState::Queued || j.interrupted)
+            .collect())
+    }
+}

@@ -1,0 +1,85 @@
+//! The SQLite index: one database file in WAL mode holding folders, documents,
+//! structure trees, chunks, their vectors (sqlite-vec) and BM25 index (FTS5),
+//! and persisted jobs. Writers commit whole documents only, so a crash never
+//! leaves a half-indexed document behind.
+
+mod documents;
+mod error;
+mod folders;
+mod jobs;
+mod settings;
+mod vectors;
+
+use std::path::Path;
+use std::str::FromStr;
+use std::sync::Once;
+use std::time::Duration;
+
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
+
+pub use documents::{BatchProgress, ChunkRecord, ChunkWrite, DocumentRecord, DocumentWrite, IndexCounts, NodeRecord, StoredChunk};
+pub use error::{Result, StoreError};
+pub use folders::Folder;
+pub use jobs::{Job, JobState};
+pub use vectors::{to_blob as vector_blob, VectorSpace};
+
+#[derive(Clone)]
+pub struct Store {
+    pool: SqlitePool,
+}
+
+static REGISTER_VEC: Once = Once::new();
+
+/// sqlite-vec is linked statically and must be registered as an auto extension
+/// before the first connection opens, so every pooled connection has `vec0`.
+fn register_sqlite_vec() {
+    REGISTER_VEC.call_once(|| {
+        // SAFETY: sqlite3_vec_init has the signature SQLite expects of an
+        // extension entry point; registration happens once, before any
+        // connection exists.
+        unsafe {
+            #[allow(clippy::missing_transmute_annotations)]
+            libsqlite3_sys::sqlite3_auto_extension(Some(std::mem::transmute(
+                sqlite_vec::sqlite3_vec_init as *const (),
+            )));
+        }
+    });
+}
+
+impl Store {
+    pub async fn open(path: &Path) -> Result<Store> {
+        register_sqlite_vec();
+        let open_err = |source| StoreError::Open { path: path.to_path_buf(), source };
+        let options = SqliteConnectOptions::from_str("sqlite:")
+            .map_err(open_err)?
+            .filename(path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .foreign_keys(true)
+            .busy_timeout(Duration::from_secs(30))
+            .pragma("cache_size", "-32768");
+        let pool = SqlitePoolOptions::new()
+            .max_connections(4)
+            .connect_with(options)
+            .await
+            .map_err(open_err)?;
+        sqlx::migrate!("./migrations").run(&pool).await?;
+        Ok(Store { pool })
+    }
+
+    pub fn pool(&self) -> &SqlitePool {
+        &self.pool
+    }
+
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}

@@ -1,0 +1,278 @@
+//! Loaders through the public API, on real PDF and DOCX files built by the
+//! fixtures: structure, titles, spans and the errors bad files give.
+
+mod common;
+
+use common::fixtures::{docx_bytes, docx_from_body, docx_paragraph, docx_table, pdf_bytes, zip_bytes};
+use folio::ingest::loaders::{load, Format, LoadError, LoadedDocument};
+use folio::ingest::structure_tree::{NodeKind, StructureTree, ROOT};
+
+/// Text with whitespace runs collapsed, so expectations do not depend on how
+/// pdf-extract lays out spaces and line ends.
+fn flat(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// (depth, kind, flattened text, page) of every node, in order.
+fn shape(tree: &StructureTree) -> Vec<(u32, NodeKind, String, Option<u32>)> {
+    tree.nodes().iter().map(|n| (n.depth, n.kind, flat(&n.text), n.span.page)).collect()
+}
+
+fn load_pdf(bytes: &[u8]) -> LoadedDocument {
+    load(Format::Pdf, bytes, "fallback").expect("PDF loads")
+}
+
+fn manual_pdf() -> Vec<u8> {
+    pdf_bytes(
+        Some("Fixture Manual"),
+        &[
+            "Cover words here",
+            "Chapter one opens here.\nIts second line.\n\nSecond paragraph (with parens) of one.",
+            "Section text about caf\u{e9}s.",
+            "Chapter Two\n\nChapter two body.",
+        ],
+        &[(1, "Chapter One", 2), (2, "Section A", 3), (1, "Chapter Two", 4)],
+    )
+}
+
+#[test]
+fn pdf_outline_becomes_structure_with_pages_under_it() {
+    let doc = load_pdf(&manual_pdf());
+    assert_eq!(doc.format, Format::Pdf);
+    assert_eq!(doc.note, None);
+    let tree = &doc.tree;
+    assert_eq!(tree.title(), "Fixture Manual");
+    use NodeKind::*;
+    assert_eq!(
+        shape(tree),
+        vec![
+            (0, Structure, "Fixture Manual".into(), None),
+            (1, Content, "Cover words here".into(), Some(1)),
+            (1, Structure, "Chapter One".into(), Some(2)),
+            (2, Content, "Chapter one opens here. Its second line.".into(), Some(2)),
+            (2, Content, "Second paragraph (with parens) of one.".into(), Some(2)),
+            (2, Structure, "Section A".into(), Some(3)),
+            (3, Content, "Section text about caf\u{e9}s.".into(), Some(3)),
+            // The entry's title is printed on its page: that paragraph is
+            // the heading, not content.
+            (1, Structure, "Chapter Two".into(), Some(4)),
+            (2, Content, "Chapter two body.".into(), Some(4)),
+        ]
+    );
+    assert_eq!(tree.heading_path(6), vec!["Fixture Manual", "Chapter One", "Section A"]);
+    for n in tree.nodes().iter().filter(|n| n.kind == NodeKind::Content) {
+        assert!(n.span.start < n.span.end, "{n:?}");
+        assert_eq!(n.span.end - n.span.start, n.text.len(), "spans index the page text the node was cut from");
+    }
+}
+
+#[test]
+fn pdf_entries_with_equal_titles_are_all_kept() {
+    let bytes = pdf_bytes(
+        None,
+        &["a text", "b text", "c text", "d text"],
+        &[(1, "Part 1", 1), (2, "Summary", 2), (1, "Part 2", 3), (2, "Summary", 4)],
+    );
+    let tree = load_pdf(&bytes).tree;
+    let headings: Vec<(u32, &str)> =
+        tree.nodes().iter().filter(|n| n.kind == NodeKind::Structure).map(|n| (n.depth, n.text.as_str())).collect();
+    assert_eq!(headings, vec![(0, "fallback"), (1, "Part 1"), (2, "Summary"), (1, "Part 2"), (2, "Summary")]);
+}
+
+#[test]
+fn pdf_without_outline_is_one_level_under_the_root() {
+    let bytes = pdf_bytes(None, &["First page para one.\n\nFirst page para two.", "", "Third page only."], &[]);
+    let tree = load_pdf(&bytes).tree;
+    assert_eq!(tree.title(), "fallback");
+    use NodeKind::*;
+    assert_eq!(
+        shape(&tree)[1..],
+        [
+            (1, Content, "First page para one.".into(), Some(1)),
+            (1, Content, "First page para two.".into(), Some(1)),
+            (1, Content, "Third page only.".into(), Some(3)),
+        ]
+    );
+    assert!(tree.nodes()[1..].iter().all(|n| n.parent == Some(ROOT)));
+}
+
+#[test]
+fn pdf_with_a_blank_info_title_uses_the_fallback() {
+    let tree = load_pdf(&pdf_bytes(Some("   "), &["text"], &[])).tree;
+    assert_eq!(tree.title(), "fallback");
+}
+
+#[test]
+fn pdf_without_text_is_empty() {
+    let bytes = pdf_bytes(Some("Scanned"), &["", ""], &[]);
+    match load(Format::Pdf, &bytes, "f") {
+        Err(LoadError::Empty { reason }) => assert!(reason.contains("no extractable text"), "{reason}"),
+        other => panic!("expected Empty, got {other:?}"),
+    }
+}
+
+#[test]
+fn corrupt_pdfs_are_errors_not_panics() {
+    let valid = manual_pdf();
+    let mut seed = 0x0ddb_1a5e_u64;
+    let mut random = |len: usize| -> Vec<u8> {
+        (0..len)
+            .map(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                seed as u8
+            })
+            .collect()
+    };
+    let mut inputs: Vec<Vec<u8>> = vec![Vec::new(), b"%PDF-1.7\n".to_vec(), random(10), random(4096)];
+    let mut header_then_noise = b"%PDF-1.5\n".to_vec();
+    header_then_noise.extend(random(2000));
+    inputs.push(header_then_noise);
+    for cut in [1, valid.len() / 4, valid.len() / 2, valid.len() * 3 / 4, valid.len() - 10] {
+        inputs.push(valid[..cut].to_vec());
+    }
+    for bytes in &inputs {
+        match load(Format::Pdf, bytes, "f") {
+            Err(LoadError::Corrupt { format: "pdf", reason }) => assert!(!reason.is_empty()),
+            other => panic!("{} bytes: expected Corrupt, got {:?}", bytes.len(), other.map(|d| d.tree.len())),
+        }
+    }
+}
+
+#[test]
+fn pdf_with_damaged_bytes_never_panics() {
+    let valid = manual_pdf();
+    let mut seed = 0x5eed_u64;
+    for _ in 0..200 {
+        let mut bytes = valid.clone();
+        for _ in 0..8 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let at = (seed % bytes.len() as u64) as usize;
+            bytes[at] = (seed >> 32) as u8;
+        }
+        // Any outcome is fine except a panic escaping the loader.
+        let _ = load(Format::Pdf, &bytes, "f");
+    }
+}
+
+fn load_docx(bytes: &[u8]) -> StructureTree {
+    load(Format::Docx, bytes, "fallback").expect("DOCX loads").tree
+}
+
+#[test]
+fn docx_headings_nest_by_level_and_title_style_names_the_document() {
+    let bytes = docx_bytes(&[
+        (Some("Title"), "Quarterly Report"),
+        (None, "Opening words."),
+        (Some("Heading1"), "Background"),
+        (None, "Why we did it."),
+        (Some("Heading3"), "Deep detail"),
+        (None, "Skipped a level."),
+        (Some("Heading2"), "History"),
+        (None, ""),
+        (Some("Normal"), "Long ago."),
+        (Some("Heading1"), "Results"),
+        (None, "It worked & more."),
+    ]);
+    let tree = load_docx(&bytes);
+    assert_eq!(tree.title(), "Quarterly Report");
+    use NodeKind::*;
+    assert_eq!(
+        shape(&tree),
+        vec![
+            (0, Structure, "Quarterly Report".into(), None),
+            (1, Content, "Opening words.".into(), None),
+            (1, Structure, "Background".into(), None),
+            (2, Content, "Why we did it.".into(), None),
+            (2, Structure, "Deep detail".into(), None),
+            (3, Content, "Skipped a level.".into(), None),
+            (2, Structure, "History".into(), None),
+            (3, Content, "Long ago.".into(), None),
+            (1, Structure, "Results".into(), None),
+            (2, Content, "It worked & more.".into(), None),
+        ]
+    );
+}
+
+#[test]
+fn docx_spans_are_paragraph_elements_in_document_xml() {
+    let bytes = docx_bytes(&[(Some("Heading1"), "Alpha"), (None, "Beta gamma")]);
+    let document_xml = common::fixtures::docx_document_xml(&format!(
+        "{}{}",
+        docx_paragraph(Some("Heading1"), "Alpha"),
+        docx_paragraph(None, "Beta gamma")
+    ));
+    let tree = load_docx(&bytes);
+    for n in &tree.nodes()[1..] {
+        let element = &document_xml[n.span.start..n.span.end];
+        assert!(element.starts_with("<w:p>") && element.ends_with("</w:p>"), "{element}");
+        assert!(element.contains(n.text.as_str()));
+    }
+}
+
+#[test]
+fn docx_without_title_style_uses_the_fallback() {
+    let tree = load_docx(&docx_bytes(&[(None, "Just a paragraph.")]));
+    assert_eq!(tree.title(), "fallback");
+    assert_eq!(tree.len(), 2);
+}
+
+#[test]
+fn docx_table_is_one_content_node() {
+    let body = [
+        docx_paragraph(Some("Heading1"), "Figures"),
+        docx_table(&[&["Name", "Value"], &["alpha", "1"], &["beta", "two\nlines"]]),
+        docx_paragraph(None, "After the table."),
+    ]
+    .concat();
+    let tree = load_docx(&docx_from_body(&body));
+    use NodeKind::*;
+    assert_eq!(
+        shape(&tree)[1..],
+        [
+            (1, Structure, "Figures".into(), None),
+            (2, Content, "Name | Value alpha | 1 beta | two lines".into(), None),
+            (2, Content, "After the table.".into(), None),
+        ]
+    );
+    assert_eq!(tree.node(2).text, "Name | Value\nalpha | 1\nbeta | two lines");
+}
+
+#[test]
+fn corrupt_docx_files_are_errors() {
+    let valid = docx_bytes(&[(None, "hello")]);
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("not a zip", b"This is plain text, not a DOCX.".to_vec()),
+        ("zip without document.xml", zip_bytes(&[("word/styles.xml", b"<w:styles/>"), ("readme.txt", b"hi")])),
+        (
+            "malformed XML",
+            zip_bytes(&[(
+                "word/document.xml",
+                br#"<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>x</w:p></w:body></w:document>"#,
+            )]),
+        ),
+        ("truncated package", valid[..valid.len() / 2].to_vec()),
+        ("empty file", Vec::new()),
+    ];
+    for (what, bytes) in cases {
+        match load(Format::Docx, &bytes, "f") {
+            Err(LoadError::Corrupt { format: "docx", reason }) => assert!(!reason.is_empty(), "{what}"),
+            other => panic!("{what}: expected Corrupt, got {:?}", other.map(|d| d.tree.len())),
+        }
+    }
+}
+
+#[test]
+fn text_formats_share_decoding() {
+    let doc = load(Format::Markdown, b"# Titre\n\nCaf\xE9 cr\xE8me br\xFBl\xE9e, d\xE9j\xE0 vu.\n", "f").unwrap();
+    assert_eq!(doc.tree.title(), "Titre");
+    assert!(doc.tree.node(1).text.starts_with("Café crème"));
+    assert!(doc.note.is_some_and(|n| n.starts_with("not valid UTF-8")));
+
+    assert!(matches!(load(Format::Html, b"<p>\0\0binary", "f"), Err(LoadError::Binary { format: "html" })));
+    let txt = load(Format::Text, b"one\n\ntwo", "notes").unwrap();
+    assert_eq!(txt.tree.len(), 3);
+}
