@@ -98,6 +98,20 @@ install_kit() {
   log "model kit ready in $models"
 }
 
+check_rust() {
+  local v
+  v=$(cargo --version 2>/dev/null | awk '{print $2}') || true
+  if [ -z "$v" ]; then
+    log "cargo not found: install Rust 1.88 or newer (https://rustup.rs), then run this again"
+    exit 1
+  fi
+  if [ "$(printf '%s\n1.88.0\n' "$v" | sort -V | head -n1)" != "1.88.0" ]; then
+    log "Rust $v is too old: Folio needs 1.88 or newer (rustup update)"
+    exit 1
+  fi
+}
+
+check_rust
 if [ "${FOLIO_SKIP_APT:-0}" != "1" ]; then
   install_apt
 fi

@@ -129,8 +129,13 @@ impl Library {
     }
 
     /// Runs (or resumes) an ingest job to the end, or until cancelled.
-    pub async fn run_job(&self, job_id: i64) -> Result<PassSummary> {
+    /// `None` means another worker holds the job.
+    pub async fn run_job(&self, job_id: i64) -> Result<Option<PassSummary>> {
         let job = self.store.job(job_id).await?.ok_or_else(|| Error::Task(format!("job {job_id} does not exist")))?;
+        let free = job.state == JobState::Queued || job.interrupted;
+        if !free || !self.store.claim_job(job_id, job.owner_pid).await? {
+            return Ok(None);
+        }
         let payload: IngestPayload =
             serde_json::from_value(job.payload).map_err(|e| Error::Task(format!("job {job_id} is unreadable: {e}")))?;
         let folders = self.store.folders().await?;
@@ -147,10 +152,13 @@ impl Library {
             }
         };
         match ingestor.reconcile(&roots, job_id).await {
-            Ok(summary) if summary.cancelled => Ok(summary),
+            Ok(summary) if summary.cancelled => {
+                self.store.release_job(job_id).await?;
+                Ok(Some(summary))
+            }
             Ok(summary) => {
                 self.store.finish_job(job_id, JobState::Done, None).await?;
-                Ok(summary)
+                Ok(Some(summary))
             }
             Err(e) => {
                 self.store.finish_job(job_id, JobState::Failed, Some(&e.to_string())).await?;
@@ -159,12 +167,19 @@ impl Library {
         }
     }
 
-    /// Runs queued jobs and resumes those whose process died.
+    /// Runs queued jobs and resumes those whose process died, oldest first;
+    /// stops early when cancelled.
     pub async fn run_pending(&self) -> Result<Vec<(i64, PassSummary)>> {
         let mut done = Vec::new();
         for job in self.store.pending_jobs().await? {
-            if job.kind == INGEST_JOB {
-                done.push((job.id, self.run_job(job.id).await?));
+            if job.kind != INGEST_JOB {
+                continue;
+            }
+            if let Some(summary) = self.run_job(job.id).await? {
+                done.push((job.id, summary));
+                if summary.cancelled {
+                    break;
+                }
             }
         }
         Ok(done)
@@ -176,7 +191,7 @@ impl Library {
         let roots: Vec<String> = self.store.folders().await?.into_iter().map(|f| f.path).collect();
         let payload = serde_json::to_value(IngestPayload { roots }).unwrap_or_default();
         let id = self.store.create_job(INGEST_JOB, &payload, JobState::Queued).await?;
-        self.run_job(id).await
+        Ok(self.run_job(id).await?.unwrap_or_default())
     }
 
     pub async fn roots(&self) -> Result<Vec<Root>> {

@@ -45,7 +45,7 @@ static ORT: OnceLock<std::result::Result<ort::environment::Environment, String>>
 fn onnx_runtime(path: &Path) -> Result<ort::environment::Environment> {
     ORT.get_or_init(|| {
         if !path.exists() {
-            return Err(format!("file not found; run scripts/setup.sh or set ORT_DYLIB_PATH"));
+            return Err("file not found; run scripts/setup.sh or set ORT_DYLIB_PATH".to_string());
         }
         ort::init_from(path)
             .map_err(|e| e.to_string())?

@@ -104,6 +104,11 @@ impl Ingestor {
         self.report(job_id, JobPhase::Scanning, 0, 0, 0, None);
         let mut plan = Plan::default();
         for root in roots {
+            // A root that is gone may be an unmounted drive: keep its index
+            // rather than wiping it; `folio remove` forgets it on purpose.
+            if !root.path.exists() {
+                continue;
+            }
             let path = root.path.clone();
             let found = tokio::task::spawn_blocking(move || scan(&path))
                 .await
@@ -145,23 +150,30 @@ impl Ingestor {
         let root_of = |p: &Path| roots.iter().filter(|r| p.starts_with(&r.path)).max_by_key(|r| r.path.as_os_str().len());
         let mut plan = Plan::default();
         let mut touched = Vec::new();
+        let mut seen = HashSet::new();
         for change in changes {
             match change {
                 Change::Touched(p) => touched.push(p),
-                Change::Renamed { from, to } => match (root_of(&to), self.store.document(&path_str(&from)).await?) {
-                    (Some(root), Some(_)) if inspect(&to).is_some_and(|r| r.is_ok()) => {
-                        plan.writes.push(DocumentWrite::Renamed {
-                            from: path_str(&from),
-                            to: path_str(&to),
-                            folder_id: root.folder_id,
-                        });
-                        touched.push(to);
+                Change::Renamed { from, to } => {
+                    let old = self.store.document(&path_str(&from)).await?;
+                    match (root_of(&to), old, inspect(&to)) {
+                        (Some(root), Some(old), Some(Ok(f))) => {
+                            plan.writes.push(DocumentWrite::Renamed {
+                                from: path_str(&from),
+                                to: path_str(&to),
+                                folder_id: root.folder_id,
+                            });
+                            // The moved document is re-read only if its content changed too.
+                            if !up_to_date(Some(&old), &f) {
+                                plan.tasks.push(Task { folder_id: root.folder_id, entry: f, stored_hash: old.hash });
+                            }
+                            seen.insert(to);
+                        }
+                        _ => touched.extend([from, to]),
                     }
-                    _ => touched.extend([from, to]),
-                },
+                }
             }
         }
-        let mut seen = HashSet::new();
         for p in touched {
             if !seen.insert(p.clone()) {
                 continue;
@@ -169,9 +181,11 @@ impl Ingestor {
             let Some(root) = root_of(&p) else { continue };
             let key = path_str(&p);
             if p.is_dir() {
-                // A folder appeared (or was moved in): reconcile it like a root.
-                let sub = Root { folder_id: root.folder_id, path: p.clone() };
-                let found = scan(&sub.path);
+                // A folder appeared (or was moved in): index what it holds.
+                let dir = p.clone();
+                let found = tokio::task::spawn_blocking(move || scan(&dir))
+                    .await
+                    .map_err(|e| Error::Task(e.to_string()))?;
                 for f in found.files {
                     let stored = self.store.document(&path_str(&f.path)).await?;
                     if !up_to_date(stored.as_ref(), &f) {
@@ -212,6 +226,7 @@ impl Ingestor {
         let mut tracker = Tracker::new(self, job_id, total).await?;
         let (removals, direct): (Vec<_>, Vec<_>) =
             writes.into_iter().partition(|w| matches!(w, DocumentWrite::Removed { .. }));
+        tracker.summary.failed += direct.iter().filter(|w| matches!(w, DocumentWrite::Failed { .. })).count() as u64;
         tracker.commit(self, direct).await?;
 
         let (tx, mut rx) = mpsc::channel::<(i64, Prepared)>(BATCH_DOCS * 2);
@@ -258,6 +273,7 @@ impl Ingestor {
         drop(rx);
         producer.await.map_err(|e| Error::Task(e.to_string()))??;
         if !tracker.summary.cancelled {
+            tracker.summary.removed += removals.len() as u64;
             tracker.commit(self, removals).await?;
             self.embed_pending(&mut tracker).await?;
         }

@@ -168,6 +168,29 @@ impl StructureTree {
     }
 }
 
+/// Open headings, innermost last, so that each new heading finds its parent:
+/// the nearest open heading of a shallower level (an H3 straight after an H1
+/// nests under the H1). Shared by every
+/// loader with numbered heading levels.
+#[derive(Debug, Default)]
+pub struct HeadingStack(Vec<(u32, usize)>);
+
+impl HeadingStack {
+    /// The node that content belongs under now.
+    pub fn parent(&self) -> usize {
+        self.0.last().map_or(ROOT, |&(_, node)| node)
+    }
+
+    pub fn push(&mut self, tree: &mut StructureTree, level: u32, title: &str, span: Span) -> usize {
+        while self.0.last().is_some_and(|&(open, _)| open >= level) {
+            self.0.pop();
+        }
+        let node = tree.push(self.parent(), NodeKind::Structure, title, span);
+        self.0.push((level, node));
+        node
+    }
+}
+
 /// One line of at most `max` characters, with an ellipsis when cut.
 pub fn preview(text: &str, max: usize) -> String {
     let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");

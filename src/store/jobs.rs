@@ -59,6 +59,8 @@ pub struct Job {
     pub rate: Option<f64>,
     pub eta_seconds: Option<f64>,
     pub error: Option<String>,
+    /// The process running the job, if any.
+    pub owner_pid: Option<i64>,
     pub created_at: i64,
     pub updated_at: i64,
 }
@@ -91,6 +93,7 @@ fn job_from_row(r: JobRow) -> Job {
         rate,
         eta_seconds,
         error,
+        owner_pid,
         created_at,
         updated_at,
     }
@@ -112,11 +115,38 @@ impl Store {
         .last_insert_rowid())
     }
 
-    /// Marks the job as run by this process, with `total` items to do.
+    /// Takes the job for this process. `seen_owner` is the owner the caller
+    /// saw when it judged the job free (none, or a dead process); if another
+    /// worker claimed it since, nothing changes and `false` comes back.
+    pub async fn claim_job(&self, id: i64, seen_owner: Option<i64>) -> Result<bool> {
+        let claimed = sqlx::query(
+            "UPDATE jobs SET state = 'running', owner_pid = ?, updated_at = ? \
+             WHERE id = ? AND state IN ('queued', 'running') AND owner_pid IS ?",
+        )
+        .bind(std::process::id() as i64)
+        .bind(now_ms())
+        .bind(id)
+        .bind(seen_owner)
+        .execute(&self.pool)
+        .await?;
+        Ok(claimed.rows_affected() == 1)
+    }
+
+    /// Records how many items the claimed job still has to do.
     pub async fn start_job(&self, id: i64, total: u64) -> Result<()> {
-        sqlx::query("UPDATE jobs SET state = 'running', owner_pid = ?, total = done + ?, updated_at = ? WHERE id = ?")
-            .bind(std::process::id() as i64)
+        sqlx::query("UPDATE jobs SET total = done + ?, updated_at = ? WHERE id = ?")
             .bind(total as i64)
+            .bind(now_ms())
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// Gives a stopped job back to the queue with its progress, so any
+    /// worker (this process included) can resume it.
+    pub async fn release_job(&self, id: i64) -> Result<()> {
+        sqlx::query("UPDATE jobs SET state = 'queued', owner_pid = NULL, updated_at = ? WHERE id = ?")
             .bind(now_ms())
             .bind(id)
             .execute(&self.pool)

@@ -13,9 +13,8 @@ use quick_xml::NsReader;
 use zip::result::ZipError;
 use zip::ZipArchive;
 
-use super::markdown::HeadingStack;
 use super::LoadError;
-use crate::ingest::structure_tree::{NodeKind, Span, StructureTree};
+use crate::ingest::structure_tree::{HeadingStack, NodeKind, Span, StructureTree};
 
 const DOCUMENT_PART: &str = "word/document.xml";
 const STYLES_PART: &str = "word/styles.xml";

@@ -18,8 +18,7 @@
 
 use std::ops::Range;
 
-use super::markdown::HeadingStack;
-use crate::ingest::structure_tree::{NodeKind, Span, StructureTree};
+use crate::ingest::structure_tree::{HeadingStack, NodeKind, Span, StructureTree};
 
 /// How deep elements may nest before further start tags are read as empty
 /// elements (browsers cap nesting similarly); it bounds the work that end

@@ -8,7 +8,7 @@ use std::ops::Range;
 
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 
-use crate::ingest::structure_tree::{NodeKind, Span, StructureTree, ROOT};
+use crate::ingest::structure_tree::{HeadingStack, NodeKind, Span, StructureTree};
 
 pub(super) fn parse(text: &str, fallback_title: &str) -> StructureTree {
     let options = Options::ENABLE_TABLES
@@ -199,28 +199,6 @@ impl Builder {
             }
         }
         self.seen_block = true;
-    }
-}
-
-/// Open headings, innermost last, so that each new heading finds its parent:
-/// the nearest open heading of a shallower level (an H3 straight after an H1
-/// nests under the H1). Shared by every loader with numbered heading levels.
-#[derive(Debug, Default)]
-pub(super) struct HeadingStack(Vec<(u32, usize)>);
-
-impl HeadingStack {
-    /// The node that content belongs under now.
-    pub(super) fn parent(&self) -> usize {
-        self.0.last().map_or(ROOT, |&(_, node)| node)
-    }
-
-    pub(super) fn push(&mut self, tree: &mut StructureTree, level: u32, title: &str, span: Span) -> usize {
-        while self.0.last().is_some_and(|&(open, _)| open >= level) {
-            self.0.pop();
-        }
-        let node = tree.push(self.parent(), NodeKind::Structure, title, span);
-        self.0.push((level, node));
-        node
     }
 }
 

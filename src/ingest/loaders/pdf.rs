@@ -12,10 +12,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use lopdf::{Dictionary, Document, Object, ObjectId};
 use pdf_extract::PlainTextOutput;
 
-use super::markdown::HeadingStack;
 use super::text::paragraphs;
 use super::LoadError;
-use crate::ingest::structure_tree::{NodeKind, Span, StructureTree};
+use crate::ingest::structure_tree::{HeadingStack, NodeKind, Span, StructureTree};
 
 /// Bounds on the outline walk: hostile files can make outline and name
 /// trees arbitrarily large or deep.

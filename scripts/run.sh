@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Folio's main job from a fresh machine: set up, build, index the given
+# folders (default: the rust-book sample next to this checkout) on the
+# embedded default models, show what was indexed, and keep watching them when
+# run from a terminal.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+bash "$root/scripts/setup.sh"
+cd "$root"
+cargo build --release --locked
+folio="$root/target/release/folio"
+if [ $# -eq 0 ]; then
+  set -- "$root/../shared/eval/rust-book/docs"
+  sample=1
+fi
+"$folio" add "$@"
+"$folio" status
+if [ "${sample:-0}" = 1 ]; then
+  echo
+  echo "Sample search: folio search \"reference counting\" -k 3"
+  "$folio" search "reference counting" -k 3
+fi
+if [ -t 0 ]; then
+  "$folio" watch
+fi

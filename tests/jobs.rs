@@ -1,0 +1,69 @@
+//! Job ownership and lifecycle: one worker per job, cancelled work resumes,
+//! a vanished root keeps its index.
+
+mod common;
+
+use std::sync::atomic::Ordering;
+
+use common::engine::{ingest, open, scalar};
+use folio::store::JobState;
+
+fn corpus(n: usize) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..n {
+        let text = format!("# Note {i}\n\nParagraph number {i} mentions the word marker{i}.\n");
+        std::fs::write(dir.path().join(format!("note-{i:03}.md")), text).unwrap();
+    }
+    dir
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_workers_never_run_the_same_job() {
+    let (data, docs) = (tempfile::tempdir().unwrap(), corpus(20));
+    let (a, b) = (open(data.path()).await, open(data.path()).await);
+    let job = a.add(&[docs.path().to_path_buf()]).await.unwrap();
+    let (ra, rb) = tokio::join!(a.run_job(job), b.run_job(job));
+    let ran = [ra.unwrap(), rb.unwrap()].iter().filter(|r| r.is_some()).count();
+    assert_eq!(ran, 1);
+    assert_eq!(a.store().job(job).await.unwrap().unwrap().state, JobState::Done);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cancelled_job_goes_back_to_the_queue_and_resumes() {
+    let (data, docs) = (tempfile::tempdir().unwrap(), corpus(150));
+    let library = open(data.path()).await;
+    let job = library.add(&[docs.path().to_path_buf()]).await.unwrap();
+    library.cancel_flag().store(true, Ordering::Relaxed);
+    let stopped = library.run_job(job).await.unwrap().unwrap();
+    assert!(stopped.cancelled);
+    let queued = library.store().job(job).await.unwrap().unwrap();
+    assert_eq!(queued.state, JobState::Queued);
+    assert!(queued.done > 0 && queued.done < 150, "{queued:?}");
+
+    library.cancel_flag().store(false, Ordering::Relaxed);
+    let resumed = library.run_pending().await.unwrap();
+    assert_eq!(resumed.len(), 1);
+    assert_eq!(library.store().job(job).await.unwrap().unwrap().state, JobState::Done);
+    assert_eq!(scalar(&library, "SELECT COUNT(*) FROM documents WHERE status = 'indexed'").await, 150);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_root_that_disappears_keeps_its_index_until_removed() {
+    let (data, parent) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let root = parent.path().join("usb-drive");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::write(root.join("a.md"), "# A\n\nKept while the drive is away.\n").unwrap();
+    let library = open(data.path()).await;
+    ingest(&library, &root).await;
+    let canonical = std::fs::canonicalize(&root).unwrap();
+
+    std::fs::rename(&root, parent.path().join("elsewhere")).unwrap();
+    let pass = library.reconcile_all().await.unwrap();
+    assert_eq!(pass.removed, 0);
+    assert_eq!(scalar(&library, "SELECT COUNT(*) FROM documents").await, 1);
+
+    library.remove(&canonical).await.unwrap();
+    assert_eq!(scalar(&library, "SELECT COUNT(*) FROM documents").await, 0);
+    assert_eq!(scalar(&library, "SELECT COUNT(*) FROM chunks").await, 0);
+    assert!(library.remove(&canonical).await.is_err());
+}
