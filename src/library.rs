@@ -4,7 +4,7 @@
 //! start instantly.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -15,7 +15,7 @@ use crate::embed::Embedder;
 use crate::error::{Error, Result};
 use crate::events::{EngineEvent, EventSender};
 use crate::ingest::pipeline::{CancelFlag, Change, Ingestor, PassSummary, Root};
-use crate::retrieve::{SearchHit, SearchMode};
+use crate::retrieve::{SearchHit, SearchMode, VectorIndex};
 use crate::ingest::structure_tree::StructureTree;
 use crate::store::{DocumentRecord, Folder, IndexCounts, Job, JobState, Store, VectorSpace};
 
@@ -27,6 +27,31 @@ pub struct Library {
     events: EventSender,
     cancel: CancelFlag,
     model: OnceCell<(Arc<Embedder>, VectorSpace)>,
+    vectors: Arc<MemoryVectors>,
+}
+
+/// The in-memory vector copy of a long-lived process. Empty (and never
+/// loaded) in one-shot commands, where reading every vector would cost more
+/// than the one sqlite-vec scan a command needs.
+#[derive(Default)]
+struct MemoryVectors {
+    wanted: AtomicBool,
+    reloading: AtomicBool,
+    index: std::sync::RwLock<Option<Arc<VectorIndex>>>,
+}
+
+impl MemoryVectors {
+    fn current(&self) -> Option<Arc<VectorIndex>> {
+        self.index.read().ok().and_then(|i| i.clone())
+    }
+
+    async fn reload(&self, store: &Store, dim: usize) -> Result<()> {
+        let fresh = VectorIndex::load(store, dim).await?;
+        if let Ok(mut slot) = self.index.write() {
+            *slot = Some(Arc::new(fresh));
+        }
+        Ok(())
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -68,7 +93,14 @@ impl Library {
             .map_err(|source| Error::DataDir { path: config.data_dir.clone(), source })?;
         let store = Store::open(&config.database_path()).await?;
         let (events, _) = broadcast::channel(1024);
-        Ok(Library { config, store, events, cancel: Arc::new(AtomicBool::new(false)), model: OnceCell::new() })
+        Ok(Library {
+            config,
+            store,
+            events,
+            cancel: Arc::new(AtomicBool::new(false)),
+            model: OnceCell::new(),
+            vectors: Arc::default(),
+        })
     }
 
     pub fn config(&self) -> &Config {
@@ -247,8 +279,42 @@ impl Library {
         Ok(DocumentTree { document, tree })
     }
 
+    /// For processes that answer many queries (the watcher, the app,
+    /// evaluations): keep the vectors in memory from now on. Loads them now;
+    /// later writes make the copy stale, and it is reloaded in the background
+    /// while sqlite-vec answers.
+    pub async fn warm_vectors(&self) -> Result<()> {
+        let (_, space) = self.model().await?;
+        self.vectors.wanted.store(true, Ordering::Relaxed);
+        self.vectors.reload(&self.store, space.dim).await
+    }
+
+    /// The in-memory vectors if they are current; starts a reload if they are
+    /// wanted but stale.
+    async fn memory_vectors(&self) -> Result<Option<Arc<VectorIndex>>> {
+        if !self.vectors.wanted.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
+        let current = self.vectors.current();
+        let version = self.store.vectors_version().await?;
+        if current.as_ref().is_some_and(|c| c.version() == version) {
+            return Ok(current);
+        }
+        if !self.vectors.reloading.swap(true, Ordering::AcqRel) {
+            let (vectors, store) = (self.vectors.clone(), self.store.clone());
+            let dim = self.model().await?.1.dim;
+            tokio::spawn(async move {
+                // A failed reload leaves sqlite-vec answering; the next query retries.
+                let _ = vectors.reload(&store, dim).await;
+                vectors.reloading.store(false, Ordering::Release);
+            });
+        }
+        Ok(None)
+    }
+
     pub async fn search(&self, query: &str, k: usize, mode: SearchMode) -> Result<Vec<SearchHit>> {
         let (embedder, _) = self.model().await?;
-        crate::retrieve::search(&self.store, embedder, query, k, mode).await
+        let memory = self.memory_vectors().await?;
+        crate::retrieve::search(&self.store, memory.as_deref(), embedder, query, k, mode).await
     }
 }

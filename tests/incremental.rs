@@ -128,3 +128,49 @@ async fn the_watcher_follows_creates_edits_renames_and_deletes() {
     watcher.await.unwrap().unwrap();
     assert_consistent(&library).await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_different_embedding_model_rebuilds_the_vectors() {
+    let (data, docs) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    seed(docs.path());
+    {
+        let library = open(data.path()).await;
+        ingest(&library, docs.path()).await;
+        // Pretend the index was built by another model.
+        library.store().set_setting("vector_model", "some-other-model@0000").await.unwrap();
+    }
+    let library = open(data.path()).await;
+    library.model().await.unwrap();
+    assert_eq!(scalar(&library, "SELECT COUNT(*) FROM chunks WHERE embed_model_id IS NULL").await, 4);
+    assert_eq!(scalar(&library, "SELECT COUNT(*) FROM chunk_vectors").await, 0);
+    let pass = library.reconcile_all().await.unwrap();
+    assert_eq!((pass.indexed, pass.chunks_embedded), (0, 4), "{pass:?}");
+    assert_consistent(&library).await;
+    let hits = library.search("cherries", 1, SearchMode::Dense).await.unwrap();
+    assert!(hits[0].path.ends_with("b.md"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn in_memory_vectors_answer_like_sqlite_vec_and_are_never_stale() {
+    let (data, docs) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    seed(docs.path());
+    let library = open(data.path()).await;
+    ingest(&library, docs.path()).await;
+    let cold = library.search("fruit cherries", 4, SearchMode::Dense).await.unwrap();
+    library.warm_vectors().await.unwrap();
+    let warm = library.search("fruit cherries", 4, SearchMode::Dense).await.unwrap();
+    assert_eq!(cold.len(), warm.len());
+    for (c, w) in cold.iter().zip(&warm) {
+        assert_eq!(c.chunk_id, w.chunk_id);
+        assert!((c.score - w.score).abs() < 1e-4, "{} vs {}", c.score, w.score);
+    }
+
+    // A write makes the copy stale; answers must include the new text at once.
+    write(docs.path(), "g.md", "# Green\n\nA note about kiwis and their fuzzy skin.\n");
+    library.reconcile_all().await.unwrap();
+    for _ in 0..20 {
+        let hits = library.search("kiwis fuzzy skin", 1, SearchMode::Dense).await.unwrap();
+        assert!(hits[0].path.ends_with("g.md"), "{hits:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

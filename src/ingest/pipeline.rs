@@ -22,9 +22,11 @@ use crate::store::{vector_blob, BatchProgress, ChunkWrite, DocumentRecord, Docum
 /// Set to stop a pass at the next batch boundary.
 pub type CancelFlag = Arc<AtomicBool>;
 
-/// A batch is committed once it holds this many chunks or documents.
-const BATCH_CHUNKS: usize = 256;
-const BATCH_DOCS: usize = 64;
+/// A batch is committed once it holds this many chunks or documents. Larger
+/// commits rewrite shared pages (B-tree edges, FTS segments) less often; this
+/// size keeps a commit to several seconds of embedding on two cores.
+const BATCH_CHUNKS: usize = 512;
+const BATCH_DOCS: usize = 256;
 
 #[derive(Clone)]
 pub struct Ingestor {

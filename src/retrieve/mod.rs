@@ -5,6 +5,7 @@
 mod bm25;
 mod fusion;
 mod snippet;
+mod vector_index;
 
 use serde::{Deserialize, Serialize};
 
@@ -15,6 +16,7 @@ use crate::store::Store;
 pub use bm25::fts_query;
 pub use fusion::reciprocal_rank_fusion;
 pub use snippet::snippet;
+pub use vector_index::VectorIndex;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -42,14 +44,40 @@ fn fusion_depth(k: usize) -> usize {
     (k * 4).max(40)
 }
 
-/// Ranked chunk ids with scores, best first.
-pub async fn rank(store: &Store, embedder: &Embedder, query: &str, k: usize, mode: SearchMode) -> Result<Vec<(i64, f64)>> {
+/// Ranked chunk ids with scores, best first. The query is embedded only for
+/// the modes that use its vector.
+pub async fn rank(
+    store: &Store,
+    memory: Option<&VectorIndex>,
+    embedder: &Embedder,
+    query: &str,
+    k: usize,
+    mode: SearchMode,
+) -> Result<Vec<(i64, f64)>> {
+    let vector = match mode {
+        SearchMode::Bm25 => Vec::new(),
+        SearchMode::Dense | SearchMode::Hybrid => embedder.embed_one(query)?,
+    };
+    rank_with_vector(store, memory, query, &vector, k, mode).await
+}
+
+/// [`rank`] with the query's embedding supplied by the caller (ignored, and
+/// may be empty, in BM25 mode), so retrieval can be timed apart from
+/// embedding and a caller holding the vector does not embed twice.
+pub async fn rank_with_vector(
+    store: &Store,
+    memory: Option<&VectorIndex>,
+    query: &str,
+    vector: &[f32],
+    k: usize,
+    mode: SearchMode,
+) -> Result<Vec<(i64, f64)>> {
     Ok(match mode {
-        SearchMode::Dense => dense(store, embedder, query, k).await?,
+        SearchMode::Dense => dense(store, memory, vector, k).await?,
         SearchMode::Bm25 => bm25::search(store, query, k).await?,
         SearchMode::Hybrid => {
             let depth = fusion_depth(k);
-            let d = dense(store, embedder, query, depth).await?;
+            let d = dense(store, memory, vector, depth).await?;
             let b = bm25::search(store, query, depth).await?;
             let mut fused = reciprocal_rank_fusion(&[&d, &b]);
             fused.truncate(k);
@@ -58,19 +86,32 @@ pub async fn rank(store: &Store, embedder: &Embedder, query: &str, k: usize, mod
     })
 }
 
-/// Cosine similarity from the L2 distance of unit vectors.
-async fn dense(store: &Store, embedder: &Embedder, query: &str, k: usize) -> Result<Vec<(i64, f64)>> {
-    let v = embedder.embed_one(query)?;
-    Ok(store
-        .nearest_chunks(&v, k)
-        .await?
+/// Cosine similarity from the L2 distance of unit vectors. The in-memory
+/// copy answers only while it matches the store; otherwise sqlite-vec does.
+async fn dense(store: &Store, memory: Option<&VectorIndex>, vector: &[f32], k: usize) -> Result<Vec<(i64, f64)>> {
+    let current = match memory {
+        Some(m) if m.version() == store.vectors_version().await? => Some(m),
+        _ => None,
+    };
+    let nearest = match current {
+        Some(m) => m.nearest(vector, k),
+        None => store.nearest_chunks(vector, k).await?,
+    };
+    Ok(nearest
         .into_iter()
         .map(|(id, d)| (id, 1.0 - (d as f64 * d as f64) / 2.0))
         .collect())
 }
 
-pub async fn search(store: &Store, embedder: &Embedder, query: &str, k: usize, mode: SearchMode) -> Result<Vec<SearchHit>> {
-    let ranked = rank(store, embedder, query, k, mode).await?;
+pub async fn search(
+    store: &Store,
+    memory: Option<&VectorIndex>,
+    embedder: &Embedder,
+    query: &str,
+    k: usize,
+    mode: SearchMode,
+) -> Result<Vec<SearchHit>> {
+    let ranked = rank(store, memory, embedder, query, k, mode).await?;
     let ids: Vec<i64> = ranked.iter().map(|(id, _)| *id).collect();
     let chunks = store.chunks_by_id(&ids).await?;
     Ok(chunks

@@ -131,6 +131,7 @@ impl Store {
         for w in writes {
             write_one(&mut tx, w, space).await?;
         }
+        super::vectors::bump_vectors_version(&mut tx).await?;
         if let Some(p) = progress {
             sqlx::query("UPDATE jobs SET done = done + ?, failed = failed + ?, active_ms = ?, updated_at = ? WHERE id = ?")
                 .bind(p.done as i64)

@@ -35,10 +35,10 @@ impl Store {
 
     /// Returns whether a folder was registered under that path.
     pub async fn remove_folder(&self, path: &str) -> Result<bool> {
-        let done = sqlx::query("DELETE FROM folders WHERE path = ?")
-            .bind(path)
-            .execute(&self.pool)
-            .await?;
+        let mut tx = self.pool.begin().await?;
+        let done = sqlx::query("DELETE FROM folders WHERE path = ?").bind(path).execute(&mut *tx).await?;
+        super::vectors::bump_vectors_version(&mut tx).await?;
+        tx.commit().await?;
         Ok(done.rows_affected() > 0)
     }
 }

@@ -21,6 +21,7 @@ pub use documents::{BatchProgress, ChunkRecord, ChunkWrite, DocumentRecord, Docu
 pub use error::{Result, StoreError};
 pub use folders::Folder;
 pub use jobs::{Job, JobState};
+pub(crate) use vectors::vectors_version_in;
 pub use vectors::{to_blob as vector_blob, VectorSpace};
 
 #[derive(Clone)]

@@ -2,6 +2,8 @@
 //! one embedding model; when the model changes the table is rebuilt and every
 //! chunk is marked for re-embedding, so vectors of two models never mix.
 
+use sqlx::SqliteConnection;
+
 use super::{Result, Store};
 
 /// The embedding model the vectors in `chunk_vectors` come from.
@@ -13,6 +15,29 @@ pub struct VectorSpace {
 }
 
 const ACTIVE_MODEL_KEY: &str = "vector_model";
+const VERSION_KEY: &str = "vectors_version";
+const VEC_CHUNK_SLOTS: usize = 128;
+
+/// Counts changes to the vector table; called inside every transaction that
+/// may add or remove vectors, so in-memory copies can tell they are stale.
+pub(crate) async fn bump_vectors_version(conn: &mut SqliteConnection) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO settings(key, value) VALUES (?, '1') \
+         ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1",
+    )
+    .bind(VERSION_KEY)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+pub(crate) async fn vectors_version_in(conn: &mut SqliteConnection) -> Result<i64> {
+    let v: Option<String> = sqlx::query_scalar("SELECT value FROM settings WHERE key = ?")
+        .bind(VERSION_KEY)
+        .fetch_optional(conn)
+        .await?;
+    Ok(v.and_then(|v| v.parse().ok()).unwrap_or(0))
+}
 
 pub fn to_blob(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
@@ -45,7 +70,9 @@ impl Store {
         if rebuilt {
             sqlx::query("DROP TRIGGER IF EXISTS chunk_vectors_delete").execute(&mut *tx).await?;
             sqlx::query("DROP TABLE IF EXISTS chunk_vectors").execute(&mut *tx).await?;
-            sqlx::query(&format!("CREATE VIRTUAL TABLE chunk_vectors USING vec0(embedding float[{dim}])"))
+            // sqlite-vec zero-fills a whole chunk of slots when it starts one;
+            // small chunks keep the bytes written ahead of use small.
+            sqlx::query(&format!("CREATE VIRTUAL TABLE chunk_vectors USING vec0(embedding float[{dim}], chunk_size={VEC_CHUNK_SLOTS})"))
                 .execute(&mut *tx)
                 .await?;
             sqlx::query(
@@ -55,6 +82,7 @@ impl Store {
             .execute(&mut *tx)
             .await?;
             sqlx::query("UPDATE chunks SET embed_model_id = NULL").execute(&mut *tx).await?;
+            bump_vectors_version(&mut tx).await?;
             sqlx::query("INSERT INTO settings(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
                 .bind(ACTIVE_MODEL_KEY)
                 .bind(name)
@@ -63,6 +91,11 @@ impl Store {
         }
         tx.commit().await?;
         Ok((VectorSpace { model_id, name: name.to_string(), dim }, rebuilt))
+    }
+
+    pub async fn vectors_version(&self) -> Result<i64> {
+        let mut conn = self.pool.acquire().await?;
+        vectors_version_in(&mut conn).await
     }
 
     /// The `k` chunks nearest to `query` (a unit vector) by L2 distance.
@@ -122,6 +155,7 @@ impl Store {
                 .execute(&mut *tx)
                 .await?;
         }
+        bump_vectors_version(&mut tx).await?;
         tx.commit().await?;
         Ok(())
     }

@@ -63,6 +63,8 @@ enum Command {
         #[arg(long, default_value_t = 70)]
         width: usize,
     },
+    /// Benchmarks against same-run baselines; tables on stdout, JSON in bench/results/.
+    Bench(folio::bench::BenchArgs),
 }
 
 #[tokio::main]
@@ -81,6 +83,11 @@ fn print_json<T: Serialize>(value: &T) -> Result<()> {
 
 async fn run(cli: Cli) -> Result<()> {
     let config = Config::new(cli.data_dir.clone(), cli.max_file_size);
+    let command = match cli.command {
+        // Benchmarks make their own temporary libraries; the user's is never opened.
+        Command::Bench(args) => return folio::bench::run(args, config, cli.json).await,
+        command => command,
+    };
     let library = Library::open(config).await.context("opening the index")?;
     let cancel = library.cancel_flag();
     tokio::spawn(async move {
@@ -89,7 +96,8 @@ async fn run(cli: Cli) -> Result<()> {
             cancel.store(true, Ordering::Relaxed);
         }
     });
-    match cli.command {
+    match command {
+        Command::Bench(_) => unreachable!("handled before the library opens"),
         Command::Add { paths, no_wait } => add(&library, &paths, no_wait, cli.json).await,
         Command::Remove { path } => {
             library.remove(&path).await?;

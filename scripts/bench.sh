@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Runs Folio's benchmarks: `scripts/bench.sh ingest [--quick] [tree|embed|watch|write-amp…]`
+# or `scripts/bench.sh search [--quick]`. Tables go to stdout, JSON to
+# bench/results/. The Python baselines (raw ONNX Runtime, numpy) run in a venv
+# at .venv-bench, created here once; the Rust side is told which python to use
+# through FOLIO_BENCH_PYTHON. Benchmarks always run a release build.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+venv="$root/.venv-bench"
+# The same ONNX Runtime as the model kit's libonnxruntime, or the embedding
+# baseline would compare two runtimes.
+PACKAGES=(numpy onnxruntime==1.31.1 tokenizers)
+
+log() { printf '\033[1m[bench]\033[0m %s\n' "$*" >&2; }
+
+if [ "$#" -eq 0 ]; then
+  echo "usage: $0 ingest|search [--quick] [benchmarks…]" >&2
+  exit 2
+fi
+
+if ! "$venv/bin/python" -c "import numpy, tokenizers, onnxruntime as o; assert o.__version__ == '1.31.1'" 2>/dev/null; then
+  log "creating $venv with ${PACKAGES[*]}"
+  python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install --quiet --upgrade pip
+  "$venv/bin/python" -m pip install --quiet "${PACKAGES[@]}"
+fi
+
+cd "$root"
+log "building (release)"
+cargo build --release --quiet --bin folio
+FOLIO_BENCH_PYTHON="$venv/bin/python" exec "$root/target/release/folio" bench "$@"

@@ -1,0 +1,307 @@
+//! `folio bench`: the speed and memory checks of DESIGN.md ("Benchmarks, not
+//! timed tests"). Every number is measured next to a baseline in the same run
+//! on the same machine (pulldown-cmark alone, a raw ONNX Runtime session in
+//! Python, a direct index call, the input size, numpy brute force) and is
+//! reported as a ratio beside the issue's target: a table on stdout and one
+//! JSON file per benchmark under `bench/results/`. A CLI-only feature, so
+//! errors are `anyhow` here.
+
+mod embed;
+mod python;
+mod report;
+mod search;
+mod tree;
+mod watch;
+mod write_amp;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context as _, Result};
+use clap::{Args, Subcommand, ValueEnum};
+
+use crate::config::Config;
+use crate::ingest::loaders::{load, Format};
+use python::Python;
+use report::Report;
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    #[command(subcommand)]
+    command: BenchCommand,
+    /// Smaller inputs and shorter timings, for a quick look (results go to
+    /// `<name>-quick.json`, so they never overwrite a full run's).
+    #[arg(long, global = true)]
+    quick: bool,
+    /// The shared evaluation data (rust-book, hotpotqa).
+    #[arg(long, global = true, env = "FOLIO_EVAL_DIR", default_value_os_t = default_eval_dir())]
+    eval_dir: PathBuf,
+    /// Where the JSON results are written.
+    #[arg(long, global = true, default_value_os_t = default_out_dir())]
+    out_dir: PathBuf,
+}
+
+#[derive(Debug, Subcommand)]
+enum BenchCommand {
+    /// Structure trees, embedding throughput, save-to-searchable latency,
+    /// write amplification and peak memory.
+    Ingest {
+        /// Run only these (default: all, in this order).
+        #[arg(value_enum)]
+        only: Vec<IngestBench>,
+    },
+    /// Dense, BM25 and hybrid search latency at 10k and 100k chunks.
+    Search,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum IngestBench {
+    Tree,
+    Embed,
+    Watch,
+    WriteAmp,
+}
+
+/// What every benchmark needs: where the data and models are, how big to go,
+/// and the Python that runs the baselines.
+pub(crate) struct Context {
+    config: Config,
+    eval_dir: PathBuf,
+    quick: bool,
+    python: Option<Python>,
+}
+
+impl Context {
+    fn rust_book(&self) -> PathBuf {
+        self.eval_dir.join("rust-book/docs")
+    }
+
+    fn python(&self) -> Result<&Python> {
+        self.python.as_ref().context("this benchmark needs the Python baselines, which were not set up")
+    }
+}
+
+fn default_eval_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/eval")
+}
+
+fn default_out_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/results")
+}
+
+/// Runs the chosen benchmarks one after another (never concurrently: each
+/// one's timings assume the machine to itself) and writes their reports.
+/// With `json`, stdout gets one JSON array of the reports instead of tables.
+pub async fn run(args: BenchArgs, config: Config, json: bool) -> Result<()> {
+    let benches: Vec<IngestBench> = match &args.command {
+        BenchCommand::Ingest { only } if only.is_empty() => {
+            vec![IngestBench::Tree, IngestBench::Embed, IngestBench::Watch, IngestBench::WriteAmp]
+        }
+        BenchCommand::Ingest { only } => only.clone(),
+        BenchCommand::Search => Vec::new(),
+    };
+    let needs_python = matches!(args.command, BenchCommand::Search) || benches.contains(&IngestBench::Embed);
+    // Checked up front so a missing package fails in a second, not after
+    // minutes of Folio-side measurement.
+    let python = if needs_python { Some(Python::locate()?) } else { None };
+    if !args.eval_dir.join("rust-book/docs").is_dir() {
+        bail!("evaluation data not found under {}; pass --eval-dir or set FOLIO_EVAL_DIR", args.eval_dir.display());
+    }
+    let ctx = Context { config, eval_dir: args.eval_dir, quick: args.quick, python };
+    let mut out = Output { dir: args.out_dir, quick: args.quick, json, reports: Vec::new() };
+    match args.command {
+        BenchCommand::Search => out.write(&search::run(&ctx).await?)?,
+        BenchCommand::Ingest { .. } => {
+            for bench in benches {
+                let report = match bench {
+                    IngestBench::Tree => tree::run(&ctx)?,
+                    IngestBench::Embed => embed::run(&ctx)?,
+                    IngestBench::Watch => watch::run(&ctx).await?,
+                    IngestBench::WriteAmp => write_amp::run(&ctx).await?,
+                };
+                out.write(&report)?;
+            }
+        }
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&out.reports)?);
+    }
+    Ok(())
+}
+
+/// Saves each report as it finishes, so a failure later in the run keeps
+/// the results already measured.
+struct Output {
+    dir: PathBuf,
+    quick: bool,
+    json: bool,
+    reports: Vec<serde_json::Value>,
+}
+
+impl Output {
+    fn write(&mut self, report: &Report) -> Result<()> {
+        std::fs::create_dir_all(&self.dir).with_context(|| format!("creating {}", self.dir.display()))?;
+        let name = if self.quick { format!("{}-quick.json", report.name) } else { format!("{}.json", report.name) };
+        let path = self.dir.join(name);
+        let value = report.to_json(self.quick);
+        let text = serde_json::to_string_pretty(&value)?;
+        std::fs::write(&path, text + "\n").with_context(|| format!("writing {}", path.display()))?;
+        if self.json {
+            self.reports.push(value);
+        } else {
+            print!("{}", report.table());
+            println!("  → {}\n", path.display());
+        }
+        Ok(())
+    }
+}
+
+/// A markdown file of the rust-book: its fallback title and its bytes.
+struct MarkdownFile {
+    path: PathBuf,
+    title: String,
+    bytes: Vec<u8>,
+}
+
+/// The rust-book's markdown files in name order, read into memory.
+fn rust_book_files(ctx: &Context) -> Result<Vec<MarkdownFile>> {
+    let dir = ctx.rust_book();
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .with_context(|| format!("listing {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| Format::from_path(p) == Some(Format::Markdown))
+        .collect();
+    paths.sort();
+    if paths.is_empty() {
+        bail!("no markdown files in {}", dir.display());
+    }
+    paths
+        .into_iter()
+        .map(|path| {
+            let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+            let title = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            Ok(MarkdownFile { path, title, bytes })
+        })
+        .collect()
+}
+
+/// What the embedder sees for every chunk of the rust-book, in document order:
+/// the same loaders, chunker and sizes as indexing uses.
+fn rust_book_embedding_inputs(ctx: &Context) -> Result<Vec<String>> {
+    let sizes = ctx.config.limits().chunk_sizes;
+    let mut inputs = Vec::new();
+    for file in rust_book_files(ctx)? {
+        let doc = load(Format::Markdown, &file.bytes, &file.title)
+            .with_context(|| format!("loading {}", file.path.display()))?;
+        inputs.extend(crate::ingest::chunker::chunk(&doc.tree, sizes).iter().map(|c| c.embedding_input()));
+    }
+    Ok(inputs)
+}
+
+/// A directory removed when dropped. (`tempfile` is only a dev-dependency;
+/// the engine does not need it, and this is all the benchmarks need.)
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(label: &str) -> Result<TempDir> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let path = std::env::temp_dir().join(format!("folio-bench-{label}-{}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(&path).with_context(|| format!("creating {}", path.display()))?;
+        Ok(TempDir(path))
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        // Best effort: a leftover temp dir is harmless.
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A small deterministic generator (SplitMix64), so synthetic data and edits
+/// are reproducible without a `rand` dependency in the engine.
+struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (n > 0); the modulo bias is negligible for our n.
+    fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+
+    /// Uniform in [0, 1).
+    fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Standard normal (Box–Muller): normal coordinates make a uniformly
+    /// random direction once normalised.
+    fn normal(&mut self) -> f64 {
+        let u = 1.0 - self.unit();
+        let v = self.unit();
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+    }
+
+    fn unit_vector(&mut self, dim: usize) -> Vec<f32> {
+        let v: Vec<f64> = (0..dim).map(|_| self.normal()).collect();
+        let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+        v.iter().map(|x| (x / norm) as f32).collect()
+    }
+
+    fn word(&mut self, len: usize) -> String {
+        (0..len).map(|_| (b'a' + self.below(26) as u8) as char).collect()
+    }
+}
+
+/// Nearest-rank percentile of `samples` (any order), `p` in 0..=100.
+fn percentile(samples: &[f64], p: f64) -> f64 {
+    if samples.is_empty() {
+        return f64::NAN;
+    }
+    let mut sorted = samples.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_use_the_nearest_rank() {
+        let s = [5.0, 1.0, 3.0, 2.0, 4.0];
+        assert_eq!(percentile(&s, 50.0), 3.0);
+        assert_eq!(percentile(&s, 95.0), 5.0);
+        assert_eq!(percentile(&s, 0.0), 1.0);
+    }
+
+    #[test]
+    fn random_unit_vectors_have_unit_length() {
+        let mut rng = Rng::new(7);
+        let v = rng.unit_vector(384);
+        let norm: f32 = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-5);
+    }
+}

@@ -1,0 +1,355 @@
+//! Benchmark `search`: query latency over a fresh store of N synthetic chunks
+//! (10k and 100k): random unit vectors of dimension 384 and text cut from the
+//! rust-book, so BM25 has real postings to merge. Dense top-10 is compared
+//! with numpy brute force over the same vectors and queries
+//! (bench/knn_baseline.py), which also checks that the store's neighbours are
+//! the exact ones. BM25 and hybrid are timed with the query vector given, and
+//! embedding one query is timed on its own.
+
+use std::collections::HashSet;
+use std::ffi::OsStr;
+use std::io::Write as _;
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{bail, Context as _, Result};
+use serde_json::{json, Value};
+
+use super::python::{field, Python};
+use super::report::{Report, Row, Target};
+use super::{percentile, rust_book_files, Context, Rng, TempDir};
+use crate::embed::Embedder;
+use crate::ingest::loaders::{load, Format};
+use crate::ingest::structure_tree::{NodeKind, Span, StructureTree, ROOT};
+use crate::retrieve::{rank_with_vector, SearchMode, VectorIndex};
+use crate::store::{vector_blob, ChunkWrite, DocumentWrite, Store, VectorSpace};
+
+const DIM: usize = 384;
+const K: usize = 10;
+const QUERIES: usize = 100;
+const WARMUP: usize = 5;
+const CHUNKS_PER_DOC: usize = 10;
+/// Documents per transaction while building, as ingestion batches them.
+const DOCS_PER_COMMIT: usize = 100;
+/// Chunk length in words: around the chunker's 800-character target.
+const CHUNK_WORDS: std::ops::RangeInclusive<usize> = 60..=140;
+const TARGET_DENSE_RATIO: f64 = 3.0;
+const TARGET_HYBRID_MS: f64 = 30.0;
+/// The size the hybrid target is stated for.
+const TARGET_HYBRID_AT: usize = 100_000;
+
+struct Query {
+    vector: Vec<f32>,
+    text: String,
+}
+
+pub async fn run(ctx: &Context) -> Result<Report> {
+    let python = ctx.python()?;
+    let sizes: &[usize] = if ctx.quick { &[10_000] } else { &[10_000, 100_000] };
+    let words = rust_book_words(ctx)?;
+    let query_words: Vec<&str> =
+        words.iter().map(|w| w.trim_matches(|c: char| !c.is_alphanumeric())).filter(|w| is_query_word(w)).collect();
+    let mut rng = Rng::new(0x5ea4c4);
+    let queries: Vec<Query> = (0..QUERIES)
+        .map(|_| {
+            let n = 2 + rng.below(3);
+            let text = (0..n).map(|_| query_words[rng.below(query_words.len())]).collect::<Vec<_>>().join(" ");
+            Query { vector: rng.unit_vector(DIM), text }
+        })
+        .collect();
+
+    let embed_ms = embed_one_ms(ctx, &queries)?;
+    let mut rows = Vec::new();
+    let mut details = serde_json::Map::new();
+    for &n in sizes {
+        let m = measure(python, n, &words, &queries).await?;
+        let label = |what: &str| format!("{what} @{}k", n / 1000);
+        rows.push(
+            Row::new(label("dense top-10 p50"), "ms", m.dense.p50)
+                .baseline(m.numpy.p50)
+                .target(Target::RatioAtMost(TARGET_DENSE_RATIO)),
+        );
+        rows.push(
+            Row::new(label("dense top-10 p95"), "ms", m.dense.p95)
+                .baseline(m.numpy.p95)
+                .target(Target::RatioAtMost(TARGET_DENSE_RATIO)),
+        );
+        rows.push(Row::new(label("dense top-10 p50, sqlite-vec scan (one-shot CLI)"), "ms", m.dense_sqlite.p50).baseline(m.numpy.p50));
+        rows.push(Row::new(label("load vectors into memory (once per process)"), "ms", m.load_ms));
+        rows.push(Row::new(label("bm25 top-10 p50"), "ms", m.bm25.p50));
+        rows.push(Row::new(label("bm25 top-10 p95"), "ms", m.bm25.p95));
+        let hybrid = Row::new(label("hybrid top-10 p50"), "ms", m.hybrid.p50).baseline(m.numpy.p50);
+        rows.push(if n == TARGET_HYBRID_AT { hybrid.target(Target::AtMost(TARGET_HYBRID_MS)) } else { hybrid });
+        rows.push(Row::new(label("hybrid top-10 p95"), "ms", m.hybrid.p95).baseline(m.numpy.p95));
+        details.insert(n.to_string(), m.details);
+    }
+    rows.push(Row::new("embed one query p50 (not in the above)", "ms", percentile(&embed_ms, 50.0)));
+    details.insert("embed_one_query_ms".into(), json!(embed_ms));
+    details.insert("queries".into(), json!(queries.iter().map(|q| &q.text).collect::<Vec<_>>()));
+
+    Ok(Report {
+        name: "search",
+        title: format!("search latency over synthetic stores ({QUERIES} queries, k = {K}, dim {DIM})"),
+        baseline: "numpy brute force (matrix-vector product + argpartition) over the same vectors".into(),
+        rows,
+        details: Value::Object(details),
+        notes: vec![
+            "dense = the in-memory VectorIndex that long-lived processes (watch, app, eval) keep current; exact scan".into(),
+            "sqlite-vec row = Store::nearest_chunks, what a one-shot CLI search uses (sqlite-vec 0.1.6 vec0: exact scan, scalar distance code — built without SQLITE_VEC_ENABLE_AVX)".into(),
+            "bm25/hybrid = retrieve::rank_with_vector with the query vector precomputed and the in-memory index; hybrid fuses 40 dense + 40 BM25 candidates".into(),
+            "hybrid rows show numpy dense as a yardstick; a real search adds one query embedding (last row)".into(),
+        ],
+    })
+}
+
+/// The rust-book's text as whitespace-separated words, punctuation kept, so
+/// synthetic chunks read like prose and code.
+fn rust_book_words(ctx: &Context) -> Result<Vec<String>> {
+    let mut words = Vec::new();
+    for f in rust_book_files(ctx)? {
+        let doc = load(Format::Markdown, &f.bytes, &f.title).with_context(|| format!("loading {}", f.path.display()))?;
+        for node in doc.tree.nodes().iter().filter(|n| n.kind == NodeKind::Content) {
+            words.extend(node.text.split_whitespace().map(str::to_string));
+        }
+    }
+    if words.len() < 2 * CHUNK_WORDS.end() {
+        bail!("the rust-book has too little text to build chunks from");
+    }
+    Ok(words)
+}
+
+/// Content words a person would type: alphabetic and at least four letters,
+/// which drops most stop words ("the", "of", "is") without a list.
+fn is_query_word(w: &str) -> bool {
+    w.chars().count() >= 4 && w.chars().all(char::is_alphabetic)
+}
+
+/// One real embedder call per query text, after a warm-up.
+fn embed_one_ms(ctx: &Context, queries: &[Query]) -> Result<Vec<f64>> {
+    let embedder = Embedder::load(&ctx.config.embedding_files()).context("loading the embedding model")?;
+    for q in queries.iter().take(WARMUP) {
+        embedder.embed_one(&q.text)?;
+    }
+    queries
+        .iter()
+        .map(|q| {
+            let start = Instant::now();
+            embedder.embed_one(&q.text)?;
+            Ok(start.elapsed().as_secs_f64() * 1000.0)
+        })
+        .collect()
+}
+
+#[derive(Clone, Copy)]
+struct Latency {
+    p50: f64,
+    p95: f64,
+}
+
+impl Latency {
+    fn of(ms: &[f64]) -> Latency {
+        Latency { p50: percentile(ms, 50.0), p95: percentile(ms, 95.0) }
+    }
+}
+
+struct Measured {
+    dense: Latency,
+    dense_sqlite: Latency,
+    load_ms: f64,
+    bm25: Latency,
+    hybrid: Latency,
+    numpy: Latency,
+    details: Value,
+}
+
+async fn measure(python: &Python, n: usize, words: &[String], queries: &[Query]) -> Result<Measured> {
+    let dir = TempDir::new("search")?;
+    let store = Store::open(&dir.path().join("folio.sqlite")).await?;
+    eprintln!("search: building a store of {n} chunks");
+    let start = Instant::now();
+    let vectors_path = dir.path().join("vectors.f32");
+    build(&store, n, words, &vectors_path).await?;
+    let build_seconds = start.elapsed().as_secs_f64();
+    let (first_id, last_id, count): (i64, i64, i64) =
+        sqlx::query_as("SELECT MIN(id), MAX(id), COUNT(*) FROM chunks").fetch_one(store.pool()).await?;
+    // The i-th vector written is chunk `first_id + i` only if ids are dense;
+    // the exactness check below relies on it.
+    if count as usize != n || last_id - first_id + 1 != count {
+        bail!("expected {n} chunks with consecutive ids, found {count} in {first_id}..={last_id}");
+    }
+
+    let start = Instant::now();
+    let index = VectorIndex::load(&store, DIM).await?;
+    let load_ms = start.elapsed().as_secs_f64() * 1000.0;
+    for q in queries.iter().take(WARMUP) {
+        store.nearest_chunks(&q.vector, K).await?;
+        rank_with_vector(&store, Some(&index), &q.text, &q.vector, K, SearchMode::Hybrid).await?;
+    }
+    let mut dense_ms = Vec::new();
+    let mut dense_ids = Vec::new();
+    for q in queries {
+        let start = Instant::now();
+        let hits = index.nearest(&q.vector, K);
+        dense_ms.push(start.elapsed().as_secs_f64() * 1000.0);
+        dense_ids.push(hits.into_iter().map(|(id, _)| id - first_id).collect::<Vec<i64>>());
+    }
+    let mut sqlite_ms = Vec::new();
+    let mut sqlite_ids = Vec::new();
+    for q in queries {
+        let start = Instant::now();
+        let hits = store.nearest_chunks(&q.vector, K).await?;
+        sqlite_ms.push(start.elapsed().as_secs_f64() * 1000.0);
+        sqlite_ids.push(hits.into_iter().map(|(id, _)| id - first_id).collect::<Vec<i64>>());
+    }
+    let (bm25_ms, bm25_empty) = time_ranking(&store, Some(&index), queries, SearchMode::Bm25).await?;
+    let (hybrid_ms, _) = time_ranking(&store, Some(&index), queries, SearchMode::Hybrid).await?;
+    store.close().await;
+    let db_bytes: u64 = ["folio.sqlite", "folio.sqlite-wal"]
+        .iter()
+        .filter_map(|f| std::fs::metadata(dir.path().join(f)).ok())
+        .map(|m| m.len())
+        .sum();
+
+    let queries_path = dir.path().join("queries.f32");
+    write_f32(&queries_path, queries.iter().map(|q| q.vector.as_slice()))?;
+    let answer = python.run_json(
+        "knn_baseline.py",
+        &[vectors_path.as_os_str(), queries_path.as_os_str(), OsStr::new(&DIM.to_string()), OsStr::new(&K.to_string())],
+    )?;
+    let numpy = Latency { p50: field(&answer, "p50_ms")?, p95: field(&answer, "p95_ms")? };
+    let recall = exact_recall(&dense_ids, &answer)?;
+    let sqlite_recall = exact_recall(&sqlite_ids, &answer)?;
+
+    Ok(Measured {
+        dense: Latency::of(&dense_ms),
+        dense_sqlite: Latency::of(&sqlite_ms),
+        load_ms,
+        bm25: Latency::of(&bm25_ms),
+        hybrid: Latency::of(&hybrid_ms),
+        numpy,
+        details: json!({
+            "chunks": n,
+            "build_seconds": build_seconds,
+            "db_bytes": db_bytes,
+            "dense_ms": dense_ms,
+            "dense_sqlite_vec_ms": sqlite_ms,
+            "sqlite_vec_recall_vs_numpy": sqlite_recall,
+            "load_vectors_ms": load_ms,
+            "bm25_ms": bm25_ms,
+            "hybrid_ms": hybrid_ms,
+            "bm25_queries_without_hits": bm25_empty,
+            "dense_recall_vs_numpy": recall,
+            "numpy_version": answer.get("numpy"),
+        }),
+    })
+}
+
+/// Milliseconds per query of `rank_with_vector` in `mode`, and how many
+/// queries found nothing (a sign the query words are unrealistic).
+async fn time_ranking(
+    store: &Store,
+    memory: Option<&VectorIndex>,
+    queries: &[Query],
+    mode: SearchMode,
+) -> Result<(Vec<f64>, usize)> {
+    let mut ms = Vec::with_capacity(queries.len());
+    let mut empty = 0;
+    for q in queries {
+        let start = Instant::now();
+        let hits = rank_with_vector(store, memory, &q.text, &q.vector, K, mode).await?;
+        ms.push(start.elapsed().as_secs_f64() * 1000.0);
+        empty += usize::from(hits.is_empty());
+    }
+    Ok((ms, empty))
+}
+
+/// Writes `n` chunks, `CHUNKS_PER_DOC` to a document, through the same
+/// `write_documents` path ingestion uses, and the same vectors, in chunk
+/// order, to `vectors_path` for the baseline.
+async fn build(store: &Store, n: usize, words: &[String], vectors_path: &Path) -> Result<()> {
+    let (space, _) = store.ensure_vector_space("bench-random-unit-384", DIM).await?;
+    let folder_id = store.add_folder("/folio-bench/synthetic").await?;
+    let mut rng = Rng::new(n as u64);
+    let file = std::fs::File::create(vectors_path).with_context(|| format!("creating {}", vectors_path.display()))?;
+    let mut vectors = std::io::BufWriter::new(file);
+    let mut batch = Vec::with_capacity(DOCS_PER_COMMIT);
+    for doc in 0..n.div_ceil(CHUNKS_PER_DOC) {
+        let chunks = CHUNKS_PER_DOC.min(n - doc * CHUNKS_PER_DOC);
+        batch.push(synthetic_document(folder_id, doc, chunks, words, &mut rng, &mut vectors)?);
+        if batch.len() == DOCS_PER_COMMIT {
+            write(store, &batch, &space).await?;
+            batch.clear();
+        }
+    }
+    write(store, &batch, &space).await?;
+    vectors.flush().with_context(|| format!("writing {}", vectors_path.display()))?;
+    Ok(())
+}
+
+async fn write(store: &Store, batch: &[DocumentWrite], space: &VectorSpace) -> Result<()> {
+    if !batch.is_empty() {
+        store.write_documents(batch, space, None).await?;
+    }
+    Ok(())
+}
+
+fn synthetic_document(
+    folder_id: i64,
+    doc: usize,
+    chunks: usize,
+    words: &[String],
+    rng: &mut Rng,
+    vectors: &mut impl std::io::Write,
+) -> Result<DocumentWrite> {
+    let title = format!("Synthetic document {doc}");
+    let mut tree = StructureTree::new(title.clone(), Span::default());
+    let mut writes = Vec::with_capacity(chunks);
+    for _ in 0..chunks {
+        let len = CHUNK_WORDS.start() + rng.below(CHUNK_WORDS.end() - CHUNK_WORDS.start() + 1);
+        let start = rng.below(words.len() - len);
+        let text = words[start..start + len].join(" ");
+        let node = tree.push(ROOT, NodeKind::Content, text.clone(), Span::default());
+        let vector = rng.unit_vector(DIM);
+        vectors.write_all(&vector_blob(&vector)).context("writing the baseline's vectors")?;
+        writes.push(ChunkWrite {
+            text,
+            heading_path: title.clone(),
+            node_ordinals: vec![node],
+            span: Span::default(),
+            text_hash: rng.next_u64() as i64,
+            vector: Some(vector_blob(&vector)),
+        });
+    }
+    Ok(DocumentWrite::Indexed {
+        folder_id,
+        path: format!("/folio-bench/synthetic/doc{doc:06}.md"),
+        format: "markdown",
+        hash: format!("synthetic-{doc}"),
+        size: 0,
+        mtime_ns: 0,
+        note: None,
+        tree,
+        chunks: writes,
+    })
+}
+
+fn write_f32<'a>(path: &Path, rows: impl Iterator<Item = &'a [f32]>) -> Result<()> {
+    let bytes: Vec<u8> = rows.flat_map(vector_blob).collect();
+    std::fs::write(path, bytes).with_context(|| format!("writing {}", path.display()))
+}
+
+/// Share of numpy's exact top-k that the store returned, over all queries.
+fn exact_recall(store_ids: &[Vec<i64>], numpy: &Value) -> Result<f64> {
+    let exact = numpy.get("ids").and_then(Value::as_array).context("the baseline's answer lacks `ids`")?;
+    if exact.len() != store_ids.len() {
+        bail!("the baseline answered {} queries, the store {}", exact.len(), store_ids.len());
+    }
+    let mut found = 0;
+    let mut total = 0;
+    for (ours, theirs) in store_ids.iter().zip(exact) {
+        let theirs: HashSet<i64> = theirs.as_array().into_iter().flatten().filter_map(Value::as_i64).collect();
+        total += theirs.len();
+        found += ours.iter().filter(|id| theirs.contains(id)).count();
+    }
+    Ok(if total == 0 { 0.0 } else { found as f64 / total as f64 })
+}
