@@ -7,20 +7,12 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
-use pulldown_cmark::{Options, Parser};
+use pulldown_cmark::Parser;
 use serde_json::json;
 
 use super::report::{Report, Row, Target};
 use super::{rust_book_files, Context, MarkdownFile};
-use crate::ingest::loaders::{load, Format};
-
-/// The options `ingest/loaders/markdown.rs` parses with; kept equal by hand
-/// because the loader's are private to it (check both when either changes).
-const LOADER_OPTIONS: Options = Options::ENABLE_TABLES
-    .union(Options::ENABLE_STRIKETHROUGH)
-    .union(Options::ENABLE_FOOTNOTES)
-    .union(Options::ENABLE_YAML_STYLE_METADATA_BLOCKS)
-    .union(Options::ENABLE_PLUSES_DELIMITED_METADATA_BLOCKS);
+use crate::ingest::loaders::{load, Format, MARKDOWN_OPTIONS};
 
 /// The target, and what the RDR2 paper reports for its document
 /// structure trees: 5.82M Wikipedia documents in about 20 minutes on 8 cores.
@@ -39,7 +31,7 @@ pub fn run(ctx: &Context) -> Result<Report> {
     })?;
     let parse_only = docs_per_second(&files, min_time, |f| {
         let text = std::str::from_utf8(&f.bytes).with_context(|| format!("{} is not UTF-8", f.path.display()))?;
-        Ok(Parser::new_ext(text, LOADER_OPTIONS).into_offset_iter().count())
+        Ok(Parser::new_ext(text, MARKDOWN_OPTIONS).into_offset_iter().count())
     })?;
 
     Ok(Report {

@@ -34,6 +34,15 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    #[command(flatten)]
+    Index(IndexCommand),
+    /// Benchmarks against same-run baselines; tables on stdout, JSON in bench/results/.
+    Bench(folio::bench::BenchArgs),
+}
+
+/// Commands that work on the user's index.
+#[derive(Subcommand)]
+enum IndexCommand {
     /// Index folders or files and keep them watched.
     Add {
         #[arg(required = true)]
@@ -63,8 +72,6 @@ enum Command {
         #[arg(long, default_value_t = 70)]
         width: usize,
     },
-    /// Benchmarks against same-run baselines; tables on stdout, JSON in bench/results/.
-    Bench(folio::bench::BenchArgs),
 }
 
 #[tokio::main]
@@ -86,7 +93,7 @@ async fn run(cli: Cli) -> Result<()> {
     let command = match cli.command {
         // Benchmarks make their own temporary libraries; the user's is never opened.
         Command::Bench(args) => return folio::bench::run(args, config, cli.json).await,
-        command => command,
+        Command::Index(command) => command,
     };
     let library = Library::open(config).await.context("opening the index")?;
     let cancel = library.cancel_flag();
@@ -97,9 +104,8 @@ async fn run(cli: Cli) -> Result<()> {
         }
     });
     match command {
-        Command::Bench(_) => unreachable!("handled before the library opens"),
-        Command::Add { paths, no_wait } => add(&library, &paths, no_wait, cli.json).await,
-        Command::Remove { path } => {
+        IndexCommand::Add { paths, no_wait } => add(&library, &paths, no_wait, cli.json).await,
+        IndexCommand::Remove { path } => {
             library.remove(&path).await?;
             if cli.json {
                 print_json(&serde_json::json!({ "removed": path }))
@@ -108,9 +114,9 @@ async fn run(cli: Cli) -> Result<()> {
                 Ok(())
             }
         }
-        Command::Status => status(&library, cli.json).await,
-        Command::Watch => watch(&library, cli.json).await,
-        Command::Search { query, k, mode } => {
+        IndexCommand::Status => status(&library, cli.json).await,
+        IndexCommand::Watch => watch(&library, cli.json).await,
+        IndexCommand::Search { query, k, mode } => {
             let hits = library.search(&query, k, mode).await?;
             if cli.json {
                 return print_json(&hits);
@@ -127,7 +133,7 @@ async fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
-        Command::Tree { path, width } => {
+        IndexCommand::Tree { path, width } => {
             let doc = library.tree(&path).await?;
             if cli.json {
                 return print_json(&doc);

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use super::structure_tree::StructureTree;
 
 pub use decode::{decode_text, Decoded};
+pub use markdown::MARKDOWN_OPTIONS;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
