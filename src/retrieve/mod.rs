@@ -44,26 +44,10 @@ fn fusion_depth(k: usize) -> usize {
     (k * 4).max(40)
 }
 
-/// Ranked chunk ids with scores, best first. The query is embedded only for
-/// the modes that use its vector.
-pub async fn rank(
-    store: &Store,
-    memory: Option<&VectorIndex>,
-    embedder: &Embedder,
-    query: &str,
-    k: usize,
-    mode: SearchMode,
-) -> Result<Vec<(i64, f64)>> {
-    let vector = match mode {
-        SearchMode::Bm25 => Vec::new(),
-        SearchMode::Dense | SearchMode::Hybrid => embedder.embed_one(query)?,
-    };
-    rank_with_vector(store, memory, query, &vector, k, mode).await
-}
-
-/// [`rank`] with the query's embedding supplied by the caller (ignored, and
-/// may be empty, in BM25 mode), so retrieval can be timed apart from
-/// embedding and a caller holding the vector does not embed twice.
+/// Ranked chunk ids with scores, best first, for a query whose embedding the
+/// caller supplies (ignored, and may be empty, in BM25 mode), so retrieval can
+/// be timed apart from embedding and a caller holding the vector does not
+/// embed twice.
 pub async fn rank_with_vector(
     store: &Store,
     memory: Option<&VectorIndex>,
@@ -111,13 +95,20 @@ pub async fn search(
     k: usize,
     mode: SearchMode,
 ) -> Result<Vec<SearchHit>> {
-    let ranked = rank(store, memory, embedder, query, k, mode).await?;
+    // The query is embedded only for the modes that use its vector.
+    let vector = match mode {
+        SearchMode::Bm25 => Vec::new(),
+        SearchMode::Dense | SearchMode::Hybrid => embedder.embed_one(query)?,
+    };
+    let ranked = rank_with_vector(store, memory, query, &vector, k, mode).await?;
     let ids: Vec<i64> = ranked.iter().map(|(id, _)| *id).collect();
+    let scores: std::collections::HashMap<i64, f64> = ranked.into_iter().collect();
+    // A chunk deleted since ranking is simply missing here.
     let chunks = store.chunks_by_id(&ids).await?;
     Ok(chunks
         .into_iter()
-        .zip(ranked.iter().map(|(_, s)| *s))
-        .map(|(c, score)| SearchHit {
+        .map(|c| (scores.get(&c.id).copied().unwrap_or_default(), c))
+        .map(|(score, c)| SearchHit {
             chunk_id: c.id,
             snippet: snippet(&c.text, query, 240),
             path: c.path,
