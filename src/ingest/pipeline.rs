@@ -307,13 +307,13 @@ impl Ingestor {
                         mtime_ns: entry.mtime_ns,
                         note,
                         chunks: chunks
-                            .iter()
+                            .into_iter()
                             .map(|c| ChunkWrite {
-                                text: c.text.clone(),
-                                heading_path: c.heading_path.clone(),
-                                node_ordinals: c.node_ordinals.clone(),
-                                span: c.span,
                                 text_hash: c.text_hash(),
+                                text: c.text,
+                                heading_path: c.heading_path,
+                                node_ordinals: c.node_ordinals,
+                                span: c.span,
                                 vector: None,
                             })
                             .collect(),
