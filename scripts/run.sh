@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Folio's main job from a fresh machine: set up, build, index the given
 # folders (default: the rust-book sample next to this checkout) on the
-# embedded default models, show what was indexed, and keep watching them when
-# run from a terminal.
+# embedded default models, show what was indexed, answer a question from it
+# with vanilla-rag and the embedded SmolLM2, and keep watching the folders
+# when run from a terminal.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$root/scripts/setup.sh"
@@ -19,7 +20,13 @@ if [ "${sample:-0}" = 1 ]; then
   echo
   echo "Sample search: folio search \"reference counting\" -k 3"
   "$folio" search "reference counting" -k 3
+  question="How do I make a variable mutable?"
+else
+  question="${FOLIO_QUESTION:-What are these documents about?}"
 fi
+echo
+echo "Sample question: folio ask \"$question\" (the kit's tiny model: expect weak wording, real citations)"
+"$folio" ask "$question"
 if [ -t 0 ]; then
   "$folio" watch
 fi

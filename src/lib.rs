@@ -7,8 +7,12 @@ pub mod config;
 pub mod embed;
 pub mod error;
 pub mod events;
+pub mod export;
 pub mod ingest;
 pub mod library;
+pub mod llm;
+pub mod methods;
+pub mod model_check;
 pub mod retrieve;
 pub mod store;
 

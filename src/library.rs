@@ -17,7 +17,12 @@ use crate::events::{EngineEvent, EventSender};
 use crate::ingest::pipeline::{CancelFlag, Change, Ingestor, PassSummary, Root};
 use crate::retrieve::{SearchHit, SearchMode, VectorIndex};
 use crate::ingest::structure_tree::StructureTree;
-use crate::store::{DocumentRecord, Folder, IndexCounts, Job, JobState, Store, VectorSpace};
+use crate::llm::prompts::Prompts;
+use crate::llm::Llm;
+use crate::methods::runner::AskRequest;
+use crate::methods::EventSink;
+use crate::store::{DocumentRecord, Folder, IndexCounts, Job, JobState, LlmCallRow, RunRecord, Store, StoredChunk, VectorSpace};
+use tokio_util::sync::CancellationToken;
 
 pub const INGEST_JOB: &str = "ingest";
 
@@ -28,6 +33,8 @@ pub struct Library {
     cancel: CancelFlag,
     model: OnceCell<(Arc<Embedder>, VectorSpace)>,
     vectors: Arc<MemoryVectors>,
+    llm: OnceCell<Arc<dyn Llm>>,
+    prompts: OnceCell<Arc<Prompts>>,
 }
 
 /// The in-memory vector copy of a long-lived process. Empty (and never
@@ -100,6 +107,8 @@ impl Library {
             cancel: Arc::new(AtomicBool::new(false)),
             model: OnceCell::new(),
             vectors: Arc::default(),
+            llm: OnceCell::new(),
+            prompts: OnceCell::new(),
         })
     }
 
@@ -316,5 +325,52 @@ impl Library {
         let (embedder, _) = self.model().await?;
         let memory = self.memory_vectors().await?;
         crate::retrieve::search(&self.store, memory.as_deref(), embedder, query, k, mode).await
+    }
+
+    /// Whole chunks with scores, best first: what methods put in prompts.
+    pub async fn retrieve(&self, query: &str, k: usize, mode: SearchMode) -> Result<Vec<(StoredChunk, f64)>> {
+        let (embedder, _) = self.model().await?;
+        let memory = self.memory_vectors().await?;
+        crate::retrieve::retrieve(&self.store, memory.as_deref(), embedder, query, k, mode).await
+    }
+
+    /// The configured language model, loaded (or connected) on first use.
+    pub async fn llm(&self) -> Result<Arc<dyn Llm>> {
+        self.llm.get_or_try_init(|| crate::llm::connect(&self.config.llm)).await.cloned().map_err(Error::from)
+    }
+
+    /// The prompt templates, with the user's overrides, checked on first use.
+    pub async fn prompts(&self) -> Result<Arc<Prompts>> {
+        self.prompts
+            .get_or_try_init(|| async { Prompts::load(Some(&self.config.prompts_dir)).map(Arc::new) })
+            .await
+            .cloned()
+            .map_err(Error::from)
+    }
+
+    /// Answers `request` with its method and stores the run, failed or not.
+    pub async fn ask(&self, request: &AskRequest, events: &EventSink, cancel: &CancellationToken) -> Result<RunRecord> {
+        let llm = self.llm().await?;
+        crate::methods::runner::ask(self, llm.as_ref(), request, events, cancel).await
+    }
+
+    pub async fn run(&self, id: i64) -> Result<RunRecord> {
+        self.store.run(id).await?.ok_or(Error::RunNotFound(id))
+    }
+
+    pub async fn runs(&self, limit: i64) -> Result<Vec<RunRecord>> {
+        Ok(self.store.runs(limit).await?)
+    }
+
+    /// The model calls a run made, in order.
+    pub async fn run_calls(&self, id: i64) -> Result<Vec<LlmCallRow>> {
+        Ok(self.store.llm_calls(id).await?)
+    }
+
+    /// Writes the run as markdown to exactly `out`.
+    pub async fn export(&self, id: i64, out: &Path) -> Result<PathBuf> {
+        let run = self.run(id).await?;
+        let calls = self.run_calls(id).await?;
+        Ok(crate::export::write_file(out, &crate::export::render(&run, &calls))?)
     }
 }

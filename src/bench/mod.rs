@@ -6,7 +6,9 @@
 //! JSON file per benchmark under `bench/results/`. A CLI-only feature, so
 //! errors are `anyhow` here.
 
+mod answer_overhead;
 mod embed;
+mod llm;
 mod python;
 mod report;
 mod search;
@@ -51,6 +53,9 @@ enum BenchCommand {
     },
     /// Dense, BM25 and hybrid search latency at 10k and 100k chunks.
     Search,
+    /// The configured model's tokens/s against llama.cpp's own count, and
+    /// vanilla-rag's per-question overhead outside the model.
+    Llm,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -97,7 +102,7 @@ pub async fn run(args: BenchArgs, config: Config, json: bool) -> Result<()> {
             vec![IngestBench::Tree, IngestBench::Embed, IngestBench::Watch, IngestBench::WriteAmp]
         }
         BenchCommand::Ingest { only } => only.clone(),
-        BenchCommand::Search => Vec::new(),
+        BenchCommand::Search | BenchCommand::Llm => Vec::new(),
     };
     let needs_python = matches!(args.command, BenchCommand::Search) || benches.contains(&IngestBench::Embed);
     // Checked up front so a missing package fails in a second, not after
@@ -110,6 +115,10 @@ pub async fn run(args: BenchArgs, config: Config, json: bool) -> Result<()> {
     let mut out = Output { dir: args.out_dir, quick: args.quick, json, reports: Vec::new() };
     match args.command {
         BenchCommand::Search => out.write(&search::run(&ctx).await?)?,
+        BenchCommand::Llm => {
+            out.write(&llm::tokens_per_second(&ctx.config.llm, ctx.quick).await?)?;
+            out.write(&answer_overhead::run(&ctx).await?)?;
+        }
         BenchCommand::Ingest { .. } => {
             for bench in benches {
                 let report = match bench {

@@ -18,13 +18,18 @@ pub struct EmbeddingModelFiles {
     pub model_dir: PathBuf,
 }
 
+/// The kit's embedding model, relative to the models folder.
+pub const KIT_MODEL_DIR: &str = "all-minilm-l6-v2-int8";
+
 impl EmbeddingModelFiles {
-    pub fn in_kit(models_dir: &Path) -> Self {
+    /// ONNX Runtime comes from `ORT_DYLIB_PATH` or the kit; the model from
+    /// `model_dir`.
+    pub fn new(models_dir: &Path, model_dir: &Path) -> Self {
         EmbeddingModelFiles {
             onnx_runtime: std::env::var_os("ORT_DYLIB_PATH")
                 .map(PathBuf::from)
                 .unwrap_or_else(|| models_dir.join("onnxruntime/libonnxruntime.so.1.31.1")),
-            model_dir: models_dir.join("all-minilm-l6-v2-int8"),
+            model_dir: model_dir.to_path_buf(),
         }
     }
 }
@@ -69,7 +74,8 @@ impl Embedder {
         let env = onnx_runtime(&files.onnx_runtime)?;
         let dir = &files.model_dir;
         let onnx = read(dir, "model.onnx", "embedding model (model.onnx)")?;
-        let name = format!("all-MiniLM-L6-v2-int8@{}", &blake3::hash(&onnx).to_hex()[..12]);
+        let label = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "model".into());
+        let name = format!("{label}@{}", &blake3::hash(&onnx).to_hex()[..12]);
         let tokenizer = TokenizerFiles {
             tokenizer_file: read(dir, "tokenizer.json", "tokenizer.json")?,
             config_file: read(dir, "config.json", "model config.json")?,

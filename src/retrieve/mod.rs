@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::embed::Embedder;
 use crate::error::Result;
-use crate::store::Store;
+use crate::store::{Store, StoredChunk};
 
 pub use bm25::fts_query;
 pub use fusion::reciprocal_rank_fusion;
@@ -24,6 +24,16 @@ pub enum SearchMode {
     Dense,
     Bm25,
     Hybrid,
+}
+
+impl SearchMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SearchMode::Dense => "dense",
+            SearchMode::Bm25 => "bm25",
+            SearchMode::Hybrid => "hybrid",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -87,14 +97,15 @@ async fn dense(store: &Store, memory: Option<&VectorIndex>, vector: &[f32], k: u
         .collect())
 }
 
-pub async fn search(
+/// The `k` best chunks for `query`, whole, with their scores, best first.
+pub async fn retrieve(
     store: &Store,
     memory: Option<&VectorIndex>,
     embedder: &Embedder,
     query: &str,
     k: usize,
     mode: SearchMode,
-) -> Result<Vec<SearchHit>> {
+) -> Result<Vec<(StoredChunk, f64)>> {
     // The query is embedded only for the modes that use its vector.
     let vector = match mode {
         SearchMode::Bm25 => Vec::new(),
@@ -105,10 +116,22 @@ pub async fn search(
     let scores: std::collections::HashMap<i64, f64> = ranked.into_iter().collect();
     // A chunk deleted since ranking is simply missing here.
     let chunks = store.chunks_by_id(&ids).await?;
-    Ok(chunks
+    Ok(chunks.into_iter().map(|c| { let score = scores.get(&c.id).copied().unwrap_or_default(); (c, score) }).collect())
+}
+
+/// [`retrieve`], shown as search results with a snippet around the query.
+pub async fn search(
+    store: &Store,
+    memory: Option<&VectorIndex>,
+    embedder: &Embedder,
+    query: &str,
+    k: usize,
+    mode: SearchMode,
+) -> Result<Vec<SearchHit>> {
+    Ok(retrieve(store, memory, embedder, query, k, mode)
+        .await?
         .into_iter()
-        .map(|c| (scores.get(&c.id).copied().unwrap_or_default(), c))
-        .map(|(score, c)| SearchHit {
+        .map(|(c, score)| SearchHit {
             chunk_id: c.id,
             snippet: snippet(&c.text, query, 240),
             path: c.path,

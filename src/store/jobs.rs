@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{now_ms, Result, Store};
+use super::{now_ms, process_alive, Result, Store};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -69,10 +69,6 @@ type JobRow = (i64, String, String, String, i64, i64, i64, i64, Option<String>, 
 
 const JOB_COLUMNS: &str =
     "id, kind, state, payload, done, total, failed, active_ms, error, owner_pid, created_at, updated_at";
-
-fn process_alive(pid: i64) -> bool {
-    pid == std::process::id() as i64 || std::path::Path::new(&format!("/proc/{pid}")).exists()
-}
 
 fn job_from_row(r: JobRow) -> Job {
     let (id, kind, state, payload, done, total, failed, active_ms, error, owner_pid, created_at, updated_at) = r;

@@ -7,6 +7,7 @@ mod documents;
 mod error;
 mod folders;
 mod jobs;
+mod runs;
 mod settings;
 mod vectors;
 
@@ -21,6 +22,7 @@ pub use documents::{BatchProgress, ChunkRecord, ChunkWrite, DocumentRecord, Docu
 pub use error::{Result, StoreError};
 pub use folders::Folder;
 pub use jobs::{Job, JobState};
+pub use runs::{LlmCallRow, NewRun, RunOutcome, RunRecord, RunStatus};
 pub(crate) use vectors::vectors_version_in;
 pub use vectors::{to_blob as vector_blob, VectorSpace};
 
@@ -76,6 +78,12 @@ impl Store {
     pub async fn close(&self) {
         self.pool.close().await;
     }
+}
+
+/// Whether the process that claimed a job or run still exists; work owned by a
+/// dead process is reported as interrupted rather than forever running.
+pub(crate) fn process_alive(pid: i64) -> bool {
+    pid == std::process::id() as i64 || Path::new(&format!("/proc/{pid}")).exists()
 }
 
 pub(crate) fn now_ms() -> i64 {

@@ -5,7 +5,11 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
+mod answers;
+mod models;
+
 use anyhow::{Context, Result};
+use tokio_util::sync::CancellationToken;
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
@@ -36,6 +40,10 @@ struct Cli {
 enum Command {
     #[command(flatten)]
     Index(IndexCommand),
+    #[command(flatten)]
+    Answer(AnswerCommand),
+    /// The configured language model, embedding model and prompts, and whether each loads.
+    Models,
     /// Benchmarks against same-run baselines; tables on stdout, JSON in bench/results/.
     Bench(folio::bench::BenchArgs),
 }
@@ -74,6 +82,28 @@ enum IndexCommand {
     },
 }
 
+/// Commands that answer questions and read their history.
+#[derive(Subcommand)]
+enum AnswerCommand {
+    /// Answer a question from the library with a method.
+    Ask(answers::AskArgs),
+    /// The answering methods and their options.
+    Methods,
+    /// Recent runs, newest first.
+    Runs {
+        #[arg(long, default_value_t = 20)]
+        limit: i64,
+    },
+    /// A run's answer, citations, model calls and timings.
+    Show { run: i64 },
+    /// Write a run as markdown: the answer, its sources and how it was built.
+    Export {
+        run: i64,
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+}
+
 #[tokio::main]
 async fn main() {
     let cli = Cli::parse();
@@ -83,26 +113,36 @@ async fn main() {
     }
 }
 
-fn print_json<T: Serialize>(value: &T) -> Result<()> {
+pub(crate) fn print_json<T: Serialize>(value: &T) -> Result<()> {
     println!("{}", serde_json::to_string_pretty(value)?);
     Ok(())
 }
 
 async fn run(cli: Cli) -> Result<()> {
-    let config = Config::new(cli.data_dir.clone(), cli.max_file_size);
+    let config = Config::load(cli.data_dir.clone(), cli.max_file_size).context("reading the configuration")?;
     let command = match cli.command {
         // Benchmarks make their own temporary libraries; the user's is never opened.
         Command::Bench(args) => return folio::bench::run(args, config, cli.json).await,
-        Command::Index(command) => command,
+        Command::Models => return models::show(&config, cli.json).await,
+        Command::Answer(AnswerCommand::Methods) => return answers::list_methods(cli.json),
+        command => command,
     };
     let library = Library::open(config).await.context("opening the index")?;
-    let cancel = library.cancel_flag();
+    let ingest_cancel = library.cancel_flag();
+    let answer_cancel = CancellationToken::new();
+    let stop_answer = answer_cancel.clone();
     tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!("\nstopping after the current batch; the rest resumes next time");
-            cancel.store(true, Ordering::Relaxed);
+            eprintln!("\nstopping; finished work is kept and the rest resumes next time");
+            ingest_cancel.store(true, Ordering::Relaxed);
+            stop_answer.cancel();
         }
     });
+    let command = match command {
+        Command::Answer(command) => return answer(&library, command, &answer_cancel, cli.json).await,
+        Command::Index(command) => command,
+        Command::Bench(_) | Command::Models => unreachable!("handled before the library opens"),
+    };
     match command {
         IndexCommand::Add { paths, no_wait } => add(&library, &paths, no_wait, cli.json).await,
         IndexCommand::Remove { path } => {
@@ -141,6 +181,16 @@ async fn run(cli: Cli) -> Result<()> {
             print!("{}", doc.tree.render(width));
             Ok(())
         }
+    }
+}
+
+async fn answer(library: &Library, command: AnswerCommand, cancel: &CancellationToken, json: bool) -> Result<()> {
+    match command {
+        AnswerCommand::Ask(args) => answers::ask(library, args, cancel, json).await,
+        AnswerCommand::Methods => answers::list_methods(json),
+        AnswerCommand::Runs { limit } => answers::list_runs(library, limit, json).await,
+        AnswerCommand::Show { run } => answers::show(library, run, json).await,
+        AnswerCommand::Export { run, output } => answers::export(library, run, &output, json).await,
     }
 }
 

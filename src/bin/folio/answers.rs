@@ -1,0 +1,175 @@
+//! `folio ask`, `methods`, `runs`, `show` and `export`: answering questions
+//! and reading the history of answers.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::{bail, Result};
+use clap::Args;
+use tokio_util::sync::CancellationToken;
+
+use folio::methods::runner::{AskRequest, DEFAULT_K};
+use folio::methods::{methods, Citation, EventSink, RunEvent};
+use folio::store::{RunRecord, RunStatus};
+use folio::Library;
+
+use crate::print_json;
+
+#[derive(Args)]
+pub struct AskArgs {
+    question: String,
+    /// The answering method; `folio methods` lists them.
+    #[arg(long, default_value = "vanilla-rag")]
+    method: String,
+    /// Passages to retrieve.
+    #[arg(short, long, default_value_t = DEFAULT_K)]
+    k: usize,
+    /// Sampling temperature (default from folio.toml).
+    #[arg(long)]
+    temperature: Option<f32>,
+    /// Most tokens the model may write per step (default from folio.toml).
+    #[arg(long)]
+    max_tokens: Option<u32>,
+    /// A method option, as NAME=VALUE; repeat for several.
+    #[arg(long = "set", value_name = "NAME=VALUE", value_parser = name_value)]
+    options: Vec<(String, String)>,
+}
+
+fn name_value(s: &str) -> Result<(String, String), String> {
+    s.split_once('=')
+        .map(|(n, v)| (n.trim().to_string(), v.trim().to_string()))
+        .ok_or_else(|| format!("`{s}` is not NAME=VALUE"))
+}
+
+pub async fn ask(library: &Library, args: AskArgs, cancel: &CancellationToken, json: bool) -> Result<()> {
+    let request = AskRequest {
+        question: args.question,
+        method: args.method,
+        k: args.k,
+        temperature: args.temperature,
+        max_tokens: args.max_tokens,
+        options: args.options.into_iter().collect::<BTreeMap<_, _>>(),
+    };
+    let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
+    let printer = tokio::spawn(async move {
+        let mut stdout = std::io::stdout();
+        while let Some(event) = receiver.recv().await {
+            if json {
+                continue;
+            }
+            match event {
+                RunEvent::Retrieved { passages, .. } => eprintln!("retrieved {passages} passages"),
+                RunEvent::Token { text, .. } => {
+                    let _ = write!(stdout, "{text}");
+                    let _ = stdout.flush();
+                }
+                RunEvent::LlmFinished { .. } => println!(),
+                _ => {}
+            }
+        }
+    });
+    let run = library.ask(&request, &EventSink::new(sender), cancel).await;
+    let _ = printer.await;
+    let run = run?;
+    if json {
+        let calls = library.run_calls(run.id).await?;
+        print_json(&serde_json::json!({ "run": run, "calls": calls }))?;
+    } else {
+        print_citations(&run);
+        println!("\nrun {} · {} · {} tokens in, {} out", run.id, run.status.as_str(), run.prompt_tokens, run.completion_tokens);
+    }
+    fail_unless_done(&run)
+}
+
+fn fail_unless_done(run: &RunRecord) -> Result<()> {
+    match run.status {
+        RunStatus::Done => Ok(()),
+        _ => bail!("run {} {}: {}", run.id, run.status.as_str(), run.error.as_deref().unwrap_or("no answer")),
+    }
+}
+
+fn print_citations(run: &RunRecord) {
+    let citations: Vec<Citation> = serde_json::from_value(run.citations.clone()).unwrap_or_default();
+    if citations.is_empty() {
+        return;
+    }
+    println!("\nsources:");
+    for c in citations {
+        let heading = if c.heading_path.is_empty() { String::new() } else { format!(" › {}", c.heading_path) };
+        println!("  [{}] {}{heading} (bytes {}–{})", c.number, c.path, c.span_start, c.span_end);
+    }
+}
+
+pub fn list_methods(json: bool) -> Result<()> {
+    let infos: Vec<_> = methods().iter().map(|m| m.info()).collect();
+    if json {
+        return print_json(&infos);
+    }
+    for m in infos {
+        println!("{:<12} {}", m.id, m.summary);
+        for o in m.options {
+            let choices = if o.choices.is_empty() { String::new() } else { format!(" [{}]", o.choices.join("|")) };
+            println!("    --set {}=…{choices}  {} (default {})", o.name, o.help, o.default);
+        }
+    }
+    Ok(())
+}
+
+pub async fn list_runs(library: &Library, limit: i64, json: bool) -> Result<()> {
+    let runs = library.runs(limit).await?;
+    if json {
+        return print_json(&runs);
+    }
+    if runs.is_empty() {
+        println!("no runs yet; ask with `folio ask \"…\"`");
+    }
+    for r in runs {
+        let seconds = r.timings.get("total_ms").and_then(|v| v.as_u64()).unwrap_or(0) as f64 / 1000.0;
+        println!("{:>5}  {:<11} {:<11} {:>6.1}s  {}", r.id, r.method, r.status.as_str(), seconds, preview(&r.question));
+    }
+    Ok(())
+}
+
+fn preview(text: &str) -> String {
+    folio::ingest::structure_tree::preview(text, 70)
+}
+
+pub async fn show(library: &Library, id: i64, json: bool) -> Result<()> {
+    let run = library.run(id).await?;
+    let calls = library.run_calls(id).await?;
+    if json {
+        return print_json(&serde_json::json!({ "run": run, "calls": calls }));
+    }
+    println!("run {} · {} · {}", run.id, run.method, run.status.as_str());
+    println!("question: {}\n", run.question);
+    if let Some(answer) = &run.answer {
+        println!("{answer}");
+    }
+    if let Some(error) = &run.error {
+        println!("\nerror: {error}");
+    }
+    print_citations(&run);
+    println!("\nmodel calls:");
+    for c in &calls {
+        let result = c.error.clone().or_else(|| c.finish.clone()).unwrap_or_default();
+        println!(
+            "  {:<10} {:>6} in {:>6} out {:>7.1}s  {result}",
+            c.step,
+            c.prompt_tokens,
+            c.completion_tokens,
+            c.wall_ms as f64 / 1000.0
+        );
+    }
+    println!("timings: {}", run.timings);
+    Ok(())
+}
+
+pub async fn export(library: &Library, id: i64, out: &Path, json: bool) -> Result<()> {
+    let written = library.export(id, out).await?;
+    if json {
+        return print_json(&serde_json::json!({ "run": id, "written": written }));
+    }
+    println!("wrote {}", written.display());
+    Ok(())
+}

@@ -1,0 +1,162 @@
+//! The markdown text of an exported run.
+
+use std::fmt::Write as _;
+
+use crate::methods::{Citation, Passage, Trace, VanillaRagTrace};
+use crate::store::{LlmCallRow, RunRecord, RunStatus};
+
+/// The whole document for `run`, given its recorded model calls.
+pub fn render(run: &RunRecord, calls: &[LlmCallRow]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# {}\n", inline(&run.question));
+    let model = run.model.get("model").and_then(|m| m.as_str()).unwrap_or("unknown model");
+    let _ = writeln!(out, "*{} · {} · run {} · {}*\n", run.method, inline(model), run.id, run.status.as_str());
+    if let Some(answer) = &run.answer {
+        let _ = writeln!(out, "{}\n", escape_html(answer.trim()));
+    }
+    if run.status != RunStatus::Done {
+        let reason = run.error.as_deref().unwrap_or("the run did not finish");
+        let _ = writeln!(out, "> **No complete answer:** {}\n", inline(reason));
+    }
+    let citations: Vec<Citation> = serde_json::from_value(run.citations.clone()).unwrap_or_default();
+    if !citations.is_empty() {
+        out.push_str("## Sources\n\n");
+        for c in &citations {
+            let _ = writeln!(out, "{}. {}", c.number, source_link(&c.path, &c.heading_path, c.span_start, c.span_end, c.page));
+        }
+        out.push('\n');
+    }
+    out.push_str("## How this answer was built\n\n");
+    match run.trace.clone().map(serde_json::from_value::<Trace>) {
+        Some(Ok(trace)) => render_trace(&mut out, &trace, &citations),
+        Some(Err(_)) | None => out.push_str("No trace was recorded.\n\n"),
+    }
+    render_calls(&mut out, calls, &run.timings);
+    out
+}
+
+fn render_trace(out: &mut String, trace: &Trace, citations: &[Citation]) {
+    match trace {
+        Trace::LlmOnly => out.push_str("The model answered from what it already knows; no documents were read.\n\n"),
+        Trace::VanillaRag(t) => render_vanilla_rag(out, t, citations),
+    }
+}
+
+fn render_vanilla_rag(out: &mut String, trace: &VanillaRagTrace, citations: &[Citation]) {
+    let _ = writeln!(
+        out,
+        "{} passages were retrieved with {} search for the question and shown to the model as numbered documents.\n",
+        trace.passages.len(),
+        trace.mode.as_str(),
+    );
+    if !trace.unknown_citations.is_empty() {
+        let numbers: Vec<String> = trace.unknown_citations.iter().map(|n| format!("[{n}]")).collect();
+        let _ = writeln!(out, "The answer also cites {}, which name no passage; they were ignored.\n", numbers.join(", "));
+    }
+    for p in &trace.passages {
+        render_passage(out, p, citations.iter().any(|c| c.number == p.number));
+    }
+}
+
+fn render_passage(out: &mut String, p: &Passage, cited: bool) {
+    let mark = if cited { " — cited" } else { "" };
+    let _ = writeln!(
+        out,
+        "### [{}] {}\n\nscore {:.4}{mark}\n",
+        p.number,
+        source_link(&p.path, &p.heading_path, p.span_start, p.span_end, p.page),
+        p.score
+    );
+    for line in p.text.trim().lines() {
+        let _ = writeln!(out, "> {}", escape_html(line));
+    }
+    out.push('\n');
+}
+
+fn render_calls(out: &mut String, calls: &[LlmCallRow], timings: &serde_json::Value) {
+    if !calls.is_empty() {
+        out.push_str("### Model calls\n\n| step | prompt tokens | completion tokens | time | result |\n|---|---:|---:|---:|---|\n");
+        for c in calls {
+            let result = match (&c.error, &c.finish) {
+                (Some(e), _) => inline(e),
+                (None, Some(f)) => f.clone(),
+                (None, None) => String::new(),
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {:.1} s | {} |",
+                inline(&c.step),
+                c.prompt_tokens,
+                c.completion_tokens,
+                c.wall_ms as f64 / 1000.0,
+                result.replace('|', "\\|")
+            );
+        }
+        out.push('\n');
+    }
+    let ms = |key: &str| timings.get(key).and_then(|v| v.as_u64()).unwrap_or(0) as f64 / 1000.0;
+    let _ = writeln!(
+        out,
+        "Total {:.2} s: retrieval {:.2} s, model {:.2} s, everything else {:.2} s.",
+        ms("total_ms"),
+        ms("retrieval_ms"),
+        ms("llm_ms"),
+        ms("other_ms")
+    );
+}
+
+/// `file › heading` linked to the file, with where in it the text is.
+fn source_link(path: &str, heading_path: &str, start: i64, end: i64, page: Option<i64>) -> String {
+    let name = std::path::Path::new(path).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let label = if heading_path.is_empty() { name } else { format!("{name} › {heading_path}") };
+    let place = match page {
+        Some(page) => format!("page {page}"),
+        None => format!("bytes {start}–{end}"),
+    };
+    format!("[{}]({}) ({place})", escape_label(&label), file_url(path))
+}
+
+/// A `file://` URL for an absolute path, percent-encoding every byte that
+/// is not safe in a markdown link destination.
+pub fn file_url(path: &str) -> String {
+    let mut url = String::from("file://");
+    for byte in path.bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => url.push(byte as char),
+            _ => {
+                let _ = write!(url, "%{byte:02X}");
+            }
+        }
+    }
+    url
+}
+
+fn escape_html(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+/// Text that must stay on one line and not open markdown structure.
+fn inline(text: &str) -> String {
+    escape_html(&text.split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
+fn escape_label(text: &str) -> String {
+    escape_html(text).replace('\\', "\\\\").replace('[', "\\[").replace(']', "\\]")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_urls_encode_spaces_and_unicode() {
+        assert_eq!(file_url("/a b/ç.md"), "file:///a%20b/%C3%A7.md");
+        assert_eq!(file_url("/x/(1).md"), "file:///x/%281%29.md");
+    }
+
+    #[test]
+    fn html_in_untrusted_text_is_escaped() {
+        assert_eq!(escape_html("<script>x</script> & y"), "&lt;script&gt;x&lt;/script&gt; &amp; y");
+        assert_eq!(escape_label("a [b]"), "a \\[b\\]");
+    }
+}

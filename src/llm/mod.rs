@@ -1,0 +1,166 @@
+//! The language-model layer: one [`Llm`] trait that every method talks to,
+//! with an embedded llama.cpp backend and an OpenAI-compatible HTTP backend
+//! behind it. Calls are chat completions that can stream tokens, be
+//! cancelled, time out, and report usage and per-token log-probabilities.
+
+mod embedded;
+mod error;
+mod openai;
+pub mod prompts;
+pub mod settings;
+mod sse;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+pub use embedded::EmbeddedLlm;
+pub use error::{LlmError, Result};
+pub use openai::OpenAiLlm;
+pub use settings::{Backend, LlmSettings};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    pub role: Role,
+    pub content: String,
+}
+
+impl ChatMessage {
+    pub fn system(content: impl Into<String>) -> Self {
+        ChatMessage { role: Role::System, content: content.into() }
+    }
+
+    pub fn user(content: impl Into<String>) -> Self {
+        ChatMessage { role: Role::User, content: content.into() }
+    }
+}
+
+/// How one completion is generated. `timeout` bounds the whole call, queueing
+/// included, so a busy embedded model cannot stall a method forever.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GenerateOptions {
+    pub max_tokens: u32,
+    pub temperature: f32,
+    pub stop: Vec<String>,
+    /// Ask for the log-probability of every generated token. Backends that
+    /// cannot give them (see [`Capabilities`]) return `None` instead of failing.
+    pub logprobs: bool,
+    pub timeout: Duration,
+    pub seed: u32,
+}
+
+impl Default for GenerateOptions {
+    fn default() -> Self {
+        GenerateOptions {
+            max_tokens: 512,
+            temperature: 0.2,
+            stop: Vec::new(),
+            logprobs: false,
+            timeout: Duration::from_secs(300),
+            seed: 42,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub prompt_tokens: u32,
+    pub completion_tokens: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TokenLogprob {
+    pub token: String,
+    pub logprob: f32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FinishReason {
+    /// The model ended its turn or hit a stop sequence.
+    Stop,
+    /// `max_tokens` ran out first: the text is cut off.
+    Length,
+}
+
+impl FinishReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FinishReason::Stop => "stop",
+            FinishReason::Length => "length",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Completion {
+    pub text: String,
+    pub finish: FinishReason,
+    pub usage: Usage,
+    /// One entry per generated token, when asked for and available.
+    pub logprobs: Option<Vec<TokenLogprob>>,
+}
+
+/// What a backend can do; methods that need more (CRP-RAG's perplexity
+/// check needs log-probabilities) read this instead of failing mid-answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Capabilities {
+    pub streaming: bool,
+    pub logprobs: bool,
+}
+
+/// Which model answers, for runs and `folio models`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelInfo {
+    pub backend: Backend,
+    pub model: String,
+    pub context_size: u32,
+}
+
+/// Receives generated text piece by piece, in order, as it is produced.
+pub type TokenSink<'a> = &'a (dyn Fn(&str) + Send + Sync);
+
+/// One request: the conversation, how to generate, where to stream to, and
+/// the token that cancels it.
+pub struct ChatRequest<'a> {
+    pub messages: &'a [ChatMessage],
+    pub options: &'a GenerateOptions,
+    pub on_token: Option<TokenSink<'a>>,
+    pub cancel: &'a CancellationToken,
+}
+
+#[async_trait::async_trait]
+pub trait Llm: Send + Sync {
+    fn info(&self) -> ModelInfo;
+    fn capabilities(&self) -> Capabilities;
+    async fn chat(&self, request: ChatRequest<'_>) -> Result<Completion>;
+}
+
+/// Opens the configured backend. The embedded model is loaded once per
+/// process and shared; asking again for the same file returns the same model.
+pub async fn connect(settings: &LlmSettings) -> Result<Arc<dyn Llm>> {
+    match settings.backend {
+        Backend::Embedded => Ok(EmbeddedLlm::load(settings).await?),
+        Backend::Openai => Ok(Arc::new(OpenAiLlm::connect(settings).await?)),
+    }
+}

@@ -1,0 +1,660 @@
+//! The OpenAI-compatible HTTP backend: chat completions from any server that
+//! speaks `/v1/chat/completions` (llama.cpp server, llama-cpp-python, Ollama,
+//! vLLM, LM Studio, OpenAI). Every call streams, so a cancelled or timed-out
+//! call closes the connection and the server stops generating instead of
+//! finishing an answer nobody reads. Failures before the first token (429,
+//! 5xx, connection errors) are retried with exponential backoff; after the
+//! first token nothing is retried, because the caller has already seen text.
+//!
+//! Token counts come from the final usage chunk that
+//! `stream_options.include_usage` asks for. A server that ignores the option
+//! (llama-cpp-python 0.3 does) reports no counts while streaming; the
+//! completion then carries zero counts, which means "not reported", never an
+//! estimate.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use reqwest::header::RETRY_AFTER;
+use reqwest::{RequestBuilder, Response, StatusCode};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::sse::SseDecoder;
+use super::*;
+
+/// Retries after the first attempt; with the backoff below a dead server is
+/// reported within about four seconds.
+const RETRIES: u32 = 3;
+const FIRST_BACKOFF: Duration = Duration::from_millis(500);
+/// A server asking for a longer pause than this is waited on only this long,
+/// so one `Retry-After: 3600` cannot park a call for an hour.
+const RETRY_AFTER_CAP: Duration = Duration::from_secs(10);
+/// Local servers accept at once; a host that swallows packets should not eat
+/// the whole call's budget on every retry.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Listing models is cheap on every server; a server that cannot do it this
+/// quickly cannot serve completions either.
+const MODELS_TIMEOUT: Duration = Duration::from_secs(30);
+/// How much of a reply an error message quotes.
+const EXCERPT_CHARS: usize = 160;
+
+pub struct OpenAiLlm {
+    client: reqwest::Client,
+    /// The API root without a trailing slash, so endpoint paths can be appended.
+    base_url: String,
+    api_key: Option<String>,
+    model: String,
+    context_size: u32,
+    /// Starts optimistic; turned off for good once the server answers a
+    /// logprobs request without them, so methods that need them can fall back.
+    logprobs: AtomicBool,
+}
+
+impl OpenAiLlm {
+    /// Checks at once that the server answers and serves the configured
+    /// model, so a wrong `base_url` or model name is reported when Folio
+    /// starts rather than in the middle of the first answer.
+    pub async fn connect(settings: &LlmSettings) -> Result<OpenAiLlm> {
+        let base_url = settings.base_url.trim_end_matches('/').to_string();
+        let client = reqwest::Client::builder()
+            .connect_timeout(CONNECT_TIMEOUT)
+            .build()
+            .map_err(|e| LlmError::ServerDown { url: base_url.clone(), reason: format!("cannot set up HTTP: {}", root_cause(&e)) })?;
+        let llm = OpenAiLlm {
+            client,
+            base_url,
+            api_key: settings.api_key.clone().filter(|key| !key.is_empty()),
+            model: settings.model.clone(),
+            context_size: settings.context_size,
+            logprobs: AtomicBool::new(true),
+        };
+        let available = llm.served_models().await?;
+        if !available.contains(&llm.model) {
+            return Err(LlmError::ModelNotFound { url: llm.base_url.clone(), model: llm.model.clone(), available });
+        }
+        Ok(llm)
+    }
+
+    fn endpoint(&self, path: &str) -> String {
+        format!("{}/{path}", self.base_url)
+    }
+
+    fn authorized(&self, builder: RequestBuilder) -> RequestBuilder {
+        match &self.api_key {
+            Some(key) => builder.bearer_auth(key),
+            None => builder,
+        }
+    }
+
+    /// The model ids of `GET /models`, compared verbatim with the configured
+    /// name: servers differ in what they list (an alias, a file path, a
+    /// `name:tag`), and only the exact id is accepted by all of them.
+    async fn served_models(&self) -> Result<Vec<String>> {
+        let list = with_retries(|| async {
+            let response = self.authorized(self.client.get(self.endpoint("models"))).send().await.map_err(|e| self.transport_failure(&e, true))?;
+            if !response.status().is_success() {
+                let mut failure = Failure::from_response(response).await;
+                if let LlmError::Http { status: 404, message } = &mut failure.error {
+                    message.push_str(" (is `base_url` the API root, such as http://127.0.0.1:8080/v1?)");
+                }
+                return Err(failure);
+            }
+            response.text().await.map_err(|e| self.transport_failure(&e, true))
+        });
+        let body = tokio::time::timeout(MODELS_TIMEOUT, list).await.unwrap_or_else(|_| {
+            Err(LlmError::ServerDown { url: self.base_url.clone(), reason: format!("no answer to GET /models within {MODELS_TIMEOUT:?}") })
+        })?;
+        let list: ModelList = serde_json::from_str(&body).map_err(|e| LlmError::Protocol(format!("GET /models: {e}: {}", excerpt(&body))))?;
+        Ok(list.data.into_iter().map(|model| model.id).collect())
+    }
+
+    async fn chat_with_retries(&self, request: &ChatRequest<'_>) -> Result<Completion> {
+        let body = request_body(&self.model, request.messages, request.options);
+        let completion = with_retries(|| self.stream_once(&body, request)).await;
+        match completion {
+            Err(LlmError::Http { status: 404, message }) if names_missing_model(&message) => Err(LlmError::ModelNotFound {
+                url: self.base_url.clone(),
+                model: self.model.clone(),
+                available: self.served_models().await.unwrap_or_default(),
+            }),
+            other => other,
+        }
+    }
+
+    async fn stream_once(&self, body: &Value, request: &ChatRequest<'_>) -> std::result::Result<Completion, Failure> {
+        let mut response = self
+            .authorized(self.client.post(self.endpoint("chat/completions")))
+            .json(body)
+            .send()
+            .await
+            .map_err(|e| self.transport_failure(&e, true))?;
+        if !response.status().is_success() {
+            return Err(Failure::from_response(response).await);
+        }
+        let mut reply = StreamedReply::default();
+        let mut decoder = SseDecoder::new();
+        while !reply.done {
+            let chunk = response.chunk().await.map_err(|e| self.transport_failure(&e, !reply.streamed()))?;
+            let Some(chunk) = chunk else { break };
+            for data in decoder.push(&chunk) {
+                // Checked per event as well as in `chat`, because one network
+                // read can carry many tokens: none reaches the caller after
+                // it cancelled.
+                if request.cancel.is_cancelled() {
+                    return Err(Failure::fatal(LlmError::Cancelled));
+                }
+                reply.event(&data, request.on_token).map_err(Failure::fatal)?;
+                if reply.done {
+                    break;
+                }
+            }
+        }
+        if !reply.done {
+            if let Some(data) = decoder.finish() {
+                reply.event(&data, request.on_token).map_err(Failure::fatal)?;
+            }
+        }
+        let completion = reply.into_completion(request.options.logprobs).map_err(Failure::fatal)?;
+        if request.options.logprobs && completion.logprobs.is_none() {
+            self.logprobs.store(false, Ordering::Relaxed);
+        }
+        Ok(completion)
+    }
+
+    fn transport_failure(&self, error: &reqwest::Error, retryable: bool) -> Failure {
+        Failure { error: LlmError::ServerDown { url: self.base_url.clone(), reason: root_cause(error) }, retryable, retry_after: None }
+    }
+}
+
+#[async_trait::async_trait]
+impl Llm for OpenAiLlm {
+    fn info(&self) -> ModelInfo {
+        ModelInfo { backend: Backend::Openai, model: self.model.clone(), context_size: self.context_size }
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities { streaming: true, logprobs: self.logprobs.load(Ordering::Relaxed) }
+    }
+
+    async fn chat(&self, request: ChatRequest<'_>) -> Result<Completion> {
+        let limit = request.options.timeout;
+        let bounded = tokio::time::timeout(limit, self.chat_with_retries(&request));
+        tokio::select! {
+            biased;
+            _ = request.cancel.cancelled() => Err(LlmError::Cancelled),
+            outcome = bounded => outcome.unwrap_or(Err(LlmError::Timeout(limit))),
+        }
+    }
+}
+
+/// One failed attempt, and whether trying again could help.
+struct Failure {
+    error: LlmError,
+    retryable: bool,
+    /// The server's own `Retry-After`, which beats our backoff guess.
+    retry_after: Option<Duration>,
+}
+
+impl Failure {
+    fn fatal(error: LlmError) -> Failure {
+        Failure { error, retryable: false, retry_after: None }
+    }
+
+    async fn from_response(response: Response) -> Failure {
+        let status = response.status();
+        let retry_after = response.headers().get(RETRY_AFTER).and_then(|value| value.to_str().ok()).and_then(parse_retry_after);
+        let body = response.text().await.unwrap_or_default();
+        Failure {
+            error: LlmError::Http { status: status.as_u16(), message: server_message(status, &body) },
+            retryable: retryable_status(status),
+            retry_after,
+        }
+    }
+}
+
+async fn with_retries<T, F, Fut>(mut attempt: F) -> Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = std::result::Result<T, Failure>>,
+{
+    let mut retry = 0;
+    loop {
+        let failure = match attempt().await {
+            Ok(value) => return Ok(value),
+            Err(failure) => failure,
+        };
+        match failure.retryable.then(|| backoff(retry, failure.retry_after)).flatten() {
+            Some(pause) => {
+                tokio::time::sleep(pause).await;
+                retry += 1;
+            }
+            None => return Err(failure.error),
+        }
+    }
+}
+
+/// The pause before retry number `retry` (counting from 0), or `None` once
+/// the retries are spent.
+fn backoff(retry: u32, retry_after: Option<Duration>) -> Option<Duration> {
+    if retry >= RETRIES {
+        return None;
+    }
+    Some(match retry_after {
+        Some(asked) => asked.min(RETRY_AFTER_CAP),
+        None => FIRST_BACKOFF * 2u32.pow(retry),
+    })
+}
+
+/// Only the delay-seconds form: servers that rate-limit model calls send
+/// seconds, and an HTTP date would need a clock shared with the server.
+fn parse_retry_after(value: &str) -> Option<Duration> {
+    let seconds: f64 = value.trim().parse().ok()?;
+    (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds))
+}
+
+/// Overload and server faults can pass; client errors (bad request, wrong
+/// key, unknown model) come back the same however often they are sent.
+fn retryable_status(status: StatusCode) -> bool {
+    status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error()
+}
+
+/// The human-readable part of an error body, in the shapes servers use:
+/// OpenAI and llama.cpp (`error.message`), Ollama (`error` as a string), vLLM
+/// (`message`), FastAPI (`detail`); otherwise the start of the body itself.
+fn server_message(status: StatusCode, body: &str) -> String {
+    let parsed: Option<Value> = serde_json::from_str(body).ok();
+    let message = parsed.as_ref().and_then(|value| {
+        ["/error/message", "/error", "/message", "/detail"].iter().find_map(|pointer| value.pointer(pointer).and_then(Value::as_str))
+    });
+    match message {
+        Some(message) => message.to_string(),
+        None if body.trim().is_empty() => status.canonical_reason().unwrap_or("no message").to_string(),
+        None => excerpt(body.trim()),
+    }
+}
+
+/// Servers that check the model name per request answer 404 with wording
+/// like "The model `x` does not exist" (OpenAI, vLLM) or "model \"x\" not
+/// found" (Ollama).
+fn names_missing_model(message: &str) -> bool {
+    let message = message.to_lowercase();
+    message.contains("model") && (message.contains("not found") || message.contains("does not exist"))
+}
+
+/// The innermost cause of a transport error, which names what actually went
+/// wrong ("Connection refused") where the outer layers only repeat the URL.
+fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = error;
+    while let Some(source) = cause.source() {
+        cause = source;
+    }
+    cause.to_string()
+}
+
+fn excerpt(text: &str) -> String {
+    match text.char_indices().nth(EXCERPT_CHARS) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_string(),
+    }
+}
+
+/// `top_logprobs` is sent along with `logprobs` because llama-cpp-python
+/// returns no log-probabilities without it; 0 asks for no alternatives, which
+/// every server accepts.
+fn request_body(model: &str, messages: &[ChatMessage], options: &GenerateOptions) -> Value {
+    let messages: Vec<Value> = messages.iter().map(|m| json!({ "role": m.role.as_str(), "content": m.content })).collect();
+    let mut body = json!({
+        "model": model,
+        "messages": messages,
+        "stream": true,
+        "stream_options": { "include_usage": true },
+        "max_tokens": options.max_tokens,
+        "temperature": options.temperature,
+        "seed": options.seed,
+    });
+    if !options.stop.is_empty() {
+        body["stop"] = json!(options.stop);
+    }
+    if options.logprobs {
+        body["logprobs"] = json!(true);
+        body["top_logprobs"] = json!(0);
+    }
+    body
+}
+
+#[derive(Deserialize)]
+struct ModelList {
+    data: Vec<ModelEntry>,
+}
+
+#[derive(Deserialize)]
+struct ModelEntry {
+    id: String,
+}
+
+#[derive(Deserialize)]
+struct ChunkWire {
+    #[serde(default)]
+    choices: Vec<ChoiceWire>,
+    usage: Option<UsageWire>,
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct ChoiceWire {
+    #[serde(default)]
+    index: u32,
+    delta: Option<DeltaWire>,
+    finish_reason: Option<String>,
+    logprobs: Option<LogprobsWire>,
+}
+
+#[derive(Deserialize)]
+struct DeltaWire {
+    content: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct LogprobsWire {
+    content: Option<Vec<TokenLogprob>>,
+}
+
+#[derive(Deserialize)]
+struct UsageWire {
+    prompt_tokens: u32,
+    completion_tokens: u32,
+}
+
+/// What the chunks of one streamed reply add up to.
+#[derive(Default)]
+struct StreamedReply {
+    text: String,
+    finish: Option<FinishReason>,
+    usage: Option<Usage>,
+    logprobs: Vec<TokenLogprob>,
+    saw_logprobs: bool,
+    events: usize,
+    done: bool,
+}
+
+impl StreamedReply {
+    /// Whether the caller has already received text, after which a failure
+    /// must not be retried (the retry would stream a second answer).
+    fn streamed(&self) -> bool {
+        !self.text.is_empty()
+    }
+
+    fn event(&mut self, data: &str, on_token: Option<TokenSink<'_>>) -> Result<()> {
+        self.events += 1;
+        if data.trim() == "[DONE]" {
+            self.done = true;
+            return Ok(());
+        }
+        let chunk: ChunkWire =
+            serde_json::from_str(data).map_err(|e| LlmError::Protocol(format!("a stream chunk is not valid JSON ({e}): {}", excerpt(data))))?;
+        if let Some(error) = chunk.error {
+            return Err(stream_error(&error));
+        }
+        if let Some(usage) = chunk.usage {
+            self.usage = Some(Usage { prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens });
+        }
+        for choice in chunk.choices.into_iter().filter(|choice| choice.index == 0) {
+            if let Some(content) = choice.delta.and_then(|delta| delta.content).filter(|content| !content.is_empty()) {
+                if let Some(sink) = on_token {
+                    sink(&content);
+                }
+                self.text.push_str(&content);
+            }
+            if let Some(tokens) = choice.logprobs.and_then(|logprobs| logprobs.content) {
+                self.saw_logprobs = true;
+                self.logprobs.extend(tokens);
+            }
+            if let Some(reason) = choice.finish_reason {
+                self.finish = Some(finish_reason(&reason));
+            }
+        }
+        Ok(())
+    }
+
+    fn into_completion(self, logprobs_requested: bool) -> Result<Completion> {
+        let Some(finish) = self.finish else {
+            let chars = self.text.chars().count();
+            return Err(LlmError::Protocol(if self.events == 0 {
+                "the server closed the stream without sending anything; its log says why \
+                 (llama-cpp-python does this for a prompt longer than its context)"
+                    .to_string()
+            } else if self.done {
+                format!(
+                    "the stream ended without saying why the answer stopped, after {chars} characters \
+                     (llama-cpp-python does this when another request interrupts it)"
+                )
+            } else {
+                format!("the stream broke off after {chars} characters, before the answer was finished")
+            }));
+        };
+        let logprobs = match (logprobs_requested, self.saw_logprobs || self.text.is_empty()) {
+            (true, true) => Some(self.logprobs),
+            _ => None,
+        };
+        Ok(Completion { text: self.text, finish, usage: self.usage.unwrap_or_default(), logprobs })
+    }
+}
+
+/// "length" is the one reason that leaves the text cut off; anything else
+/// ("stop", "eos", "content_filter") means the server ended the turn itself.
+fn finish_reason(reason: &str) -> FinishReason {
+    match reason {
+        "length" => FinishReason::Length,
+        _ => FinishReason::Stop,
+    }
+}
+
+/// Some servers (vLLM, OpenAI) report a failure after the stream has begun
+/// as a chunk holding an `error` object, sometimes with the HTTP status it
+/// would have had as `code`.
+fn stream_error(error: &Value) -> LlmError {
+    let message = error
+        .get("message")
+        .and_then(Value::as_str)
+        .or_else(|| error.as_str())
+        .map(str::to_string)
+        .unwrap_or_else(|| excerpt(&error.to_string()));
+    let status = error
+        .get("code")
+        .and_then(Value::as_u64)
+        .and_then(|code| u16::try_from(code).ok())
+        .filter(|code| (400..600).contains(code))
+        .unwrap_or(500);
+    LlmError::Http { status, message }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_then_gives_up() {
+        let pauses: Vec<_> = (0..5).map(|retry| backoff(retry, None)).collect();
+        assert_eq!(
+            pauses,
+            vec![Some(Duration::from_millis(500)), Some(Duration::from_secs(1)), Some(Duration::from_secs(2)), None, None]
+        );
+    }
+
+    #[test]
+    fn retry_after_replaces_the_backoff_but_is_capped() {
+        assert_eq!(backoff(0, Some(Duration::from_secs(3))), Some(Duration::from_secs(3)));
+        assert_eq!(backoff(2, Some(Duration::ZERO)), Some(Duration::ZERO));
+        assert_eq!(backoff(1, Some(Duration::from_secs(3600))), Some(RETRY_AFTER_CAP));
+        assert_eq!(backoff(RETRIES, Some(Duration::from_secs(1))), None);
+    }
+
+    #[test]
+    fn retry_after_is_read_as_seconds_only() {
+        assert_eq!(parse_retry_after("3"), Some(Duration::from_secs(3)));
+        assert_eq!(parse_retry_after(" 2 "), Some(Duration::from_secs(2)));
+        assert_eq!(parse_retry_after("0.5"), Some(Duration::from_millis(500)));
+        assert_eq!(parse_retry_after("Wed, 21 Oct 2026 07:28:00 GMT"), None);
+        assert_eq!(parse_retry_after("-1"), None);
+        assert_eq!(parse_retry_after("inf"), None);
+    }
+
+    #[test]
+    fn only_overload_and_server_faults_are_retried() {
+        for status in [429, 500, 502, 503, 504] {
+            assert!(retryable_status(StatusCode::from_u16(status).unwrap()), "{status}");
+        }
+        for status in [400, 401, 403, 404, 422] {
+            assert!(!retryable_status(StatusCode::from_u16(status).unwrap()), "{status}");
+        }
+    }
+
+    #[test]
+    fn error_messages_are_taken_from_each_servers_body_shape() {
+        let status = StatusCode::INTERNAL_SERVER_ERROR;
+        // llama-cpp-python 0.3.36, a prompt longer than the context (non-streaming).
+        let llama_cpp_python = r#"{"error":{"message":"This model's maximum context length is 2048 tokens.",
+            "type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#;
+        assert_eq!(server_message(status, llama_cpp_python), "This model's maximum context length is 2048 tokens.");
+        let ollama = r#"{"error":"model \"llama9\" not found, try pulling it first"}"#;
+        assert_eq!(server_message(status, ollama), "model \"llama9\" not found, try pulling it first");
+        let vllm = r#"{"object":"error","message":"The model `x` does not exist.","type":"NotFoundError","code":404}"#;
+        assert_eq!(server_message(status, vllm), "The model `x` does not exist.");
+        assert_eq!(server_message(StatusCode::NOT_FOUND, r#"{"detail":"Not Found"}"#), "Not Found");
+        assert_eq!(server_message(StatusCode::BAD_GATEWAY, "<html>upstream down</html>"), "<html>upstream down</html>");
+        assert_eq!(server_message(StatusCode::SERVICE_UNAVAILABLE, " \n"), "Service Unavailable");
+        assert_eq!(server_message(status, &"x".repeat(500)).chars().count(), EXCERPT_CHARS + 1);
+    }
+
+    #[test]
+    fn missing_model_wordings_are_recognised() {
+        assert!(names_missing_model("The model `gpt-9` does not exist or you do not have access to it."));
+        assert!(names_missing_model("model \"llama9\" not found, try pulling it first"));
+        assert!(names_missing_model("The model `x` does not exist."));
+        assert!(!names_missing_model("Not Found"));
+        assert!(!names_missing_model("route /v1/chat/completions not found"));
+    }
+
+    #[test]
+    fn request_asks_for_usage_and_logprobs_only_when_wanted() {
+        let messages = [ChatMessage::system("Be brief."), ChatMessage::user("Hi")];
+        let options = GenerateOptions { max_tokens: 7, temperature: 0.0, seed: 3, ..GenerateOptions::default() };
+        let body = request_body("m", &messages, &options);
+        assert_eq!(
+            body,
+            json!({
+                "model": "m",
+                "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}],
+                "stream": true,
+                "stream_options": {"include_usage": true},
+                "max_tokens": 7,
+                "temperature": 0.0,
+                "seed": 3,
+            })
+        );
+        let options = GenerateOptions { logprobs: true, stop: vec!["\n\n".into()], ..options };
+        let body = request_body("m", &messages, &options);
+        assert_eq!(body["logprobs"], json!(true));
+        assert_eq!(body["top_logprobs"], json!(0));
+        assert_eq!(body["stop"], json!(["\n\n"]));
+    }
+
+    fn replay(events: &[&str], logprobs: bool) -> (Result<Completion>, Vec<String>) {
+        let pieces = std::sync::Mutex::new(Vec::new());
+        let sink: TokenSink = &|piece| pieces.lock().unwrap().push(piece.to_string());
+        let mut reply = StreamedReply::default();
+        let mut outcome = Ok(());
+        for event in events {
+            outcome = reply.event(event, Some(sink));
+            if outcome.is_err() {
+                break;
+            }
+        }
+        let completion = outcome.and_then(|()| reply.into_completion(logprobs));
+        (completion, pieces.into_inner().unwrap())
+    }
+
+    // Chunks as llama-cpp-python 0.3.36 streams them with logprobs on.
+    const LLAMA_CPP_PYTHON: [&str; 5] = [
+        r#"{"id": "c", "model": "m", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"role": "assistant"}, "logprobs": null, "finish_reason": null}]}"#,
+        r#"{"id": "c", "model": "m", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": "The"}, "logprobs": {"content": [{"token": "The", "bytes": null, "logprob": -1.97, "top_logprobs": [{"token": "The", "logprob": -1.97, "bytes": null}]}], "refusal": null}, "finish_reason": null}]}"#,
+        r#"{"id": "c", "model": "m", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": " capital"}, "logprobs": {"content": [{"token": " capital", "bytes": null, "logprob": -0.0177, "top_logprobs": []}], "refusal": null}, "finish_reason": null}]}"#,
+        r#"{"id": "c", "model": "m", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "logprobs": null, "finish_reason": "length"}]}"#,
+        "[DONE]",
+    ];
+
+    #[test]
+    fn llama_cpp_python_stream_gives_text_pieces_and_logprobs_but_no_usage() {
+        let (completion, pieces) = replay(&LLAMA_CPP_PYTHON, true);
+        let completion = completion.unwrap();
+        assert_eq!(pieces, vec!["The", " capital"]);
+        assert_eq!(completion.text, "The capital");
+        assert_eq!(completion.finish, FinishReason::Length);
+        assert_eq!(completion.usage, Usage::default());
+        let logprobs = completion.logprobs.unwrap();
+        assert_eq!(logprobs.iter().map(|t| t.token.as_str()).collect::<Vec<_>>(), vec!["The", " capital"]);
+        assert_eq!(logprobs[0].logprob, -1.97);
+    }
+
+    #[test]
+    fn usage_chunk_after_the_finish_is_picked_up() {
+        let events = [
+            r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":"Paris."},"finish_reason":null}]}"#,
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":null}"#,
+            r#"{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15}}"#,
+            "[DONE]",
+        ];
+        let completion = replay(&events, false).0.unwrap();
+        assert_eq!(completion.finish, FinishReason::Stop);
+        assert_eq!(completion.usage, Usage { prompt_tokens: 12, completion_tokens: 3 });
+        assert_eq!(completion.logprobs, None);
+    }
+
+    #[test]
+    fn logprobs_asked_of_a_server_that_sends_none_are_none() {
+        let events = [r#"{"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":"stop"}]}"#, "[DONE]"];
+        assert_eq!(replay(&events, true).0.unwrap().logprobs, None);
+        let empty = [r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#, "[DONE]"];
+        assert_eq!(replay(&empty, true).0.unwrap().logprobs, Some(Vec::new()));
+    }
+
+    #[test]
+    fn malformed_chunk_is_a_protocol_error_quoting_it() {
+        let events = [r#"{"choices":[{"index":0,"delta":{"content":"Hi"}"#];
+        match replay(&events, false).0 {
+            Err(LlmError::Protocol(message)) => assert!(message.contains(r#"{"choices":[{"index":0"#), "{message}"),
+            other => panic!("expected a protocol error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn streams_that_end_without_a_finish_reason_are_errors() {
+        for (events, wording) in [
+            (&[][..], "without sending anything"),
+            (&[r#"{"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}"#, "[DONE]"][..], "without saying why"),
+            (&[r#"{"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}"#][..], "broke off"),
+        ] {
+            match replay(events, false).0 {
+                Err(LlmError::Protocol(message)) => assert!(message.contains(wording), "{message}"),
+                other => panic!("expected a protocol error, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn error_chunk_mid_stream_becomes_an_http_error() {
+        let events = [
+            r#"{"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}"#,
+            r#"{"error":{"object":"error","message":"out of memory","type":"InternalServerError","code":503}}"#,
+        ];
+        match replay(&events, false).0 {
+            Err(LlmError::Http { status: 503, message }) => assert_eq!(message, "out of memory"),
+            other => panic!("expected an HTTP error, got {other:?}"),
+        }
+        match stream_error(&json!("overloaded")) {
+            LlmError::Http { status: 500, message } => assert_eq!(message, "overloaded"),
+            other => panic!("expected an HTTP error, got {other:?}"),
+        }
+    }
+}

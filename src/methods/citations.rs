@@ -1,0 +1,117 @@
+//! Citations: the `[n]` markers a model writes, mapped back to the numbered
+//! passages it was given, and from there to file, heading path and span.
+
+use serde::{Deserialize, Serialize};
+
+use super::Passage;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Citation {
+    pub number: usize,
+    pub path: String,
+    pub heading_path: String,
+    pub span_start: i64,
+    pub span_end: i64,
+    pub page: Option<i64>,
+    pub chunk_id: i64,
+}
+
+impl Citation {
+    pub fn of(passage: &Passage) -> Citation {
+        Citation {
+            number: passage.number,
+            path: passage.path.clone(),
+            heading_path: passage.heading_path.clone(),
+            span_start: passage.span_start,
+            span_end: passage.span_end,
+            page: passage.page,
+            chunk_id: passage.chunk_id,
+        }
+    }
+}
+
+/// Every number inside square brackets, in order of first appearance:
+/// `[2]`, `[1, 3]`, `[1][4]` and `[2-3]` (a range) all count. Brackets
+/// holding anything else (`[see below]`) are not citations.
+pub fn cited_numbers(text: &str) -> Vec<usize> {
+    let mut found = Vec::new();
+    let mut rest = text;
+    while let Some(open) = rest.find('[') {
+        rest = &rest[open + 1..];
+        let Some(close) = rest.find(']') else { break };
+        let inside = &rest[..close];
+        if let Some(numbers) = parse_group(inside) {
+            for n in numbers {
+                if !found.contains(&n) {
+                    found.push(n);
+                }
+            }
+            rest = &rest[close + 1..];
+        }
+    }
+    found
+}
+
+fn parse_group(inside: &str) -> Option<Vec<usize>> {
+    let mut numbers = Vec::new();
+    for part in inside.split([',', ';']) {
+        let part = part.trim();
+        match part.split_once(['-', '–']) {
+            Some((a, b)) => {
+                let (a, b): (usize, usize) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
+                if b < a || b - a > 20 {
+                    return None;
+                }
+                numbers.extend(a..=b);
+            }
+            None => numbers.push(part.parse().ok()?),
+        }
+    }
+    Some(numbers)
+}
+
+/// The passages the answer cites, in citation order, and the cited numbers
+/// that match no passage.
+pub fn resolve(answer: &str, passages: &[Passage]) -> (Vec<Citation>, Vec<usize>) {
+    let mut citations = Vec::new();
+    let mut unknown = Vec::new();
+    for n in cited_numbers(answer) {
+        match passages.iter().find(|p| p.number == n) {
+            Some(p) => citations.push(Citation::of(p)),
+            None => unknown.push(n),
+        }
+    }
+    (citations, unknown)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_markers_in_order_without_repeats() {
+        assert_eq!(cited_numbers("A [2]. B [1, 3][2]. C [4-5]."), vec![2, 1, 3, 4, 5]);
+        assert_eq!(cited_numbers("see [note] and [x, 1] and [1"), Vec::<usize>::new());
+        assert_eq!(cited_numbers("[[3]]"), vec![3]);
+        assert!(cited_numbers("[1-999999999]").is_empty());
+    }
+
+    #[test]
+    fn unknown_numbers_are_reported_not_cited() {
+        let passage = |number| Passage {
+            number,
+            chunk_id: number as i64,
+            path: format!("/d/{number}.md"),
+            heading_path: "H".into(),
+            span_start: 0,
+            span_end: 1,
+            page: None,
+            score: 1.0,
+            text: "t".into(),
+        };
+        let (citations, unknown) = resolve("x [2] y [7]", &[passage(1), passage(2)]);
+        assert_eq!(citations.iter().map(|c| c.number).collect::<Vec<_>>(), vec![2]);
+        assert_eq!(citations[0].path, "/d/2.md");
+        assert_eq!(unknown, vec![7]);
+    }
+}

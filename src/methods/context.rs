@@ -1,0 +1,191 @@
+//! What a method may use while it runs: retrieval over the library, the
+//! language model (every call counted and timed), prompts, the event sink
+//! and cancellation. The context also keeps the method's latest trace, so a
+//! run that fails halfway still shows how far it got.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+use super::{MethodError, Params, Passage, RunEvent, Trace};
+use crate::library::Library;
+use crate::llm::prompts::{PromptId, Prompts};
+use crate::llm::{ChatMessage, ChatRequest, Completion, FinishReason, GenerateOptions, Llm};
+use crate::retrieve::SearchMode;
+use crate::store::LlmCallRow;
+
+/// Where a run's events go; a closed or absent receiver is not an error,
+/// because nobody has to watch a run.
+#[derive(Clone, Default)]
+pub struct EventSink(Option<UnboundedSender<RunEvent>>);
+
+impl EventSink {
+    pub fn new(sender: UnboundedSender<RunEvent>) -> EventSink {
+        EventSink(Some(sender))
+    }
+
+    pub fn emit(&self, event: RunEvent) {
+        if let Some(sender) = &self.0 {
+            let _ = sender.send(event);
+        }
+    }
+}
+
+pub struct MethodContext<'a> {
+    pub library: &'a Library,
+    pub cancel: &'a CancellationToken,
+    llm: &'a dyn Llm,
+    prompts: &'a Prompts,
+    events: &'a EventSink,
+    timeout: Duration,
+    calls: Mutex<Vec<LlmCallRow>>,
+    trace: Mutex<Option<Trace>>,
+    retrieval_ms: AtomicU64,
+}
+
+/// What the runner keeps from a context once the method returns.
+pub(super) struct Recorded {
+    pub calls: Vec<LlmCallRow>,
+    pub trace: Option<Trace>,
+    pub retrieval_ms: u64,
+}
+
+impl<'a> MethodContext<'a> {
+    pub(super) fn new(
+        library: &'a Library,
+        llm: &'a dyn Llm,
+        prompts: &'a Prompts,
+        events: &'a EventSink,
+        cancel: &'a CancellationToken,
+        timeout: Duration,
+    ) -> Self {
+        MethodContext {
+            library,
+            cancel,
+            llm,
+            prompts,
+            events,
+            timeout,
+            calls: Mutex::new(Vec::new()),
+            trace: Mutex::new(None),
+            retrieval_ms: AtomicU64::new(0),
+        }
+    }
+
+    pub fn emit(&self, event: RunEvent) {
+        self.events.emit(event);
+    }
+
+    /// Records how far the method has got; stored if the run fails later.
+    pub fn checkpoint(&self, trace: &Trace) {
+        if let Ok(mut slot) = self.trace.lock() {
+            *slot = Some(trace.clone());
+        }
+    }
+
+    /// The `k` best chunks for `query`, numbered from 1 as the prompt will
+    /// show them.
+    pub async fn retrieve(&self, query: &str, k: usize, mode: SearchMode) -> Result<Vec<Passage>, MethodError> {
+        let started = Instant::now();
+        let found = self.library.retrieve(query, k, mode).await.map_err(|e| MethodError::Retrieval(Box::new(e)))?;
+        self.retrieval_ms.fetch_add(started.elapsed().as_millis() as u64, Ordering::Relaxed);
+        let passages: Vec<Passage> = found
+            .into_iter()
+            .enumerate()
+            .map(|(i, (chunk, score))| Passage {
+                number: i + 1,
+                chunk_id: chunk.id,
+                path: chunk.path,
+                heading_path: chunk.heading_path,
+                span_start: chunk.span_start,
+                span_end: chunk.span_end,
+                page: chunk.page,
+                score,
+                text: chunk.text,
+            })
+            .collect();
+        self.emit(RunEvent::Retrieved { query: query.to_string(), passages: passages.len() });
+        Ok(passages)
+    }
+
+    /// Renders the step's prompt and asks the model, with the run's
+    /// generation settings.
+    pub async fn generate(
+        &self,
+        step: &'static str,
+        prompt: PromptId,
+        vars: impl Serialize,
+        params: &Params,
+    ) -> Result<Completion, MethodError> {
+        let messages = self.prompts.messages(prompt, vars)?;
+        let options = GenerateOptions {
+            max_tokens: params.max_tokens,
+            temperature: params.temperature,
+            timeout: self.timeout,
+            ..GenerateOptions::default()
+        };
+        self.complete(step, &messages, &options).await
+    }
+
+    /// One model call, streamed to the event sink and recorded whether it
+    /// succeeds or not.
+    pub async fn complete(
+        &self,
+        step: &'static str,
+        messages: &[ChatMessage],
+        options: &GenerateOptions,
+    ) -> Result<Completion, MethodError> {
+        self.emit(RunEvent::LlmStarted { step });
+        let on_token = |text: &str| self.emit(RunEvent::Token { step, text: text.to_string() });
+        let started = Instant::now();
+        let result = self
+            .llm
+            .chat(ChatRequest { messages, options, on_token: Some(&on_token), cancel: self.cancel })
+            .await;
+        let wall_ms = started.elapsed().as_millis() as u64;
+        let (usage, finish, error) = match &result {
+            Ok(c) => (c.usage, Some(c.finish), None),
+            Err(e) => (Default::default(), None, Some(e.to_string())),
+        };
+        if let Ok(mut calls) = self.calls.lock() {
+            calls.push(LlmCallRow {
+                step: step.to_string(),
+                prompt_tokens: usage.prompt_tokens.into(),
+                completion_tokens: usage.completion_tokens.into(),
+                wall_ms: wall_ms as i64,
+                finish: finish.map(|f| f.as_str().to_string()),
+                error,
+            });
+        }
+        self.emit(RunEvent::LlmFinished {
+            step,
+            prompt_tokens: usage.prompt_tokens,
+            completion_tokens: usage.completion_tokens,
+            wall_ms,
+        });
+        result.map_err(|source| MethodError::Llm { step, source })
+    }
+
+    pub(super) fn into_recorded(self) -> Recorded {
+        Recorded {
+            calls: self.calls.into_inner().unwrap_or_default(),
+            trace: self.trace.into_inner().unwrap_or_default(),
+            retrieval_ms: self.retrieval_ms.into_inner(),
+        }
+    }
+}
+
+/// The text of a completion that is meant to be a finished answer: empty or
+/// cut-off output is an error the run records, never an answer.
+pub fn finished_text(step: &'static str, completion: Completion, max_tokens: u32) -> Result<String, MethodError> {
+    let text = completion.text.trim().to_string();
+    match completion.finish {
+        FinishReason::Length => Err(MethodError::CutOff { step, max_tokens, partial: text }),
+        FinishReason::Stop if text.is_empty() => Err(MethodError::EmptyOutput { step }),
+        FinishReason::Stop => Ok(text),
+    }
+}

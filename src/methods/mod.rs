@@ -1,0 +1,63 @@
+//! Question answering methods. Every method has the same shape
+//! (DESIGN.md, "Methods share one shape"): it gets a [`MethodContext`] with
+//! retrieval, the language model and prompts, reports progress as typed
+//! [`RunEvent`]s, and returns an [`Answer`] with citations and a typed
+//! [`Trace`]. [`runner::ask`] wraps a method so every answer, failed ones
+//! included, is stored as a run.
+
+mod citations;
+mod context;
+mod error;
+mod events;
+mod llm_only;
+mod params;
+pub mod runner;
+mod trace;
+mod vanilla_rag;
+
+use serde::Serialize;
+
+pub use citations::Citation;
+pub use context::{EventSink, MethodContext};
+pub use error::MethodError;
+pub use events::RunEvent;
+pub use params::{MethodOption, Params};
+pub use trace::{Passage, Trace, VanillaRagTrace};
+
+/// What a method produced. Failures are [`MethodError`]s; the runner keeps
+/// the trace the method last checkpointed on the context.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Answer {
+    pub text: String,
+    pub citations: Vec<Citation>,
+    pub trace: Trace,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MethodInfo {
+    pub id: &'static str,
+    pub name: &'static str,
+    pub summary: &'static str,
+    /// Whether the method reads the library (llm-only does not).
+    pub retrieves: bool,
+    pub options: Vec<MethodOption>,
+}
+
+#[async_trait::async_trait]
+pub trait Method: Send + Sync {
+    fn info(&self) -> MethodInfo;
+    async fn run(&self, ctx: &MethodContext<'_>, question: &str, params: &Params) -> Result<Answer, MethodError>;
+}
+
+static REGISTRY: &[&dyn Method] = &[&llm_only::LlmOnly, &vanilla_rag::VanillaRag];
+
+pub fn methods() -> &'static [&'static dyn Method] {
+    REGISTRY
+}
+
+pub fn find(id: &str) -> Result<&'static dyn Method, MethodError> {
+    REGISTRY.iter().copied().find(|m| m.info().id == id).ok_or_else(|| MethodError::UnknownMethod {
+        id: id.to_string(),
+        known: REGISTRY.iter().map(|m| m.info().id).collect::<Vec<_>>().join(", "),
+    })
+}

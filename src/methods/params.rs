@@ -1,0 +1,134 @@
+//! Run parameters: the ones every method shares (k, generation settings)
+//! and each method's own declared options, checked against the declaration
+//! before a run starts so a typo never reaches the model.
+
+use std::collections::BTreeMap;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{MethodError, MethodInfo};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MethodOption {
+    pub name: &'static str,
+    pub help: &'static str,
+    pub default: Value,
+    /// The values the option accepts, when it is a choice.
+    pub choices: Vec<&'static str>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Params {
+    /// Passages (or chunks, or nodes) a retrieval step returns.
+    pub k: usize,
+    pub temperature: f32,
+    pub max_tokens: u32,
+    /// Method options by name, defaults filled in.
+    pub options: BTreeMap<String, Value>,
+}
+
+impl Params {
+    /// `options` as given by the user (values as JSON, or bare strings),
+    /// checked against the method's declarations and completed with defaults.
+    pub fn resolve(
+        info: &MethodInfo,
+        k: usize,
+        temperature: f32,
+        max_tokens: u32,
+        given: &BTreeMap<String, String>,
+    ) -> Result<Params, MethodError> {
+        if k == 0 {
+            return Err(MethodError::InvalidOption { name: "k".into(), message: "must be at least 1".into() });
+        }
+        if max_tokens == 0 {
+            return Err(MethodError::InvalidOption { name: "max_tokens".into(), message: "must be at least 1".into() });
+        }
+        let mut options = BTreeMap::new();
+        for (name, raw) in given {
+            let Some(decl) = info.options.iter().find(|o| o.name == name) else {
+                let known = info.options.iter().map(|o| o.name).collect::<Vec<_>>();
+                return Err(MethodError::UnknownOption {
+                    method: info.id,
+                    name: name.clone(),
+                    known: if known.is_empty() { "(none)".into() } else { known.join(", ") },
+                });
+            };
+            options.insert(name.clone(), parse_value(decl, raw)?);
+        }
+        for decl in &info.options {
+            options.entry(decl.name.to_string()).or_insert_with(|| decl.default.clone());
+        }
+        Ok(Params { k, temperature, max_tokens, options })
+    }
+
+    /// A declared option's value; `resolve` guarantees it is present and of
+    /// the declared type.
+    pub fn option<T: DeserializeOwned>(&self, name: &str) -> Result<T, MethodError> {
+        let value = self.options.get(name).cloned().unwrap_or(Value::Null);
+        serde_json::from_value(value)
+            .map_err(|e| MethodError::InvalidOption { name: name.to_string(), message: e.to_string() })
+    }
+}
+
+/// Reads `raw` as the same JSON type as the option's default; a string
+/// option takes the text as it is.
+fn parse_value(decl: &MethodOption, raw: &str) -> Result<Value, MethodError> {
+    let invalid = |message: String| MethodError::InvalidOption { name: decl.name.to_string(), message };
+    let value = match &decl.default {
+        Value::String(_) => Value::String(raw.to_string()),
+        _ => serde_json::from_str(raw).map_err(|_| invalid(format!("`{raw}` is not a valid value")))?,
+    };
+    let same_type = std::mem::discriminant(&value) == std::mem::discriminant(&decl.default)
+        && (decl.default.is_f64() || !value.is_f64());
+    if !same_type {
+        return Err(invalid(format!("expected a value like {}", decl.default)));
+    }
+    if !decl.choices.is_empty() && !decl.choices.iter().any(|c| Value::String(c.to_string()) == value) {
+        return Err(invalid(format!("expected one of: {}", decl.choices.join(", "))));
+    }
+    Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info() -> MethodInfo {
+        MethodInfo {
+            id: "m",
+            name: "M",
+            summary: "",
+            retrieves: true,
+            options: vec![
+                MethodOption { name: "mode", help: "", default: Value::from("hybrid"), choices: vec!["hybrid", "dense"] },
+                MethodOption { name: "depth", help: "", default: Value::from(3), choices: vec![] },
+            ],
+        }
+    }
+
+    fn given(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn defaults_fill_in_and_values_parse() {
+        let p = Params::resolve(&info(), 5, 0.2, 64, &given(&[("depth", "7")])).unwrap();
+        assert_eq!(p.option::<u32>("depth").unwrap(), 7);
+        assert_eq!(p.option::<String>("mode").unwrap(), "hybrid");
+    }
+
+    #[test]
+    fn bad_options_are_user_errors() {
+        let err = Params::resolve(&info(), 5, 0.2, 64, &given(&[("dpth", "7")])).unwrap_err();
+        assert!(matches!(err, MethodError::UnknownOption { .. }) && err.is_user_error());
+        let err = Params::resolve(&info(), 5, 0.2, 64, &given(&[("depth", "deep")])).unwrap_err();
+        assert!(matches!(err, MethodError::InvalidOption { .. }));
+        let err = Params::resolve(&info(), 5, 0.2, 64, &given(&[("depth", "2.5")])).unwrap_err();
+        assert!(matches!(err, MethodError::InvalidOption { .. }));
+        let err = Params::resolve(&info(), 5, 0.2, 64, &given(&[("mode", "sparse")])).unwrap_err();
+        assert!(matches!(err, MethodError::InvalidOption { .. }));
+        assert!(Params::resolve(&info(), 0, 0.2, 64, &given(&[])).is_err());
+    }
+}

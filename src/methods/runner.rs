@@ -1,0 +1,237 @@
+//! Asking a question: check the request, record a run, let the method work,
+//! and store whatever came of it (answer, citations, trace, every model call,
+//! timings), so history holds failures as faithfully as answers.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::{find, EventSink, MethodContext, MethodError, Params, RunEvent};
+use crate::error::Result;
+use crate::library::Library;
+use crate::llm::Llm;
+use crate::store::{NewRun, RunOutcome, RunRecord, RunStatus};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AskRequest {
+    pub question: String,
+    pub method: String,
+    pub k: usize,
+    /// Defaults to the configured temperature.
+    pub temperature: Option<f32>,
+    /// Defaults to the configured `max_tokens`.
+    pub max_tokens: Option<u32>,
+    /// Method options as `name = value` text, checked against the method.
+    pub options: BTreeMap<String, String>,
+}
+
+pub const DEFAULT_K: usize = 5;
+
+impl AskRequest {
+    pub fn new(question: impl Into<String>, method: impl Into<String>) -> AskRequest {
+        AskRequest {
+            question: question.into(),
+            method: method.into(),
+            k: DEFAULT_K,
+            temperature: None,
+            max_tokens: None,
+            options: BTreeMap::new(),
+        }
+    }
+}
+
+/// Answers with `llm`, which the library normally supplies (the configured
+/// model); passing it in lets a method's control flow be tested with a
+/// scripted model.
+pub async fn ask(
+    library: &Library,
+    llm: &dyn Llm,
+    request: &AskRequest,
+    events: &EventSink,
+    cancel: &CancellationToken,
+) -> Result<RunRecord> {
+    let question = request.question.trim();
+    if question.is_empty() {
+        return Err(MethodError::EmptyQuestion.into());
+    }
+    let method = find(&request.method)?;
+    let info = method.info();
+    let settings = &library.config().llm;
+    let params = Params::resolve(
+        &info,
+        request.k,
+        request.temperature.unwrap_or(settings.temperature),
+        request.max_tokens.unwrap_or(settings.max_tokens),
+        &request.options,
+    )?;
+    let prompts = library.prompts().await?;
+    let store = library.store();
+    let params_json = serde_json::to_value(&params).unwrap_or(Value::Null);
+    let model_json = serde_json::to_value(llm.info()).unwrap_or(Value::Null);
+    let run_id = store
+        .start_run(&NewRun { question, method: info.id, params: &params_json, model: &model_json })
+        .await?;
+    events.emit(RunEvent::Started { run_id, method: info.id });
+
+    let started = Instant::now();
+    let timeout = std::time::Duration::from_secs(settings.timeout_secs);
+    let ctx = MethodContext::new(library, llm, &prompts, events, cancel, timeout);
+    let result = method.run(&ctx, question, &params).await;
+    let total_ms = started.elapsed().as_millis() as u64;
+    let recorded = ctx.into_recorded();
+
+    let llm_ms: u64 = recorded.calls.iter().map(|c| c.wall_ms as u64).sum();
+    let timings = json!({
+        "total_ms": total_ms,
+        "retrieval_ms": recorded.retrieval_ms,
+        "llm_ms": llm_ms,
+        "other_ms": total_ms.saturating_sub(llm_ms + recorded.retrieval_ms),
+    });
+    let outcome = match result {
+        Ok(answer) => RunOutcome {
+            status: RunStatus::Done,
+            answer: Some(answer.text),
+            citations: serde_json::to_value(&answer.citations).unwrap_or_else(|_| json!([])),
+            trace: serde_json::to_value(&answer.trace).ok(),
+            error: None,
+            timings,
+            calls: recorded.calls,
+        },
+        Err(e) => RunOutcome {
+            status: if e.is_cancelled() { RunStatus::Cancelled } else { RunStatus::Failed },
+            answer: e.partial_answer().map(str::to_string),
+            citations: json!([]),
+            trace: recorded.trace.and_then(|t| serde_json::to_value(&t).ok()),
+            error: Some(e.to_string()),
+            timings,
+            calls: recorded.calls,
+        },
+    };
+    store.finish_run(run_id, &outcome).await?;
+    events.emit(RunEvent::Finished { run_id, status: outcome.status });
+    library.run(run_id).await
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::llm::{Backend, Capabilities, ChatRequest, Completion, FinishReason, LlmError, ModelInfo, Usage};
+    use crate::Config;
+
+    /// Replies from a script, one per call, for testing control flow only.
+    struct ScriptedLlm(Mutex<Vec<std::result::Result<Completion, LlmError>>>);
+
+    fn reply(text: &str, finish: FinishReason) -> std::result::Result<Completion, LlmError> {
+        Ok(Completion {
+            text: text.into(),
+            finish,
+            usage: Usage { prompt_tokens: 10, completion_tokens: 3 },
+            logprobs: None,
+        })
+    }
+
+    #[async_trait::async_trait]
+    impl Llm for ScriptedLlm {
+        fn info(&self) -> ModelInfo {
+            ModelInfo { backend: Backend::Embedded, model: "scripted".into(), context_size: 1024 }
+        }
+        fn capabilities(&self) -> Capabilities {
+            Capabilities { streaming: true, logprobs: false }
+        }
+        async fn chat(&self, request: ChatRequest<'_>) -> crate::llm::Result<Completion> {
+            let next = self.0.lock().unwrap().remove(0);
+            if let (Ok(c), Some(sink)) = (&next, request.on_token) {
+                sink(&c.text);
+            }
+            next
+        }
+    }
+
+    async fn library(dir: &std::path::Path) -> Library {
+        let mut config = Config::new(Some(dir.to_path_buf()), None);
+        config.prompts_dir = dir.join("no-overrides");
+        Library::open(config).await.unwrap()
+    }
+
+    async fn ask_scripted(
+        script: Vec<std::result::Result<Completion, LlmError>>,
+        max_tokens: u32,
+    ) -> (RunRecord, Vec<RunEvent>, Library, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let library = library(dir.path()).await;
+        let llm = ScriptedLlm(Mutex::new(script));
+        let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
+        let mut request = AskRequest::new("What is Folio?", "llm-only");
+        request.max_tokens = Some(max_tokens);
+        let run = ask(&library, &llm, &request, &EventSink::new(sender), &CancellationToken::new()).await.unwrap();
+        let mut events = Vec::new();
+        while let Ok(e) = receiver.try_recv() {
+            events.push(e);
+        }
+        (run, events, library, dir)
+    }
+
+    #[tokio::test]
+    async fn an_answer_is_stored_with_its_call_and_events() {
+        let (run, events, library, _dir) = ask_scripted(vec![reply(" A knowledge base. ", FinishReason::Stop)], 64).await;
+        assert_eq!(run.status, RunStatus::Done);
+        assert_eq!(run.answer.as_deref(), Some("A knowledge base."));
+        assert_eq!((run.llm_calls, run.prompt_tokens, run.completion_tokens), (1, 10, 3));
+        assert_eq!(run.trace, Some(json!({ "method": "llm-only" })));
+        let calls = library.run_calls(run.id).await.unwrap();
+        assert_eq!(calls[0].step, "answer");
+        assert_eq!(calls[0].finish.as_deref(), Some("stop"));
+        assert!(matches!(events.first(), Some(RunEvent::Started { .. })));
+        assert!(events.iter().any(|e| matches!(e, RunEvent::Token { text, .. } if text.contains("knowledge"))));
+        assert!(matches!(events.last(), Some(RunEvent::Finished { status: RunStatus::Done, .. })));
+    }
+
+    #[tokio::test]
+    async fn empty_output_is_a_recorded_error() {
+        let (run, ..) = ask_scripted(vec![reply("  \n", FinishReason::Stop)], 64).await;
+        assert_eq!(run.status, RunStatus::Failed);
+        assert!(run.error.as_deref().unwrap().contains("no text"), "{:?}", run.error);
+        assert_eq!(run.llm_calls, 1);
+    }
+
+    #[tokio::test]
+    async fn runaway_output_is_recorded_with_the_partial_text() {
+        let (run, ..) = ask_scripted(vec![reply("and so on and so on", FinishReason::Length)], 5).await;
+        assert_eq!(run.status, RunStatus::Failed);
+        assert!(run.error.as_deref().unwrap().contains("cut off at 5 tokens"), "{:?}", run.error);
+        assert_eq!(run.answer.as_deref(), Some("and so on and so on"));
+    }
+
+    #[tokio::test]
+    async fn backend_failures_and_cancellation_are_recorded() {
+        let down = LlmError::ServerDown { url: "http://127.0.0.1:9".into(), reason: "refused".into() };
+        let (run, ..) = ask_scripted(vec![Err(down)], 64).await;
+        assert_eq!(run.status, RunStatus::Failed);
+        assert!(run.error.as_deref().unwrap().contains("not reachable"));
+        let (run, ..) = ask_scripted(vec![Err(LlmError::Cancelled)], 64).await;
+        assert_eq!(run.status, RunStatus::Cancelled);
+    }
+
+    #[tokio::test]
+    async fn bad_requests_fail_before_a_run_is_stored() {
+        let dir = tempfile::tempdir().unwrap();
+        let library = library(dir.path()).await;
+        let llm = ScriptedLlm(Mutex::new(Vec::new()));
+        let cancel = CancellationToken::new();
+        let sink = EventSink::default();
+        for (question, method, option) in [("", "llm-only", None), ("q", "nope", None), ("q", "vanilla-rag", Some(("mood", "x")))] {
+            let mut request = AskRequest::new(question, method);
+            if let Some((name, value)) = option {
+                request.options.insert(name.into(), value.into());
+            }
+            let err = ask(&library, &llm, &request, &sink, &cancel).await.unwrap_err();
+            assert!(err.is_user_error(), "{err}");
+        }
+        assert!(library.runs(10).await.unwrap().is_empty());
+    }
+}

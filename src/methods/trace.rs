@@ -1,0 +1,40 @@
+//! How an answer was built, one variant per method, stored as JSON with the
+//! run and rendered by the app and by markdown export.
+
+use serde::{Deserialize, Serialize};
+
+use crate::retrieve::SearchMode;
+
+/// A retrieved chunk as it was shown to the model, numbered as in the prompt.
+/// The text is kept so a run still explains itself after the file changes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Passage {
+    pub number: usize,
+    pub chunk_id: i64,
+    pub path: String,
+    pub heading_path: String,
+    pub span_start: i64,
+    pub span_end: i64,
+    pub page: Option<i64>,
+    pub score: f64,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VanillaRagTrace {
+    pub query: String,
+    pub mode: SearchMode,
+    pub k: usize,
+    pub passages: Vec<Passage>,
+    /// Citation markers in the answer that name no passage; they are left
+    /// out of the citations.
+    pub unknown_citations: Vec<usize>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "method", rename_all = "kebab-case")]
+pub enum Trace {
+    /// The model answered from its own weights; there is nothing to retrieve.
+    LlmOnly,
+    VanillaRag(VanillaRagTrace),
+}

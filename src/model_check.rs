@@ -1,0 +1,112 @@
+//! What `folio models` and the app's settings show: the configured language
+//! model, embedding model and prompts, and whether each one actually loads
+//! (a one-token answer, one embedded sentence, every template parsed).
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::Config;
+use crate::embed::Embedder;
+use crate::llm::prompts::{PromptSource, Prompts};
+use crate::llm::{Capabilities, ChatMessage, ChatRequest, GenerateOptions, LlmSettings, ModelInfo};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ModelReport {
+    pub config_file: Option<PathBuf>,
+    pub llm: LlmCheck,
+    pub embedding: EmbeddingCheck,
+    pub prompts: PromptsCheck,
+}
+
+impl ModelReport {
+    pub fn all_load(&self) -> bool {
+        self.llm.error.is_none() && self.embedding.error.is_none() && self.prompts.error.is_none()
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LlmCheck {
+    /// The settings, with any API key masked.
+    pub settings: LlmSettings,
+    pub info: Option<ModelInfo>,
+    pub capabilities: Option<Capabilities>,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct EmbeddingCheck {
+    pub model_dir: PathBuf,
+    pub name: Option<String>,
+    pub dimensions: Option<usize>,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PromptsCheck {
+    pub override_dir: PathBuf,
+    pub sources: Vec<PromptSource>,
+    pub error: Option<String>,
+}
+
+pub async fn check(config: &Config) -> ModelReport {
+    ModelReport {
+        config_file: config.config_file.clone(),
+        llm: check_llm(&config.llm).await,
+        embedding: check_embedding(config).await,
+        prompts: check_prompts(config),
+    }
+}
+
+async fn check_llm(settings: &LlmSettings) -> LlmCheck {
+    let mut shown = settings.clone();
+    if shown.api_key.is_some() {
+        shown.api_key = Some("(set)".into());
+    }
+    let mut check = LlmCheck { settings: shown, info: None, capabilities: None, error: None };
+    match crate::llm::connect(settings).await {
+        Ok(llm) => {
+            check.info = Some(llm.info());
+            check.capabilities = Some(llm.capabilities());
+            let options = GenerateOptions { max_tokens: 1, ..GenerateOptions::default() };
+            let messages = [ChatMessage::user("Say OK.")];
+            let cancel = CancellationToken::new();
+            let request = ChatRequest { messages: &messages, options: &options, on_token: None, cancel: &cancel };
+            if let Err(e) = llm.chat(request).await {
+                check.error = Some(e.to_string());
+            }
+        }
+        Err(e) => check.error = Some(e.to_string()),
+    }
+    check
+}
+
+async fn check_embedding(config: &Config) -> EmbeddingCheck {
+    let files = config.embedding_files();
+    let mut check = EmbeddingCheck { model_dir: files.model_dir.clone(), name: None, dimensions: None, error: None };
+    let loaded = tokio::task::spawn_blocking(move || {
+        let embedder = Embedder::load(&files)?;
+        embedder.embed_one("Folio checks that the embedding model works.")?;
+        Ok::<_, crate::embed::EmbedError>((embedder.name().to_string(), embedder.dim()))
+    })
+    .await;
+    match loaded {
+        Ok(Ok((name, dim))) => {
+            check.name = Some(name);
+            check.dimensions = Some(dim);
+        }
+        Ok(Err(e)) => check.error = Some(e.to_string()),
+        Err(e) => check.error = Some(e.to_string()),
+    }
+    check
+}
+
+fn check_prompts(config: &Config) -> PromptsCheck {
+    let mut check = PromptsCheck { override_dir: config.prompts_dir.clone(), sources: Vec::new(), error: None };
+    match Prompts::load(Some(&config.prompts_dir)) {
+        Ok(prompts) => check.sources = prompts.sources().to_vec(),
+        Err(e) => check.error = Some(e.to_string()),
+    }
+    check
+}

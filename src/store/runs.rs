@@ -1,0 +1,236 @@
+//! Stored runs: every question asked, the method's answer, citations and
+//! trace, and each model call it made. The store keeps the method-specific
+//! parts as JSON; the methods layer owns their types.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{now_ms, process_alive, Result, Store};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    Running,
+    Done,
+    Failed,
+    Cancelled,
+    /// Still marked running, but the process answering it is gone.
+    Interrupted,
+}
+
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Done => "done",
+            RunStatus::Failed => "failed",
+            RunStatus::Cancelled => "cancelled",
+            RunStatus::Interrupted => "interrupted",
+        }
+    }
+
+    fn parse(s: &str) -> RunStatus {
+        match s {
+            "done" => RunStatus::Done,
+            "failed" => RunStatus::Failed,
+            "cancelled" => RunStatus::Cancelled,
+            _ => RunStatus::Running,
+        }
+    }
+}
+
+pub struct NewRun<'a> {
+    pub question: &'a str,
+    pub method: &'a str,
+    pub params: &'a Value,
+    pub model: &'a Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LlmCallRow {
+    pub step: String,
+    pub prompt_tokens: i64,
+    pub completion_tokens: i64,
+    pub wall_ms: i64,
+    pub finish: Option<String>,
+    pub error: Option<String>,
+}
+
+/// How a run ended. `status` is never `Running` or `Interrupted` here.
+pub struct RunOutcome {
+    pub status: RunStatus,
+    pub answer: Option<String>,
+    pub citations: Value,
+    pub trace: Option<Value>,
+    pub error: Option<String>,
+    pub timings: Value,
+    pub calls: Vec<LlmCallRow>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunRecord {
+    pub id: i64,
+    pub question: String,
+    pub method: String,
+    pub params: Value,
+    pub model: Value,
+    pub status: RunStatus,
+    pub answer: Option<String>,
+    pub citations: Value,
+    pub trace: Option<Value>,
+    pub error: Option<String>,
+    pub timings: Value,
+    pub llm_calls: i64,
+    pub prompt_tokens: i64,
+    pub completion_tokens: i64,
+    pub created_at: i64,
+    pub finished_at: Option<i64>,
+}
+
+#[derive(sqlx::FromRow)]
+struct RunRow {
+    id: i64,
+    question: String,
+    method: String,
+    params: String,
+    model: String,
+    status: String,
+    owner_pid: Option<i64>,
+    answer: Option<String>,
+    citations: String,
+    trace: Option<String>,
+    error: Option<String>,
+    timings: String,
+    llm_calls: i64,
+    prompt_tokens: i64,
+    completion_tokens: i64,
+    created_at: i64,
+    finished_at: Option<i64>,
+}
+
+const RUN_COLUMNS: &str = "id, question, method, params, model, status, owner_pid, answer, citations, trace, error, \
+     timings, llm_calls, prompt_tokens, completion_tokens, created_at, finished_at";
+
+fn json(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or(Value::Null)
+}
+
+fn run_from_row(r: RunRow) -> RunRecord {
+    let mut status = RunStatus::parse(&r.status);
+    if status == RunStatus::Running && !r.owner_pid.is_some_and(process_alive) {
+        status = RunStatus::Interrupted;
+    }
+    RunRecord {
+        id: r.id,
+        question: r.question,
+        method: r.method,
+        params: json(&r.params),
+        model: json(&r.model),
+        status,
+        answer: r.answer,
+        citations: json(&r.citations),
+        trace: r.trace.as_deref().map(json),
+        error: r.error,
+        timings: json(&r.timings),
+        llm_calls: r.llm_calls,
+        prompt_tokens: r.prompt_tokens,
+        completion_tokens: r.completion_tokens,
+        created_at: r.created_at,
+        finished_at: r.finished_at,
+    }
+}
+
+impl Store {
+    pub async fn start_run(&self, run: &NewRun<'_>) -> Result<i64> {
+        Ok(sqlx::query(
+            "INSERT INTO runs(question, method, params, model, status, owner_pid, created_at) \
+             VALUES (?, ?, ?, ?, 'running', ?, ?)",
+        )
+        .bind(run.question)
+        .bind(run.method)
+        .bind(run.params.to_string())
+        .bind(run.model.to_string())
+        .bind(std::process::id() as i64)
+        .bind(now_ms())
+        .execute(&self.pool)
+        .await?
+        .last_insert_rowid())
+    }
+
+    /// Records the outcome and every model call in one transaction, so a run
+    /// is either still running or complete with its calls.
+    pub async fn finish_run(&self, id: i64, outcome: &RunOutcome) -> Result<()> {
+        let mut tx = self.pool.begin().await?;
+        let prompt_tokens: i64 = outcome.calls.iter().map(|c| c.prompt_tokens).sum();
+        let completion_tokens: i64 = outcome.calls.iter().map(|c| c.completion_tokens).sum();
+        sqlx::query(
+            "UPDATE runs SET status = ?, owner_pid = NULL, answer = ?, citations = ?, trace = ?, error = ?, \
+             timings = ?, llm_calls = ?, prompt_tokens = ?, completion_tokens = ?, finished_at = ? WHERE id = ?",
+        )
+        .bind(outcome.status.as_str())
+        .bind(&outcome.answer)
+        .bind(outcome.citations.to_string())
+        .bind(outcome.trace.as_ref().map(Value::to_string))
+        .bind(&outcome.error)
+        .bind(outcome.timings.to_string())
+        .bind(outcome.calls.len() as i64)
+        .bind(prompt_tokens)
+        .bind(completion_tokens)
+        .bind(now_ms())
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+        for (ordinal, call) in outcome.calls.iter().enumerate() {
+            sqlx::query(
+                "INSERT INTO llm_calls(run_id, ordinal, step, prompt_tokens, completion_tokens, wall_ms, finish, error) \
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            )
+            .bind(id)
+            .bind(ordinal as i64)
+            .bind(&call.step)
+            .bind(call.prompt_tokens)
+            .bind(call.completion_tokens)
+            .bind(call.wall_ms)
+            .bind(&call.finish)
+            .bind(&call.error)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    pub async fn run(&self, id: i64) -> Result<Option<RunRecord>> {
+        let sql = format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = ?");
+        let row: Option<RunRow> = sqlx::query_as(&sql).bind(id).fetch_optional(&self.pool).await?;
+        Ok(row.map(run_from_row))
+    }
+
+    /// The most recent runs first.
+    pub async fn runs(&self, limit: i64) -> Result<Vec<RunRecord>> {
+        let sql = format!("SELECT {RUN_COLUMNS} FROM runs ORDER BY id DESC LIMIT ?");
+        let rows: Vec<RunRow> = sqlx::query_as(&sql).bind(limit).fetch_all(&self.pool).await?;
+        Ok(rows.into_iter().map(run_from_row).collect())
+    }
+
+    pub async fn llm_calls(&self, run_id: i64) -> Result<Vec<LlmCallRow>> {
+        let rows: Vec<(String, i64, i64, i64, Option<String>, Option<String>)> = sqlx::query_as(
+            "SELECT step, prompt_tokens, completion_tokens, wall_ms, finish, error \
+             FROM llm_calls WHERE run_id = ? ORDER BY ordinal",
+        )
+        .bind(run_id)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(step, prompt_tokens, completion_tokens, wall_ms, finish, error)| LlmCallRow {
+                step,
+                prompt_tokens,
+                completion_tokens,
+                wall_ms,
+                finish,
+                error,
+            })
+            .collect())
+    }
+}

@@ -1,0 +1,307 @@
+//! `folio ask`, `runs`, `show` and `export` end to end: the real CLI, the
+//! real embedding model and the kit's real SmolLM2 over chapters of the Rust
+//! book. Assertions are on structure (citations resolve to real files, the
+//! trace and usage are recorded), never on the tiny model's wording.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+use common::engine::rust_book;
+
+struct Indexed {
+    corpus: PathBuf,
+    data: PathBuf,
+    _root: tempfile::TempDir,
+}
+
+/// Chapters 3 and 4 of the book, indexed once for the whole test binary.
+fn indexed() -> &'static Indexed {
+    static INDEXED: OnceLock<Indexed> = OnceLock::new();
+    INDEXED.get_or_init(|| {
+        let root = tempfile::tempdir().unwrap();
+        let corpus = root.path().join("book");
+        std::fs::create_dir(&corpus).unwrap();
+        for entry in std::fs::read_dir(rust_book()).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if name.starts_with("ch03-") || name.starts_with("ch04-") {
+                std::fs::copy(&path, corpus.join(&name)).unwrap();
+            }
+        }
+        let data = root.path().join("data");
+        let out = folio(&data, &["add", corpus.to_str().unwrap()], &[]);
+        assert!(out.status.success(), "folio add: {}", String::from_utf8_lossy(&out.stderr));
+        Indexed { corpus: std::fs::canonicalize(&corpus).unwrap(), data, _root: root }
+    })
+}
+
+/// The CLI with an empty configuration, so a developer's own folio.toml
+/// never changes what is tested. Tests run in parallel, so each model gets
+/// one thread: several processes spinning two threads each on a two-core
+/// machine slow everything down many times over.
+fn folio(data: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut command = cli(data);
+    command.args(args).stdin(Stdio::null());
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    command.output().expect("run folio")
+}
+
+fn cli(data: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_folio"));
+    command.arg("--data-dir").arg(data).env("FOLIO_CONFIG", "/dev/null").env("FOLIO_LLM_THREADS", "1");
+    command
+}
+
+fn json_of(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("bad JSON ({e}): {}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+}
+
+/// `folio --json ask`, which must succeed.
+fn ask(args: &[&str], env: &[(&str, &str)]) -> Value {
+    let mut all = vec!["--json", "ask", "--temperature", "0", "--max-tokens", "400"];
+    all.extend_from_slice(args);
+    let out = folio(&indexed().data, &all, env);
+    assert!(out.status.success(), "folio ask failed: {}", String::from_utf8_lossy(&out.stderr));
+    json_of(&out)
+}
+
+fn assert_usage_counted(result: &Value, calls: usize) {
+    let run = &result["run"];
+    assert_eq!(run["status"], "done");
+    assert_eq!(run["llm_calls"], calls as u64);
+    assert!(run["prompt_tokens"].as_u64().unwrap() > 0);
+    assert!(run["completion_tokens"].as_u64().unwrap() > 0);
+    let recorded = result["calls"].as_array().unwrap();
+    assert_eq!(recorded.len(), calls);
+    let sum: u64 = recorded.iter().map(|c| c["completion_tokens"].as_u64().unwrap()).sum();
+    assert_eq!(sum, run["completion_tokens"].as_u64().unwrap());
+    let timings = &run["timings"];
+    assert!(timings["total_ms"].as_u64().unwrap() >= timings["llm_ms"].as_u64().unwrap());
+}
+
+/// A passage or citation points at a real file of the corpus and at a real
+/// byte range inside it.
+fn assert_resolves(source: &Value) {
+    let path = Path::new(source["path"].as_str().unwrap());
+    assert!(path.starts_with(&indexed().corpus), "{path:?} is outside the corpus");
+    let len = std::fs::metadata(path).unwrap_or_else(|_| panic!("{path:?} does not exist")).len() as i64;
+    let (start, end) = (source["span_start"].as_i64().unwrap(), source["span_end"].as_i64().unwrap());
+    assert!(0 <= start && start < end && end <= len, "span {start}..{end} outside {path:?} ({len} bytes)");
+}
+
+#[test]
+fn vanilla_rag_answers_with_a_trace_of_real_passages() {
+    let result = ask(&["How do I make a variable mutable?", "--method", "vanilla-rag", "-k", "4"], &[]);
+    assert_usage_counted(&result, 1);
+    let run = &result["run"];
+    assert!(!run["answer"].as_str().unwrap().trim().is_empty());
+    assert_eq!(run["method"], "vanilla-rag");
+    assert_eq!(run["params"]["k"], 4);
+    assert_eq!(run["params"]["options"]["mode"], "hybrid");
+    let trace = &run["trace"];
+    assert_eq!(trace["method"], "vanilla-rag");
+    let passages = trace["passages"].as_array().unwrap();
+    assert_eq!(passages.len(), 4);
+    for (i, p) in passages.iter().enumerate() {
+        assert_eq!(p["number"], i as u64 + 1);
+        assert!(!p["text"].as_str().unwrap().is_empty());
+        assert_resolves(p);
+    }
+    for c in run["citations"].as_array().unwrap() {
+        assert_resolves(c);
+        assert!(passages.iter().any(|p| p["chunk_id"] == c["chunk_id"]));
+    }
+    let mutability = passages.iter().any(|p| p["path"].as_str().unwrap().ends_with("ch03-01-variables-and-mutability.md"));
+    assert!(mutability, "hybrid search should find the chapter on mutability");
+}
+
+#[test]
+fn citations_map_back_to_files_headings_and_spans() {
+    // A prompt override that makes even the tiny model write citation
+    // markers, so the mapping from markers to sources is exercised for real.
+    let prompts = tempfile::tempdir().unwrap();
+    std::fs::create_dir(prompts.path().join("vanilla-rag")).unwrap();
+    std::fs::write(
+        prompts.path().join("vanilla-rag/answer.j2"),
+        "{% for p in passages %}<document number=\"{{ p.number }}\">{{ p.text[:200] }}</document>\n{% endfor %}\
+         Repeat this sentence exactly and write nothing else: Variables are immutable by default [1] [2].",
+    )
+    .unwrap();
+    let dir = prompts.path().to_str().unwrap();
+    let result = ask(&["Are variables immutable?", "--method", "vanilla-rag", "-k", "3"], &[("FOLIO_PROMPTS_DIR", dir)]);
+    let run = &result["run"];
+    let citations = run["citations"].as_array().unwrap();
+    assert!(!citations.is_empty(), "no citation in {:?}", run["answer"]);
+    let passages = run["trace"]["passages"].as_array().unwrap();
+    for c in citations {
+        assert_resolves(c);
+        let passage = passages.iter().find(|p| p["number"] == c["number"]).expect("cited passage exists");
+        for key in ["path", "heading_path", "span_start", "span_end", "chunk_id"] {
+            assert_eq!(c[key], passage[key], "{key}");
+        }
+    }
+}
+
+#[test]
+fn llm_only_answers_without_documents() {
+    let result = ask(&["What is a programming language?", "--method", "llm-only"], &[]);
+    assert_usage_counted(&result, 1);
+    let run = &result["run"];
+    assert_eq!(run["trace"]["method"], "llm-only");
+    assert_eq!(run["citations"], Value::Array(vec![]));
+}
+
+#[test]
+fn runs_show_and_export_round_trip() {
+    let result = ask(&["What is ownership?", "--method", "vanilla-rag", "-k", "3"], &[]);
+    let id = result["run"]["id"].as_i64().unwrap();
+    let data = &indexed().data;
+
+    let runs = json_of(&folio(data, &["--json", "runs"], &[]));
+    assert!(runs.as_array().unwrap().iter().any(|r| r["id"] == id));
+    let shown = json_of(&folio(data, &["--json", "show", &id.to_string()], &[]));
+    assert_eq!(shown["run"], result["run"]);
+
+    let out_dir = tempfile::tempdir().unwrap();
+    let file = out_dir.path().join("ownership answer.md");
+    let out = folio(data, &["export", &id.to_string(), "-o", file.to_str().unwrap()], &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let written: Vec<_> = std::fs::read_dir(out_dir.path()).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(written, vec![file.clone()], "export writes exactly the file it was given");
+
+    let markdown = std::fs::read_to_string(&file).unwrap();
+    let mut links = Vec::new();
+    let mut headings = Vec::new();
+    let mut in_heading = false;
+    for event in pulldown_cmark::Parser::new(&markdown) {
+        match event {
+            pulldown_cmark::Event::Start(pulldown_cmark::Tag::Link { dest_url, .. }) => links.push(dest_url.to_string()),
+            pulldown_cmark::Event::Start(pulldown_cmark::Tag::Heading { .. }) => in_heading = true,
+            pulldown_cmark::Event::End(pulldown_cmark::TagEnd::Heading(_)) => in_heading = false,
+            pulldown_cmark::Event::Text(t) if in_heading => headings.push(t.to_string()),
+            _ => {}
+        }
+    }
+    assert_eq!(headings.first().map(String::as_str), Some("What is ownership?"));
+    assert!(headings.iter().any(|h| h == "How this answer was built"));
+    assert!(links.len() >= 3, "every retrieved passage links to its file: {links:?}");
+    for link in links {
+        let path = decode_file_url(&link);
+        assert!(path.starts_with(&indexed().corpus) && path.is_file(), "{link} does not point at a corpus file");
+    }
+
+    let out = folio(data, &["export", &id.to_string(), "-o", out_dir.path().to_str().unwrap()], &[]);
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("is a directory"));
+    let out = folio(data, &["export", "999999", "-o", file.to_str().unwrap()], &[]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("there is no run 999999"));
+}
+
+fn decode_file_url(url: &str) -> PathBuf {
+    let encoded = url.strip_prefix("file://").unwrap_or_else(|| panic!("{url} is not a file URL"));
+    let bytes = encoded.as_bytes();
+    let mut decoded = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            decoded.push(u8::from_str_radix(&encoded[i + 1..i + 3], 16).unwrap());
+            i += 3;
+        } else {
+            decoded.push(bytes[i]);
+            i += 1;
+        }
+    }
+    PathBuf::from(String::from_utf8(decoded).unwrap())
+}
+
+#[test]
+fn runaway_output_is_a_recorded_readable_error() {
+    let data = &indexed().data;
+    let out = folio(data, &["--json", "ask", "Explain ownership in detail.", "--method", "llm-only", "--max-tokens", "3"], &[]);
+    assert!(!out.status.success(), "a cut-off answer is not a success");
+    let result = json_of(&out);
+    let run = &result["run"];
+    assert_eq!(run["status"], "failed");
+    assert!(run["error"].as_str().unwrap().contains("cut off at 3 tokens"), "{}", run["error"]);
+    assert!(run["answer"].is_string(), "the partial text is kept");
+    assert_eq!(result["calls"][0]["finish"], "length");
+    let shown = folio(data, &["show", &run["id"].to_string()], &[]);
+    assert!(String::from_utf8_lossy(&shown.stdout).contains("cut off"));
+}
+
+#[test]
+fn bad_requests_are_refused_before_a_run_is_recorded() {
+    let data = &indexed().data;
+    // Other tests add runs concurrently; these requests all ask "q".
+    let asked_q = || {
+        let runs = json_of(&folio(data, &["--json", "runs", "--limit", "1000"], &[]));
+        runs.as_array().unwrap().iter().filter(|r| r["question"] == "q").count()
+    };
+    let before = asked_q();
+    let cases: [(&[&str], &str); 3] = [
+        (&["ask", "q", "--method", "nope"], "there is no method `nope`"),
+        (&["ask", "q", "--method", "vanilla-rag", "--set", "mood=x"], "has no option `mood`"),
+        (&["ask", "q", "--method", "vanilla-rag", "--set", "mode=sparse"], "expected one of"),
+    ];
+    for (args, message) in cases {
+        let out = folio(data, args, &[]);
+        assert!(!out.status.success());
+        assert!(String::from_utf8_lossy(&out.stderr).contains(message), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let prompts = tempfile::tempdir().unwrap();
+    std::fs::create_dir(prompts.path().join("llm-only")).unwrap();
+    std::fs::write(prompts.path().join("llm-only/answer.j2"), "{{ question }} {{ passages }}").unwrap();
+    let out = folio(data, &["ask", "q", "--method", "llm-only"], &[("FOLIO_PROMPTS_DIR", prompts.path().to_str().unwrap())]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("uses `passages`, which this step does not provide"), "{stderr}");
+    assert_eq!(before, asked_q());
+}
+
+#[test]
+fn a_killed_answer_leaves_an_interrupted_run() {
+    let data = &indexed().data;
+    let mut child = cli(data)
+        .args(["ask", "Write a very long essay about memory.", "--method", "llm-only", "--max-tokens", "4000"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The first streamed bytes mean the run row exists and the model is generating.
+    let mut first = [0u8; 1];
+    std::io::Read::read_exact(child.stdout.as_mut().unwrap(), &mut first).unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let runs = json_of(&folio(data, &["--json", "runs", "--limit", "1000"], &[]));
+    let killed = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["question"] == "Write a very long essay about memory.")
+        .expect("the run was recorded when it started");
+    assert_eq!(killed["status"], "interrupted");
+}
+
+#[test]
+fn models_reports_what_loads() {
+    let data = &indexed().data;
+    let report = json_of(&folio(data, &["--json", "models"], &[]));
+    assert_eq!(report["llm"]["error"], Value::Null);
+    assert_eq!(report["llm"]["info"]["backend"], "embedded");
+    assert_eq!(report["embedding"]["dimensions"], 384);
+    assert_eq!(report["prompts"]["error"], Value::Null);
+    let out = folio(data, &["--json", "models"], &[("FOLIO_LLM_MODEL", "/nonexistent/model.gguf")]);
+    assert!(!out.status.success());
+    let report = json_of(&out);
+    assert!(report["llm"]["error"].as_str().unwrap().contains("/nonexistent/model.gguf"));
+    assert_eq!(report["embedding"]["error"], Value::Null);
+    let out = folio(data, &["models"], &[("FOLIO_LLM_TEMPERATURE", "warm")]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("FOLIO_LLM_TEMPERATURE=\"warm\" is not valid"));
+}
