@@ -149,15 +149,3 @@ async fn run_once(llm: &EmbeddedLlm, messages: &[ChatMessage], options: &Generat
         llama_generation_ms: timings.generation_ms,
     })
 }
-
-#[cfg(test)]
-mod tmp_bench {
-    #[tokio::test]
-    async fn tmp_run_llm_bench() {
-        let s = crate::llm::LlmSettings::kit_default(&crate::config::default_models_dir());
-        let quick = std::env::var("QUICK").is_ok();
-        let r = super::tokens_per_second(&s, quick).await.unwrap();
-        println!("{}", r.table());
-        println!("{}", serde_json::to_string_pretty(&r.details).unwrap());
-    }
-}
