@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs Folio's benchmarks: `scripts/bench.sh ingest [--quick] [tree|embed|watch|write-amp…]`
-# or `scripts/bench.sh search [--quick]`. Tables go to stdout, JSON to
+# Runs Folio's benchmarks: `scripts/bench.sh ingest [--quick] [tree|embed|watch|write-amp…]`,
+# `scripts/bench.sh search [--quick]` or `scripts/bench.sh llm [--quick]`. Tables go to stdout, JSON to
 # bench/results/. The Python baselines (raw ONNX Runtime, numpy) run in a venv
 # at .venv-bench, created here once; the Rust side is told which python to use
 # through FOLIO_BENCH_PYTHON. Benchmarks always run a release build.
@@ -15,7 +15,7 @@ PACKAGES=(numpy onnxruntime==1.31.1 tokenizers)
 log() { printf '\033[1m[bench]\033[0m %s\n' "$*" >&2; }
 
 if [ "$#" -eq 0 ]; then
-  echo "usage: $0 ingest|search [--quick] [benchmarks…]" >&2
+  echo "usage: $0 ingest|search|llm [--quick] [benchmarks…]" >&2
   exit 2
 fi
 

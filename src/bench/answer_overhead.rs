@@ -60,13 +60,15 @@ pub(crate) async fn run(ctx: &Context) -> Result<Report> {
     let walls: Vec<f64> = measured.iter().map(|q| q.wall_ms).collect();
     let retrieval: Vec<f64> = measured.iter().map(|q| q.retrieval_ms).collect();
     let worst = share.iter().copied().fold(0.0, f64::max);
+    let percent = |x: f64| x * 100.0;
     let rows = vec![
-        Row::new("overhead per question, p50 (vs wall time)", "ms", percentile(&overhead, 50.0))
-            .baseline(percentile(&walls, 50.0))
-            .target(Target::RatioAtMost(TARGET_SHARE)),
-        Row::new("overhead share, worst question", "%", worst * 100.0).target(Target::AtMost(TARGET_SHARE * 100.0)),
+        Row::new("overhead share of wall time, p50", "%", percent(percentile(&share, 50.0)))
+            .target(Target::AtMost(percent(TARGET_SHARE))),
+        Row::new("overhead share of wall time, worst question", "%", percent(worst))
+            .target(Target::AtMost(percent(TARGET_SHARE))),
+        Row::new("overhead per question, p50", "ms", percentile(&overhead, 50.0)),
         Row::new("retrieval per question, p50 (in the overhead)", "ms", percentile(&retrieval, 50.0)),
-        Row::new("model time per question, p50", "ms", percentile(&measured.iter().map(|q| q.llm_ms).collect::<Vec<_>>(), 50.0)),
+        Row::new("wall time per question, p50", "ms", percentile(&walls, 50.0)),
     ];
     Ok(Report {
         name: "llm-overhead",
