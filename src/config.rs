@@ -104,15 +104,14 @@ impl Config {
         // Relative paths in the file are relative to the file, not to wherever
         // the command happens to run.
         let base = path.parent().unwrap_or(Path::new("."));
-        if let Some(llm) = file.llm {
-            let keep_kit_model = llm.model.is_empty() && llm.backend == Backend::Embedded;
-            let kit_model = std::mem::take(&mut self.llm.model);
-            self.llm = llm;
-            if keep_kit_model {
-                self.llm.model = kit_model;
-            } else if self.llm.backend == Backend::Embedded {
-                self.llm.model = base.join(&self.llm.model).display().to_string();
+        if let Some(mut llm) = file.llm {
+            if llm.backend == Backend::Embedded {
+                llm.model = match llm.model.as_str() {
+                    "" => std::mem::take(&mut self.llm.model),
+                    file => base.join(file).display().to_string(),
+                };
             }
+            self.llm = llm;
         }
         if let Some(dir) = file.embedding.model_dir {
             self.embedding_model_dir = base.join(dir);

@@ -116,7 +116,13 @@ pub async fn retrieve(
     let scores: std::collections::HashMap<i64, f64> = ranked.into_iter().collect();
     // A chunk deleted since ranking is simply missing here.
     let chunks = store.chunks_by_id(&ids).await?;
-    Ok(chunks.into_iter().map(|c| { let score = scores.get(&c.id).copied().unwrap_or_default(); (c, score) }).collect())
+    Ok(chunks
+        .into_iter()
+        .map(|c| {
+            let score = scores.get(&c.id).copied().unwrap_or_default();
+            (c, score)
+        })
+        .collect())
 }
 
 /// [`retrieve`], shown as search results with a snippet around the query.
