@@ -35,11 +35,18 @@ pub enum ConfigError {
     #[error("the configuration file {0} does not exist (FOLIO_CONFIG points at it)")]
     Missing(PathBuf),
     #[error("cannot read {path}: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{path} is not valid: {message}")]
     Parse { path: PathBuf, message: String },
     #[error("{var}={value:?} is not valid: {message}")]
-    Env { var: &'static str, value: String, message: String },
+    Env {
+        var: &'static str,
+        value: String,
+        message: String,
+    },
 }
 
 /// The shape of `folio.toml`. Unknown keys are errors so a typo is reported
@@ -84,10 +91,15 @@ impl Config {
 
     /// The defaults, then `folio.toml` (`FOLIO_CONFIG` or the platform config
     /// directory), then `FOLIO_*` variables.
-    pub fn load(data_dir: Option<PathBuf>, max_file_size: Option<u64>) -> Result<Config, ConfigError> {
+    pub fn load(
+        data_dir: Option<PathBuf>,
+        max_file_size: Option<u64>,
+    ) -> Result<Config, ConfigError> {
         let mut config = Config::new(data_dir, max_file_size);
         let explicit = std::env::var_os("FOLIO_CONFIG").map(PathBuf::from);
-        let path = explicit.clone().unwrap_or_else(|| platform_dir(dirs::config_dir()).join("folio.toml"));
+        let path = explicit
+            .clone()
+            .unwrap_or_else(|| platform_dir(dirs::config_dir()).join("folio.toml"));
         if path.exists() {
             config.apply_file(&path)?;
         } else if explicit.is_some() {
@@ -98,9 +110,14 @@ impl Config {
     }
 
     fn apply_file(&mut self, path: &Path) -> Result<(), ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.to_path_buf(), source })?;
-        let file: ConfigFile =
-            toml::from_str(&text).map_err(|e| ConfigError::Parse { path: path.to_path_buf(), message: e.to_string() })?;
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let file: ConfigFile = toml::from_str(&text).map_err(|e| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
         // Relative paths in the file are relative to the file, not to wherever
         // the command happens to run.
         let base = path.parent().unwrap_or(Path::new("."));
@@ -126,20 +143,31 @@ impl Config {
     fn apply_env(&mut self) -> Result<(), ConfigError> {
         let llm = &mut self.llm;
         env_override("FOLIO_LLM_BACKEND", |v| {
-            llm.backend = <Backend as clap::ValueEnum>::from_str(v, true).map_err(|_| "expected embedded or openai".to_string())?;
+            llm.backend = <Backend as clap::ValueEnum>::from_str(v, true)
+                .map_err(|_| "expected embedded or openai".to_string())?;
             Ok(())
         })?;
         env_override("FOLIO_LLM_MODEL", |v| Ok(llm.model = v.to_string()))?;
         env_override("FOLIO_LLM_BASE_URL", |v| Ok(llm.base_url = v.to_string()))?;
-        env_override("FOLIO_LLM_API_KEY", |v| Ok(llm.api_key = Some(v.to_string())))?;
-        env_override("FOLIO_LLM_CONTEXT_SIZE", |v| Ok(llm.context_size = parse(v)?))?;
+        env_override("FOLIO_LLM_API_KEY", |v| {
+            Ok(llm.api_key = Some(v.to_string()))
+        })?;
+        env_override("FOLIO_LLM_CONTEXT_SIZE", |v| {
+            Ok(llm.context_size = parse(v)?)
+        })?;
         env_override("FOLIO_LLM_TEMPERATURE", |v| Ok(llm.temperature = parse(v)?))?;
         env_override("FOLIO_LLM_MAX_TOKENS", |v| Ok(llm.max_tokens = parse(v)?))?;
         env_override("FOLIO_LLM_THREADS", |v| Ok(llm.threads = Some(parse(v)?)))?;
         env_override("FOLIO_LLM_GPU_LAYERS", |v| Ok(llm.gpu_layers = parse(v)?))?;
-        env_override("FOLIO_LLM_TIMEOUT_SECS", |v| Ok(llm.timeout_secs = parse(v)?))?;
-        env_override("FOLIO_EMBEDDING_MODEL_DIR", |v| Ok(self.embedding_model_dir = PathBuf::from(v)))?;
-        env_override("FOLIO_PROMPTS_DIR", |v| Ok(self.prompts_dir = PathBuf::from(v)))?;
+        env_override("FOLIO_LLM_TIMEOUT_SECS", |v| {
+            Ok(llm.timeout_secs = parse(v)?)
+        })?;
+        env_override("FOLIO_EMBEDDING_MODEL_DIR", |v| {
+            Ok(self.embedding_model_dir = PathBuf::from(v))
+        })?;
+        env_override("FOLIO_PROMPTS_DIR", |v| {
+            Ok(self.prompts_dir = PathBuf::from(v))
+        })?;
         Ok(())
     }
 
@@ -152,7 +180,10 @@ impl Config {
     }
 
     pub fn limits(&self) -> Limits {
-        Limits { max_file_size: self.max_file_size, chunk_sizes: ChunkSizes::default() }
+        Limits {
+            max_file_size: self.max_file_size,
+            chunk_sizes: ChunkSizes::default(),
+        }
     }
 }
 
@@ -168,11 +199,16 @@ where
 }
 
 /// Applies `set` to the variable's value when it is set and not empty.
-fn env_override(var: &'static str, set: impl FnOnce(&str) -> Result<(), String>) -> Result<(), ConfigError> {
+fn env_override(
+    var: &'static str,
+    set: impl FnOnce(&str) -> Result<(), String>,
+) -> Result<(), ConfigError> {
     match std::env::var(var) {
-        Ok(value) if !value.is_empty() => {
-            set(&value).map_err(|message| ConfigError::Env { var, value: value.clone(), message })
-        }
+        Ok(value) if !value.is_empty() => set(&value).map_err(|message| ConfigError::Env {
+            var,
+            value: value.clone(),
+            message,
+        }),
         _ => Ok(()),
     }
 }
@@ -201,7 +237,10 @@ mod tests {
         .unwrap();
         let mut config = Config::new(Some(dir.path().into()), None);
         config.apply_file(&path).unwrap();
-        assert_eq!(config.llm.model, dir.path().join("big.gguf").display().to_string());
+        assert_eq!(
+            config.llm.model,
+            dir.path().join("big.gguf").display().to_string()
+        );
         assert_eq!(config.llm.context_size, 2048);
         assert_eq!(config.llm.max_tokens, LlmSettings::default().max_tokens);
         assert_eq!(config.embedding_model_dir, dir.path().join("emb"));
@@ -227,6 +266,9 @@ mod tests {
         let path = dir.path().join("folio.toml");
         std::fs::write(&path, "[llm]\ntemprature = 0.5\n").unwrap();
         let err = Config::new(None, None).apply_file(&path).unwrap_err();
-        assert!(matches!(&err, ConfigError::Parse { message, .. } if message.contains("temprature")), "{err}");
+        assert!(
+            matches!(&err, ConfigError::Parse { message, .. } if message.contains("temprature")),
+            "{err}"
+        );
     }
 }

@@ -20,7 +20,10 @@ pub enum Error {
     #[error("{0} is not a watched folder; `folio status` lists them")]
     NotWatched(PathBuf),
     #[error("cannot create the data directory {path}: {source}")]
-    DataDir { path: PathBuf, source: std::io::Error },
+    DataDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
@@ -45,7 +48,10 @@ impl Error {
     /// Whether the user can fix this by changing what they asked for.
     pub fn is_user_error(&self) -> bool {
         match self {
-            Error::NotFound(_) | Error::NotIndexed(_) | Error::NotWatched(_) | Error::RunNotFound(_) => true,
+            Error::NotFound(_)
+            | Error::NotIndexed(_)
+            | Error::NotWatched(_)
+            | Error::RunNotFound(_) => true,
             Error::Export(e) => !matches!(e, ExportError::Write { .. }),
             Error::Method(e) => e.is_user_error(),
             _ => false,

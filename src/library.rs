@@ -15,13 +15,16 @@ use crate::embed::Embedder;
 use crate::error::{Error, Result};
 use crate::events::{EngineEvent, EventSender};
 use crate::ingest::pipeline::{CancelFlag, Change, Ingestor, PassSummary, Root};
-use crate::retrieve::{SearchHit, SearchMode, VectorIndex};
 use crate::ingest::structure_tree::StructureTree;
 use crate::llm::prompts::Prompts;
 use crate::llm::Llm;
 use crate::methods::runner::AskRequest;
 use crate::methods::EventSink;
-use crate::store::{DocumentRecord, Folder, IndexCounts, Job, JobState, LlmCallRow, RunRecord, Store, StoredChunk, VectorSpace};
+use crate::retrieve::{SearchHit, SearchMode, VectorIndex};
+use crate::store::{
+    DocumentRecord, Folder, IndexCounts, Job, JobState, LlmCallRow, RunRecord, Store, StoredChunk,
+    VectorSpace,
+};
 use tokio_util::sync::CancellationToken;
 
 pub const INGEST_JOB: &str = "ingest";
@@ -96,8 +99,10 @@ fn canonical(path: &Path) -> Result<PathBuf> {
 
 impl Library {
     pub async fn open(config: Config) -> Result<Library> {
-        std::fs::create_dir_all(&config.data_dir)
-            .map_err(|source| Error::DataDir { path: config.data_dir.clone(), source })?;
+        std::fs::create_dir_all(&config.data_dir).map_err(|source| Error::DataDir {
+            path: config.data_dir.clone(),
+            source,
+        })?;
         let store = Store::open(&config.database_path()).await?;
         let (events, _) = broadcast::channel(1024);
         Ok(Library {
@@ -137,7 +142,10 @@ impl Library {
                 let embedder = tokio::task::spawn_blocking(move || Embedder::load(&files))
                     .await
                     .map_err(|e| Error::Task(e.to_string()))??;
-                let (space, _) = self.store.ensure_vector_space(embedder.name(), embedder.dim()).await?;
+                let (space, _) = self
+                    .store
+                    .ensure_vector_space(embedder.name(), embedder.dim())
+                    .await?;
                 Ok((Arc::new(embedder), space))
             })
             .await
@@ -166,29 +174,41 @@ impl Library {
             roots.push(path);
         }
         let payload = serde_json::to_value(IngestPayload { roots }).unwrap_or_default();
-        Ok(self.store.create_job(INGEST_JOB, &payload, JobState::Queued).await?)
+        Ok(self
+            .store
+            .create_job(INGEST_JOB, &payload, JobState::Queued)
+            .await?)
     }
 
     /// Runs (or resumes) an ingest job to the end, or until cancelled.
     /// `None` means another worker holds the job.
     pub async fn run_job(&self, job_id: i64) -> Result<Option<PassSummary>> {
-        let job = self.store.job(job_id).await?.ok_or_else(|| Error::Task(format!("job {job_id} does not exist")))?;
+        let job = self
+            .store
+            .job(job_id)
+            .await?
+            .ok_or_else(|| Error::Task(format!("job {job_id} does not exist")))?;
         let free = job.state == JobState::Queued || job.interrupted;
         if !free || !self.store.claim_job(job_id, job.owner_pid).await? {
             return Ok(None);
         }
-        let payload: IngestPayload =
-            serde_json::from_value(job.payload).map_err(|e| Error::Task(format!("job {job_id} is unreadable: {e}")))?;
+        let payload: IngestPayload = serde_json::from_value(job.payload)
+            .map_err(|e| Error::Task(format!("job {job_id} is unreadable: {e}")))?;
         let folders = self.store.folders().await?;
         let roots: Vec<Root> = folders
             .iter()
             .filter(|f| payload.roots.contains(&f.path))
-            .map(|f| Root { folder_id: f.id, path: PathBuf::from(&f.path) })
+            .map(|f| Root {
+                folder_id: f.id,
+                path: PathBuf::from(&f.path),
+            })
             .collect();
         let ingestor = match self.ingestor().await {
             Ok(i) => i,
             Err(e) => {
-                self.store.finish_job(job_id, JobState::Failed, Some(&e.to_string())).await?;
+                self.store
+                    .finish_job(job_id, JobState::Failed, Some(&e.to_string()))
+                    .await?;
                 return Err(e);
             }
         };
@@ -202,7 +222,9 @@ impl Library {
                 Ok(Some(summary))
             }
             Err(e) => {
-                self.store.finish_job(job_id, JobState::Failed, Some(&e.to_string())).await?;
+                self.store
+                    .finish_job(job_id, JobState::Failed, Some(&e.to_string()))
+                    .await?;
                 Err(e)
             }
         }
@@ -229,9 +251,18 @@ impl Library {
     /// Reconciles every watched folder with the disk (changes made while
     /// Folio was closed), as a job of its own.
     pub async fn reconcile_all(&self) -> Result<PassSummary> {
-        let roots: Vec<String> = self.store.folders().await?.into_iter().map(|f| f.path).collect();
+        let roots: Vec<String> = self
+            .store
+            .folders()
+            .await?
+            .into_iter()
+            .map(|f| f.path)
+            .collect();
         let payload = serde_json::to_value(IngestPayload { roots }).unwrap_or_default();
-        let id = self.store.create_job(INGEST_JOB, &payload, JobState::Queued).await?;
+        let id = self
+            .store
+            .create_job(INGEST_JOB, &payload, JobState::Queued)
+            .await?;
         Ok(self.run_job(id).await?.unwrap_or_default())
     }
 
@@ -241,7 +272,10 @@ impl Library {
             .folders()
             .await?
             .into_iter()
-            .map(|f| Root { folder_id: f.id, path: PathBuf::from(f.path) })
+            .map(|f| Root {
+                folder_id: f.id,
+                path: PathBuf::from(f.path),
+            })
             .collect())
     }
 
@@ -264,7 +298,12 @@ impl Library {
         let documents = self.store.all_documents().await?;
         let errors = documents
             .iter()
-            .filter_map(|d| d.error.as_ref().map(|e| FileError { path: d.path.clone(), error: e.clone() }))
+            .filter_map(|d| {
+                d.error.as_ref().map(|e| FileError {
+                    path: d.path.clone(),
+                    error: e.clone(),
+                })
+            })
             .collect();
         Ok(Status {
             data_dir: self.config.data_dir.to_string_lossy().into_owned(),
@@ -328,7 +367,12 @@ impl Library {
     }
 
     /// Whole chunks with scores, best first: what methods put in prompts.
-    pub async fn retrieve(&self, query: &str, k: usize, mode: SearchMode) -> Result<Vec<(StoredChunk, f64)>> {
+    pub async fn retrieve(
+        &self,
+        query: &str,
+        k: usize,
+        mode: SearchMode,
+    ) -> Result<Vec<(StoredChunk, f64)>> {
         let (embedder, _) = self.model().await?;
         let memory = self.memory_vectors().await?;
         crate::retrieve::retrieve(&self.store, memory.as_deref(), embedder, query, k, mode).await
@@ -336,20 +380,31 @@ impl Library {
 
     /// The configured language model, loaded (or connected) on first use.
     pub async fn llm(&self) -> Result<Arc<dyn Llm>> {
-        self.llm.get_or_try_init(|| crate::llm::connect(&self.config.llm)).await.cloned().map_err(Error::from)
+        self.llm
+            .get_or_try_init(|| crate::llm::connect(&self.config.llm))
+            .await
+            .cloned()
+            .map_err(Error::from)
     }
 
     /// The prompt templates, with the user's overrides, checked on first use.
     pub async fn prompts(&self) -> Result<Arc<Prompts>> {
         self.prompts
-            .get_or_try_init(|| async { Prompts::load(Some(&self.config.prompts_dir)).map(Arc::new) })
+            .get_or_try_init(|| async {
+                Prompts::load(Some(&self.config.prompts_dir)).map(Arc::new)
+            })
             .await
             .cloned()
             .map_err(Error::from)
     }
 
     /// Answers `request` with its method and stores the run, failed or not.
-    pub async fn ask(&self, request: &AskRequest, events: &EventSink, cancel: &CancellationToken) -> Result<RunRecord> {
+    pub async fn ask(
+        &self,
+        request: &AskRequest,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> Result<RunRecord> {
         let llm = self.llm().await?;
         crate::methods::runner::ask(self, llm.as_ref(), request, events, cancel).await
     }
@@ -371,6 +426,9 @@ impl Library {
     pub async fn export(&self, id: i64, out: &Path) -> Result<PathBuf> {
         let run = self.run(id).await?;
         let calls = self.run_calls(id).await?;
-        Ok(crate::export::write_file(out, &crate::export::render(&run, &calls))?)
+        Ok(crate::export::write_file(
+            out,
+            &crate::export::render(&run, &calls),
+        )?)
     }
 }

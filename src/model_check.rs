@@ -64,15 +64,28 @@ async fn check_llm(settings: &LlmSettings) -> LlmCheck {
     if shown.api_key.is_some() {
         shown.api_key = Some("(set)".into());
     }
-    let mut check = LlmCheck { settings: shown, info: None, capabilities: None, error: None };
+    let mut check = LlmCheck {
+        settings: shown,
+        info: None,
+        capabilities: None,
+        error: None,
+    };
     match crate::llm::connect(settings).await {
         Ok(llm) => {
             check.info = Some(llm.info());
             check.capabilities = Some(llm.capabilities());
-            let options = GenerateOptions { max_tokens: 1, ..GenerateOptions::default() };
+            let options = GenerateOptions {
+                max_tokens: 1,
+                ..GenerateOptions::default()
+            };
             let messages = [ChatMessage::user("Say OK.")];
             let cancel = CancellationToken::new();
-            let request = ChatRequest { messages: &messages, options: &options, on_token: None, cancel: &cancel };
+            let request = ChatRequest {
+                messages: &messages,
+                options: &options,
+                on_token: None,
+                cancel: &cancel,
+            };
             if let Err(e) = llm.chat(request).await {
                 check.error = Some(e.to_string());
             }
@@ -84,7 +97,12 @@ async fn check_llm(settings: &LlmSettings) -> LlmCheck {
 
 async fn check_embedding(config: &Config) -> EmbeddingCheck {
     let files = config.embedding_files();
-    let mut check = EmbeddingCheck { model_dir: files.model_dir.clone(), name: None, dimensions: None, error: None };
+    let mut check = EmbeddingCheck {
+        model_dir: files.model_dir.clone(),
+        name: None,
+        dimensions: None,
+        error: None,
+    };
     let loaded = tokio::task::spawn_blocking(move || {
         let embedder = Embedder::load(&files)?;
         embedder.embed_one("Folio checks that the embedding model works.")?;
@@ -103,7 +121,11 @@ async fn check_embedding(config: &Config) -> EmbeddingCheck {
 }
 
 fn check_prompts(config: &Config) -> PromptsCheck {
-    let mut check = PromptsCheck { override_dir: config.prompts_dir.clone(), sources: Vec::new(), error: None };
+    let mut check = PromptsCheck {
+        override_dir: config.prompts_dir.clone(),
+        sources: Vec::new(),
+        error: None,
+    };
     match Prompts::load(Some(&config.prompts_dir)) {
         Ok(prompts) => check.sources = prompts.sources().to_vec(),
         Err(e) => check.error = Some(e.to_string()),

@@ -35,8 +35,16 @@ fn indexed() -> &'static Indexed {
         }
         let data = root.path().join("data");
         let out = folio(&data, &["add", corpus.to_str().unwrap()], &[]);
-        assert!(out.status.success(), "folio add: {}", String::from_utf8_lossy(&out.stderr));
-        Indexed { corpus: std::fs::canonicalize(&corpus).unwrap(), data, _root: root }
+        assert!(
+            out.status.success(),
+            "folio add: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Indexed {
+            corpus: std::fs::canonicalize(&corpus).unwrap(),
+            data,
+            _root: root,
+        }
     })
 }
 
@@ -55,13 +63,22 @@ fn folio(data: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
 
 fn cli(data: &Path) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_folio"));
-    command.arg("--data-dir").arg(data).env("FOLIO_CONFIG", "/dev/null").env("FOLIO_LLM_THREADS", "1");
+    command
+        .arg("--data-dir")
+        .arg(data)
+        .env("FOLIO_CONFIG", "/dev/null")
+        .env("FOLIO_LLM_THREADS", "1");
     command
 }
 
 fn json_of(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("bad JSON ({e}): {}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "bad JSON ({e}): {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
 }
 
 /// `folio --json ask`, which must succeed.
@@ -69,7 +86,11 @@ fn ask(args: &[&str], env: &[(&str, &str)]) -> Value {
     let mut all = vec!["--json", "ask", "--temperature", "0", "--max-tokens", "400"];
     all.extend_from_slice(args);
     let out = folio(&indexed().data, &all, env);
-    assert!(out.status.success(), "folio ask failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "folio ask failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     json_of(&out)
 }
 
@@ -81,7 +102,10 @@ fn assert_usage_counted(result: &Value, calls: usize) {
     assert!(run["completion_tokens"].as_u64().unwrap() > 0);
     let recorded = result["calls"].as_array().unwrap();
     assert_eq!(recorded.len(), calls);
-    let sum: u64 = recorded.iter().map(|c| c["completion_tokens"].as_u64().unwrap()).sum();
+    let sum: u64 = recorded
+        .iter()
+        .map(|c| c["completion_tokens"].as_u64().unwrap())
+        .sum();
     assert_eq!(sum, run["completion_tokens"].as_u64().unwrap());
     let timings = &run["timings"];
     assert!(timings["total_ms"].as_u64().unwrap() >= timings["llm_ms"].as_u64().unwrap());
@@ -91,15 +115,35 @@ fn assert_usage_counted(result: &Value, calls: usize) {
 /// byte range inside it.
 fn assert_resolves(source: &Value) {
     let path = Path::new(source["path"].as_str().unwrap());
-    assert!(path.starts_with(&indexed().corpus), "{path:?} is outside the corpus");
-    let len = std::fs::metadata(path).unwrap_or_else(|_| panic!("{path:?} does not exist")).len() as i64;
-    let (start, end) = (source["span_start"].as_i64().unwrap(), source["span_end"].as_i64().unwrap());
-    assert!(0 <= start && start < end && end <= len, "span {start}..{end} outside {path:?} ({len} bytes)");
+    assert!(
+        path.starts_with(&indexed().corpus),
+        "{path:?} is outside the corpus"
+    );
+    let len = std::fs::metadata(path)
+        .unwrap_or_else(|_| panic!("{path:?} does not exist"))
+        .len() as i64;
+    let (start, end) = (
+        source["span_start"].as_i64().unwrap(),
+        source["span_end"].as_i64().unwrap(),
+    );
+    assert!(
+        0 <= start && start < end && end <= len,
+        "span {start}..{end} outside {path:?} ({len} bytes)"
+    );
 }
 
 #[test]
 fn vanilla_rag_answers_with_a_trace_of_real_passages() {
-    let result = ask(&["How do I make a variable mutable?", "--method", "vanilla-rag", "-k", "4"], &[]);
+    let result = ask(
+        &[
+            "How do I make a variable mutable?",
+            "--method",
+            "vanilla-rag",
+            "-k",
+            "4",
+        ],
+        &[],
+    );
     assert_usage_counted(&result, 1);
     let run = &result["run"];
     assert!(!run["answer"].as_str().unwrap().trim().is_empty());
@@ -119,8 +163,16 @@ fn vanilla_rag_answers_with_a_trace_of_real_passages() {
         assert_resolves(c);
         assert!(passages.iter().any(|p| p["chunk_id"] == c["chunk_id"]));
     }
-    let mutability = passages.iter().any(|p| p["path"].as_str().unwrap().ends_with("ch03-01-variables-and-mutability.md"));
-    assert!(mutability, "hybrid search should find the chapter on mutability");
+    let mutability = passages.iter().any(|p| {
+        p["path"]
+            .as_str()
+            .unwrap()
+            .ends_with("ch03-01-variables-and-mutability.md")
+    });
+    assert!(
+        mutability,
+        "hybrid search should find the chapter on mutability"
+    );
 }
 
 #[test]
@@ -136,14 +188,26 @@ fn citations_map_back_to_files_headings_and_spans() {
     )
     .unwrap();
     let dir = prompts.path().to_str().unwrap();
-    let result = ask(&["Are variables immutable?", "--method", "vanilla-rag", "-k", "3"], &[("FOLIO_PROMPTS_DIR", dir)]);
+    let result = ask(
+        &[
+            "Are variables immutable?",
+            "--method",
+            "vanilla-rag",
+            "-k",
+            "3",
+        ],
+        &[("FOLIO_PROMPTS_DIR", dir)],
+    );
     let run = &result["run"];
     let citations = run["citations"].as_array().unwrap();
     assert!(!citations.is_empty(), "no citation in {:?}", run["answer"]);
     let passages = run["trace"]["passages"].as_array().unwrap();
     for c in citations {
         assert_resolves(c);
-        let passage = passages.iter().find(|p| p["number"] == c["number"]).expect("cited passage exists");
+        let passage = passages
+            .iter()
+            .find(|p| p["number"] == c["number"])
+            .expect("cited passage exists");
         for key in ["path", "heading_path", "span_start", "span_end", "chunk_id"] {
             assert_eq!(c[key], passage[key], "{key}");
         }
@@ -152,7 +216,10 @@ fn citations_map_back_to_files_headings_and_spans() {
 
 #[test]
 fn llm_only_answers_without_documents() {
-    let result = ask(&["What is a programming language?", "--method", "llm-only"], &[]);
+    let result = ask(
+        &["What is a programming language?", "--method", "llm-only"],
+        &[],
+    );
     assert_usage_counted(&result, 1);
     let run = &result["run"];
     assert_eq!(run["trace"]["method"], "llm-only");
@@ -161,7 +228,10 @@ fn llm_only_answers_without_documents() {
 
 #[test]
 fn runs_show_and_export_round_trip() {
-    let result = ask(&["What is ownership?", "--method", "vanilla-rag", "-k", "3"], &[]);
+    let result = ask(
+        &["What is ownership?", "--method", "vanilla-rag", "-k", "3"],
+        &[],
+    );
     let id = result["run"]["id"].as_i64().unwrap();
     let data = &indexed().data;
 
@@ -172,10 +242,25 @@ fn runs_show_and_export_round_trip() {
 
     let out_dir = tempfile::tempdir().unwrap();
     let file = out_dir.path().join("ownership answer.md");
-    let out = folio(data, &["export", &id.to_string(), "-o", file.to_str().unwrap()], &[]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let written: Vec<_> = std::fs::read_dir(out_dir.path()).unwrap().map(|e| e.unwrap().path()).collect();
-    assert_eq!(written, vec![file.clone()], "export writes exactly the file it was given");
+    let out = folio(
+        data,
+        &["export", &id.to_string(), "-o", file.to_str().unwrap()],
+        &[],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let written: Vec<_> = std::fs::read_dir(out_dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(
+        written,
+        vec![file.clone()],
+        "export writes exactly the file it was given"
+    );
 
     let markdown = std::fs::read_to_string(&file).unwrap();
     let mut links = Vec::new();
@@ -183,29 +268,57 @@ fn runs_show_and_export_round_trip() {
     let mut in_heading = false;
     for event in pulldown_cmark::Parser::new(&markdown) {
         match event {
-            pulldown_cmark::Event::Start(pulldown_cmark::Tag::Link { dest_url, .. }) => links.push(dest_url.to_string()),
+            pulldown_cmark::Event::Start(pulldown_cmark::Tag::Link { dest_url, .. }) => {
+                links.push(dest_url.to_string())
+            }
             pulldown_cmark::Event::Start(pulldown_cmark::Tag::Heading { .. }) => in_heading = true,
             pulldown_cmark::Event::End(pulldown_cmark::TagEnd::Heading(_)) => in_heading = false,
             pulldown_cmark::Event::Text(t) if in_heading => headings.push(t.to_string()),
             _ => {}
         }
     }
-    assert_eq!(headings.first().map(String::as_str), Some("What is ownership?"));
+    assert_eq!(
+        headings.first().map(String::as_str),
+        Some("What is ownership?")
+    );
     assert!(headings.iter().any(|h| h == "How this answer was built"));
-    assert!(links.len() >= 3, "every retrieved passage links to its file: {links:?}");
+    assert!(
+        links.len() >= 3,
+        "every retrieved passage links to its file: {links:?}"
+    );
     for link in links {
         let path = decode_file_url(&link);
-        assert!(path.starts_with(&indexed().corpus) && path.is_file(), "{link} does not point at a corpus file");
+        assert!(
+            path.starts_with(&indexed().corpus) && path.is_file(),
+            "{link} does not point at a corpus file"
+        );
     }
 
-    let out = folio(data, &["export", &id.to_string(), "-o", out_dir.path().to_str().unwrap()], &[]);
-    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("is a directory"));
-    let out = folio(data, &["export", "999999", "-o", file.to_str().unwrap()], &[]);
+    let out = folio(
+        data,
+        &[
+            "export",
+            &id.to_string(),
+            "-o",
+            out_dir.path().to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(
+        !out.status.success() && String::from_utf8_lossy(&out.stderr).contains("is a directory")
+    );
+    let out = folio(
+        data,
+        &["export", "999999", "-o", file.to_str().unwrap()],
+        &[],
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("there is no run 999999"));
 }
 
 fn decode_file_url(url: &str) -> PathBuf {
-    let encoded = url.strip_prefix("file://").unwrap_or_else(|| panic!("{url} is not a file URL"));
+    let encoded = url
+        .strip_prefix("file://")
+        .unwrap_or_else(|| panic!("{url} is not a file URL"));
     let bytes = encoded.as_bytes();
     let mut decoded = Vec::new();
     let mut i = 0;
@@ -224,12 +337,31 @@ fn decode_file_url(url: &str) -> PathBuf {
 #[test]
 fn runaway_output_is_a_recorded_readable_error() {
     let data = &indexed().data;
-    let out = folio(data, &["--json", "ask", "Explain ownership in detail.", "--method", "llm-only", "--max-tokens", "3"], &[]);
+    let out = folio(
+        data,
+        &[
+            "--json",
+            "ask",
+            "Explain ownership in detail.",
+            "--method",
+            "llm-only",
+            "--max-tokens",
+            "3",
+        ],
+        &[],
+    );
     assert!(!out.status.success(), "a cut-off answer is not a success");
     let result = json_of(&out);
     let run = &result["run"];
     assert_eq!(run["status"], "failed");
-    assert!(run["error"].as_str().unwrap().contains("cut off at 3 tokens"), "{}", run["error"]);
+    assert!(
+        run["error"]
+            .as_str()
+            .unwrap()
+            .contains("cut off at 3 tokens"),
+        "{}",
+        run["error"]
+    );
     assert!(run["answer"].is_string(), "the partial text is kept");
     assert_eq!(result["calls"][0]["finish"], "length");
     let shown = folio(data, &["show", &run["id"].to_string()], &[]);
@@ -242,25 +374,61 @@ fn bad_requests_are_refused_before_a_run_is_recorded() {
     // Other tests add runs concurrently; these requests all ask "q".
     let asked_q = || {
         let runs = json_of(&folio(data, &["--json", "runs", "--limit", "1000"], &[]));
-        runs.as_array().unwrap().iter().filter(|r| r["question"] == "q").count()
+        runs.as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["question"] == "q")
+            .count()
     };
     let before = asked_q();
     let cases: [(&[&str], &str); 3] = [
-        (&["ask", "q", "--method", "nope"], "there is no method `nope`"),
-        (&["ask", "q", "--method", "vanilla-rag", "--set", "mood=x"], "has no option `mood`"),
-        (&["ask", "q", "--method", "vanilla-rag", "--set", "mode=sparse"], "expected one of"),
+        (
+            &["ask", "q", "--method", "nope"],
+            "there is no method `nope`",
+        ),
+        (
+            &["ask", "q", "--method", "vanilla-rag", "--set", "mood=x"],
+            "has no option `mood`",
+        ),
+        (
+            &[
+                "ask",
+                "q",
+                "--method",
+                "vanilla-rag",
+                "--set",
+                "mode=sparse",
+            ],
+            "expected one of",
+        ),
     ];
     for (args, message) in cases {
         let out = folio(data, args, &[]);
         assert!(!out.status.success());
-        assert!(String::from_utf8_lossy(&out.stderr).contains(message), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(message),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     let prompts = tempfile::tempdir().unwrap();
     std::fs::create_dir(prompts.path().join("llm-only")).unwrap();
-    std::fs::write(prompts.path().join("llm-only/answer.j2"), "{{ question }} {{ passages }}").unwrap();
-    let out = folio(data, &["ask", "q", "--method", "llm-only"], &[("FOLIO_PROMPTS_DIR", prompts.path().to_str().unwrap())]);
+    std::fs::write(
+        prompts.path().join("llm-only/answer.j2"),
+        "{{ question }} {{ passages }}",
+    )
+    .unwrap();
+    let out = folio(
+        data,
+        &["ask", "q", "--method", "llm-only"],
+        &[("FOLIO_PROMPTS_DIR", prompts.path().to_str().unwrap())],
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && stderr.contains("uses `passages`, which this step does not provide"), "{stderr}");
+    assert!(
+        !out.status.success()
+            && stderr.contains("uses `passages`, which this step does not provide"),
+        "{stderr}"
+    );
     assert_eq!(before, asked_q());
 }
 
@@ -268,7 +436,14 @@ fn bad_requests_are_refused_before_a_run_is_recorded() {
 fn a_killed_answer_leaves_an_interrupted_run() {
     let data = &indexed().data;
     let mut child = cli(data)
-        .args(["ask", "Write a very long essay about memory.", "--method", "llm-only", "--max-tokens", "4000"])
+        .args([
+            "ask",
+            "Write a very long essay about memory.",
+            "--method",
+            "llm-only",
+            "--max-tokens",
+            "4000",
+        ])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -297,11 +472,19 @@ fn models_reports_what_loads() {
     assert_eq!(report["llm"]["info"]["backend"], "embedded");
     assert_eq!(report["embedding"]["dimensions"], 384);
     assert_eq!(report["prompts"]["error"], Value::Null);
-    let out = folio(data, &["--json", "models"], &[("FOLIO_LLM_MODEL", "/nonexistent/model.gguf")]);
+    let out = folio(
+        data,
+        &["--json", "models"],
+        &[("FOLIO_LLM_MODEL", "/nonexistent/model.gguf")],
+    );
     assert!(!out.status.success());
     let report = json_of(&out);
-    assert!(report["llm"]["error"].as_str().unwrap().contains("/nonexistent/model.gguf"));
+    assert!(report["llm"]["error"]
+        .as_str()
+        .unwrap()
+        .contains("/nonexistent/model.gguf"));
     assert_eq!(report["embedding"]["error"], Value::Null);
     let out = folio(data, &["models"], &[("FOLIO_LLM_TEMPERATURE", "warm")]);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("FOLIO_LLM_TEMPERATURE=\"warm\" is not valid"));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("FOLIO_LLM_TEMPERATURE=\"warm\" is not valid"));
 }

@@ -25,30 +25,64 @@ fn error_of(status: &folio::library::Status, name: &str) -> String {
 async fn bad_files_are_recorded_with_reasons_and_the_batch_goes_on() {
     let (data, docs) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let d = std::fs::canonicalize(docs.path()).unwrap();
-    std::fs::write(d.join("good.md"), "# Good\n\nA perfectly fine note about lighthouses.\n").unwrap();
-    std::fs::write(d.join("binary.txt"), [0x7fu8, b'E', b'L', b'F', 0, 0, 1, 2, 0, 255]).unwrap();
-    std::fs::write(d.join("corrupt.pdf"), b"%PDF-1.7\n1 0 obj << /Type /Catalog >> garbage without xref").unwrap();
-    std::fs::write(d.join("corrupt.docx"), b"PK\x03\x04 this is not really a zip archive").unwrap();
+    std::fs::write(
+        d.join("good.md"),
+        "# Good\n\nA perfectly fine note about lighthouses.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("binary.txt"),
+        [0x7fu8, b'E', b'L', b'F', 0, 0, 1, 2, 0, 255],
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("corrupt.pdf"),
+        b"%PDF-1.7\n1 0 obj << /Type /Catalog >> garbage without xref",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("corrupt.docx"),
+        b"PK\x03\x04 this is not really a zip archive",
+    )
+    .unwrap();
     std::fs::write(d.join("huge.md"), "big ".repeat(5_000)).unwrap();
-    std::fs::write(d.join("latin1.txt"), b"Cr\xe8me br\xfbl\xe9e recipe from the caf\xe9.\n").unwrap();
+    std::fs::write(
+        d.join("latin1.txt"),
+        b"Cr\xe8me br\xfbl\xe9e recipe from the caf\xe9.\n",
+    )
+    .unwrap();
     std::os::unix::fs::symlink(d.join("nowhere.md"), d.join("dangling.md")).unwrap();
-    let fifo = std::process::Command::new("mkfifo").arg(d.join("pipe.md")).status().unwrap();
+    let fifo = std::process::Command::new("mkfifo")
+        .arg(d.join("pipe.md"))
+        .status()
+        .unwrap();
     assert!(fifo.success());
     std::fs::create_dir(d.join("sub")).unwrap();
     std::os::unix::fs::symlink(&d, d.join("sub/loop")).unwrap();
     std::fs::write(d.join("scanned.pdf"), pdf_bytes(None, &[""], &[])).unwrap();
-    std::fs::write(d.join("report.pdf"), pdf_bytes(Some("Report"), &["Quarterly figures for the harbour."], &[]))
-        .unwrap();
+    std::fs::write(
+        d.join("report.pdf"),
+        pdf_bytes(Some("Report"), &["Quarterly figures for the harbour."], &[]),
+    )
+    .unwrap();
     std::fs::write(
         d.join("notes.docx"),
-        docx_bytes(&[(Some("Heading1"), "Minutes"), (None, "The committee discussed windmills.")]),
+        docx_bytes(&[
+            (Some("Heading1"), "Minutes"),
+            (None, "The committee discussed windmills."),
+        ]),
     )
     .unwrap();
 
     let library = open_with_limit(data.path(), 10_000).await;
     let summary = ingest(&library, &d).await;
     let status = library.status().await.unwrap();
-    assert_eq!(status.jobs[0].state, folio::store::JobState::Done, "{:?}", status.jobs[0]);
+    assert_eq!(
+        status.jobs[0].state,
+        folio::store::JobState::Done,
+        "{:?}",
+        status.jobs[0]
+    );
 
     assert!(error_of(&status, "binary.txt").contains("binary"));
     assert!(error_of(&status, "corrupt.pdf").contains("pdf"));
@@ -60,20 +94,45 @@ async fn bad_files_are_recorded_with_reasons_and_the_batch_goes_on() {
     assert!(error_of(&status, "scanned.pdf").contains("no extractable text"));
     assert_eq!(summary.indexed, 4, "{summary:?}");
 
-    let latin1 = library.store().document(&d.join("latin1.txt").to_string_lossy()).await.unwrap().unwrap();
+    let latin1 = library
+        .store()
+        .document(&d.join("latin1.txt").to_string_lossy())
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(latin1.status, "indexed");
-    assert!(latin1.note.as_deref().unwrap_or("").contains("not valid UTF-8"), "{latin1:?}");
+    assert!(
+        latin1
+            .note
+            .as_deref()
+            .unwrap_or("")
+            .contains("not valid UTF-8"),
+        "{latin1:?}"
+    );
 
-    for (query, file) in [("crème brûlée", "latin1.txt"), ("lighthouses", "good.md"), ("harbour", "report.pdf"), ("windmills", "notes.docx")] {
+    for (query, file) in [
+        ("crème brûlée", "latin1.txt"),
+        ("lighthouses", "good.md"),
+        ("harbour", "report.pdf"),
+        ("windmills", "notes.docx"),
+    ] {
         let hits = library.search(query, 3, SearchMode::Bm25).await.unwrap();
-        assert!(hits.first().is_some_and(|h| h.path.ends_with(file)), "{query}: {hits:?}");
+        assert!(
+            hits.first().is_some_and(|h| h.path.ends_with(file)),
+            "{query}: {hits:?}"
+        );
     }
     assert_consistent(&library).await;
 
     // Fixing a file clears its error on the next pass.
     std::fs::write(d.join("binary.txt"), "now it is text about puffins").unwrap();
     library.reconcile_all().await.unwrap();
-    let fixed = library.store().document(&d.join("binary.txt").to_string_lossy()).await.unwrap().unwrap();
+    let fixed = library
+        .store()
+        .document(&d.join("binary.txt").to_string_lossy())
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!((fixed.status.as_str(), fixed.error), ("indexed", None));
 }
 
@@ -85,5 +144,8 @@ fn a_file_deleted_between_scan_and_read_counts_as_removed() {
     let entry = inspect(&path).unwrap().unwrap();
     std::fs::remove_file(&path).unwrap();
     let limits = folio::Config::new(None, None).limits();
-    assert!(matches!(prepare(entry, None, &limits), Prepared::Vanished { .. }));
+    assert!(matches!(
+        prepare(entry, None, &limits),
+        Prepared::Vanished { .. }
+    ));
 }

@@ -18,7 +18,11 @@ fn write_corpus(dir: &Path, n: usize) {
     let file = std::fs::File::open(shared_eval().join("hotpotqa/corpus.jsonl")).unwrap();
     for (i, line) in std::io::BufReader::new(file).lines().take(n).enumerate() {
         let v: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
-        let body = format!("{}\n\n{}\n", v["title"].as_str().unwrap(), v["text"].as_str().unwrap());
+        let body = format!(
+            "{}\n\n{}\n",
+            v["title"].as_str().unwrap(),
+            v["text"].as_str().unwrap()
+        );
         std::fs::write(dir.join(format!("passage-{i:05}.txt")), body).unwrap();
     }
 }
@@ -28,7 +32,14 @@ fn write_corpus(dir: &Path, n: usize) {
 async fn snapshot(library: &Library) -> BTreeMap<String, (Option<String>, Vec<String>)> {
     let mut out = BTreeMap::new();
     for d in library.store().all_documents().await.unwrap() {
-        let chunks = library.store().chunks_of(d.id).await.unwrap().into_iter().map(|c| c.text).collect();
+        let chunks = library
+            .store()
+            .chunks_of(d.id)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|c| c.text)
+            .collect();
         out.insert(d.path.clone(), (d.hash.clone(), chunks));
     }
     out
@@ -56,7 +67,10 @@ async fn kill_9_mid_ingest_then_restart_equals_a_clean_ingest() {
     let db = crashed.path().join("folio.sqlite");
     let start = Instant::now();
     let committed = loop {
-        assert!(start.elapsed() < Duration::from_secs(300), "ingestion never committed a batch");
+        assert!(
+            start.elapsed() < Duration::from_secs(300),
+            "ingestion never committed a batch"
+        );
         if let Some(status) = child.try_wait().unwrap() {
             panic!("ingestion finished ({status}) before it could be killed; use a larger corpus");
         }
@@ -77,8 +91,15 @@ async fn kill_9_mid_ingest_then_restart_equals_a_clean_ingest() {
     // After the crash: consistent, partially done, and known to be interrupted.
     let status = folio_json(crashed.path(), &["status"]);
     let documents = status["counts"]["documents"].as_i64().unwrap();
-    assert!(documents >= committed && (documents as usize) < FILES, "{documents}");
-    assert_eq!(status["jobs"][0]["interrupted"], true, "{}", status["jobs"][0]);
+    assert!(
+        documents >= committed && (documents as usize) < FILES,
+        "{documents}"
+    );
+    assert_eq!(
+        status["jobs"][0]["interrupted"], true,
+        "{}",
+        status["jobs"][0]
+    );
     {
         let library = open(crashed.path()).await;
         assert_consistent(&library).await;
@@ -88,7 +109,15 @@ async fn kill_9_mid_ingest_then_restart_equals_a_clean_ingest() {
     let resumed = folio_json(crashed.path(), &["add", corpus.to_str().unwrap()]);
     assert_eq!(resumed["counts"]["documents"], FILES as i64, "{resumed}");
     let status = folio_json(crashed.path(), &["status"]);
-    assert!(status["jobs"].as_array().unwrap().iter().all(|j| j["state"] == "done"), "{}", status["jobs"]);
+    assert!(
+        status["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|j| j["state"] == "done"),
+        "{}",
+        status["jobs"]
+    );
 
     let clean = tempfile::tempdir().unwrap();
     folio_json(clean.path(), &["add", corpus.to_str().unwrap()]);

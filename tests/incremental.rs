@@ -19,7 +19,13 @@ fn write(dir: &Path, name: &str, text: &str) {
 }
 
 async fn bm25_paths(library: &Library, query: &str) -> Vec<String> {
-    library.search(query, 5, SearchMode::Bm25).await.unwrap().into_iter().map(|h| h.path).collect()
+    library
+        .search(query, 5, SearchMode::Bm25)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|h| h.path)
+        .collect()
 }
 
 const ALPHA: &str = "# Alpha\n\n## One\n\nFirst paragraph about apples.\n\n## Two\n\nSecond paragraph about bananas.\n";
@@ -27,7 +33,11 @@ const ALPHA: &str = "# Alpha\n\n## One\n\nFirst paragraph about apples.\n\n## Tw
 fn seed(docs: &Path) {
     write(docs, "a.md", ALPHA);
     write(docs, "b.md", "# Beta\n\nSome text about cherries.\n");
-    write(docs, "c.txt", "Gamma text about dates.\n\nAnother paragraph about elderberries.\n");
+    write(
+        docs,
+        "c.txt",
+        "Gamma text about dates.\n\nAnother paragraph about elderberries.\n",
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -43,7 +53,11 @@ async fn reconciling_after_edit_rename_and_delete_touches_only_what_changed() {
     // Edit one section: one new chunk is embedded, the other is reused.
     write(&docs_path, "a.md", &ALPHA.replace("bananas", "figs"));
     let edit = library.reconcile_all().await.unwrap();
-    assert_eq!((edit.indexed, edit.chunks_embedded, edit.chunks_reused), (1, 1, 1), "{edit:?}");
+    assert_eq!(
+        (edit.indexed, edit.chunks_embedded, edit.chunks_reused),
+        (1, 1, 1),
+        "{edit:?}"
+    );
     assert!(bm25_paths(&library, "figs").await[0].ends_with("a.md"));
     assert!(bm25_paths(&library, "bananas").await.is_empty());
 
@@ -53,7 +67,11 @@ async fn reconciling_after_edit_rename_and_delete_touches_only_what_changed() {
     std::thread::sleep(Duration::from_millis(20));
     std::fs::write(&a, content).unwrap();
     let touch = library.reconcile_all().await.unwrap();
-    assert_eq!((touch.indexed, touch.unchanged, touch.chunks_embedded), (0, 1, 0), "{touch:?}");
+    assert_eq!(
+        (touch.indexed, touch.unchanged, touch.chunks_embedded),
+        (0, 1, 0),
+        "{touch:?}"
+    );
 
     // Rename: the new path is indexed with the old vectors, the old path is gone.
     std::fs::create_dir(docs_path.join("sub")).unwrap();
@@ -62,14 +80,26 @@ async fn reconciling_after_edit_rename_and_delete_touches_only_what_changed() {
     assert_eq!(rename.chunks_embedded, 0, "{rename:?}");
     assert_eq!(rename.removed, 1);
     assert!(bm25_paths(&library, "cherries").await[0].ends_with("sub/beta.md"));
-    assert!(library.store().document(&docs_path.join("b.md").to_string_lossy()).await.unwrap().is_none());
+    assert!(library
+        .store()
+        .document(&docs_path.join("b.md").to_string_lossy())
+        .await
+        .unwrap()
+        .is_none());
 
     // Delete: no chunk, vector or FTS row survives.
     std::fs::remove_file(docs_path.join("c.txt")).unwrap();
     let delete = library.reconcile_all().await.unwrap();
     assert_eq!(delete.removed, 1);
     assert!(bm25_paths(&library, "elderberries").await.is_empty());
-    assert_eq!(scalar(&library, "SELECT COUNT(*) FROM chunks_fts WHERE chunks_fts MATCH 'elderberries'").await, 0);
+    assert_eq!(
+        scalar(
+            &library,
+            "SELECT COUNT(*) FROM chunks_fts WHERE chunks_fts MATCH 'elderberries'"
+        )
+        .await,
+        0
+    );
     assert_eq!(scalar(&library, "SELECT COUNT(*) FROM documents").await, 2);
     assert_consistent(&library).await;
 }
@@ -83,7 +113,10 @@ where
 {
     let start = Instant::now();
     while !check().await {
-        assert!(start.elapsed() < Duration::from_secs(60), "timed out waiting for: {what}");
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "timed out waiting for: {what}"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
@@ -97,32 +130,66 @@ async fn the_watcher_follows_creates_edits_renames_and_deletes() {
     ingest(&library, &docs_path).await;
 
     // Changed while "closed": the watcher's first reconcile picks it up.
-    write(&docs_path, "offline.md", "# Offline\n\nWritten while nobody watched: quinces.\n");
+    write(
+        &docs_path,
+        "offline.md",
+        "# Offline\n\nWritten while nobody watched: quinces.\n",
+    );
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let watcher = {
         let library = library.clone();
         tokio::spawn(async move {
-            folio::ingest::watcher::watch(&library, async { let _ = stop_rx.await; }, |_| {}).await
+            folio::ingest::watcher::watch(
+                &library,
+                async {
+                    let _ = stop_rx.await;
+                },
+                |_| {},
+            )
+            .await
         })
     };
-    eventually("offline edit indexed", || async { !bm25_paths(&library, "quinces").await.is_empty() }).await;
+    eventually("offline edit indexed", || async {
+        !bm25_paths(&library, "quinces").await.is_empty()
+    })
+    .await;
 
-    write(&docs_path, "new.md", "# New\n\nA fresh note about kumquats.\n");
-    eventually("created file searchable", || async { !bm25_paths(&library, "kumquats").await.is_empty() }).await;
+    write(
+        &docs_path,
+        "new.md",
+        "# New\n\nA fresh note about kumquats.\n",
+    );
+    eventually("created file searchable", || async {
+        !bm25_paths(&library, "kumquats").await.is_empty()
+    })
+    .await;
 
     write(&docs_path, "a.md", &ALPHA.replace("apples", "mangosteens"));
-    eventually("edit searchable", || async { !bm25_paths(&library, "mangosteens").await.is_empty() }).await;
+    eventually("edit searchable", || async {
+        !bm25_paths(&library, "mangosteens").await.is_empty()
+    })
+    .await;
     assert!(bm25_paths(&library, "apples").await.is_empty());
 
     std::fs::rename(docs_path.join("new.md"), docs_path.join("renamed.md")).unwrap();
     eventually("rename followed", || async {
-        bm25_paths(&library, "kumquats").await.iter().any(|p| p.ends_with("renamed.md"))
+        bm25_paths(&library, "kumquats")
+            .await
+            .iter()
+            .any(|p| p.ends_with("renamed.md"))
     })
     .await;
-    assert_eq!(bm25_paths(&library, "kumquats").await.len(), 1, "old path left behind");
+    assert_eq!(
+        bm25_paths(&library, "kumquats").await.len(),
+        1,
+        "old path left behind"
+    );
 
     std::fs::remove_file(docs_path.join("c.txt")).unwrap();
-    eventually("delete followed", || async { bm25_paths(&library, "elderberries").await.is_empty() }).await;
+    eventually("delete followed", || async {
+        bm25_paths(&library, "elderberries").await.is_empty()
+    })
+    .await;
 
     stop_tx.send(()).unwrap();
     watcher.await.unwrap().unwrap();
@@ -137,16 +204,33 @@ async fn a_different_embedding_model_rebuilds_the_vectors() {
         let library = open(data.path()).await;
         ingest(&library, docs.path()).await;
         // Pretend the index was built by another model.
-        library.store().set_setting("vector_model", "some-other-model@0000").await.unwrap();
+        library
+            .store()
+            .set_setting("vector_model", "some-other-model@0000")
+            .await
+            .unwrap();
     }
     let library = open(data.path()).await;
     library.model().await.unwrap();
-    assert_eq!(scalar(&library, "SELECT COUNT(*) FROM chunks WHERE embed_model_id IS NULL").await, 4);
-    assert_eq!(scalar(&library, "SELECT COUNT(*) FROM chunk_vectors").await, 0);
+    assert_eq!(
+        scalar(
+            &library,
+            "SELECT COUNT(*) FROM chunks WHERE embed_model_id IS NULL"
+        )
+        .await,
+        4
+    );
+    assert_eq!(
+        scalar(&library, "SELECT COUNT(*) FROM chunk_vectors").await,
+        0
+    );
     let pass = library.reconcile_all().await.unwrap();
     assert_eq!((pass.indexed, pass.chunks_embedded), (0, 4), "{pass:?}");
     assert_consistent(&library).await;
-    let hits = library.search("cherries", 1, SearchMode::Dense).await.unwrap();
+    let hits = library
+        .search("cherries", 1, SearchMode::Dense)
+        .await
+        .unwrap();
     assert!(hits[0].path.ends_with("b.md"));
 }
 
@@ -156,20 +240,38 @@ async fn in_memory_vectors_answer_like_sqlite_vec_and_are_never_stale() {
     seed(docs.path());
     let library = open(data.path()).await;
     ingest(&library, docs.path()).await;
-    let cold = library.search("fruit cherries", 4, SearchMode::Dense).await.unwrap();
+    let cold = library
+        .search("fruit cherries", 4, SearchMode::Dense)
+        .await
+        .unwrap();
     library.warm_vectors().await.unwrap();
-    let warm = library.search("fruit cherries", 4, SearchMode::Dense).await.unwrap();
+    let warm = library
+        .search("fruit cherries", 4, SearchMode::Dense)
+        .await
+        .unwrap();
     assert_eq!(cold.len(), warm.len());
     for (c, w) in cold.iter().zip(&warm) {
         assert_eq!(c.chunk_id, w.chunk_id);
-        assert!((c.score - w.score).abs() < 1e-4, "{} vs {}", c.score, w.score);
+        assert!(
+            (c.score - w.score).abs() < 1e-4,
+            "{} vs {}",
+            c.score,
+            w.score
+        );
     }
 
     // A write makes the copy stale; answers must include the new text at once.
-    write(docs.path(), "g.md", "# Green\n\nA note about kiwis and their fuzzy skin.\n");
+    write(
+        docs.path(),
+        "g.md",
+        "# Green\n\nA note about kiwis and their fuzzy skin.\n",
+    );
     library.reconcile_all().await.unwrap();
     for _ in 0..20 {
-        let hits = library.search("kiwis fuzzy skin", 1, SearchMode::Dense).await.unwrap();
+        let hits = library
+            .search("kiwis fuzzy skin", 1, SearchMode::Dense)
+            .await
+            .unwrap();
         assert!(hits[0].path.ends_with("g.md"), "{hits:?}");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }

@@ -23,9 +23,15 @@ async fn two_workers_never_run_the_same_job() {
     let (a, b) = (open(data.path()).await, open(data.path()).await);
     let job = a.add(&[docs.path().to_path_buf()]).await.unwrap();
     let (ra, rb) = tokio::join!(a.run_job(job), b.run_job(job));
-    let ran = [ra.unwrap(), rb.unwrap()].iter().filter(|r| r.is_some()).count();
+    let ran = [ra.unwrap(), rb.unwrap()]
+        .iter()
+        .filter(|r| r.is_some())
+        .count();
     assert_eq!(ran, 1);
-    assert_eq!(a.store().job(job).await.unwrap().unwrap().state, JobState::Done);
+    assert_eq!(
+        a.store().job(job).await.unwrap().unwrap().state,
+        JobState::Done
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -43,8 +49,18 @@ async fn a_cancelled_job_goes_back_to_the_queue_and_resumes() {
     library.cancel_flag().store(false, Ordering::Relaxed);
     let resumed = library.run_pending().await.unwrap();
     assert_eq!(resumed.len(), 1);
-    assert_eq!(library.store().job(job).await.unwrap().unwrap().state, JobState::Done);
-    assert_eq!(scalar(&library, "SELECT COUNT(*) FROM documents WHERE status = 'indexed'").await, 150);
+    assert_eq!(
+        library.store().job(job).await.unwrap().unwrap().state,
+        JobState::Done
+    );
+    assert_eq!(
+        scalar(
+            &library,
+            "SELECT COUNT(*) FROM documents WHERE status = 'indexed'"
+        )
+        .await,
+        150
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

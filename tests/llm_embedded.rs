@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use folio::llm::settings::KIT_MODEL;
 use folio::llm::{
-    ChatMessage, ChatRequest, Completion, EmbeddedLlm, FinishReason, GenerateOptions, Llm, LlmError, LlmSettings,
-    Result,
+    ChatMessage, ChatRequest, Completion, EmbeddedLlm, FinishReason, GenerateOptions, Llm,
+    LlmError, LlmSettings, Result,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -20,15 +20,25 @@ fn kit_model() -> PathBuf {
 }
 
 fn settings(model: impl Into<PathBuf>, context_size: u32) -> LlmSettings {
-    LlmSettings { model: model.into().display().to_string(), context_size, ..LlmSettings::default() }
+    LlmSettings {
+        model: model.into().display().to_string(),
+        context_size,
+        ..LlmSettings::default()
+    }
 }
 
 async fn kit() -> Arc<EmbeddedLlm> {
-    EmbeddedLlm::load(&settings(kit_model(), 1024)).await.expect("the kit's model loads")
+    EmbeddedLlm::load(&settings(kit_model(), 1024))
+        .await
+        .expect("the kit's model loads")
 }
 
 fn greedy(max_tokens: u32) -> GenerateOptions {
-    GenerateOptions { max_tokens, temperature: 0.0, ..GenerateOptions::default() }
+    GenerateOptions {
+        max_tokens,
+        temperature: 0.0,
+        ..GenerateOptions::default()
+    }
 }
 
 fn question() -> Vec<ChatMessage> {
@@ -40,16 +50,31 @@ fn question() -> Vec<ChatMessage> {
 
 async fn ask(llm: &dyn Llm, options: &GenerateOptions) -> Result<Completion> {
     let cancel = CancellationToken::new();
-    llm.chat(ChatRequest { messages: &question(), options, on_token: None, cancel: &cancel }).await
+    llm.chat(ChatRequest {
+        messages: &question(),
+        options,
+        on_token: None,
+        cancel: &cancel,
+    })
+    .await
 }
 
 /// Runs a chat that streams into a list; returns the result and the pieces.
-async fn ask_streaming(llm: &dyn Llm, options: &GenerateOptions) -> (Result<Completion>, Vec<String>) {
+async fn ask_streaming(
+    llm: &dyn Llm,
+    options: &GenerateOptions,
+) -> (Result<Completion>, Vec<String>) {
     let pieces = Mutex::new(Vec::new());
     let sink = |piece: &str| pieces.lock().unwrap().push(piece.to_string());
     let cancel = CancellationToken::new();
-    let result =
-        llm.chat(ChatRequest { messages: &question(), options, on_token: Some(&sink), cancel: &cancel }).await;
+    let result = llm
+        .chat(ChatRequest {
+            messages: &question(),
+            options,
+            on_token: Some(&sink),
+            cancel: &cancel,
+        })
+        .await;
     (result, pieces.into_inner().unwrap())
 }
 
@@ -61,26 +86,57 @@ async fn a_chat_answers_with_usage_logprobs_and_the_streamed_text() {
     assert_eq!(info.context_size, 1024);
     assert!(llm.capabilities().streaming && llm.capabilities().logprobs);
 
-    let options = GenerateOptions { logprobs: true, ..greedy(24) };
+    let options = GenerateOptions {
+        logprobs: true,
+        ..greedy(24)
+    };
     let (result, pieces) = ask_streaming(&*llm, &options).await;
     let answer = result.unwrap();
     assert!(!answer.text.trim().is_empty(), "empty answer: {answer:?}");
-    assert!(answer.text.contains("Paris"), "greedy SmolLM2 knows Paris: {:?}", answer.text);
+    assert!(
+        answer.text.contains("Paris"),
+        "greedy SmolLM2 knows Paris: {:?}",
+        answer.text
+    );
     assert!(answer.usage.prompt_tokens > 10, "{:?}", answer.usage);
     assert!(answer.usage.completion_tokens > 0, "{:?}", answer.usage);
-    assert_eq!(pieces.concat(), answer.text, "the stream must add up to the answer");
-    assert!(pieces.len() > 1, "the answer should arrive in pieces: {pieces:?}");
+    assert_eq!(
+        pieces.concat(),
+        answer.text,
+        "the stream must add up to the answer"
+    );
+    assert!(
+        pieces.len() > 1,
+        "the answer should arrive in pieces: {pieces:?}"
+    );
 
     let logprobs = answer.logprobs.expect("logprobs were asked for");
     assert_eq!(logprobs.len(), answer.usage.completion_tokens as usize);
-    assert!(logprobs.iter().all(|l| l.logprob.is_finite() && l.logprob <= 0.0), "{logprobs:?}");
+    assert!(
+        logprobs
+            .iter()
+            .all(|l| l.logprob.is_finite() && l.logprob <= 0.0),
+        "{logprobs:?}"
+    );
     // Greedy picks each step's most likely token, so none is wildly unlikely.
-    assert!(logprobs.iter().all(|l| l.logprob > -(49_152f32).ln()), "{logprobs:?}");
-    assert_eq!(logprobs.iter().map(|l| l.token.as_str()).collect::<String>(), answer.text);
+    assert!(
+        logprobs.iter().all(|l| l.logprob > -(49_152f32).ln()),
+        "{logprobs:?}"
+    );
+    assert_eq!(
+        logprobs
+            .iter()
+            .map(|l| l.token.as_str())
+            .collect::<String>(),
+        answer.text
+    );
 
     let plain = ask(&*llm, &greedy(24)).await.unwrap();
     assert_eq!(plain.logprobs, None);
-    assert_eq!(plain.text, answer.text, "greedy answers repeat: the KV cache starts empty each time");
+    assert_eq!(
+        plain.text, answer.text,
+        "greedy answers repeat: the KV cache starts empty each time"
+    );
 }
 
 #[tokio::test]
@@ -102,19 +158,31 @@ async fn a_stop_string_ends_the_answer_and_is_left_out() {
     let stop = format!(" {}", words[2]);
     let cut_at = full.text.find(&stop).expect("the stop string occurs");
 
-    let options = GenerateOptions { stop: vec!["never appears ✗".into(), stop.clone()], ..greedy(24) };
+    let options = GenerateOptions {
+        stop: vec!["never appears ✗".into(), stop.clone()],
+        ..greedy(24)
+    };
     let (result, pieces) = ask_streaming(&*llm, &options).await;
     let answer = result.unwrap();
     assert_eq!(answer.finish, FinishReason::Stop);
     assert_eq!(answer.text, full.text[..cut_at], "stop string {stop:?}");
-    assert_eq!(pieces.concat(), answer.text, "nothing of the stop string may be streamed");
+    assert_eq!(
+        pieces.concat(),
+        answer.text,
+        "nothing of the stop string may be streamed"
+    );
     assert!(answer.usage.completion_tokens < full.usage.completion_tokens);
 }
 
 #[tokio::test]
 async fn sampling_with_a_seed_is_reproducible() {
     let llm = kit().await;
-    let options = GenerateOptions { temperature: 0.9, seed: 7, max_tokens: 12, ..GenerateOptions::default() };
+    let options = GenerateOptions {
+        temperature: 0.9,
+        seed: 7,
+        max_tokens: 12,
+        ..GenerateOptions::default()
+    };
     let a = ask(&*llm, &options).await.unwrap();
     let b = ask(&*llm, &options).await.unwrap();
     assert!(!a.text.is_empty());
@@ -127,8 +195,14 @@ async fn cancellation_before_and_during_generation() {
     let cancel = CancellationToken::new();
     cancel.cancel();
     let options = greedy(200);
-    let before =
-        llm.chat(ChatRequest { messages: &question(), options: &options, on_token: None, cancel: &cancel }).await;
+    let before = llm
+        .chat(ChatRequest {
+            messages: &question(),
+            options: &options,
+            on_token: None,
+            cancel: &cancel,
+        })
+        .await;
     assert!(matches!(before, Err(LlmError::Cancelled)), "{before:?}");
 
     let cancel = CancellationToken::new();
@@ -137,8 +211,14 @@ async fn cancellation_before_and_during_generation() {
         *pieces.lock().unwrap() += 1;
         cancel.cancel();
     };
-    let during =
-        llm.chat(ChatRequest { messages: &question(), options: &options, on_token: Some(&sink), cancel: &cancel }).await;
+    let during = llm
+        .chat(ChatRequest {
+            messages: &question(),
+            options: &options,
+            on_token: Some(&sink),
+            cancel: &cancel,
+        })
+        .await;
     assert!(matches!(during, Err(LlmError::Cancelled)), "{during:?}");
     assert!(*pieces.lock().unwrap() >= 1);
 
@@ -150,9 +230,15 @@ async fn cancellation_before_and_during_generation() {
 #[tokio::test]
 async fn a_tiny_timeout_on_a_long_answer_times_out() {
     let llm = kit().await;
-    let options = GenerateOptions { timeout: Duration::from_millis(1), ..greedy(500) };
+    let options = GenerateOptions {
+        timeout: Duration::from_millis(1),
+        ..greedy(500)
+    };
     let result = ask(&*llm, &options).await;
-    assert!(matches!(result, Err(LlmError::Timeout(d)) if d == Duration::from_millis(1)), "{result:?}");
+    assert!(
+        matches!(result, Err(LlmError::Timeout(d)) if d == Duration::from_millis(1)),
+        "{result:?}"
+    );
     let after = ask(&*llm, &greedy(4)).await.unwrap();
     assert_eq!(after.usage.completion_tokens, 4);
 }
@@ -161,10 +247,19 @@ async fn a_tiny_timeout_on_a_long_answer_times_out() {
 async fn concurrent_chats_on_one_model_all_succeed() {
     let llm = kit().await;
     let options = greedy(8);
-    let (a, b, c, d) =
-        tokio::join!(ask(&*llm, &options), ask(&*llm, &options), ask(&*llm, &options), ask(&*llm, &options));
+    let (a, b, c, d) = tokio::join!(
+        ask(&*llm, &options),
+        ask(&*llm, &options),
+        ask(&*llm, &options),
+        ask(&*llm, &options)
+    );
     let answers: Vec<Completion> = [a, b, c, d].into_iter().map(|r| r.unwrap()).collect();
-    assert!(answers.iter().all(|x| x.text == answers[0].text && !x.text.is_empty()), "{answers:?}");
+    assert!(
+        answers
+            .iter()
+            .all(|x| x.text == answers[0].text && !x.text.is_empty()),
+        "{answers:?}"
+    );
 
     let mut set = tokio::task::JoinSet::new();
     for _ in 0..4 {
@@ -182,11 +277,17 @@ async fn the_same_file_is_loaded_once() {
     let b = kit().await;
     assert!(Arc::ptr_eq(&a, &b));
     // Another spelling of the same path is the same file.
-    let roundabout = folio::config::default_models_dir().join("smollm2/../").join(KIT_MODEL);
-    let c = EmbeddedLlm::load(&settings(roundabout, 1024)).await.unwrap();
+    let roundabout = folio::config::default_models_dir()
+        .join("smollm2/../")
+        .join(KIT_MODEL);
+    let c = EmbeddedLlm::load(&settings(roundabout, 1024))
+        .await
+        .unwrap();
     assert!(Arc::ptr_eq(&a, &c));
     // A different context size is a different instance.
-    let small = EmbeddedLlm::load(&settings(kit_model(), 512)).await.unwrap();
+    let small = EmbeddedLlm::load(&settings(kit_model(), 512))
+        .await
+        .unwrap();
     assert!(!Arc::ptr_eq(&a, &small));
     assert_eq!(small.info().context_size, 512);
 }
@@ -201,8 +302,12 @@ fn load_error_reason(result: Result<Arc<EmbeddedLlm>>) -> String {
 
 #[tokio::test]
 async fn missing_garbage_and_truncated_files_are_load_errors() {
-    let missing = load_error_reason(EmbeddedLlm::load(&settings("/nonexistent/model.gguf", 512)).await);
-    assert!(missing.contains("scripts/setup.sh") && missing.contains("folio.toml"), "{missing}");
+    let missing =
+        load_error_reason(EmbeddedLlm::load(&settings("/nonexistent/model.gguf", 512)).await);
+    assert!(
+        missing.contains("scripts/setup.sh") && missing.contains("folio.toml"),
+        "{missing}"
+    );
 
     let unset = load_error_reason(EmbeddedLlm::load(&LlmSettings::default()).await);
     assert!(unset.contains("folio.toml"), "{unset}");
@@ -232,13 +337,27 @@ async fn missing_garbage_and_truncated_files_are_load_errors() {
 
 #[tokio::test]
 async fn a_prompt_longer_than_the_context_is_refused() {
-    let llm = EmbeddedLlm::load(&settings(kit_model(), 256)).await.unwrap();
-    let long = vec![ChatMessage::user("Tell me about lighthouses and harbours. ".repeat(60))];
+    let llm = EmbeddedLlm::load(&settings(kit_model(), 256))
+        .await
+        .unwrap();
+    let long = vec![ChatMessage::user(
+        "Tell me about lighthouses and harbours. ".repeat(60),
+    )];
     let cancel = CancellationToken::new();
     let options = greedy(16);
-    let result = llm.chat(ChatRequest { messages: &long, options: &options, on_token: None, cancel: &cancel }).await;
+    let result = llm
+        .chat(ChatRequest {
+            messages: &long,
+            options: &options,
+            on_token: None,
+            cancel: &cancel,
+        })
+        .await;
     match result {
-        Err(LlmError::PromptTooLong { tokens, context_size }) => {
+        Err(LlmError::PromptTooLong {
+            tokens,
+            context_size,
+        }) => {
             assert_eq!(context_size, 256);
             assert!(tokens > 256, "{tokens}");
         }
@@ -260,7 +379,12 @@ async fn control_tokens_inside_content_stay_plain_text() {
         let cancel = cancel.clone();
         async move {
             let messages = [ChatMessage::user(content)];
-            let request = ChatRequest { messages: &messages, options: &greedy(1), on_token: None, cancel: &cancel };
+            let request = ChatRequest {
+                messages: &messages,
+                options: &greedy(1),
+                on_token: None,
+                cancel: &cancel,
+            };
             llm.chat(request).await.expect("chat").usage.prompt_tokens
         }
     };

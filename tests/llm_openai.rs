@@ -14,7 +14,8 @@ use std::time::{Duration, Instant};
 use folio::config::default_models_dir;
 use folio::llm::settings::KIT_MODEL;
 use folio::llm::{
-    Backend, ChatMessage, ChatRequest, Completion, FinishReason, GenerateOptions, Llm, LlmError, LlmSettings, OpenAiLlm, Result, TokenSink, Usage,
+    Backend, ChatMessage, ChatRequest, Completion, FinishReason, GenerateOptions, Llm, LlmError,
+    LlmSettings, OpenAiLlm, Result, TokenSink, Usage,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -35,7 +36,11 @@ impl LlmServer {
     fn start(api_key: Option<&str>) -> LlmServer {
         let python = server_python();
         let model = default_models_dir().join(KIT_MODEL);
-        assert!(model.is_file(), "{} is missing; run scripts/setup.sh to fetch the model kit", model.display());
+        assert!(
+            model.is_file(),
+            "{} is missing; run scripts/setup.sh to fetch the model kit",
+            model.display()
+        );
         let port = free_port();
         let log = tempfile::NamedTempFile::new().expect("temp file for the server log");
         // The server is told to die with the thread that started it (Linux
@@ -51,8 +56,22 @@ impl LlmServer {
             .arg("-c")
             .arg(launcher)
             .arg(std::process::id().to_string())
-            .args(["--model", &model.display().to_string(), "--model_alias", ALIAS])
-            .args(["--host", "127.0.0.1", "--port", &port.to_string(), "--n_ctx", "2048", "--verbose", "False"])
+            .args([
+                "--model",
+                &model.display().to_string(),
+                "--model_alias",
+                ALIAS,
+            ])
+            .args([
+                "--host",
+                "127.0.0.1",
+                "--port",
+                &port.to_string(),
+                "--n_ctx",
+                "2048",
+                "--verbose",
+                "False",
+            ])
             // Queue concurrent tests' requests instead of cutting the running
             // stream short, which is this server's default.
             .args(["--interrupt_requests", "False"])
@@ -62,8 +81,15 @@ impl LlmServer {
         if let Some(key) = api_key {
             command.args(["--api_key", key]);
         }
-        let child = command.spawn().unwrap_or_else(|e| panic!("cannot start {}: {e}", python.display()));
-        let mut server = LlmServer { child, port, api_key: api_key.map(str::to_string), log };
+        let child = command
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", python.display()));
+        let mut server = LlmServer {
+            child,
+            port,
+            api_key: api_key.map(str::to_string),
+            log,
+        };
         server.wait_until_ready();
         server
     }
@@ -76,7 +102,10 @@ impl LlmServer {
         let started = Instant::now();
         while started.elapsed() < STARTUP_DEADLINE {
             if let Ok(Some(status)) = self.child.try_wait() {
-                panic!("the llama-cpp-python server exited ({status}) before answering:\n{}", self.log_text());
+                panic!(
+                    "the llama-cpp-python server exited ({status}) before answering:\n{}",
+                    self.log_text()
+                );
             }
             if models_answer(self.port, self.api_key.as_deref()) {
                 return;
@@ -88,7 +117,11 @@ impl LlmServer {
 
     fn log_text(&self) -> String {
         let mut text = String::new();
-        self.log.reopen().and_then(|mut file| file.read_to_string(&mut text)).map(|_| text).unwrap_or_else(|e| format!("(log unreadable: {e})"))
+        self.log
+            .reopen()
+            .and_then(|mut file| file.read_to_string(&mut text))
+            .map(|_| text)
+            .unwrap_or_else(|e| format!("(log unreadable: {e})"))
     }
 }
 
@@ -102,7 +135,9 @@ impl Drop for LlmServer {
 fn server_python() -> PathBuf {
     let python = std::env::var_os("FOLIO_LLM_SERVER_PYTHON")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv-llm-server/bin/python"));
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv-llm-server/bin/python")
+        });
     assert!(
         python.is_file(),
         "no Python with llama-cpp-python's server at {}: run `scripts/setup.sh --test-deps` (or point FOLIO_LLM_SERVER_PYTHON at one)",
@@ -118,9 +153,13 @@ fn free_port() -> u16 {
 
 /// A plain HTTP probe, so readiness does not depend on the code under test.
 fn models_answer(port: u16, api_key: Option<&str>) -> bool {
-    let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) else { return false };
+    let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
     let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
-    let authorization = api_key.map(|key| format!("Authorization: Bearer {key}\r\n")).unwrap_or_default();
+    let authorization = api_key
+        .map(|key| format!("Authorization: Bearer {key}\r\n"))
+        .unwrap_or_default();
     let request = format!("GET /v1/models HTTP/1.0\r\nHost: 127.0.0.1\r\n{authorization}\r\n");
     if stream.write_all(request.as_bytes()).is_err() {
         return false;
@@ -143,7 +182,9 @@ fn shared_server() -> &'static str {
                 std::thread::park();
             }
         });
-        base_url.recv().expect("the shared llama-cpp-python server did not start (see the panic above)")
+        base_url
+            .recv()
+            .expect("the shared llama-cpp-python server did not start (see the panic above)")
     })
 }
 
@@ -158,26 +199,49 @@ fn settings(base_url: &str, model: &str) -> LlmSettings {
 }
 
 async fn connect_shared() -> OpenAiLlm {
-    OpenAiLlm::connect(&settings(shared_server(), ALIAS)).await.expect("connect to the shared server")
+    OpenAiLlm::connect(&settings(shared_server(), ALIAS))
+        .await
+        .expect("connect to the shared server")
 }
 
 fn greedy(max_tokens: u32) -> GenerateOptions {
-    GenerateOptions { max_tokens, temperature: 0.0, timeout: Duration::from_secs(60), ..GenerateOptions::default() }
+    GenerateOptions {
+        max_tokens,
+        temperature: 0.0,
+        timeout: Duration::from_secs(60),
+        ..GenerateOptions::default()
+    }
 }
 
-async fn ask(llm: &OpenAiLlm, question: &str, options: &GenerateOptions, on_token: Option<TokenSink<'_>>) -> Result<Completion> {
+async fn ask(
+    llm: &OpenAiLlm,
+    question: &str,
+    options: &GenerateOptions,
+    on_token: Option<TokenSink<'_>>,
+) -> Result<Completion> {
     let messages = [ChatMessage::user(question)];
-    llm.chat(ChatRequest { messages: &messages, options, on_token, cancel: &CancellationToken::new() }).await
+    llm.chat(ChatRequest {
+        messages: &messages,
+        options,
+        on_token,
+        cancel: &CancellationToken::new(),
+    })
+    .await
 }
 
 #[tokio::test]
 async fn connects_and_answers() {
     let llm = connect_shared().await;
     let info = llm.info();
-    assert_eq!((info.backend, info.model.as_str(), info.context_size), (Backend::Openai, ALIAS, 2048));
+    assert_eq!(
+        (info.backend, info.model.as_str(), info.context_size),
+        (Backend::Openai, ALIAS, 2048)
+    );
     assert!(llm.capabilities().streaming);
 
-    let completion = ask(&llm, "What is the capital of France?", &greedy(24), None).await.unwrap();
+    let completion = ask(&llm, "What is the capital of France?", &greedy(24), None)
+        .await
+        .unwrap();
     assert!(!completion.text.trim().is_empty(), "{completion:?}");
     // llama-cpp-python 0.3.36 ignores `stream_options.include_usage` and sends
     // no usage chunk, so the counts are "not reported" rather than guessed.
@@ -190,7 +254,9 @@ async fn streamed_pieces_make_up_the_text_in_order() {
     let llm = connect_shared().await;
     let pieces = Mutex::new(Vec::new());
     let sink: TokenSink = &|piece| pieces.lock().unwrap().push(piece.to_string());
-    let completion = ask(&llm, "Name three colours.", &greedy(16), Some(sink)).await.unwrap();
+    let completion = ask(&llm, "Name three colours.", &greedy(16), Some(sink))
+        .await
+        .unwrap();
     let pieces = pieces.into_inner().unwrap();
     assert!(pieces.len() > 1, "{pieces:?}");
     assert_eq!(pieces.concat(), completion.text);
@@ -199,7 +265,9 @@ async fn streamed_pieces_make_up_the_text_in_order() {
 #[tokio::test]
 async fn small_max_tokens_cuts_the_answer_off() {
     let llm = connect_shared().await;
-    let completion = ask(&llm, "Write a long story about a cat.", &greedy(3), None).await.unwrap();
+    let completion = ask(&llm, "Write a long story about a cat.", &greedy(3), None)
+        .await
+        .unwrap();
     assert_eq!(completion.finish, FinishReason::Length);
     assert!(!completion.text.is_empty());
 }
@@ -207,13 +275,25 @@ async fn small_max_tokens_cuts_the_answer_off() {
 #[tokio::test]
 async fn logprobs_come_one_per_generated_token() {
     let llm = connect_shared().await;
-    let options = GenerateOptions { logprobs: true, ..greedy(6) };
-    let completion = ask(&llm, "Write a long story about a cat.", &options, None).await.unwrap();
+    let options = GenerateOptions {
+        logprobs: true,
+        ..greedy(6)
+    };
+    let completion = ask(&llm, "Write a long story about a cat.", &options, None)
+        .await
+        .unwrap();
     // Cut off at max_tokens, so exactly six tokens were generated.
     assert_eq!(completion.finish, FinishReason::Length);
-    let logprobs = completion.logprobs.expect("llama-cpp-python streams logprobs when top_logprobs is sent");
+    let logprobs = completion
+        .logprobs
+        .expect("llama-cpp-python streams logprobs when top_logprobs is sent");
     assert_eq!(logprobs.len(), 6, "{logprobs:?}");
-    assert!(logprobs.iter().all(|t| t.logprob <= 0.0 && t.logprob.is_finite()), "{logprobs:?}");
+    assert!(
+        logprobs
+            .iter()
+            .all(|t| t.logprob <= 0.0 && t.logprob.is_finite()),
+        "{logprobs:?}"
+    );
     let tokens: String = logprobs.iter().map(|t| t.token.as_str()).collect();
     assert_eq!(tokens, completion.text);
     assert!(llm.capabilities().logprobs);
@@ -225,7 +305,11 @@ async fn unknown_model_names_the_served_one() {
     // A natural mistake: the file path, while the server lists its alias.
     let path = default_models_dir().join(KIT_MODEL).display().to_string();
     match OpenAiLlm::connect(&settings(base_url, &path)).await {
-        Err(LlmError::ModelNotFound { url, model, available }) => {
+        Err(LlmError::ModelNotFound {
+            url,
+            model,
+            available,
+        }) => {
             assert_eq!(url, base_url);
             assert_eq!(model, path);
             assert_eq!(available, vec![ALIAS.to_string()]);
@@ -244,13 +328,21 @@ async fn nothing_listening_is_server_down_after_quick_retries() {
     match outcome {
         Err(error @ LlmError::ServerDown { .. }) => {
             let message = error.to_string();
-            assert!(message.contains(&base_url) && message.contains("refused") && message.contains("base_url"), "{message}");
+            assert!(
+                message.contains(&base_url)
+                    && message.contains("refused")
+                    && message.contains("base_url"),
+                "{message}"
+            );
         }
         Err(other) => panic!("expected ServerDown, got {other}"),
         Ok(_) => panic!("expected ServerDown, got a connection"),
     }
     // Three retries after 0.5 s, 1 s and 2 s.
-    assert!(elapsed >= Duration::from_millis(3500) && elapsed < Duration::from_secs(10), "{elapsed:?}");
+    assert!(
+        elapsed >= Duration::from_millis(3500) && elapsed < Duration::from_secs(10),
+        "{elapsed:?}"
+    );
 }
 
 #[tokio::test]
@@ -264,9 +356,20 @@ async fn cancelling_mid_stream_stops_the_call() {
     };
     let messages = [ChatMessage::user("Write a long story about a cat.")];
     let options = greedy(400);
-    let outcome = llm.chat(ChatRequest { messages: &messages, options: &options, on_token: Some(sink), cancel: &cancel }).await;
+    let outcome = llm
+        .chat(ChatRequest {
+            messages: &messages,
+            options: &options,
+            on_token: Some(sink),
+            cancel: &cancel,
+        })
+        .await;
     assert!(matches!(outcome, Err(LlmError::Cancelled)), "{outcome:?}");
-    assert_eq!(pieces.into_inner().unwrap(), 1, "pieces arrived after the cancel");
+    assert_eq!(
+        pieces.into_inner().unwrap(),
+        1,
+        "pieces arrived after the cancel"
+    );
     // The server noticed the closed stream and is free for the next call.
     let completion = ask(&llm, "Say hi.", &greedy(4), None).await.unwrap();
     assert!(!completion.text.is_empty());
@@ -275,11 +378,21 @@ async fn cancelling_mid_stream_stops_the_call() {
 #[tokio::test]
 async fn a_tiny_timeout_times_out() {
     let llm = connect_shared().await;
-    let options = GenerateOptions { timeout: Duration::from_millis(200), ..greedy(500) };
+    let options = GenerateOptions {
+        timeout: Duration::from_millis(200),
+        ..greedy(500)
+    };
     let started = Instant::now();
     let outcome = ask(&llm, "Write a long story about a cat.", &options, None).await;
-    assert!(matches!(outcome, Err(LlmError::Timeout(limit)) if limit == Duration::from_millis(200)), "{outcome:?}");
-    assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+    assert!(
+        matches!(outcome, Err(LlmError::Timeout(limit)) if limit == Duration::from_millis(200)),
+        "{outcome:?}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
 }
 
 #[tokio::test]
@@ -290,7 +403,9 @@ async fn a_prompt_longer_than_the_context_is_an_empty_stream() {
     let llm = connect_shared().await;
     let outcome = ask(&llm, &"hello world ".repeat(1500), &greedy(4), None).await;
     match outcome {
-        Err(LlmError::Protocol(message)) => assert!(message.contains("without sending anything"), "{message}"),
+        Err(LlmError::Protocol(message)) => {
+            assert!(message.contains("without sending anything"), "{message}")
+        }
         other => panic!("expected a protocol error, got {other:?}"),
     }
 }
@@ -301,18 +416,36 @@ async fn api_key_is_sent_and_a_server_gone_after_connect_is_server_down() {
     let base_url = server.base_url();
 
     match OpenAiLlm::connect(&settings(&base_url, ALIAS)).await {
-        Err(LlmError::Http { status, message }) => assert_eq!((status, message.as_str()), (401, "Invalid API key")),
+        Err(LlmError::Http { status, message }) => {
+            assert_eq!((status, message.as_str()), (401, "Invalid API key"))
+        }
         Err(other) => panic!("expected 401, got {other}"),
         Ok(_) => panic!("connected without the API key"),
     }
 
-    let keyed = LlmSettings { api_key: Some("s3cret".to_string()), ..settings(&base_url, ALIAS) };
-    let llm = OpenAiLlm::connect(&keyed).await.expect("connect with the API key");
-    assert!(!ask(&llm, "Say hi.", &greedy(4), None).await.unwrap().text.is_empty());
+    let keyed = LlmSettings {
+        api_key: Some("s3cret".to_string()),
+        ..settings(&base_url, ALIAS)
+    };
+    let llm = OpenAiLlm::connect(&keyed)
+        .await
+        .expect("connect with the API key");
+    assert!(!ask(&llm, "Say hi.", &greedy(4), None)
+        .await
+        .unwrap()
+        .text
+        .is_empty());
 
     drop(server);
     let started = Instant::now();
     let outcome = ask(&llm, "Say hi.", &greedy(4), None).await;
-    assert!(matches!(&outcome, Err(LlmError::ServerDown { url, .. }) if *url == base_url), "{outcome:?}");
-    assert!(started.elapsed() >= Duration::from_millis(3500), "no retries: {:?}", started.elapsed());
+    assert!(
+        matches!(&outcome, Err(LlmError::ServerDown { url, .. }) if *url == base_url),
+        "{outcome:?}"
+    );
+    assert!(
+        started.elapsed() >= Duration::from_millis(3500),
+        "no retries: {:?}",
+        started.elapsed()
+    );
 }

@@ -3,7 +3,9 @@
 
 mod common;
 
-use common::fixtures::{docx_bytes, docx_from_body, docx_paragraph, docx_table, pdf_bytes, zip_bytes};
+use common::fixtures::{
+    docx_bytes, docx_from_body, docx_paragraph, docx_table, pdf_bytes, zip_bytes,
+};
 use folio::ingest::loaders::{load, Format, LoadError, LoadedDocument};
 use folio::ingest::structure_tree::{NodeKind, StructureTree, ROOT};
 
@@ -15,7 +17,10 @@ fn flat(s: &str) -> String {
 
 /// (depth, kind, flattened text, page) of every node, in order.
 fn shape(tree: &StructureTree) -> Vec<(u32, NodeKind, String, Option<u32>)> {
-    tree.nodes().iter().map(|n| (n.depth, n.kind, flat(&n.text), n.span.page)).collect()
+    tree.nodes()
+        .iter()
+        .map(|n| (n.depth, n.kind, flat(&n.text), n.span.page))
+        .collect()
 }
 
 fn load_pdf(bytes: &[u8]) -> LoadedDocument {
@@ -31,7 +36,11 @@ fn manual_pdf() -> Vec<u8> {
             "Section text about caf\u{e9}s.",
             "Chapter Two\n\nChapter two body.",
         ],
-        &[(1, "Chapter One", 2), (2, "Section A", 3), (1, "Chapter Two", 4)],
+        &[
+            (1, "Chapter One", 2),
+            (2, "Section A", 3),
+            (1, "Chapter Two", 4),
+        ],
     )
 }
 
@@ -49,8 +58,18 @@ fn pdf_outline_becomes_structure_with_pages_under_it() {
             (0, Structure, "Fixture Manual".into(), None),
             (1, Content, "Cover words here".into(), Some(1)),
             (1, Structure, "Chapter One".into(), Some(2)),
-            (2, Content, "Chapter one opens here. Its second line.".into(), Some(2)),
-            (2, Content, "Second paragraph (with parens) of one.".into(), Some(2)),
+            (
+                2,
+                Content,
+                "Chapter one opens here. Its second line.".into(),
+                Some(2)
+            ),
+            (
+                2,
+                Content,
+                "Second paragraph (with parens) of one.".into(),
+                Some(2)
+            ),
             (2, Structure, "Section A".into(), Some(3)),
             (3, Content, "Section text about caf\u{e9}s.".into(), Some(3)),
             // The entry's title is printed on its page: that paragraph is
@@ -59,10 +78,17 @@ fn pdf_outline_becomes_structure_with_pages_under_it() {
             (2, Content, "Chapter two body.".into(), Some(4)),
         ]
     );
-    assert_eq!(tree.heading_path(6), vec!["Fixture Manual", "Chapter One", "Section A"]);
+    assert_eq!(
+        tree.heading_path(6),
+        vec!["Fixture Manual", "Chapter One", "Section A"]
+    );
     for n in tree.nodes().iter().filter(|n| n.kind == NodeKind::Content) {
         assert!(n.span.start < n.span.end, "{n:?}");
-        assert_eq!(n.span.end - n.span.start, n.text.len(), "spans index the page text the node was cut from");
+        assert_eq!(
+            n.span.end - n.span.start,
+            n.text.len(),
+            "spans index the page text the node was cut from"
+        );
     }
 }
 
@@ -71,17 +97,43 @@ fn pdf_entries_with_equal_titles_are_all_kept() {
     let bytes = pdf_bytes(
         None,
         &["a text", "b text", "c text", "d text"],
-        &[(1, "Part 1", 1), (2, "Summary", 2), (1, "Part 2", 3), (2, "Summary", 4)],
+        &[
+            (1, "Part 1", 1),
+            (2, "Summary", 2),
+            (1, "Part 2", 3),
+            (2, "Summary", 4),
+        ],
     );
     let tree = load_pdf(&bytes).tree;
-    let headings: Vec<(u32, &str)> =
-        tree.nodes().iter().filter(|n| n.kind == NodeKind::Structure).map(|n| (n.depth, n.text.as_str())).collect();
-    assert_eq!(headings, vec![(0, "fallback"), (1, "Part 1"), (2, "Summary"), (1, "Part 2"), (2, "Summary")]);
+    let headings: Vec<(u32, &str)> = tree
+        .nodes()
+        .iter()
+        .filter(|n| n.kind == NodeKind::Structure)
+        .map(|n| (n.depth, n.text.as_str()))
+        .collect();
+    assert_eq!(
+        headings,
+        vec![
+            (0, "fallback"),
+            (1, "Part 1"),
+            (2, "Summary"),
+            (1, "Part 2"),
+            (2, "Summary")
+        ]
+    );
 }
 
 #[test]
 fn pdf_without_outline_is_one_level_under_the_root() {
-    let bytes = pdf_bytes(None, &["First page para one.\n\nFirst page para two.", "", "Third page only."], &[]);
+    let bytes = pdf_bytes(
+        None,
+        &[
+            "First page para one.\n\nFirst page para two.",
+            "",
+            "Third page only.",
+        ],
+        &[],
+    );
     let tree = load_pdf(&bytes).tree;
     assert_eq!(tree.title(), "fallback");
     use NodeKind::*;
@@ -106,7 +158,9 @@ fn pdf_with_a_blank_info_title_uses_the_fallback() {
 fn pdf_without_text_is_empty() {
     let bytes = pdf_bytes(Some("Scanned"), &["", ""], &[]);
     match load(Format::Pdf, &bytes, "f") {
-        Err(LoadError::Empty { reason }) => assert!(reason.contains("no extractable text"), "{reason}"),
+        Err(LoadError::Empty { reason }) => {
+            assert!(reason.contains("no extractable text"), "{reason}")
+        }
         other => panic!("expected Empty, got {other:?}"),
     }
 }
@@ -125,17 +179,31 @@ fn corrupt_pdfs_are_errors_not_panics() {
             })
             .collect()
     };
-    let mut inputs: Vec<Vec<u8>> = vec![Vec::new(), b"%PDF-1.7\n".to_vec(), random(10), random(4096)];
+    let mut inputs: Vec<Vec<u8>> =
+        vec![Vec::new(), b"%PDF-1.7\n".to_vec(), random(10), random(4096)];
     let mut header_then_noise = b"%PDF-1.5\n".to_vec();
     header_then_noise.extend(random(2000));
     inputs.push(header_then_noise);
-    for cut in [1, valid.len() / 4, valid.len() / 2, valid.len() * 3 / 4, valid.len() - 10] {
+    for cut in [
+        1,
+        valid.len() / 4,
+        valid.len() / 2,
+        valid.len() * 3 / 4,
+        valid.len() - 10,
+    ] {
         inputs.push(valid[..cut].to_vec());
     }
     for bytes in &inputs {
         match load(Format::Pdf, bytes, "f") {
-            Err(LoadError::Corrupt { format: "pdf", reason }) => assert!(!reason.is_empty()),
-            other => panic!("{} bytes: expected Corrupt, got {:?}", bytes.len(), other.map(|d| d.tree.len())),
+            Err(LoadError::Corrupt {
+                format: "pdf",
+                reason,
+            }) => assert!(!reason.is_empty()),
+            other => panic!(
+                "{} bytes: expected Corrupt, got {:?}",
+                bytes.len(),
+                other.map(|d| d.tree.len())
+            ),
         }
     }
 }
@@ -159,7 +227,9 @@ fn pdf_with_damaged_bytes_never_panics() {
 }
 
 fn load_docx(bytes: &[u8]) -> StructureTree {
-    load(Format::Docx, bytes, "fallback").expect("DOCX loads").tree
+    load(Format::Docx, bytes, "fallback")
+        .expect("DOCX loads")
+        .tree
 }
 
 #[test]
@@ -208,7 +278,10 @@ fn docx_spans_are_paragraph_elements_in_document_xml() {
     let tree = load_docx(&bytes);
     for n in &tree.nodes()[1..] {
         let element = &document_xml[n.span.start..n.span.end];
-        assert!(element.starts_with("<w:p>") && element.ends_with("</w:p>"), "{element}");
+        assert!(
+            element.starts_with("<w:p>") && element.ends_with("</w:p>"),
+            "{element}"
+        );
         assert!(element.contains(n.text.as_str()));
     }
 }
@@ -234,11 +307,19 @@ fn docx_table_is_one_content_node() {
         shape(&tree)[1..],
         [
             (1, Structure, "Figures".into(), None),
-            (2, Content, "Name | Value alpha | 1 beta | two lines".into(), None),
+            (
+                2,
+                Content,
+                "Name | Value alpha | 1 beta | two lines".into(),
+                None
+            ),
             (2, Content, "After the table.".into(), None),
         ]
     );
-    assert_eq!(tree.node(2).text, "Name | Value\nalpha | 1\nbeta | two lines");
+    assert_eq!(
+        tree.node(2).text,
+        "Name | Value\nalpha | 1\nbeta | two lines"
+    );
 }
 
 #[test]
@@ -259,20 +340,34 @@ fn corrupt_docx_files_are_errors() {
     ];
     for (what, bytes) in cases {
         match load(Format::Docx, &bytes, "f") {
-            Err(LoadError::Corrupt { format: "docx", reason }) => assert!(!reason.is_empty(), "{what}"),
-            other => panic!("{what}: expected Corrupt, got {:?}", other.map(|d| d.tree.len())),
+            Err(LoadError::Corrupt {
+                format: "docx",
+                reason,
+            }) => assert!(!reason.is_empty(), "{what}"),
+            other => panic!(
+                "{what}: expected Corrupt, got {:?}",
+                other.map(|d| d.tree.len())
+            ),
         }
     }
 }
 
 #[test]
 fn text_formats_share_decoding() {
-    let doc = load(Format::Markdown, b"# Titre\n\nCaf\xE9 cr\xE8me br\xFBl\xE9e, d\xE9j\xE0 vu.\n", "f").unwrap();
+    let doc = load(
+        Format::Markdown,
+        b"# Titre\n\nCaf\xE9 cr\xE8me br\xFBl\xE9e, d\xE9j\xE0 vu.\n",
+        "f",
+    )
+    .unwrap();
     assert_eq!(doc.tree.title(), "Titre");
     assert!(doc.tree.node(1).text.starts_with("Café crème"));
     assert!(doc.note.is_some_and(|n| n.starts_with("not valid UTF-8")));
 
-    assert!(matches!(load(Format::Html, b"<p>\0\0binary", "f"), Err(LoadError::Binary { format: "html" })));
+    assert!(matches!(
+        load(Format::Html, b"<p>\0\0binary", "f"),
+        Err(LoadError::Binary { format: "html" })
+    ));
     let txt = load(Format::Text, b"one\n\ntwo", "notes").unwrap();
     assert_eq!(txt.tree.len(), 3);
 }

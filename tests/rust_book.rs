@@ -43,10 +43,21 @@ async fn rust_book_ingests_into_trees_chunks_and_searchable_vectors() {
     );
     let source = std::fs::read_to_string(&rc).unwrap();
     for n in nodes.iter().skip(1) {
-        let (s, e) = (n["span"]["start"].as_u64().unwrap() as usize, n["span"]["end"].as_u64().unwrap() as usize);
-        let first_word = n["text"].as_str().unwrap().split_whitespace().next().unwrap_or("");
+        let (s, e) = (
+            n["span"]["start"].as_u64().unwrap() as usize,
+            n["span"]["end"].as_u64().unwrap() as usize,
+        );
+        let first_word = n["text"]
+            .as_str()
+            .unwrap()
+            .split_whitespace()
+            .next()
+            .unwrap_or("");
         let first_word = first_word.trim_matches(|c: char| !c.is_alphanumeric());
-        assert!(source[s..e].contains(first_word), "span {s}..{e} does not hold {first_word:?}");
+        assert!(
+            source[s..e].contains(first_word),
+            "span {s}..{e} does not hold {first_word:?}"
+        );
     }
 
     // Every non-empty content node of every document is covered by a chunk,
@@ -58,23 +69,42 @@ async fn rust_book_ingests_into_trees_chunks_and_searchable_vectors() {
             .nodes()
             .iter()
             .enumerate()
-            .filter(|(_, n)| n.kind == folio::ingest::structure_tree::NodeKind::Content && !n.text.trim().is_empty())
+            .filter(|(_, n)| {
+                n.kind == folio::ingest::structure_tree::NodeKind::Content
+                    && !n.text.trim().is_empty()
+            })
             .map(|(i, _)| i)
             .collect();
         let mut covered = BTreeSet::new();
         for c in library.store().chunks_of(doc.id).await.unwrap() {
             let ordinals: Vec<usize> = serde_json::from_str(&c.node_ordinals).unwrap();
             covered.extend(ordinals);
-            assert!(c.heading_path.starts_with(tree.title()), "{}: {}", doc.path, c.heading_path);
+            assert!(
+                c.heading_path.starts_with(tree.title()),
+                "{}: {}",
+                doc.path,
+                c.heading_path
+            );
         }
         assert_eq!(covered, content, "chunk coverage of {}", doc.path);
     }
     assert_consistent(&library).await;
 
     for mode in ["hybrid", "dense", "bm25"] {
-        let hits = folio_json(data.path(), &["search", "reference counting", "-k", "3", "--mode", mode]);
-        let top: Vec<&str> = hits.as_array().unwrap().iter().map(|h| h["path"].as_str().unwrap()).collect();
-        assert!(top.iter().any(|p| p.ends_with("ch15-04-rc.md")), "{mode}: {top:?}");
+        let hits = folio_json(
+            data.path(),
+            &["search", "reference counting", "-k", "3", "--mode", mode],
+        );
+        let top: Vec<&str> = hits
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["path"].as_str().unwrap())
+            .collect();
+        assert!(
+            top.iter().any(|p| p.ends_with("ch15-04-rc.md")),
+            "{mode}: {top:?}"
+        );
     }
     let hit = &folio_json(data.path(), &["search", "reference counting", "-k", "1"])[0];
     assert!(hit["heading_path"].as_str().unwrap().contains("Rc<T>"));

@@ -29,7 +29,10 @@ pub fn run(ctx: &Context) -> Result<Report> {
     // length); handing both sides this order makes their batches equal.
     texts.sort_by_key(String::len);
     let threads = cores();
-    eprintln!("embed: {} chunk inputs of the rust-book, batches of {BATCH_SIZE}, {threads} threads", texts.len());
+    eprintln!(
+        "embed: {} chunk inputs of the rust-book, batches of {BATCH_SIZE}, {threads} threads",
+        texts.len()
+    );
 
     let files = ctx.config.embedding_files();
     let dir = TempDir::new("embed")?;
@@ -42,7 +45,8 @@ pub fn run(ctx: &Context) -> Result<Report> {
         "threads": threads,
         "max_length": MAX_LENGTH,
     });
-    std::fs::write(&input, serde_json::to_vec(&job)?).with_context(|| format!("writing {}", input.display()))?;
+    std::fs::write(&input, serde_json::to_vec(&job)?)
+        .with_context(|| format!("writing {}", input.display()))?;
 
     // Alternating rounds, best of each side: on a shared machine a slow
     // minute would otherwise land on one side only.
@@ -55,7 +59,10 @@ pub fn run(ctx: &Context) -> Result<Report> {
         let (rate, vectors) = folio_round(&files, &texts)?;
         folio_rates.push(rate);
         folio_vectors = vectors;
-        let answer = python.run_json("embed_baseline.py", &[input.as_os_str(), OsStr::new(&vectors_path)])?;
+        let answer = python.run_json(
+            "embed_baseline.py",
+            &[input.as_os_str(), OsStr::new(&vectors_path)],
+        )?;
         raw_rates.push(field(&answer, "texts_per_s")?);
         answers.push(answer);
     }
@@ -65,7 +72,11 @@ pub fn run(ctx: &Context) -> Result<Report> {
 
     let dim = folio_vectors.first().map(Vec::len).unwrap_or(0);
     if raw_vectors.len() != texts.len() * dim {
-        bail!("the baseline returned {} floats, expected {} × {dim}", raw_vectors.len(), texts.len());
+        bail!(
+            "the baseline returned {} floats, expected {} × {dim}",
+            raw_vectors.len(),
+            texts.len()
+        );
     }
     let max_abs_diff = folio_vectors
         .iter()
@@ -114,5 +125,8 @@ fn folio_round(files: &EmbeddingModelFiles, texts: &[String]) -> Result<(f64, Ve
 
 fn read_f32(path: &std::path::Path) -> Result<Vec<f32>> {
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    Ok(bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
+    Ok(bytes
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect())
 }

@@ -23,7 +23,8 @@ const TARGET_RATIO: f64 = 0.9;
 
 /// A fixed passage, so every run evaluates the same prompt and the model has
 /// something to talk about at length.
-const PASSAGE: &str = "The lighthouse on the northern cape was built in 1854 from granite quarried \
+const PASSAGE: &str =
+    "The lighthouse on the northern cape was built in 1854 from granite quarried \
 on the island itself. Its keepers lived in two cottages at the foot of the tower and kept a log of \
 every ship that passed, every storm and every repair. In 1911 the oil lamp was replaced by an \
 acetylene burner, and in 1962 the station was electrified and the last keeper left. Today the \
@@ -48,7 +49,9 @@ struct Sample {
 /// figure for the same runs. Folio's prompt time runs from the call to the
 /// first streamed piece; its generation time from there to the answer.
 pub(crate) async fn tokens_per_second(settings: &LlmSettings, quick: bool) -> Result<Report> {
-    let llm = EmbeddedLlm::load(settings).await.context("loading the embedded model")?;
+    let llm = EmbeddedLlm::load(settings)
+        .await
+        .context("loading the embedded model")?;
     let (runs, max_tokens) = if quick { (3, 48) } else { (7, 128) };
     let messages = [
         ChatMessage::system("You are a helpful assistant. Answer at length."),
@@ -63,23 +66,38 @@ pub(crate) async fn tokens_per_second(settings: &LlmSettings, quick: bool) -> Re
         timeout: Duration::from_secs(600),
         ..GenerateOptions::default()
     };
-    eprintln!("llm: {} — {runs} runs of up to {max_tokens} tokens, after one warm-up", llm.info().model);
+    eprintln!(
+        "llm: {} — {runs} runs of up to {max_tokens} tokens, after one warm-up",
+        llm.info().model
+    );
     // First calls allocate buffers and fault in the weights.
-    run_once(&llm, &messages, &GenerateOptions { max_tokens: 8, ..options.clone() }).await?;
+    run_once(
+        &llm,
+        &messages,
+        &GenerateOptions {
+            max_tokens: 8,
+            ..options.clone()
+        },
+    )
+    .await?;
     let mut samples = Vec::with_capacity(runs);
     for _ in 0..runs {
         samples.push(run_once(&llm, &messages, &options).await?);
     }
 
-    let median = |f: &dyn Fn(&Sample) -> f64| percentile(&samples.iter().map(f).collect::<Vec<_>>(), 50.0);
+    let median =
+        |f: &dyn Fn(&Sample) -> f64| percentile(&samples.iter().map(f).collect::<Vec<_>>(), 50.0);
     let prompt = median(&|s| f64::from(s.prompt_tokens) / s.first_piece_s);
     let llama_prompt = median(&|s| f64::from(s.llama_prompt_tokens) / (s.llama_prompt_ms / 1e3));
     // The first token came with the prompt; the rest are what generation made.
-    let generation = median(&|s| f64::from(s.completion_tokens - 1) / (s.total_s - s.first_piece_s));
-    let llama_generation = median(&|s| f64::from(s.llama_generated_tokens) / (s.llama_generation_ms / 1e3));
+    let generation =
+        median(&|s| f64::from(s.completion_tokens - 1) / (s.total_s - s.first_piece_s));
+    let llama_generation =
+        median(&|s| f64::from(s.llama_generated_tokens) / (s.llama_generation_ms / 1e3));
     let overall = median(&|s| f64::from(s.prompt_tokens + s.completion_tokens) / s.total_s);
     let llama_overall = median(&|s| {
-        f64::from(s.llama_prompt_tokens + s.llama_generated_tokens) / ((s.llama_prompt_ms + s.llama_generation_ms) / 1e3)
+        f64::from(s.llama_prompt_tokens + s.llama_generated_tokens)
+            / ((s.llama_prompt_ms + s.llama_generation_ms) / 1e3)
     });
 
     let info = llm.info();
@@ -121,7 +139,11 @@ pub(crate) async fn tokens_per_second(settings: &LlmSettings, quick: bool) -> Re
     })
 }
 
-async fn run_once(llm: &EmbeddedLlm, messages: &[ChatMessage], options: &GenerateOptions) -> Result<Sample> {
+async fn run_once(
+    llm: &EmbeddedLlm,
+    messages: &[ChatMessage],
+    options: &GenerateOptions,
+) -> Result<Sample> {
     let first_piece = Mutex::new(None);
     let start = Instant::now();
     let sink = |_: &str| {
@@ -130,13 +152,23 @@ async fn run_once(llm: &EmbeddedLlm, messages: &[ChatMessage], options: &Generat
         }
     };
     let cancel = CancellationToken::new();
-    let request = ChatRequest { messages, options, on_token: Some(&sink), cancel: &cancel };
+    let request = ChatRequest {
+        messages,
+        options,
+        on_token: Some(&sink),
+        cancel: &cancel,
+    };
     let answer = Llm::chat(llm, request).await.context("generating")?;
     let total = start.elapsed();
     let first_piece = first_piece.into_inner().ok().flatten();
-    let timings = llm.last_timings().context("llama.cpp reported no timings")?;
+    let timings = llm
+        .last_timings()
+        .context("llama.cpp reported no timings")?;
     let Some(first_piece) = first_piece.filter(|_| answer.usage.completion_tokens >= 2) else {
-        bail!("the model answered with fewer than two tokens, too few to time: {:?}", answer.text);
+        bail!(
+            "the model answered with fewer than two tokens, too few to time: {:?}",
+            answer.text
+        );
     };
     Ok(Sample {
         prompt_tokens: answer.usage.prompt_tokens,

@@ -81,7 +81,9 @@ impl Context {
     }
 
     fn python(&self) -> Result<&Python> {
-        self.python.as_ref().context("this benchmark needs the Python baselines, which were not set up")
+        self.python
+            .as_ref()
+            .context("this benchmark needs the Python baselines, which were not set up")
     }
 }
 
@@ -99,20 +101,43 @@ fn default_out_dir() -> PathBuf {
 pub async fn run(args: BenchArgs, config: Config, json: bool) -> Result<()> {
     let benches: Vec<IngestBench> = match &args.command {
         BenchCommand::Ingest { only } if only.is_empty() => {
-            vec![IngestBench::Tree, IngestBench::Embed, IngestBench::Watch, IngestBench::WriteAmp]
+            vec![
+                IngestBench::Tree,
+                IngestBench::Embed,
+                IngestBench::Watch,
+                IngestBench::WriteAmp,
+            ]
         }
         BenchCommand::Ingest { only } => only.clone(),
         BenchCommand::Search | BenchCommand::Llm => Vec::new(),
     };
-    let needs_python = matches!(args.command, BenchCommand::Search) || benches.contains(&IngestBench::Embed);
+    let needs_python =
+        matches!(args.command, BenchCommand::Search) || benches.contains(&IngestBench::Embed);
     // Checked up front so a missing package fails in a second, not after
     // minutes of Folio-side measurement.
-    let python = if needs_python { Some(Python::locate()?) } else { None };
+    let python = if needs_python {
+        Some(Python::locate()?)
+    } else {
+        None
+    };
     if !args.eval_dir.join("rust-book/docs").is_dir() {
-        bail!("evaluation data not found under {}; pass --eval-dir or set FOLIO_EVAL_DIR", args.eval_dir.display());
+        bail!(
+            "evaluation data not found under {}; pass --eval-dir or set FOLIO_EVAL_DIR",
+            args.eval_dir.display()
+        );
     }
-    let ctx = Context { config, eval_dir: args.eval_dir, quick: args.quick, python };
-    let mut out = Output { dir: args.out_dir, quick: args.quick, json, reports: Vec::new() };
+    let ctx = Context {
+        config,
+        eval_dir: args.eval_dir,
+        quick: args.quick,
+        python,
+    };
+    let mut out = Output {
+        dir: args.out_dir,
+        quick: args.quick,
+        json,
+        reports: Vec::new(),
+    };
     match args.command {
         BenchCommand::Search => out.write(&search::run(&ctx).await?)?,
         BenchCommand::Llm => {
@@ -148,12 +173,18 @@ struct Output {
 
 impl Output {
     fn write(&mut self, report: &Report) -> Result<()> {
-        std::fs::create_dir_all(&self.dir).with_context(|| format!("creating {}", self.dir.display()))?;
-        let name = if self.quick { format!("{}-quick.json", report.name) } else { format!("{}.json", report.name) };
+        std::fs::create_dir_all(&self.dir)
+            .with_context(|| format!("creating {}", self.dir.display()))?;
+        let name = if self.quick {
+            format!("{}-quick.json", report.name)
+        } else {
+            format!("{}.json", report.name)
+        };
         let path = self.dir.join(name);
         let value = report.to_json(self.quick);
         let text = serde_json::to_string_pretty(&value)?;
-        std::fs::write(&path, text + "\n").with_context(|| format!("writing {}", path.display()))?;
+        std::fs::write(&path, text + "\n")
+            .with_context(|| format!("writing {}", path.display()))?;
         if self.json {
             self.reports.push(value);
         } else {
@@ -186,8 +217,12 @@ fn rust_book_files(ctx: &Context) -> Result<Vec<MarkdownFile>> {
     paths
         .into_iter()
         .map(|path| {
-            let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
-            let title = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            let bytes =
+                std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+            let title = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
             Ok(MarkdownFile { path, title, bytes })
         })
         .collect()
@@ -201,7 +236,11 @@ fn rust_book_embedding_inputs(ctx: &Context) -> Result<Vec<String>> {
     for file in rust_book_files(ctx)? {
         let doc = load(Format::Markdown, &file.bytes, &file.title)
             .with_context(|| format!("loading {}", file.path.display()))?;
-        inputs.extend(crate::ingest::chunker::chunk(&doc.tree, sizes).iter().map(|c| c.embedding_input()));
+        inputs.extend(
+            crate::ingest::chunker::chunk(&doc.tree, sizes)
+                .iter()
+                .map(|c| c.embedding_input()),
+        );
     }
     Ok(inputs)
 }
@@ -216,7 +255,10 @@ impl TempDir {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.subsec_nanos())
             .unwrap_or(0);
-        let path = std::env::temp_dir().join(format!("folio-bench-{label}-{}-{nanos}", std::process::id()));
+        let path = std::env::temp_dir().join(format!(
+            "folio-bench-{label}-{}-{nanos}",
+            std::process::id()
+        ));
         std::fs::create_dir_all(&path).with_context(|| format!("creating {}", path.display()))?;
         Ok(TempDir(path))
     }
@@ -275,7 +317,9 @@ impl Rng {
     }
 
     fn word(&mut self, len: usize) -> String {
-        (0..len).map(|_| (b'a' + self.below(26) as u8) as char).collect()
+        (0..len)
+            .map(|_| (b'a' + self.below(26) as u8) as char)
+            .collect()
     }
 }
 
@@ -291,7 +335,9 @@ fn percentile(samples: &[f64], p: f64) -> f64 {
 }
 
 fn cores() -> usize {
-    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
 }
 
 #[cfg(test)]

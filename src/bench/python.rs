@@ -23,19 +23,33 @@ pub struct Python {
 
 impl Python {
     pub fn locate() -> Result<Python> {
-        let exe = std::env::var_os("FOLIO_BENCH_PYTHON").map(PathBuf::from).unwrap_or_else(|| "python3".into());
-        let python = Python { exe, scripts: Path::new(env!("CARGO_MANIFEST_DIR")).join("bench") };
+        let exe = std::env::var_os("FOLIO_BENCH_PYTHON")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| "python3".into());
+        let python = Python {
+            exe,
+            scripts: Path::new(env!("CARGO_MANIFEST_DIR")).join("bench"),
+        };
         let probe = Command::new(&python.exe)
-            .args(["-c", "import numpy, tokenizers, onnxruntime; print(onnxruntime.__version__)"])
+            .args([
+                "-c",
+                "import numpy, tokenizers, onnxruntime; print(onnxruntime.__version__)",
+            ])
             .output();
         let out = match probe {
             Ok(out) => out,
-            Err(e) => bail!("cannot run the baseline python {}: {e}; {SETUP_HINT}", python.exe.display()),
+            Err(e) => bail!(
+                "cannot run the baseline python {}: {e}; {SETUP_HINT}",
+                python.exe.display()
+            ),
         };
         if !out.status.success() {
             let err = String::from_utf8_lossy(&out.stderr);
             let last = err.lines().last().unwrap_or("").trim();
-            bail!("the baseline python {} lacks a package ({last}); {SETUP_HINT}", python.exe.display());
+            bail!(
+                "the baseline python {} lacks a package ({last}); {SETUP_HINT}",
+                python.exe.display()
+            );
         }
         let version = String::from_utf8_lossy(&out.stdout).trim().to_string();
         if version != ORT_VERSION {
@@ -61,12 +75,18 @@ impl Python {
             bail!("{} failed ({})", path.display(), out.status);
         }
         serde_json::from_slice(&out.stdout).with_context(|| {
-            format!("{} printed something other than one JSON object: {}", path.display(), String::from_utf8_lossy(&out.stdout))
+            format!(
+                "{} printed something other than one JSON object: {}",
+                path.display(),
+                String::from_utf8_lossy(&out.stdout)
+            )
         })
     }
 }
 
 /// A number from a baseline's JSON answer, or an error naming the field.
 pub fn field(v: &Value, name: &str) -> Result<f64> {
-    v.get(name).and_then(Value::as_f64).with_context(|| format!("the baseline's answer lacks `{name}`: {v}"))
+    v.get(name)
+        .and_then(Value::as_f64)
+        .with_context(|| format!("the baseline's answer lacks `{name}`: {v}"))
 }

@@ -26,7 +26,13 @@ pub struct Row {
 
 impl Row {
     pub fn new(metric: impl Into<String>, unit: &'static str, folio: f64) -> Row {
-        Row { metric: metric.into(), unit, folio, baseline: None, target: Target::None }
+        Row {
+            metric: metric.into(),
+            unit,
+            folio,
+            baseline: None,
+            target: Target::None,
+        }
     }
 
     pub fn baseline(mut self, value: f64) -> Row {
@@ -104,8 +110,12 @@ impl Report {
             lines.push([
                 r.metric.clone(),
                 format!("{} {}", number(r.folio), r.unit),
-                r.baseline.map(|b| format!("{} {}", number(b), r.unit)).unwrap_or_else(|| "—".into()),
-                r.ratio().map(|x| format!("{x:.2}×")).unwrap_or_else(|| "—".into()),
+                r.baseline
+                    .map(|b| format!("{} {}", number(b), r.unit))
+                    .unwrap_or_else(|| "—".into()),
+                r.ratio()
+                    .map(|x| format!("{x:.2}×"))
+                    .unwrap_or_else(|| "—".into()),
                 r.target_text(),
                 match r.met() {
                     Some(true) => "yes".into(),
@@ -114,20 +124,39 @@ impl Report {
                 },
             ]);
         }
-        let widths: Vec<usize> =
-            (0..header.len()).map(|c| lines.iter().map(|l| l[c].chars().count()).max().unwrap_or(0)).collect();
-        let mut out = format!("\n{} — {}\n  baseline: {}\n", self.name, self.title, self.baseline);
+        let widths: Vec<usize> = (0..header.len())
+            .map(|c| {
+                lines
+                    .iter()
+                    .map(|l| l[c].chars().count())
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let mut out = format!(
+            "\n{} — {}\n  baseline: {}\n",
+            self.name, self.title, self.baseline
+        );
         for (i, l) in lines.iter().enumerate() {
             let cells: Vec<String> = l
                 .iter()
                 .zip(&widths)
                 .enumerate()
                 // Numbers read best right-aligned, words left-aligned.
-                .map(|(c, (s, w))| if (1..=3).contains(&c) { format!("{s:>w$}") } else { format!("{s:<w$}") })
+                .map(|(c, (s, w))| {
+                    if (1..=3).contains(&c) {
+                        format!("{s:>w$}")
+                    } else {
+                        format!("{s:<w$}")
+                    }
+                })
                 .collect();
             out.push_str(&format!("  {}\n", cells.join("  ").trim_end()));
             if i == 0 {
-                out.push_str(&format!("  {}\n", "-".repeat(widths.iter().sum::<usize>() + 2 * (widths.len() - 1))));
+                out.push_str(&format!(
+                    "  {}\n",
+                    "-".repeat(widths.iter().sum::<usize>() + 2 * (widths.len() - 1))
+                ));
             }
         }
         for n in &self.notes {
@@ -157,9 +186,12 @@ impl Report {
 
 /// Enough to tell two machines apart when comparing result files.
 fn machine() -> Value {
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("model name")).and_then(|l| l.split(':').nth(1)).map(|s| s.trim().to_string()));
+    let cpu = std::fs::read_to_string("/proc/cpuinfo").ok().and_then(|s| {
+        s.lines()
+            .find(|l| l.starts_with("model name"))
+            .and_then(|l| l.split(':').nth(1))
+            .map(|s| s.trim().to_string())
+    });
     json!({
         "cpu": cpu,
         "cores": super::cores(),
@@ -184,7 +216,9 @@ pub fn number(x: f64) -> String {
         3
     };
     let s = format!("{x:.decimals$}");
-    let (int, frac) = s.split_once('.').map_or((s.as_str(), None), |(i, f)| (i, Some(f)));
+    let (int, frac) = s
+        .split_once('.')
+        .map_or((s.as_str(), None), |(i, f)| (i, Some(f)));
     let (sign, digits) = int.strip_prefix('-').map_or(("", int), |d| ("-", d));
     let mut grouped = String::new();
     for (i, ch) in digits.chars().enumerate() {
@@ -213,10 +247,15 @@ mod tests {
 
     #[test]
     fn targets_judge_the_right_number() {
-        let r = Row::new("x", "ms", 20.0).baseline(10.0).target(Target::RatioAtMost(3.0));
+        let r = Row::new("x", "ms", 20.0)
+            .baseline(10.0)
+            .target(Target::RatioAtMost(3.0));
         assert_eq!(r.ratio(), Some(2.0));
         assert_eq!(r.met(), Some(true));
-        assert_eq!(Row::new("y", "ms", 40.0).target(Target::AtMost(30.0)).met(), Some(false));
+        assert_eq!(
+            Row::new("y", "ms", 40.0).target(Target::AtMost(30.0)).met(),
+            Some(false)
+        );
         assert_eq!(Row::new("z", "ms", 40.0).met(), None);
     }
 }

@@ -45,16 +45,29 @@ struct Query {
 
 pub async fn run(ctx: &Context) -> Result<Report> {
     let python = ctx.python()?;
-    let sizes: &[usize] = if ctx.quick { &[10_000] } else { &[10_000, 100_000] };
+    let sizes: &[usize] = if ctx.quick {
+        &[10_000]
+    } else {
+        &[10_000, 100_000]
+    };
     let words = rust_book_words(ctx)?;
-    let query_words: Vec<&str> =
-        words.iter().map(|w| w.trim_matches(|c: char| !c.is_alphanumeric())).filter(|w| is_query_word(w)).collect();
+    let query_words: Vec<&str> = words
+        .iter()
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+        .filter(|w| is_query_word(w))
+        .collect();
     let mut rng = Rng::new(0x5ea4c4);
     let queries: Vec<Query> = (0..QUERIES)
         .map(|_| {
             let n = 2 + rng.below(3);
-            let text = (0..n).map(|_| query_words[rng.below(query_words.len())]).collect::<Vec<_>>().join(" ");
-            Query { vector: rng.unit_vector(DIM), text }
+            let text = (0..n)
+                .map(|_| query_words[rng.below(query_words.len())])
+                .collect::<Vec<_>>()
+                .join(" ");
+            Query {
+                vector: rng.unit_vector(DIM),
+                text,
+            }
         })
         .collect();
 
@@ -74,18 +87,40 @@ pub async fn run(ctx: &Context) -> Result<Report> {
                 .baseline(m.numpy.p95)
                 .target(Target::RatioAtMost(TARGET_DENSE_RATIO)),
         );
-        rows.push(Row::new(label("dense top-10 p50, sqlite-vec scan (one-shot CLI)"), "ms", m.dense_sqlite.p50).baseline(m.numpy.p50));
-        rows.push(Row::new(label("load vectors into memory (once per process)"), "ms", m.load_ms));
+        rows.push(
+            Row::new(
+                label("dense top-10 p50, sqlite-vec scan (one-shot CLI)"),
+                "ms",
+                m.dense_sqlite.p50,
+            )
+            .baseline(m.numpy.p50),
+        );
+        rows.push(Row::new(
+            label("load vectors into memory (once per process)"),
+            "ms",
+            m.load_ms,
+        ));
         rows.push(Row::new(label("bm25 top-10 p50"), "ms", m.bm25.p50));
         rows.push(Row::new(label("bm25 top-10 p95"), "ms", m.bm25.p95));
         let hybrid = Row::new(label("hybrid top-10 p50"), "ms", m.hybrid.p50).baseline(m.numpy.p50);
-        rows.push(if n == TARGET_HYBRID_AT { hybrid.target(Target::AtMost(TARGET_HYBRID_MS)) } else { hybrid });
+        rows.push(if n == TARGET_HYBRID_AT {
+            hybrid.target(Target::AtMost(TARGET_HYBRID_MS))
+        } else {
+            hybrid
+        });
         rows.push(Row::new(label("hybrid top-10 p95"), "ms", m.hybrid.p95).baseline(m.numpy.p95));
         details.insert(n.to_string(), m.details);
     }
-    rows.push(Row::new("embed one query p50 (not in the above)", "ms", percentile(&embed_ms, 50.0)));
+    rows.push(Row::new(
+        "embed one query p50 (not in the above)",
+        "ms",
+        percentile(&embed_ms, 50.0),
+    ));
     details.insert("embed_one_query_ms".into(), json!(embed_ms));
-    details.insert("queries".into(), json!(queries.iter().map(|q| &q.text).collect::<Vec<_>>()));
+    details.insert(
+        "queries".into(),
+        json!(queries.iter().map(|q| &q.text).collect::<Vec<_>>()),
+    );
 
     Ok(Report {
         name: "search",
@@ -107,8 +142,14 @@ pub async fn run(ctx: &Context) -> Result<Report> {
 fn rust_book_words(ctx: &Context) -> Result<Vec<String>> {
     let mut words = Vec::new();
     for f in rust_book_files(ctx)? {
-        let doc = load(Format::Markdown, &f.bytes, &f.title).with_context(|| format!("loading {}", f.path.display()))?;
-        for node in doc.tree.nodes().iter().filter(|n| n.kind == NodeKind::Content) {
+        let doc = load(Format::Markdown, &f.bytes, &f.title)
+            .with_context(|| format!("loading {}", f.path.display()))?;
+        for node in doc
+            .tree
+            .nodes()
+            .iter()
+            .filter(|n| n.kind == NodeKind::Content)
+        {
             words.extend(node.text.split_whitespace().map(str::to_string));
         }
     }
@@ -126,7 +167,8 @@ fn is_query_word(w: &str) -> bool {
 
 /// One real embedder call per query text, after a warm-up.
 fn embed_one_ms(ctx: &Context, queries: &[Query]) -> Result<Vec<f64>> {
-    let embedder = Embedder::load(&ctx.config.embedding_files()).context("loading the embedding model")?;
+    let embedder =
+        Embedder::load(&ctx.config.embedding_files()).context("loading the embedding model")?;
     for q in queries.iter().take(WARMUP) {
         embedder.embed_one(&q.text)?;
     }
@@ -148,7 +190,10 @@ struct Latency {
 
 impl Latency {
     fn of(ms: &[f64]) -> Latency {
-        Latency { p50: percentile(ms, 50.0), p95: percentile(ms, 95.0) }
+        Latency {
+            p50: percentile(ms, 50.0),
+            p95: percentile(ms, 95.0),
+        }
     }
 }
 
@@ -162,7 +207,12 @@ struct Measured {
     details: Value,
 }
 
-async fn measure(python: &Python, n: usize, words: &[String], queries: &[Query]) -> Result<Measured> {
+async fn measure(
+    python: &Python,
+    n: usize,
+    words: &[String],
+    queries: &[Query],
+) -> Result<Measured> {
     let dir = TempDir::new("search")?;
     let store = Store::open(&dir.path().join("folio.sqlite")).await?;
     eprintln!("search: building a store of {n} chunks");
@@ -171,7 +221,9 @@ async fn measure(python: &Python, n: usize, words: &[String], queries: &[Query])
     build(&store, n, words, &vectors_path).await?;
     let build_seconds = start.elapsed().as_secs_f64();
     let (first_id, last_id, count): (i64, i64, i64) =
-        sqlx::query_as("SELECT MIN(id), MAX(id), COUNT(*) FROM chunks").fetch_one(store.pool()).await?;
+        sqlx::query_as("SELECT MIN(id), MAX(id), COUNT(*) FROM chunks")
+            .fetch_one(store.pool())
+            .await?;
     // The i-th vector written is chunk `first_id + i` only if ids are dense;
     // the exactness check below relies on it.
     if count as usize != n || last_id - first_id + 1 != count {
@@ -187,7 +239,15 @@ async fn measure(python: &Python, n: usize, words: &[String], queries: &[Query])
     let load_ms = start.elapsed().as_secs_f64() * 1000.0;
     for q in queries.iter().take(WARMUP) {
         store.nearest_chunks(&q.vector, K).await?;
-        rank_with_vector(&store, Some(&index), &q.text, &q.vector, K, SearchMode::Hybrid).await?;
+        rank_with_vector(
+            &store,
+            Some(&index),
+            &q.text,
+            &q.vector,
+            K,
+            SearchMode::Hybrid,
+        )
+        .await?;
     }
     let mut dense_ms = Vec::new();
     let mut dense_ids = Vec::new();
@@ -195,7 +255,11 @@ async fn measure(python: &Python, n: usize, words: &[String], queries: &[Query])
         let start = Instant::now();
         let hits = index.nearest(&q.vector, K);
         dense_ms.push(start.elapsed().as_secs_f64() * 1000.0);
-        dense_ids.push(hits.into_iter().map(|(id, _)| id - first_id).collect::<Vec<i64>>());
+        dense_ids.push(
+            hits.into_iter()
+                .map(|(id, _)| id - first_id)
+                .collect::<Vec<i64>>(),
+        );
     }
     let mut sqlite_ms = Vec::new();
     let mut sqlite_ids = Vec::new();
@@ -203,9 +267,14 @@ async fn measure(python: &Python, n: usize, words: &[String], queries: &[Query])
         let start = Instant::now();
         let hits = store.nearest_chunks(&q.vector, K).await?;
         sqlite_ms.push(start.elapsed().as_secs_f64() * 1000.0);
-        sqlite_ids.push(hits.into_iter().map(|(id, _)| id - first_id).collect::<Vec<i64>>());
+        sqlite_ids.push(
+            hits.into_iter()
+                .map(|(id, _)| id - first_id)
+                .collect::<Vec<i64>>(),
+        );
     }
-    let (bm25_ms, bm25_empty) = time_ranking(&store, Some(&index), queries, SearchMode::Bm25).await?;
+    let (bm25_ms, bm25_empty) =
+        time_ranking(&store, Some(&index), queries, SearchMode::Bm25).await?;
     let (hybrid_ms, _) = time_ranking(&store, Some(&index), queries, SearchMode::Hybrid).await?;
     store.close().await;
     let db_bytes: u64 = ["folio.sqlite", "folio.sqlite-wal"]
@@ -218,8 +287,15 @@ async fn measure(python: &Python, n: usize, words: &[String], queries: &[Query])
     // counts, so a burst of load on this shared machine cannot land on the
     // baseline alone and flatter Folio.
     let after = numpy_baseline(python, &vectors_path, &queries_path)?;
-    let answer = if field(&after, "p50_ms")? < field(&before, "p50_ms")? { after } else { before };
-    let numpy = Latency { p50: field(&answer, "p50_ms")?, p95: field(&answer, "p95_ms")? };
+    let answer = if field(&after, "p50_ms")? < field(&before, "p50_ms")? {
+        after
+    } else {
+        before
+    };
+    let numpy = Latency {
+        p50: field(&answer, "p50_ms")?,
+        p95: field(&answer, "p95_ms")?,
+    };
     let recall = exact_recall(&dense_ids, &answer)?;
     let sqlite_recall = exact_recall(&sqlite_ids, &answer)?;
 
@@ -251,7 +327,12 @@ async fn measure(python: &Python, n: usize, words: &[String], queries: &[Query])
 fn numpy_baseline(python: &Python, vectors: &Path, queries: &Path) -> Result<Value> {
     python.run_json(
         "knn_baseline.py",
-        &[vectors.as_os_str(), queries.as_os_str(), OsStr::new(&DIM.to_string()), OsStr::new(&K.to_string())],
+        &[
+            vectors.as_os_str(),
+            queries.as_os_str(),
+            OsStr::new(&DIM.to_string()),
+            OsStr::new(&K.to_string()),
+        ],
     )
 }
 
@@ -278,22 +359,34 @@ async fn time_ranking(
 /// `write_documents` path ingestion uses, and the same vectors, in chunk
 /// order, to `vectors_path` for the baseline.
 async fn build(store: &Store, n: usize, words: &[String], vectors_path: &Path) -> Result<()> {
-    let (space, _) = store.ensure_vector_space("bench-random-unit-384", DIM).await?;
+    let (space, _) = store
+        .ensure_vector_space("bench-random-unit-384", DIM)
+        .await?;
     let folder_id = store.add_folder("/folio-bench/synthetic").await?;
     let mut rng = Rng::new(n as u64);
-    let file = std::fs::File::create(vectors_path).with_context(|| format!("creating {}", vectors_path.display()))?;
+    let file = std::fs::File::create(vectors_path)
+        .with_context(|| format!("creating {}", vectors_path.display()))?;
     let mut vectors = std::io::BufWriter::new(file);
     let mut batch = Vec::with_capacity(DOCS_PER_COMMIT);
     for doc in 0..n.div_ceil(CHUNKS_PER_DOC) {
         let chunks = CHUNKS_PER_DOC.min(n - doc * CHUNKS_PER_DOC);
-        batch.push(synthetic_document(folder_id, doc, chunks, words, &mut rng, &mut vectors)?);
+        batch.push(synthetic_document(
+            folder_id,
+            doc,
+            chunks,
+            words,
+            &mut rng,
+            &mut vectors,
+        )?);
         if batch.len() == DOCS_PER_COMMIT {
             write(store, &batch, &space).await?;
             batch.clear();
         }
     }
     write(store, &batch, &space).await?;
-    vectors.flush().with_context(|| format!("writing {}", vectors_path.display()))?;
+    vectors
+        .flush()
+        .with_context(|| format!("writing {}", vectors_path.display()))?;
     Ok(())
 }
 
@@ -321,7 +414,9 @@ fn synthetic_document(
         let text = words[start..start + len].join(" ");
         let node = tree.push(ROOT, NodeKind::Content, text.clone(), Span::default());
         let vector = rng.unit_vector(DIM);
-        vectors.write_all(&vector_blob(&vector)).context("writing the baseline's vectors")?;
+        vectors
+            .write_all(&vector_blob(&vector))
+            .context("writing the baseline's vectors")?;
         writes.push(ChunkWrite {
             text,
             heading_path: title.clone(),
@@ -351,16 +446,32 @@ fn write_f32<'a>(path: &Path, rows: impl Iterator<Item = &'a [f32]>) -> Result<(
 
 /// Share of numpy's exact top-k that the store returned, over all queries.
 fn exact_recall(store_ids: &[Vec<i64>], numpy: &Value) -> Result<f64> {
-    let exact = numpy.get("ids").and_then(Value::as_array).context("the baseline's answer lacks `ids`")?;
+    let exact = numpy
+        .get("ids")
+        .and_then(Value::as_array)
+        .context("the baseline's answer lacks `ids`")?;
     if exact.len() != store_ids.len() {
-        bail!("the baseline answered {} queries, the store {}", exact.len(), store_ids.len());
+        bail!(
+            "the baseline answered {} queries, the store {}",
+            exact.len(),
+            store_ids.len()
+        );
     }
     let mut found = 0;
     let mut total = 0;
     for (ours, theirs) in store_ids.iter().zip(exact) {
-        let theirs: HashSet<i64> = theirs.as_array().into_iter().flatten().filter_map(Value::as_i64).collect();
+        let theirs: HashSet<i64> = theirs
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_i64)
+            .collect();
         total += theirs.len();
         found += ours.iter().filter(|id| theirs.contains(id)).count();
     }
-    Ok(if total == 0 { 0.0 } else { found as f64 / total as f64 })
+    Ok(if total == 0 {
+        0.0
+    } else {
+        found as f64 / total as f64
+    })
 }

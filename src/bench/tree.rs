@@ -22,16 +22,29 @@ const RDR2_DOCS_PER_CORE: f64 = 606.0;
 pub fn run(ctx: &Context) -> Result<Report> {
     let files = rust_book_files(ctx)?;
     let bytes: usize = files.iter().map(|f| f.bytes.len()).sum();
-    let min_time = if ctx.quick { Duration::from_millis(500) } else { Duration::from_secs(2) };
-    eprintln!("tree: {} files, {:.1} MB, ≥ {:?} per side on one thread", files.len(), bytes as f64 / 1e6, min_time);
+    let min_time = if ctx.quick {
+        Duration::from_millis(500)
+    } else {
+        Duration::from_secs(2)
+    };
+    eprintln!(
+        "tree: {} files, {:.1} MB, ≥ {:?} per side on one thread",
+        files.len(),
+        bytes as f64 / 1e6,
+        min_time
+    );
 
     let folio = docs_per_second(&files, min_time, |f| {
-        let doc = load(Format::Markdown, &f.bytes, &f.title).with_context(|| format!("loading {}", f.path.display()))?;
+        let doc = load(Format::Markdown, &f.bytes, &f.title)
+            .with_context(|| format!("loading {}", f.path.display()))?;
         Ok(doc.tree.len())
     })?;
     let parse_only = docs_per_second(&files, min_time, |f| {
-        let text = std::str::from_utf8(&f.bytes).with_context(|| format!("{} is not UTF-8", f.path.display()))?;
-        Ok(Parser::new_ext(text, MARKDOWN_OPTIONS).into_offset_iter().count())
+        let text = std::str::from_utf8(&f.bytes)
+            .with_context(|| format!("{} is not UTF-8", f.path.display()))?;
+        Ok(Parser::new_ext(text, MARKDOWN_OPTIONS)
+            .into_offset_iter()
+            .count())
     })?;
 
     Ok(Report {
@@ -88,5 +101,9 @@ fn docs_per_second(
         docs += files.len();
     }
     let seconds = start.elapsed().as_secs_f64();
-    Ok(Rate { rate: docs as f64 / seconds, docs, seconds })
+    Ok(Rate {
+        rate: docs as f64 / seconds,
+        docs,
+        seconds,
+    })
 }

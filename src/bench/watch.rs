@@ -33,13 +33,21 @@ pub async fn run(ctx: &Context) -> Result<Report> {
     std::fs::create_dir_all(&notes).with_context(|| format!("creating {}", notes.display()))?;
     let mut files = Vec::new();
     for f in rust_book_files(ctx)?.into_iter().take(file_count) {
-        let name = f.path.file_name().context("a rust-book file without a name")?;
+        let name = f
+            .path
+            .file_name()
+            .context("a rust-book file without a name")?;
         let to = notes.join(name);
         std::fs::write(&to, &f.bytes).with_context(|| format!("writing {}", to.display()))?;
-        files.push(std::fs::canonicalize(&to).with_context(|| format!("resolving {}", to.display()))?);
+        files.push(
+            std::fs::canonicalize(&to).with_context(|| format!("resolving {}", to.display()))?,
+        );
     }
 
-    let config = Config { data_dir: dir.path().join("data"), ..ctx.config.clone() };
+    let config = Config {
+        data_dir: dir.path().join("data"),
+        ..ctx.config.clone()
+    };
     let library = Arc::new(Library::open(config).await?);
     eprintln!("watch: indexing {} rust-book files first", files.len());
     let start = Instant::now();
@@ -52,7 +60,9 @@ pub async fn run(ctx: &Context) -> Result<Report> {
     for i in 0..EDITS {
         let word = append_unique_word(&files[i % files.len()], &mut rng)?;
         let saved = Instant::now();
-        library.apply_changes(vec![Change::Touched(files[i % files.len()].clone())]).await?;
+        library
+            .apply_changes(vec![Change::Touched(files[i % files.len()].clone())])
+            .await?;
         direct.push(wait_until_found(&library, &word, saved).await?);
     }
 
@@ -89,19 +99,30 @@ pub async fn run(ctx: &Context) -> Result<Report> {
     let _ = stop.send(());
     watcher.await.context("the watcher task panicked")??;
 
-    let ms = |v: &[Duration]| v.iter().map(|d| d.as_secs_f64() * 1000.0).collect::<Vec<f64>>();
+    let ms = |v: &[Duration]| {
+        v.iter()
+            .map(|d| d.as_secs_f64() * 1000.0)
+            .collect::<Vec<f64>>()
+    };
     let (watched_ms, direct_ms) = (ms(&watched), ms(&direct));
     let rows = vec![
         Row::new("save → searchable p50", "ms", percentile(&watched_ms, 50.0))
             .baseline(percentile(&direct_ms, 50.0))
             .target(Target::AtMost(TARGET_MS)),
-        Row::new("save → searchable max", "ms", percentile(&watched_ms, 100.0))
-            .baseline(percentile(&direct_ms, 100.0))
-            .target(Target::AtMost(TARGET_MS)),
+        Row::new(
+            "save → searchable max",
+            "ms",
+            percentile(&watched_ms, 100.0),
+        )
+        .baseline(percentile(&direct_ms, 100.0))
+        .target(Target::AtMost(TARGET_MS)),
     ];
     Ok(Report {
         name: "watch",
-        title: format!("save-to-searchable latency, {EDITS} appended paragraphs, {} watched rust-book files", files.len()),
+        title: format!(
+            "save-to-searchable latency, {EDITS} appended paragraphs, {} watched rust-book files",
+            files.len()
+        ),
         baseline: "the same edit indexed by calling Library::apply_changes directly".into(),
         rows,
         details: json!({
@@ -125,8 +146,11 @@ fn append_unique_word(path: &Path, rng: &mut Rng) -> Result<String> {
         .append(true)
         .open(path)
         .with_context(|| format!("opening {} for append", path.display()))?;
-    writeln!(f, "\n\nA note added while benchmarking mentions {word} once.")
-        .with_context(|| format!("appending to {}", path.display()))?;
+    writeln!(
+        f,
+        "\n\nA note added while benchmarking mentions {word} once."
+    )
+    .with_context(|| format!("appending to {}", path.display()))?;
     Ok(word)
 }
 

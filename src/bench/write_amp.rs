@@ -26,25 +26,39 @@ struct Passage {
 
 pub async fn run(ctx: &Context) -> Result<Report> {
     let corpus_path = ctx.eval_dir.join("hotpotqa/corpus.jsonl");
-    let corpus = std::fs::read_to_string(&corpus_path).with_context(|| format!("reading {}", corpus_path.display()))?;
+    let corpus = std::fs::read_to_string(&corpus_path)
+        .with_context(|| format!("reading {}", corpus_path.display()))?;
     let limit = if ctx.quick { 1_000 } else { usize::MAX };
     let dir = TempDir::new("write-amp")?;
     let input_dir = dir.path().join("corpus");
-    std::fs::create_dir_all(&input_dir).with_context(|| format!("creating {}", input_dir.display()))?;
+    std::fs::create_dir_all(&input_dir)
+        .with_context(|| format!("creating {}", input_dir.display()))?;
     let mut passages = 0;
     let mut input_bytes = 0u64;
-    for (i, line) in corpus.lines().filter(|l| !l.trim().is_empty()).take(limit).enumerate() {
-        let p: Passage = serde_json::from_str(line).with_context(|| format!("{}:{}", corpus_path.display(), i + 1))?;
+    for (i, line) in corpus
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .take(limit)
+        .enumerate()
+    {
+        let p: Passage = serde_json::from_str(line)
+            .with_context(|| format!("{}:{}", corpus_path.display(), i + 1))?;
         let body = format!("# {}\n\n{}\n", p.title, p.text);
         let path = input_dir.join(format!("p{i:05}.md"));
         std::fs::write(&path, &body).with_context(|| format!("writing {}", path.display()))?;
         input_bytes += body.len() as u64;
         passages += 1;
     }
-    eprintln!("write-amp: ingesting {passages} passages ({:.1} MB) into a fresh library", input_bytes as f64 / 1e6);
+    eprintln!(
+        "write-amp: ingesting {passages} passages ({:.1} MB) into a fresh library",
+        input_bytes as f64 / 1e6
+    );
 
     let data_dir = dir.path().join("data");
-    let config = Config { data_dir: data_dir.clone(), ..ctx.config.clone() };
+    let config = Config {
+        data_dir: data_dir.clone(),
+        ..ctx.config.clone()
+    };
     // The peak should be this ingest's, not an earlier benchmark's.
     let peak_reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
     let before = ProcIo::read()?;
@@ -83,10 +97,15 @@ pub async fn run(ctx: &Context) -> Result<Report> {
         Row::new("bytes written (storage)", "MB", written as f64 / 1e6)
             .baseline(input_bytes as f64 / 1e6)
             .target(Target::RatioAtMost(TARGET_RATIO)),
-        Row::new("bytes written (syscalls)", "MB", (after.wchar - before.wchar) as f64 / 1e6)
-            .baseline(input_bytes as f64 / 1e6)
-            .target(Target::RatioAtMost(TARGET_RATIO)),
-        Row::new("final database size", "MB", db_bytes as f64 / 1e6).baseline(input_bytes as f64 / 1e6),
+        Row::new(
+            "bytes written (syscalls)",
+            "MB",
+            (after.wchar - before.wchar) as f64 / 1e6,
+        )
+        .baseline(input_bytes as f64 / 1e6)
+        .target(Target::RatioAtMost(TARGET_RATIO)),
+        Row::new("final database size", "MB", db_bytes as f64 / 1e6)
+            .baseline(input_bytes as f64 / 1e6),
         Row::new("peak RSS (VmHWM)", "MB", peak_rss as f64 / 1e6),
     ];
     let mut notes = vec![
@@ -103,7 +122,9 @@ pub async fn run(ctx: &Context) -> Result<Report> {
     }
     Ok(Report {
         name: "write_amp",
-        title: format!("write amplification and peak memory, HotpotQA corpus ({passages} passages)"),
+        title: format!(
+            "write amplification and peak memory, HotpotQA corpus ({passages} passages)"
+        ),
         baseline: "the input: bytes of the files ingested".into(),
         rows,
         details: json!({
@@ -133,20 +154,26 @@ struct ProcIo {
 
 impl ProcIo {
     fn read() -> Result<ProcIo> {
-        let text = std::fs::read_to_string("/proc/self/io").context("reading /proc/self/io (Linux only)")?;
+        let text = std::fs::read_to_string("/proc/self/io")
+            .context("reading /proc/self/io (Linux only)")?;
         let get = |key: &str| -> Result<u64> {
             text.lines()
                 .find_map(|l| l.strip_prefix(key).and_then(|v| v.strip_prefix(':')))
                 .and_then(|v| v.trim().parse().ok())
                 .with_context(|| format!("/proc/self/io has no `{key}`"))
         };
-        Ok(ProcIo { wchar: get("wchar")?, write_bytes: get("write_bytes")?, cancelled_write_bytes: get("cancelled_write_bytes")? })
+        Ok(ProcIo {
+            wchar: get("wchar")?,
+            write_bytes: get("write_bytes")?,
+            cancelled_write_bytes: get("cancelled_write_bytes")?,
+        })
     }
 }
 
 /// Peak resident set size in bytes.
 fn vm_hwm() -> Result<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").context("reading /proc/self/status")?;
+    let status =
+        std::fs::read_to_string("/proc/self/status").context("reading /proc/self/status")?;
     status
         .lines()
         .find_map(|l| l.strip_prefix("VmHWM:"))

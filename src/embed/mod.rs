@@ -7,7 +7,9 @@ mod error;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
-use fastembed::{InitOptionsUserDefined, Pooling, TextEmbedding, TokenizerFiles, UserDefinedEmbeddingModel};
+use fastembed::{
+    InitOptionsUserDefined, Pooling, TextEmbedding, TokenizerFiles, UserDefinedEmbeddingModel,
+};
 
 pub use error::{EmbedError, Result};
 
@@ -61,7 +63,10 @@ fn onnx_runtime(path: &Path) -> Result<ort::environment::Environment> {
             .map_err(|e| e.to_string())
     })
     .clone()
-    .map_err(|reason| EmbedError::Runtime { path: path.to_path_buf(), reason })
+    .map_err(|reason| EmbedError::Runtime {
+        path: path.to_path_buf(),
+        reason,
+    })
 }
 
 fn read(dir: &Path, file: &str, what: &'static str) -> Result<Vec<u8>> {
@@ -74,12 +79,19 @@ impl Embedder {
         let env = onnx_runtime(&files.onnx_runtime)?;
         let dir = &files.model_dir;
         let onnx = read(dir, "model.onnx", "embedding model (model.onnx)")?;
-        let label = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "model".into());
+        let label = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "model".into());
         let name = format!("{label}@{}", &blake3::hash(&onnx).to_hex()[..12]);
         let tokenizer = TokenizerFiles {
             tokenizer_file: read(dir, "tokenizer.json", "tokenizer.json")?,
             config_file: read(dir, "config.json", "model config.json")?,
-            special_tokens_map_file: read(dir, "special_tokens_map.json", "special_tokens_map.json")?,
+            special_tokens_map_file: read(
+                dir,
+                "special_tokens_map.json",
+                "special_tokens_map.json",
+            )?,
             tokenizer_config_file: read(dir, "tokenizer_config.json", "tokenizer_config.json")?,
         };
         let model = UserDefinedEmbeddingModel::new(onnx, tokenizer).with_pooling(Pooling::Mean);
@@ -87,16 +99,22 @@ impl Embedder {
             .with_environment(env)
             .with_execution_providers(execution_providers())
             .with_max_length(256);
-        let mut model =
-            TextEmbedding::try_new_from_user_defined(model, options).map_err(|e| EmbedError::Model(e.to_string()))?;
+        let mut model = TextEmbedding::try_new_from_user_defined(model, options)
+            .map_err(|e| EmbedError::Model(e.to_string()))?;
         let probe = model
             .embed(["dimension probe"], None)
             .map_err(|e| EmbedError::Model(e.to_string()))?;
         let dim = probe.first().map(Vec::len).unwrap_or(0);
         if dim == 0 {
-            return Err(EmbedError::Model("the model produced an empty vector".into()));
+            return Err(EmbedError::Model(
+                "the model produced an empty vector".into(),
+            ));
         }
-        Ok(Embedder { model: Mutex::new(model), name, dim })
+        Ok(Embedder {
+            model: Mutex::new(model),
+            name,
+            dim,
+        })
     }
 
     /// Identifies the model by its weights, so a different file means new vectors.

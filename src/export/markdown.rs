@@ -9,8 +9,19 @@ use crate::store::{LlmCallRow, RunRecord, RunStatus};
 pub fn render(run: &RunRecord, calls: &[LlmCallRow]) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# {}\n", inline(&run.question));
-    let model = run.model.get("model").and_then(|m| m.as_str()).unwrap_or("unknown model");
-    let _ = writeln!(out, "*{} · {} · run {} · {}*\n", run.method, inline(model), run.id, run.status.as_str());
+    let model = run
+        .model
+        .get("model")
+        .and_then(|m| m.as_str())
+        .unwrap_or("unknown model");
+    let _ = writeln!(
+        out,
+        "*{} · {} · run {} · {}*\n",
+        run.method,
+        inline(model),
+        run.id,
+        run.status.as_str()
+    );
     if let Some(answer) = &run.answer {
         let _ = writeln!(out, "{}\n", escape_html(answer.trim()));
     }
@@ -18,11 +29,17 @@ pub fn render(run: &RunRecord, calls: &[LlmCallRow]) -> String {
         let reason = run.error.as_deref().unwrap_or("the run did not finish");
         let _ = writeln!(out, "> **No complete answer:** {}\n", inline(reason));
     }
-    let citations: Vec<Citation> = serde_json::from_value(run.citations.clone()).unwrap_or_default();
+    let citations: Vec<Citation> =
+        serde_json::from_value(run.citations.clone()).unwrap_or_default();
     if !citations.is_empty() {
         out.push_str("## Sources\n\n");
         for c in &citations {
-            let _ = writeln!(out, "{}. {}", c.number, source_link(&c.path, &c.heading_path, c.span_start, c.span_end, c.page));
+            let _ = writeln!(
+                out,
+                "{}. {}",
+                c.number,
+                source_link(&c.path, &c.heading_path, c.span_start, c.span_end, c.page)
+            );
         }
         out.push('\n');
     }
@@ -37,7 +54,8 @@ pub fn render(run: &RunRecord, calls: &[LlmCallRow]) -> String {
 
 fn render_trace(out: &mut String, trace: &Trace, citations: &[Citation]) {
     match trace {
-        Trace::LlmOnly => out.push_str("The model answered from what it already knows; no documents were read.\n\n"),
+        Trace::LlmOnly => out
+            .push_str("The model answered from what it already knows; no documents were read.\n\n"),
         Trace::VanillaRag(t) => render_vanilla_rag(out, t, citations),
     }
 }
@@ -50,8 +68,16 @@ fn render_vanilla_rag(out: &mut String, trace: &VanillaRagTrace, citations: &[Ci
         trace.mode.as_str(),
     );
     if !trace.unknown_citations.is_empty() {
-        let numbers: Vec<String> = trace.unknown_citations.iter().map(|n| format!("[{n}]")).collect();
-        let _ = writeln!(out, "The answer also cites {}, which name no passage; they were ignored.\n", numbers.join(", "));
+        let numbers: Vec<String> = trace
+            .unknown_citations
+            .iter()
+            .map(|n| format!("[{n}]"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "The answer also cites {}, which name no passage; they were ignored.\n",
+            numbers.join(", ")
+        );
     }
     for p in &trace.passages {
         render_passage(out, p, citations.iter().any(|c| c.number == p.number));
@@ -107,8 +133,15 @@ fn render_calls(out: &mut String, calls: &[LlmCallRow], timings: &serde_json::Va
 
 /// `file › heading` linked to the file, with where in it the text is.
 fn source_link(path: &str, heading_path: &str, start: i64, end: i64, page: Option<i64>) -> String {
-    let name = std::path::Path::new(path).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let label = if heading_path.is_empty() { name } else { format!("{name} › {heading_path}") };
+    let name = std::path::Path::new(path)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let label = if heading_path.is_empty() {
+        name
+    } else {
+        format!("{name} › {heading_path}")
+    };
     let place = match page {
         Some(page) => format!("page {page}"),
         None => format!("bytes {start}–{end}"),
@@ -122,7 +155,9 @@ pub fn file_url(path: &str) -> String {
     let mut url = String::from("file://");
     for byte in path.bytes() {
         match byte {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => url.push(byte as char),
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => {
+                url.push(byte as char)
+            }
             _ => {
                 let _ = write!(url, "%{byte:02X}");
             }
@@ -132,7 +167,9 @@ pub fn file_url(path: &str) -> String {
 }
 
 fn escape_html(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 /// Text that must stay on one line and not open markdown structure.
@@ -141,7 +178,10 @@ fn inline(text: &str) -> String {
 }
 
 fn escape_label(text: &str) -> String {
-    escape_html(text).replace('\\', "\\\\").replace('[', "\\[").replace(']', "\\]")
+    escape_html(text)
+        .replace('\\', "\\\\")
+        .replace('[', "\\[")
+        .replace(']', "\\]")
 }
 
 #[cfg(test)]
@@ -156,7 +196,10 @@ mod tests {
 
     #[test]
     fn html_in_untrusted_text_is_escaped() {
-        assert_eq!(escape_html("<script>x</script> & y"), "&lt;script&gt;x&lt;/script&gt; &amp; y");
+        assert_eq!(
+            escape_html("<script>x</script> & y"),
+            "&lt;script&gt;x&lt;/script&gt; &amp; y"
+        );
         assert_eq!(escape_label("a [b]"), "a \\[b\\]");
     }
 }

@@ -17,7 +17,10 @@ pub enum ExportError {
     #[error("the folder {0} does not exist")]
     NoParent(PathBuf),
     #[error("cannot write {path}: {source}")]
-    Write { path: PathBuf, source: std::io::Error },
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 /// Writes `contents` to exactly `path`: through a temporary file beside it
@@ -35,7 +38,10 @@ pub fn write_file(path: &Path, contents: &str) -> Result<PathBuf, ExportError> {
     if !parent.is_dir() {
         return Err(ExportError::NoParent(parent.to_path_buf()));
     }
-    let write_err = |source| ExportError::Write { path: path.to_path_buf(), source };
+    let write_err = |source| ExportError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
     let mut builder = tempfile::Builder::new();
     builder.prefix(".folio-export-");
     // Readable like any file the person saves, not private like a temp file.

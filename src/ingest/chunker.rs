@@ -17,7 +17,10 @@ pub struct ChunkSizes {
 
 impl Default for ChunkSizes {
     fn default() -> Self {
-        ChunkSizes { target: 800, max: 1200 }
+        ChunkSizes {
+            target: 800,
+            max: 1200,
+        }
     }
 }
 
@@ -96,7 +99,12 @@ pub fn chunk(tree: &StructureTree, sizes: ChunkSizes) -> Vec<ChunkPlan> {
             for piece in split_long(text, sizes) {
                 out.push(finish(
                     tree,
-                    Pending { text: piece, nodes: vec![id], span: node.span, parent: node.parent },
+                    Pending {
+                        text: piece,
+                        nodes: vec![id],
+                        span: node.span,
+                        parent: node.parent,
+                    },
                 ));
             }
             continue;
@@ -109,7 +117,12 @@ pub fn chunk(tree: &StructureTree, sizes: ChunkSizes) -> Vec<ChunkPlan> {
                 p.span.end = node.span.end;
             }
             None => {
-                pending = Some(Pending { text: text.to_string(), nodes: vec![id], span: node.span, parent: node.parent })
+                pending = Some(Pending {
+                    text: text.to_string(),
+                    nodes: vec![id],
+                    span: node.span,
+                    parent: node.parent,
+                })
             }
         }
     }
@@ -120,8 +133,16 @@ pub fn chunk(tree: &StructureTree, sizes: ChunkSizes) -> Vec<ChunkPlan> {
 }
 
 fn finish(tree: &StructureTree, p: Pending) -> ChunkPlan {
-    let heading_path = p.parent.map(|parent| tree.heading_path(parent).join(" > ")).unwrap_or_default();
-    ChunkPlan { text: p.text, heading_path, node_ordinals: p.nodes, span: p.span }
+    let heading_path = p
+        .parent
+        .map(|parent| tree.heading_path(parent).join(" > "))
+        .unwrap_or_default();
+    ChunkPlan {
+        text: p.text,
+        heading_path,
+        node_ordinals: p.nodes,
+        span: p.span,
+    }
 }
 
 /// Pieces of at most `sizes.target` characters, cut between sentences, and
@@ -167,7 +188,12 @@ mod tests {
         let mut t = StructureTree::new("Doc", Span::default());
         let h = t.push(ROOT, NodeKind::Structure, "Section", Span::bytes(0, 9));
         for (i, p) in paragraphs.iter().enumerate() {
-            t.push(h, NodeKind::Content, *p, Span::bytes(10 + i * 100, 10 + i * 100 + p.len()));
+            t.push(
+                h,
+                NodeKind::Content,
+                *p,
+                Span::bytes(10 + i * 100, 10 + i * 100 + p.len()),
+            );
         }
         t
     }
@@ -188,7 +214,10 @@ mod tests {
         let sentence = "This sentence is about forty characters. ";
         let long = sentence.repeat(60);
         let t = tree_with(&[&long]);
-        let sizes = ChunkSizes { target: 200, max: 300 };
+        let sizes = ChunkSizes {
+            target: 200,
+            max: 300,
+        };
         let chunks = chunk(&t, sizes);
         assert!(chunks.len() >= 10, "got {} chunks", chunks.len());
         for c in &chunks {
@@ -196,16 +225,31 @@ mod tests {
             assert!(c.text.ends_with('.'), "cut mid-sentence: {:?}", c.text);
             assert_eq!(c.node_ordinals, vec![2]);
         }
-        let rejoined: String = chunks.iter().map(|c| c.text.as_str()).collect::<Vec<_>>().join(" ");
-        assert_eq!(rejoined.split_whitespace().count(), long.split_whitespace().count());
+        let rejoined: String = chunks
+            .iter()
+            .map(|c| c.text.as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert_eq!(
+            rejoined.split_whitespace().count(),
+            long.split_whitespace().count()
+        );
     }
 
     #[test]
     fn a_sentence_longer_than_target_is_cut_between_words() {
         let t = tree_with(&[&"word ".repeat(400)]);
-        let chunks = chunk(&t, ChunkSizes { target: 100, max: 150 });
+        let chunks = chunk(
+            &t,
+            ChunkSizes {
+                target: 100,
+                max: 150,
+            },
+        );
         assert!(chunks.iter().all(|c| c.text.chars().count() <= 100));
-        assert!(chunks.iter().all(|c| c.text.split(' ').all(|w| w == "word")));
+        assert!(chunks
+            .iter()
+            .all(|c| c.text.split(' ').all(|w| w == "word")));
     }
 
     #[test]
@@ -213,7 +257,12 @@ mod tests {
         let mut t = StructureTree::new("Doc", Span::default());
         let a = t.push(ROOT, NodeKind::Structure, "A", Span::default());
         t.push(a, NodeKind::Content, "under a", Span::on_page(1, 0, 7));
-        t.push(a, NodeKind::Content, "also a, next page", Span::on_page(2, 0, 17));
+        t.push(
+            a,
+            NodeKind::Content,
+            "also a, next page",
+            Span::on_page(2, 0, 17),
+        );
         let b = t.push(ROOT, NodeKind::Structure, "B", Span::default());
         t.push(b, NodeKind::Content, "under b", Span::on_page(2, 18, 25));
         let chunks = chunk(&t, ChunkSizes::default());

@@ -17,7 +17,9 @@ use super::scan::{inspect, scan, FileEntry, ScanError};
 use crate::embed::Embedder;
 use crate::error::{Error, Result};
 use crate::events::{EngineEvent, EventSender, JobPhase, JobProgress};
-use crate::store::{vector_blob, BatchProgress, ChunkWrite, DocumentRecord, DocumentWrite, Store, VectorSpace};
+use crate::store::{
+    vector_blob, BatchProgress, ChunkWrite, DocumentRecord, DocumentWrite, Store, VectorSpace,
+};
 
 /// Set to stop a pass at the next batch boundary.
 pub type CancelFlag = Arc<AtomicBool>;
@@ -50,7 +52,10 @@ pub struct Root {
 pub enum Change {
     /// Created or modified (or maybe deleted: the path is inspected again).
     Touched(PathBuf),
-    Renamed { from: PathBuf, to: PathBuf },
+    Renamed {
+        from: PathBuf,
+        to: PathBuf,
+    },
 }
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -83,12 +88,20 @@ fn path_str(p: &Path) -> String {
 }
 
 fn failed_write(folder_id: i64, e: ScanError) -> DocumentWrite {
-    DocumentWrite::Failed { folder_id, path: path_str(&e.path), size: 0, mtime_ns: 0, error: e.error }
+    DocumentWrite::Failed {
+        folder_id,
+        path: path_str(&e.path),
+        size: 0,
+        mtime_ns: 0,
+        error: e.error,
+    }
 }
 
 /// A stored document that still matches the file on disk needs no work.
 fn up_to_date(stored: Option<&DocumentRecord>, f: &FileEntry) -> bool {
-    stored.is_some_and(|d| d.status == "indexed" && d.size == f.size as i64 && d.mtime_ns == f.mtime_ns)
+    stored.is_some_and(|d| {
+        d.status == "indexed" && d.size == f.size as i64 && d.mtime_ns == f.mtime_ns
+    })
 }
 
 impl Ingestor {
@@ -128,7 +141,11 @@ impl Ingestor {
                 let doc = stored.get(&key);
                 if !up_to_date(doc, &f) {
                     let stored_hash = doc.and_then(|d| d.hash.clone());
-                    plan.tasks.push(Task { folder_id: root.folder_id, entry: f, stored_hash });
+                    plan.tasks.push(Task {
+                        folder_id: root.folder_id,
+                        entry: f,
+                        stored_hash,
+                    });
                 }
                 seen.insert(key);
             }
@@ -149,7 +166,12 @@ impl Ingestor {
     /// Applies what the watcher saw. `roots` are all watched roots; paths
     /// outside them are ignored.
     pub async fn apply_changes(&self, roots: &[Root], changes: Vec<Change>) -> Result<PassSummary> {
-        let root_of = |p: &Path| roots.iter().filter(|r| p.starts_with(&r.path)).max_by_key(|r| r.path.as_os_str().len());
+        let root_of = |p: &Path| {
+            roots
+                .iter()
+                .filter(|r| p.starts_with(&r.path))
+                .max_by_key(|r| r.path.as_os_str().len())
+        };
         let mut plan = Plan::default();
         let mut touched = Vec::new();
         let mut seen = HashSet::new();
@@ -167,7 +189,11 @@ impl Ingestor {
                             });
                             // The moved document is re-read only if its content changed too.
                             if !up_to_date(Some(&old), &f) {
-                                plan.tasks.push(Task { folder_id: root.folder_id, entry: f, stored_hash: old.hash });
+                                plan.tasks.push(Task {
+                                    folder_id: root.folder_id,
+                                    entry: f,
+                                    stored_hash: old.hash,
+                                });
                             }
                             seen.insert(to);
                         }
@@ -191,20 +217,35 @@ impl Ingestor {
                 for f in found.files {
                     let stored = self.store.document(&path_str(&f.path)).await?;
                     if !up_to_date(stored.as_ref(), &f) {
-                        plan.tasks.push(Task { folder_id: root.folder_id, entry: f, stored_hash: stored.and_then(|d| d.hash) });
+                        plan.tasks.push(Task {
+                            folder_id: root.folder_id,
+                            entry: f,
+                            stored_hash: stored.and_then(|d| d.hash),
+                        });
                     }
                 }
-                plan.writes.extend(found.errors.into_iter().map(|e| failed_write(root.folder_id, e)));
+                plan.writes.extend(
+                    found
+                        .errors
+                        .into_iter()
+                        .map(|e| failed_write(root.folder_id, e)),
+                );
                 continue;
             }
             match inspect(&p) {
                 Some(Ok(f)) => {
                     let stored = self.store.document(&key).await?;
                     if !up_to_date(stored.as_ref(), &f) {
-                        plan.tasks.push(Task { folder_id: root.folder_id, entry: f, stored_hash: stored.and_then(|d| d.hash) });
+                        plan.tasks.push(Task {
+                            folder_id: root.folder_id,
+                            entry: f,
+                            stored_hash: stored.and_then(|d| d.hash),
+                        });
                     }
                 }
-                Some(Err(e)) if p.symlink_metadata().is_ok() => plan.writes.push(failed_write(root.folder_id, e)),
+                Some(Err(e)) if p.symlink_metadata().is_ok() => {
+                    plan.writes.push(failed_write(root.folder_id, e))
+                }
                 _ => {
                     // Gone: the file itself, or a folder with everything under it.
                     for d in self.store.documents_under(&key).await? {
@@ -215,7 +256,8 @@ impl Ingestor {
         }
         // Removals go last so a rename seen as delete + create can still reuse
         // the old file's vectors while the new one is indexed.
-        plan.writes.sort_by_key(|w| matches!(w, DocumentWrite::Removed { .. }));
+        plan.writes
+            .sort_by_key(|w| matches!(w, DocumentWrite::Removed { .. }));
         self.execute(plan, None).await
     }
 
@@ -226,18 +268,29 @@ impl Ingestor {
             self.store.start_job(id, total).await?;
         }
         let mut tracker = Tracker::new(self, job_id, total).await?;
-        let (removals, direct): (Vec<_>, Vec<_>) =
-            writes.into_iter().partition(|w| matches!(w, DocumentWrite::Removed { .. }));
-        tracker.summary.failed += direct.iter().filter(|w| matches!(w, DocumentWrite::Failed { .. })).count() as u64;
+        let (removals, direct): (Vec<_>, Vec<_>) = writes
+            .into_iter()
+            .partition(|w| matches!(w, DocumentWrite::Removed { .. }));
+        tracker.summary.failed += direct
+            .iter()
+            .filter(|w| matches!(w, DocumentWrite::Failed { .. }))
+            .count() as u64;
         tracker.commit(self, direct).await?;
 
         let (tx, mut rx) = mpsc::channel::<(i64, Prepared)>(BATCH_DOCS * 2);
         let limits = self.limits;
         let producer = tokio::spawn(async move {
-            let parallel = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
+            let parallel = std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(2);
             let mut prepared = futures::stream::iter(tasks)
                 .map(|t| {
-                    tokio::task::spawn_blocking(move || (t.folder_id, prepare(t.entry, t.stored_hash.as_deref(), &limits)))
+                    tokio::task::spawn_blocking(move || {
+                        (
+                            t.folder_id,
+                            prepare(t.entry, t.stored_hash.as_deref(), &limits),
+                        )
+                    })
                 })
                 .buffer_unordered(parallel);
             while let Some(item) = prepared.next().await {
@@ -292,11 +345,21 @@ impl Ingestor {
 
     /// Turns prepared files into writes, giving every new chunk a vector:
     /// reused when the same text was embedded before, computed otherwise.
-    async fn embed_batch(&self, batch: Vec<(i64, Prepared)>, summary: &mut PassSummary) -> Result<Vec<DocumentWrite>> {
+    async fn embed_batch(
+        &self,
+        batch: Vec<(i64, Prepared)>,
+        summary: &mut PassSummary,
+    ) -> Result<Vec<DocumentWrite>> {
         let mut writes = Vec::with_capacity(batch.len());
         for (folder_id, p) in batch {
             writes.push(match p {
-                Prepared::Index { entry, hash, note, tree, chunks } => {
+                Prepared::Index {
+                    entry,
+                    hash,
+                    note,
+                    tree,
+                    chunks,
+                } => {
                     summary.indexed += 1;
                     DocumentWrite::Indexed {
                         folder_id,
@@ -322,7 +385,10 @@ impl Ingestor {
                 }
                 Prepared::Unchanged { entry } => {
                     summary.unchanged += 1;
-                    DocumentWrite::Touched { path: path_str(&entry.path), mtime_ns: entry.mtime_ns }
+                    DocumentWrite::Touched {
+                        path: path_str(&entry.path),
+                        mtime_ns: entry.mtime_ns,
+                    }
                 }
                 Prepared::Failed { entry, error } => {
                     summary.failed += 1;
@@ -336,7 +402,9 @@ impl Ingestor {
                 }
                 Prepared::Vanished { entry } => {
                     summary.removed += 1;
-                    DocumentWrite::Removed { path: path_str(&entry.path) }
+                    DocumentWrite::Removed {
+                        path: path_str(&entry.path),
+                    }
                 }
             });
         }
@@ -344,17 +412,24 @@ impl Ingestor {
         for w in &writes {
             if let DocumentWrite::Indexed { chunks, .. } = w {
                 for c in chunks {
-                    inputs
-                        .entry(c.text_hash)
-                        .or_insert_with(|| crate::ingest::chunker::embedding_input(&c.heading_path, &c.text));
+                    inputs.entry(c.text_hash).or_insert_with(|| {
+                        crate::ingest::chunker::embedding_input(&c.heading_path, &c.text)
+                    });
                 }
             }
         }
         let hashes: Vec<i64> = inputs.keys().copied().collect();
-        let mut vectors: HashMap<i64, Vec<u8>> =
-            self.store.vectors_by_text_hash(&self.space, &hashes).await?.into_iter().collect();
+        let mut vectors: HashMap<i64, Vec<u8>> = self
+            .store
+            .vectors_by_text_hash(&self.space, &hashes)
+            .await?
+            .into_iter()
+            .collect();
         summary.chunks_reused += vectors.len() as u64;
-        let missing: Vec<(i64, String)> = inputs.into_iter().filter(|(h, _)| !vectors.contains_key(h)).collect();
+        let missing: Vec<(i64, String)> = inputs
+            .into_iter()
+            .filter(|(h, _)| !vectors.contains_key(h))
+            .collect();
         if !missing.is_empty() {
             let embedder = self.embedder.clone();
             let texts: Vec<String> = missing.iter().map(|(_, t)| t.clone()).collect();
@@ -388,7 +463,14 @@ impl Ingestor {
             if pending.is_empty() {
                 return Ok(());
             }
-            self.report(tracker.job_id.unwrap_or(0), JobPhase::Embedding, tracker.done, tracker.total, tracker.failed, None);
+            self.report(
+                tracker.job_id.unwrap_or(0),
+                JobPhase::Embedding,
+                tracker.done,
+                tracker.total,
+                tracker.failed,
+                None,
+            );
             let embedder = self.embedder.clone();
             let texts: Vec<String> = pending
                 .iter()
@@ -398,14 +480,25 @@ impl Ingestor {
                 .await
                 .map_err(|e| Error::Task(e.to_string()))??;
             tracker.summary.chunks_embedded += computed.len() as u64;
-            let rows: Vec<(i64, Vec<f32>)> = pending.iter().map(|(id, _, _)| *id).zip(computed).collect();
+            let rows: Vec<(i64, Vec<f32>)> =
+                pending.iter().map(|(id, _, _)| *id).zip(computed).collect();
             self.store.store_vectors(&self.space, &rows).await?;
         }
     }
 
-    fn report(&self, job_id: i64, phase: JobPhase, done: u64, total: u64, failed: u64, tracker: Option<&Tracker>) {
+    fn report(
+        &self,
+        job_id: i64,
+        phase: JobPhase,
+        done: u64,
+        total: u64,
+        failed: u64,
+        tracker: Option<&Tracker>,
+    ) {
         let rate = tracker.and_then(Tracker::rate);
-        let eta_seconds = rate.filter(|r| *r > 0.0).map(|r| total.saturating_sub(done) as f64 / r);
+        let eta_seconds = rate
+            .filter(|r| *r > 0.0)
+            .map(|r| total.saturating_sub(done) as f64 / r);
         self.emit(EngineEvent::JobProgress(JobProgress {
             job_id,
             kind: "ingest".into(),
@@ -463,25 +556,42 @@ impl Tracker {
         if writes.is_empty() {
             return Ok(());
         }
-        let failed = writes.iter().filter(|w| matches!(w, DocumentWrite::Failed { .. })).count() as u64;
+        let failed = writes
+            .iter()
+            .filter(|w| matches!(w, DocumentWrite::Failed { .. }))
+            .count() as u64;
         let progress = self.job_id.map(|job_id| BatchProgress {
             job_id,
             done: writes.len() as u64,
             failed,
             active_ms: self.active_ms_before + self.started.elapsed().as_millis() as i64,
         });
-        ing.store.write_documents(&writes, &ing.space, progress).await?;
+        ing.store
+            .write_documents(&writes, &ing.space, progress)
+            .await?;
         self.done += writes.len() as u64;
         self.failed += failed;
         for w in writes {
             ing.emit(match w {
-                DocumentWrite::Indexed { path, chunks, .. } => EngineEvent::DocumentIndexed { path, chunks: chunks.len() },
-                DocumentWrite::Failed { path, error, .. } => EngineEvent::DocumentFailed { path, error },
+                DocumentWrite::Indexed { path, chunks, .. } => EngineEvent::DocumentIndexed {
+                    path,
+                    chunks: chunks.len(),
+                },
+                DocumentWrite::Failed { path, error, .. } => {
+                    EngineEvent::DocumentFailed { path, error }
+                }
                 DocumentWrite::Removed { path } => EngineEvent::DocumentRemoved { path },
                 DocumentWrite::Touched { .. } | DocumentWrite::Renamed { .. } => continue,
             });
         }
-        ing.report(self.job_id.unwrap_or(0), JobPhase::Indexing, self.done, self.total, self.failed, Some(self));
+        ing.report(
+            self.job_id.unwrap_or(0),
+            JobPhase::Indexing,
+            self.done,
+            self.total,
+            self.failed,
+            Some(self),
+        );
         Ok(())
     }
 }

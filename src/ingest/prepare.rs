@@ -25,10 +25,17 @@ pub enum Prepared {
         chunks: Vec<ChunkPlan>,
     },
     /// Content identical to what is stored; only the timestamp moved.
-    Unchanged { entry: FileEntry },
-    Failed { entry: FileEntry, error: String },
+    Unchanged {
+        entry: FileEntry,
+    },
+    Failed {
+        entry: FileEntry,
+        error: String,
+    },
     /// Deleted between the scan and the read: treated as a removal.
-    Vanished { entry: FileEntry },
+    Vanished {
+        entry: FileEntry,
+    },
 }
 
 fn mib(bytes: u64) -> String {
@@ -50,7 +57,12 @@ pub fn prepare(entry: FileEntry, stored_hash: Option<&str>, limits: &Limits) -> 
     let bytes = match std::fs::read(&entry.path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Prepared::Vanished { entry },
-        Err(e) => return Prepared::Failed { entry, error: format!("unreadable: {e}") },
+        Err(e) => {
+            return Prepared::Failed {
+                entry,
+                error: format!("unreadable: {e}"),
+            }
+        }
     };
     if bytes.len() as u64 > limits.max_file_size {
         let error = too_big(bytes.len() as u64);
@@ -60,17 +72,33 @@ pub fn prepare(entry: FileEntry, stored_hash: Option<&str>, limits: &Limits) -> 
     if stored_hash == Some(hash.as_str()) {
         return Prepared::Unchanged { entry };
     }
-    let title = entry.path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let title = entry
+        .path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
     // A loader bug on one hostile file must fail that file, not the batch.
     let loaded = catch_unwind(AssertUnwindSafe(|| load(entry.format, &bytes, &title)));
     match loaded {
         Ok(Ok(doc)) => {
             let chunks = chunk(&doc.tree, limits.chunk_sizes);
-            Prepared::Index { entry, hash, note: doc.note, tree: doc.tree, chunks }
+            Prepared::Index {
+                entry,
+                hash,
+                note: doc.note,
+                tree: doc.tree,
+                chunks,
+            }
         }
-        Ok(Err(e)) => Prepared::Failed { entry, error: e.to_string() },
+        Ok(Err(e)) => Prepared::Failed {
+            entry,
+            error: e.to_string(),
+        },
         Err(_) => {
-            let error = format!("the {} parser crashed on this file; it was skipped", entry.format.as_str());
+            let error = format!(
+                "the {} parser crashed on this file; it was skipped",
+                entry.format.as_str()
+            );
             Prepared::Failed { entry, error }
         }
     }

@@ -32,7 +32,10 @@ pub struct Scan {
 /// Hidden files and folders (`.git`, editor swap files) are not the user's documents.
 fn is_hidden(path: &Path, root: &Path) -> bool {
     path.strip_prefix(root)
-        .map(|rel| rel.components().any(|c| c.as_os_str().to_string_lossy().starts_with('.')))
+        .map(|rel| {
+            rel.components()
+                .any(|c| c.as_os_str().to_string_lossy().starts_with('.'))
+        })
         .unwrap_or(false)
 }
 
@@ -51,7 +54,10 @@ pub fn inspect(path: &Path) -> Option<Result<FileEntry, ScanError>> {
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
         Err(e) => {
-            return Some(Err(ScanError { path: path.to_path_buf(), error: format!("unreadable: {e}") }))
+            return Some(Err(ScanError {
+                path: path.to_path_buf(),
+                error: format!("unreadable: {e}"),
+            }))
         }
     };
     if meta.is_dir() {
@@ -63,7 +69,12 @@ pub fn inspect(path: &Path) -> Option<Result<FileEntry, ScanError>> {
             error: "not a regular file (a pipe, socket or device); skipped".into(),
         }));
     }
-    Some(Ok(FileEntry { path: path.to_path_buf(), format, size: meta.len(), mtime_ns: mtime_ns(&meta) }))
+    Some(Ok(FileEntry {
+        path: path.to_path_buf(),
+        format,
+        size: meta.len(),
+        mtime_ns: mtime_ns(&meta),
+    }))
 }
 
 pub fn scan(root: &Path) -> Scan {
@@ -77,9 +88,17 @@ pub fn scan(root: &Path) -> Scan {
                 let path = e.path().unwrap_or(root).to_path_buf();
                 let error = match e.loop_ancestor() {
                     Some(ancestor) => format!("symlink loop: leads back to {}", ancestor.display()),
-                    None => format!("unreadable: {}", e.io_error().map(|io| io.to_string()).unwrap_or(e.to_string())),
+                    None => format!(
+                        "unreadable: {}",
+                        e.io_error()
+                            .map(|io| io.to_string())
+                            .unwrap_or(e.to_string())
+                    ),
                 };
-                if Format::from_path(&path).is_some() || e.loop_ancestor().is_some() || e.depth() == 0 {
+                if Format::from_path(&path).is_some()
+                    || e.loop_ancestor().is_some()
+                    || e.depth() == 0
+                {
                     out.errors.push(ScanError { path, error });
                 }
                 continue;
@@ -114,7 +133,11 @@ mod tests {
         std::fs::create_dir(dir.path().join("sub")).unwrap();
         std::fs::write(dir.path().join("sub/d.txt"), "text").unwrap();
         let s = scan(dir.path());
-        let names: Vec<_> = s.files.iter().map(|f| f.path.file_name().unwrap().to_string_lossy().to_string()).collect();
+        let names: Vec<_> = s
+            .files
+            .iter()
+            .map(|f| f.path.file_name().unwrap().to_string_lossy().to_string())
+            .collect();
         assert_eq!(names, vec!["a.md", "d.txt"]);
         assert!(s.errors.is_empty());
     }
@@ -124,9 +147,20 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("sub")).unwrap();
         std::os::unix::fs::symlink(dir.path(), dir.path().join("sub/loop")).unwrap();
-        std::os::unix::fs::symlink(dir.path().join("missing.md"), dir.path().join("dangling.md")).unwrap();
+        std::os::unix::fs::symlink(
+            dir.path().join("missing.md"),
+            dir.path().join("dangling.md"),
+        )
+        .unwrap();
         let s = scan(dir.path());
-        assert!(s.errors.iter().any(|e| e.error.starts_with("symlink loop")), "{:?}", s.errors);
-        assert!(s.errors.iter().any(|e| e.path.ends_with("dangling.md") && e.error.starts_with("unreadable")));
+        assert!(
+            s.errors.iter().any(|e| e.error.starts_with("symlink loop")),
+            "{:?}",
+            s.errors
+        );
+        assert!(s
+            .errors
+            .iter()
+            .any(|e| e.path.ends_with("dangling.md") && e.error.starts_with("unreadable")));
     }
 }

@@ -45,11 +45,19 @@ pub struct Span {
 
 impl Span {
     pub fn bytes(start: usize, end: usize) -> Self {
-        Span { start, end, page: None }
+        Span {
+            start,
+            end,
+            page: None,
+        }
     }
 
     pub fn on_page(page: u32, start: usize, end: usize) -> Self {
-        Span { start, end, page: Some(page) }
+        Span {
+            start,
+            end,
+            page: Some(page),
+        }
     }
 }
 
@@ -86,7 +94,13 @@ impl StructureTree {
 
     /// Appends a node under `parent`. Appending keeps document order only if
     /// callers add nodes in the order they occur, which every loader does.
-    pub fn push(&mut self, parent: usize, kind: NodeKind, text: impl Into<String>, span: Span) -> usize {
+    pub fn push(
+        &mut self,
+        parent: usize,
+        kind: NodeKind,
+        text: impl Into<String>,
+        span: Span,
+    ) -> usize {
         let depth = self.nodes[parent].depth + 1;
         self.nodes.push(TreeNode {
             parent: Some(parent),

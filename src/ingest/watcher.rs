@@ -32,9 +32,11 @@ fn changes_from(events: Vec<DebouncedEvent>) -> (Vec<Change>, bool) {
         }
         match e.kind {
             EventKind::Access(_) => {}
-            EventKind::Modify(ModifyKind::Name(RenameMode::Both)) if e.paths.len() == 2 => {
-                changes.push(Change::Renamed { from: e.paths[0].clone(), to: e.paths[1].clone() })
-            }
+            EventKind::Modify(ModifyKind::Name(RenameMode::Both)) if e.paths.len() == 2 => changes
+                .push(Change::Renamed {
+                    from: e.paths[0].clone(),
+                    to: e.paths[1].clone(),
+                }),
             _ => changes.extend(e.paths.iter().cloned().map(Change::Touched)),
         }
     }
@@ -48,7 +50,8 @@ pub async fn watch(
     mut on_pass: impl FnMut(&PassSummary),
 ) -> Result<()> {
     let (raw_tx, raw_rx) = std::sync::mpsc::channel::<DebounceEventResult>();
-    let mut debouncer = new_debouncer(DEBOUNCE, None, raw_tx).map_err(|e| Error::Watch(e.to_string()))?;
+    let mut debouncer =
+        new_debouncer(DEBOUNCE, None, raw_tx).map_err(|e| Error::Watch(e.to_string()))?;
     let (tx, mut rx) = mpsc::unbounded_channel();
     // notify delivers on its own thread; hand results to the async side.
     std::thread::spawn(move || {
@@ -70,8 +73,14 @@ pub async fn watch(
             watched.remove(&gone);
         }
         for new in roots.difference(&watched).cloned().collect::<Vec<_>>() {
-            let mode = if new.is_dir() { RecursiveMode::Recursive } else { RecursiveMode::NonRecursive };
-            debouncer.watch(&new, mode).map_err(|e| Error::Watch(format!("{}: {e}", new.display())))?;
+            let mode = if new.is_dir() {
+                RecursiveMode::Recursive
+            } else {
+                RecursiveMode::NonRecursive
+            };
+            debouncer
+                .watch(&new, mode)
+                .map_err(|e| Error::Watch(format!("{}: {e}", new.display())))?;
             watched.insert(new);
         }
         tokio::select! {

@@ -10,7 +10,11 @@ pub enum LlmError {
     #[error("the LLM server at {url} is not reachable ({reason}); start it or change `base_url` in folio.toml")]
     ServerDown { url: String, reason: String },
     #[error("the LLM server at {url} does not serve the model `{model}`; it serves: {}", available.join(", "))]
-    ModelNotFound { url: String, model: String, available: Vec<String> },
+    ModelNotFound {
+        url: String,
+        model: String,
+        available: Vec<String>,
+    },
     #[error("the LLM server answered {status}: {message}")]
     Http { status: u16, message: String },
     #[error("the server's reply was not understood: {0}")]

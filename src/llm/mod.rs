@@ -47,11 +47,17 @@ pub struct ChatMessage {
 
 impl ChatMessage {
     pub fn system(content: impl Into<String>) -> Self {
-        ChatMessage { role: Role::System, content: content.into() }
+        ChatMessage {
+            role: Role::System,
+            content: content.into(),
+        }
     }
 
     pub fn user(content: impl Into<String>) -> Self {
-        ChatMessage { role: Role::User, content: content.into() }
+        ChatMessage {
+            role: Role::User,
+            content: content.into(),
+        }
     }
 }
 

@@ -60,7 +60,10 @@ impl OpenAiLlm {
         let client = reqwest::Client::builder()
             .connect_timeout(CONNECT_TIMEOUT)
             .build()
-            .map_err(|e| LlmError::ServerDown { url: base_url.clone(), reason: format!("cannot set up HTTP: {}", root_cause(&e)) })?;
+            .map_err(|e| LlmError::ServerDown {
+                url: base_url.clone(),
+                reason: format!("cannot set up HTTP: {}", root_cause(&e)),
+            })?;
         let llm = OpenAiLlm {
             client,
             base_url,
@@ -71,7 +74,11 @@ impl OpenAiLlm {
         };
         let available = llm.served_models().await?;
         if !available.contains(&llm.model) {
-            return Err(LlmError::ModelNotFound { url: llm.base_url.clone(), model: llm.model.clone(), available });
+            return Err(LlmError::ModelNotFound {
+                url: llm.base_url.clone(),
+                model: llm.model.clone(),
+                available,
+            });
         }
         Ok(llm)
     }
@@ -92,20 +99,39 @@ impl OpenAiLlm {
     /// `name:tag`), and only the exact id is accepted by all of them.
     async fn served_models(&self) -> Result<Vec<String>> {
         let list = with_retries(|| async {
-            let response = self.authorized(self.client.get(self.endpoint("models"))).send().await.map_err(|e| self.transport_failure(&e, true))?;
+            let response = self
+                .authorized(self.client.get(self.endpoint("models")))
+                .send()
+                .await
+                .map_err(|e| self.transport_failure(&e, true))?;
             if !response.status().is_success() {
                 let mut failure = Failure::from_response(response).await;
-                if let LlmError::Http { status: 404, message } = &mut failure.error {
-                    message.push_str(" (is `base_url` the API root, such as http://127.0.0.1:8080/v1?)");
+                if let LlmError::Http {
+                    status: 404,
+                    message,
+                } = &mut failure.error
+                {
+                    message.push_str(
+                        " (is `base_url` the API root, such as http://127.0.0.1:8080/v1?)",
+                    );
                 }
                 return Err(failure);
             }
-            response.text().await.map_err(|e| self.transport_failure(&e, true))
+            response
+                .text()
+                .await
+                .map_err(|e| self.transport_failure(&e, true))
         });
-        let body = tokio::time::timeout(MODELS_TIMEOUT, list).await.unwrap_or_else(|_| {
-            Err(LlmError::ServerDown { url: self.base_url.clone(), reason: format!("no answer to GET /models within {MODELS_TIMEOUT:?}") })
-        })?;
-        let list: ModelList = serde_json::from_str(&body).map_err(|e| LlmError::Protocol(format!("GET /models: {e}: {}", excerpt(&body))))?;
+        let body = tokio::time::timeout(MODELS_TIMEOUT, list)
+            .await
+            .unwrap_or_else(|_| {
+                Err(LlmError::ServerDown {
+                    url: self.base_url.clone(),
+                    reason: format!("no answer to GET /models within {MODELS_TIMEOUT:?}"),
+                })
+            })?;
+        let list: ModelList = serde_json::from_str(&body)
+            .map_err(|e| LlmError::Protocol(format!("GET /models: {e}: {}", excerpt(&body))))?;
         Ok(list.data.into_iter().map(|model| model.id).collect())
     }
 
@@ -113,7 +139,10 @@ impl OpenAiLlm {
         let body = request_body(&self.model, request.messages, request.options);
         let completion = with_retries(|| self.stream_once(&body, request)).await;
         match completion {
-            Err(LlmError::Http { status: 404, message }) if names_missing_model(&message) => Err(LlmError::ModelNotFound {
+            Err(LlmError::Http {
+                status: 404,
+                message,
+            }) if names_missing_model(&message) => Err(LlmError::ModelNotFound {
                 url: self.base_url.clone(),
                 model: self.model.clone(),
                 available: self.served_models().await.unwrap_or_default(),
@@ -122,7 +151,11 @@ impl OpenAiLlm {
         }
     }
 
-    async fn stream_once(&self, body: &Value, request: &ChatRequest<'_>) -> std::result::Result<Completion, Failure> {
+    async fn stream_once(
+        &self,
+        body: &Value,
+        request: &ChatRequest<'_>,
+    ) -> std::result::Result<Completion, Failure> {
         let mut response = self
             .authorized(self.client.post(self.endpoint("chat/completions")))
             .json(body)
@@ -135,7 +168,10 @@ impl OpenAiLlm {
         let mut reply = StreamedReply::default();
         let mut decoder = SseDecoder::new();
         while !reply.done {
-            let chunk = response.chunk().await.map_err(|e| self.transport_failure(&e, !reply.streamed()))?;
+            let chunk = response
+                .chunk()
+                .await
+                .map_err(|e| self.transport_failure(&e, !reply.streamed()))?;
             let Some(chunk) = chunk else { break };
             for data in decoder.push(&chunk) {
                 // Checked per event as well as in `chat`, because one network
@@ -144,7 +180,9 @@ impl OpenAiLlm {
                 if request.cancel.is_cancelled() {
                     return Err(Failure::fatal(LlmError::Cancelled));
                 }
-                reply.event(&data, request.on_token).map_err(Failure::fatal)?;
+                reply
+                    .event(&data, request.on_token)
+                    .map_err(Failure::fatal)?;
                 if reply.done {
                     break;
                 }
@@ -152,10 +190,14 @@ impl OpenAiLlm {
         }
         if !reply.done {
             if let Some(data) = decoder.finish() {
-                reply.event(&data, request.on_token).map_err(Failure::fatal)?;
+                reply
+                    .event(&data, request.on_token)
+                    .map_err(Failure::fatal)?;
             }
         }
-        let completion = reply.into_completion(request.options.logprobs).map_err(Failure::fatal)?;
+        let completion = reply
+            .into_completion(request.options.logprobs)
+            .map_err(Failure::fatal)?;
         if request.options.logprobs && completion.logprobs.is_none() {
             self.logprobs.store(false, Ordering::Relaxed);
         }
@@ -163,18 +205,32 @@ impl OpenAiLlm {
     }
 
     fn transport_failure(&self, error: &reqwest::Error, retryable: bool) -> Failure {
-        Failure { error: LlmError::ServerDown { url: self.base_url.clone(), reason: root_cause(error) }, retryable, retry_after: None }
+        Failure {
+            error: LlmError::ServerDown {
+                url: self.base_url.clone(),
+                reason: root_cause(error),
+            },
+            retryable,
+            retry_after: None,
+        }
     }
 }
 
 #[async_trait::async_trait]
 impl Llm for OpenAiLlm {
     fn info(&self) -> ModelInfo {
-        ModelInfo { backend: Backend::Openai, model: self.model.clone(), context_size: self.context_size }
+        ModelInfo {
+            backend: Backend::Openai,
+            model: self.model.clone(),
+            context_size: self.context_size,
+        }
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities { streaming: true, logprobs: self.logprobs.load(Ordering::Relaxed) }
+        Capabilities {
+            streaming: true,
+            logprobs: self.logprobs.load(Ordering::Relaxed),
+        }
     }
 
     async fn chat(&self, request: ChatRequest<'_>) -> Result<Completion> {
@@ -198,15 +254,26 @@ struct Failure {
 
 impl Failure {
     fn fatal(error: LlmError) -> Failure {
-        Failure { error, retryable: false, retry_after: None }
+        Failure {
+            error,
+            retryable: false,
+            retry_after: None,
+        }
     }
 
     async fn from_response(response: Response) -> Failure {
         let status = response.status();
-        let retry_after = response.headers().get(RETRY_AFTER).and_then(|value| value.to_str().ok()).and_then(parse_retry_after);
+        let retry_after = response
+            .headers()
+            .get(RETRY_AFTER)
+            .and_then(|value| value.to_str().ok())
+            .and_then(parse_retry_after);
         let body = response.text().await.unwrap_or_default();
         Failure {
-            error: LlmError::Http { status: status.as_u16(), message: server_message(status, &body) },
+            error: LlmError::Http {
+                status: status.as_u16(),
+                message: server_message(status, &body),
+            },
             retryable: retryable_status(status),
             retry_after,
         }
@@ -224,7 +291,11 @@ where
             Ok(value) => return Ok(value),
             Err(failure) => failure,
         };
-        match failure.retryable.then(|| backoff(retry, failure.retry_after)).flatten() {
+        match failure
+            .retryable
+            .then(|| backoff(retry, failure.retry_after))
+            .flatten()
+        {
             Some(pause) => {
                 tokio::time::sleep(pause).await;
                 retry += 1;
@@ -265,11 +336,16 @@ fn retryable_status(status: StatusCode) -> bool {
 fn server_message(status: StatusCode, body: &str) -> String {
     let parsed: Option<Value> = serde_json::from_str(body).ok();
     let message = parsed.as_ref().and_then(|value| {
-        ["/error/message", "/error", "/message", "/detail"].iter().find_map(|pointer| value.pointer(pointer).and_then(Value::as_str))
+        ["/error/message", "/error", "/message", "/detail"]
+            .iter()
+            .find_map(|pointer| value.pointer(pointer).and_then(Value::as_str))
     });
     match message {
         Some(message) => message.to_string(),
-        None if body.trim().is_empty() => status.canonical_reason().unwrap_or("no message").to_string(),
+        None if body.trim().is_empty() => status
+            .canonical_reason()
+            .unwrap_or("no message")
+            .to_string(),
         None => excerpt(body.trim()),
     }
 }
@@ -279,7 +355,8 @@ fn server_message(status: StatusCode, body: &str) -> String {
 /// found" (Ollama).
 fn names_missing_model(message: &str) -> bool {
     let message = message.to_lowercase();
-    message.contains("model") && (message.contains("not found") || message.contains("does not exist"))
+    message.contains("model")
+        && (message.contains("not found") || message.contains("does not exist"))
 }
 
 /// The innermost cause of a transport error, which names what actually went
@@ -303,7 +380,10 @@ fn excerpt(text: &str) -> String {
 /// returns no log-probabilities without it; 0 asks for no alternatives, which
 /// every server accepts.
 fn request_body(model: &str, messages: &[ChatMessage], options: &GenerateOptions) -> Value {
-    let messages: Vec<Value> = messages.iter().map(|m| json!({ "role": m.role.as_str(), "content": m.content })).collect();
+    let messages: Vec<Value> = messages
+        .iter()
+        .map(|m| json!({ "role": m.role.as_str(), "content": m.content }))
+        .collect();
     let mut body = json!({
         "model": model,
         "messages": messages,
@@ -391,16 +471,27 @@ impl StreamedReply {
             self.done = true;
             return Ok(());
         }
-        let chunk: ChunkWire =
-            serde_json::from_str(data).map_err(|e| LlmError::Protocol(format!("a stream chunk is not valid JSON ({e}): {}", excerpt(data))))?;
+        let chunk: ChunkWire = serde_json::from_str(data).map_err(|e| {
+            LlmError::Protocol(format!(
+                "a stream chunk is not valid JSON ({e}): {}",
+                excerpt(data)
+            ))
+        })?;
         if let Some(error) = chunk.error {
             return Err(stream_error(&error));
         }
         if let Some(usage) = chunk.usage {
-            self.usage = Some(Usage { prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens });
+            self.usage = Some(Usage {
+                prompt_tokens: usage.prompt_tokens,
+                completion_tokens: usage.completion_tokens,
+            });
         }
         for choice in chunk.choices.into_iter().filter(|choice| choice.index == 0) {
-            if let Some(content) = choice.delta.and_then(|delta| delta.content).filter(|content| !content.is_empty()) {
+            if let Some(content) = choice
+                .delta
+                .and_then(|delta| delta.content)
+                .filter(|content| !content.is_empty())
+            {
                 if let Some(sink) = on_token {
                     sink(&content);
                 }
@@ -430,14 +521,24 @@ impl StreamedReply {
                      (llama-cpp-python does this when another request interrupts it)"
                 )
             } else {
-                format!("the stream broke off after {chars} characters, before the answer was finished")
+                format!(
+                    "the stream broke off after {chars} characters, before the answer was finished"
+                )
             }));
         };
-        let logprobs = match (logprobs_requested, self.saw_logprobs || self.text.is_empty()) {
+        let logprobs = match (
+            logprobs_requested,
+            self.saw_logprobs || self.text.is_empty(),
+        ) {
             (true, true) => Some(self.logprobs),
             _ => None,
         };
-        Ok(Completion { text: self.text, finish, usage: self.usage.unwrap_or_default(), logprobs })
+        Ok(Completion {
+            text: self.text,
+            finish,
+            usage: self.usage.unwrap_or_default(),
+            logprobs,
+        })
     }
 }
 
@@ -478,15 +579,27 @@ mod tests {
         let pauses: Vec<_> = (0..5).map(|retry| backoff(retry, None)).collect();
         assert_eq!(
             pauses,
-            vec![Some(Duration::from_millis(500)), Some(Duration::from_secs(1)), Some(Duration::from_secs(2)), None, None]
+            vec![
+                Some(Duration::from_millis(500)),
+                Some(Duration::from_secs(1)),
+                Some(Duration::from_secs(2)),
+                None,
+                None
+            ]
         );
     }
 
     #[test]
     fn retry_after_replaces_the_backoff_but_is_capped() {
-        assert_eq!(backoff(0, Some(Duration::from_secs(3))), Some(Duration::from_secs(3)));
+        assert_eq!(
+            backoff(0, Some(Duration::from_secs(3))),
+            Some(Duration::from_secs(3))
+        );
         assert_eq!(backoff(2, Some(Duration::ZERO)), Some(Duration::ZERO));
-        assert_eq!(backoff(1, Some(Duration::from_secs(3600))), Some(RETRY_AFTER_CAP));
+        assert_eq!(
+            backoff(1, Some(Duration::from_secs(3600))),
+            Some(RETRY_AFTER_CAP)
+        );
         assert_eq!(backoff(RETRIES, Some(Duration::from_secs(1))), None);
     }
 
@@ -503,10 +616,16 @@ mod tests {
     #[test]
     fn only_overload_and_server_faults_are_retried() {
         for status in [429, 500, 502, 503, 504] {
-            assert!(retryable_status(StatusCode::from_u16(status).unwrap()), "{status}");
+            assert!(
+                retryable_status(StatusCode::from_u16(status).unwrap()),
+                "{status}"
+            );
         }
         for status in [400, 401, 403, 404, 422] {
-            assert!(!retryable_status(StatusCode::from_u16(status).unwrap()), "{status}");
+            assert!(
+                !retryable_status(StatusCode::from_u16(status).unwrap()),
+                "{status}"
+            );
         }
     }
 
@@ -516,21 +635,46 @@ mod tests {
         // llama-cpp-python 0.3.36, a prompt longer than the context (non-streaming).
         let llama_cpp_python = r#"{"error":{"message":"This model's maximum context length is 2048 tokens.",
             "type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#;
-        assert_eq!(server_message(status, llama_cpp_python), "This model's maximum context length is 2048 tokens.");
+        assert_eq!(
+            server_message(status, llama_cpp_python),
+            "This model's maximum context length is 2048 tokens."
+        );
         let ollama = r#"{"error":"model \"llama9\" not found, try pulling it first"}"#;
-        assert_eq!(server_message(status, ollama), "model \"llama9\" not found, try pulling it first");
+        assert_eq!(
+            server_message(status, ollama),
+            "model \"llama9\" not found, try pulling it first"
+        );
         let vllm = r#"{"object":"error","message":"The model `x` does not exist.","type":"NotFoundError","code":404}"#;
-        assert_eq!(server_message(status, vllm), "The model `x` does not exist.");
-        assert_eq!(server_message(StatusCode::NOT_FOUND, r#"{"detail":"Not Found"}"#), "Not Found");
-        assert_eq!(server_message(StatusCode::BAD_GATEWAY, "<html>upstream down</html>"), "<html>upstream down</html>");
-        assert_eq!(server_message(StatusCode::SERVICE_UNAVAILABLE, " \n"), "Service Unavailable");
-        assert_eq!(server_message(status, &"x".repeat(500)).chars().count(), EXCERPT_CHARS + 1);
+        assert_eq!(
+            server_message(status, vllm),
+            "The model `x` does not exist."
+        );
+        assert_eq!(
+            server_message(StatusCode::NOT_FOUND, r#"{"detail":"Not Found"}"#),
+            "Not Found"
+        );
+        assert_eq!(
+            server_message(StatusCode::BAD_GATEWAY, "<html>upstream down</html>"),
+            "<html>upstream down</html>"
+        );
+        assert_eq!(
+            server_message(StatusCode::SERVICE_UNAVAILABLE, " \n"),
+            "Service Unavailable"
+        );
+        assert_eq!(
+            server_message(status, &"x".repeat(500)).chars().count(),
+            EXCERPT_CHARS + 1
+        );
     }
 
     #[test]
     fn missing_model_wordings_are_recognised() {
-        assert!(names_missing_model("The model `gpt-9` does not exist or you do not have access to it."));
-        assert!(names_missing_model("model \"llama9\" not found, try pulling it first"));
+        assert!(names_missing_model(
+            "The model `gpt-9` does not exist or you do not have access to it."
+        ));
+        assert!(names_missing_model(
+            "model \"llama9\" not found, try pulling it first"
+        ));
         assert!(names_missing_model("The model `x` does not exist."));
         assert!(!names_missing_model("Not Found"));
         assert!(!names_missing_model("route /v1/chat/completions not found"));
@@ -539,7 +683,12 @@ mod tests {
     #[test]
     fn request_asks_for_usage_and_logprobs_only_when_wanted() {
         let messages = [ChatMessage::system("Be brief."), ChatMessage::user("Hi")];
-        let options = GenerateOptions { max_tokens: 7, temperature: 0.0, seed: 3, ..GenerateOptions::default() };
+        let options = GenerateOptions {
+            max_tokens: 7,
+            temperature: 0.0,
+            seed: 3,
+            ..GenerateOptions::default()
+        };
         let body = request_body("m", &messages, &options);
         assert_eq!(
             body,
@@ -553,7 +702,11 @@ mod tests {
                 "seed": 3,
             })
         );
-        let options = GenerateOptions { logprobs: true, stop: vec!["\n\n".into()], ..options };
+        let options = GenerateOptions {
+            logprobs: true,
+            stop: vec!["\n\n".into()],
+            ..options
+        };
         let body = request_body("m", &messages, &options);
         assert_eq!(body["logprobs"], json!(true));
         assert_eq!(body["top_logprobs"], json!(0));
@@ -593,7 +746,13 @@ mod tests {
         assert_eq!(completion.finish, FinishReason::Length);
         assert_eq!(completion.usage, Usage::default());
         let logprobs = completion.logprobs.unwrap();
-        assert_eq!(logprobs.iter().map(|t| t.token.as_str()).collect::<Vec<_>>(), vec!["The", " capital"]);
+        assert_eq!(
+            logprobs
+                .iter()
+                .map(|t| t.token.as_str())
+                .collect::<Vec<_>>(),
+            vec!["The", " capital"]
+        );
         assert_eq!(logprobs[0].logprob, -1.97);
     }
 
@@ -607,15 +766,27 @@ mod tests {
         ];
         let completion = replay(&events, false).0.unwrap();
         assert_eq!(completion.finish, FinishReason::Stop);
-        assert_eq!(completion.usage, Usage { prompt_tokens: 12, completion_tokens: 3 });
+        assert_eq!(
+            completion.usage,
+            Usage {
+                prompt_tokens: 12,
+                completion_tokens: 3
+            }
+        );
         assert_eq!(completion.logprobs, None);
     }
 
     #[test]
     fn logprobs_asked_of_a_server_that_sends_none_are_none() {
-        let events = [r#"{"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":"stop"}]}"#, "[DONE]"];
+        let events = [
+            r#"{"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":"stop"}]}"#,
+            "[DONE]",
+        ];
         assert_eq!(replay(&events, true).0.unwrap().logprobs, None);
-        let empty = [r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#, "[DONE]"];
+        let empty = [
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+            "[DONE]",
+        ];
         assert_eq!(replay(&empty, true).0.unwrap().logprobs, Some(Vec::new()));
     }
 
@@ -623,7 +794,9 @@ mod tests {
     fn malformed_chunk_is_a_protocol_error_quoting_it() {
         let events = [r#"{"choices":[{"index":0,"delta":{"content":"Hi"}"#];
         match replay(&events, false).0 {
-            Err(LlmError::Protocol(message)) => assert!(message.contains(r#"{"choices":[{"index":0"#), "{message}"),
+            Err(LlmError::Protocol(message)) => {
+                assert!(message.contains(r#"{"choices":[{"index":0"#), "{message}")
+            }
             other => panic!("expected a protocol error, got {other:?}"),
         }
     }
@@ -632,8 +805,17 @@ mod tests {
     fn streams_that_end_without_a_finish_reason_are_errors() {
         for (events, wording) in [
             (&[][..], "without sending anything"),
-            (&[r#"{"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}"#, "[DONE]"][..], "without saying why"),
-            (&[r#"{"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}"#][..], "broke off"),
+            (
+                &[
+                    r#"{"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}"#,
+                    "[DONE]",
+                ][..],
+                "without saying why",
+            ),
+            (
+                &[r#"{"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}"#][..],
+                "broke off",
+            ),
         ] {
             match replay(events, false).0 {
                 Err(LlmError::Protocol(message)) => assert!(message.contains(wording), "{message}"),
@@ -649,11 +831,17 @@ mod tests {
             r#"{"error":{"object":"error","message":"out of memory","type":"InternalServerError","code":503}}"#,
         ];
         match replay(&events, false).0 {
-            Err(LlmError::Http { status: 503, message }) => assert_eq!(message, "out of memory"),
+            Err(LlmError::Http {
+                status: 503,
+                message,
+            }) => assert_eq!(message, "out of memory"),
             other => panic!("expected an HTTP error, got {other:?}"),
         }
         match stream_error(&json!("overloaded")) {
-            LlmError::Http { status: 500, message } => assert_eq!(message, "overloaded"),
+            LlmError::Http {
+                status: 500,
+                message,
+            } => assert_eq!(message, "overloaded"),
             other => panic!("expected an HTTP error, got {other:?}"),
         }
     }

@@ -41,7 +41,10 @@ pub const KIT_MODEL: &str = "smollm2/SmolLM2-135M-Instruct.Q4_1.gguf";
 
 impl LlmSettings {
     pub fn kit_default(models_dir: &Path) -> LlmSettings {
-        LlmSettings { model: models_dir.join(KIT_MODEL).display().to_string(), ..LlmSettings::default() }
+        LlmSettings {
+            model: models_dir.join(KIT_MODEL).display().to_string(),
+            ..LlmSettings::default()
+        }
     }
 }
 

@@ -26,7 +26,10 @@ impl SseDecoder {
         self.pending.extend_from_slice(bytes);
         let mut events = Vec::new();
         let mut start = 0;
-        while let Some(offset) = self.pending[start..].iter().position(|&b| b == b'\n' || b == b'\r') {
+        while let Some(offset) = self.pending[start..]
+            .iter()
+            .position(|&b| b == b'\n' || b == b'\r')
+        {
             let end = start + offset;
             let terminator_len = match (self.pending[end], self.pending.get(end + 1)) {
                 (b'\r', Some(b'\n')) => 2,
@@ -99,15 +102,26 @@ mod tests {
     #[test]
     fn events_survive_any_split_of_the_stream() {
         let input = "data: {\"a\":\"é→\"}\n\ndata: {\"b\":2}\r\n\r\ndata: [DONE]\n\n".as_bytes();
-        let expected = vec!["{\"a\":\"é→\"}".to_string(), "{\"b\":2}".to_string(), "[DONE]".to_string()];
+        let expected = vec![
+            "{\"a\":\"é→\"}".to_string(),
+            "{\"b\":2}".to_string(),
+            "[DONE]".to_string(),
+        ];
         for piece in 1..=input.len() {
-            assert_eq!(decode_in_pieces(input, piece), expected, "split every {piece} bytes");
+            assert_eq!(
+                decode_in_pieces(input, piece),
+                expected,
+                "split every {piece} bytes"
+            );
         }
     }
 
     #[test]
     fn crlf_and_lone_cr_end_lines() {
-        assert_eq!(decode_in_pieces(b"data: a\r\n\r\ndata: b\r\rdata: c\n\n", 1), vec!["a", "b", "c"]);
+        assert_eq!(
+            decode_in_pieces(b"data: a\r\n\r\ndata: b\r\rdata: c\n\n", 1),
+            vec!["a", "b", "c"]
+        );
     }
 
     #[test]
@@ -126,7 +140,10 @@ mod tests {
 
     #[test]
     fn data_lines_of_one_event_join_with_newlines() {
-        assert_eq!(decode_in_pieces(b"data: one\ndata:two\ndata\n\n", 3), vec!["one\ntwo\n"]);
+        assert_eq!(
+            decode_in_pieces(b"data: one\ndata:two\ndata\n\n", 3),
+            vec!["one\ntwo\n"]
+        );
     }
 
     #[test]
@@ -136,7 +153,10 @@ mod tests {
 
     #[test]
     fn an_unterminated_last_event_is_kept_at_the_end() {
-        assert_eq!(decode_in_pieces(b"data: {\"x\":1}\n\ndata: [DONE]", 2), vec!["{\"x\":1}", "[DONE]"]);
+        assert_eq!(
+            decode_in_pieces(b"data: {\"x\":1}\n\ndata: [DONE]", 2),
+            vec!["{\"x\":1}", "[DONE]"]
+        );
         assert_eq!(decode_in_pieces(b"data: [DONE]\n", 2), vec!["[DONE]"]);
         assert_eq!(decode_in_pieces(b"data: [DONE]\r", 2), vec!["[DONE]"]);
     }

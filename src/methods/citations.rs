@@ -90,8 +90,14 @@ mod tests {
 
     #[test]
     fn finds_markers_in_order_without_repeats() {
-        assert_eq!(cited_numbers("A [2]. B [1, 3][2]. C [4-5]."), vec![2, 1, 3, 4, 5]);
-        assert_eq!(cited_numbers("see [note] and [x, 1] and [1"), Vec::<usize>::new());
+        assert_eq!(
+            cited_numbers("A [2]. B [1, 3][2]. C [4-5]."),
+            vec![2, 1, 3, 4, 5]
+        );
+        assert_eq!(
+            cited_numbers("see [note] and [x, 1] and [1"),
+            Vec::<usize>::new()
+        );
         assert_eq!(cited_numbers("[[3]]"), vec![3]);
         assert!(cited_numbers("[1-999999999]").is_empty());
     }
@@ -110,7 +116,10 @@ mod tests {
             text: "t".into(),
         };
         let (citations, unknown) = resolve("x [2] y [7]", &[passage(1), passage(2)]);
-        assert_eq!(citations.iter().map(|c| c.number).collect::<Vec<_>>(), vec![2]);
+        assert_eq!(
+            citations.iter().map(|c| c.number).collect::<Vec<_>>(),
+            vec![2]
+        );
         assert_eq!(citations[0].path, "/d/2.md");
         assert_eq!(unknown, vec![7]);
     }

@@ -89,10 +89,20 @@ impl<'a> MethodContext<'a> {
 
     /// The `k` best chunks for `query`, numbered from 1 as the prompt will
     /// show them.
-    pub async fn retrieve(&self, query: &str, k: usize, mode: SearchMode) -> Result<Vec<Passage>, MethodError> {
+    pub async fn retrieve(
+        &self,
+        query: &str,
+        k: usize,
+        mode: SearchMode,
+    ) -> Result<Vec<Passage>, MethodError> {
         let started = Instant::now();
-        let found = self.library.retrieve(query, k, mode).await.map_err(|e| MethodError::Retrieval(Box::new(e)))?;
-        self.retrieval_ms.fetch_add(started.elapsed().as_millis() as u64, Ordering::Relaxed);
+        let found = self
+            .library
+            .retrieve(query, k, mode)
+            .await
+            .map_err(|e| MethodError::Retrieval(Box::new(e)))?;
+        self.retrieval_ms
+            .fetch_add(started.elapsed().as_millis() as u64, Ordering::Relaxed);
         let passages: Vec<Passage> = found
             .into_iter()
             .enumerate()
@@ -108,7 +118,10 @@ impl<'a> MethodContext<'a> {
                 text: chunk.text,
             })
             .collect();
-        self.emit(RunEvent::Retrieved { query: query.to_string(), passages: passages.len() });
+        self.emit(RunEvent::Retrieved {
+            query: query.to_string(),
+            passages: passages.len(),
+        });
         Ok(passages)
     }
 
@@ -140,11 +153,21 @@ impl<'a> MethodContext<'a> {
         options: &GenerateOptions,
     ) -> Result<Completion, MethodError> {
         self.emit(RunEvent::LlmStarted { step });
-        let on_token = |text: &str| self.emit(RunEvent::Token { step, text: text.to_string() });
+        let on_token = |text: &str| {
+            self.emit(RunEvent::Token {
+                step,
+                text: text.to_string(),
+            })
+        };
         let started = Instant::now();
         let result = self
             .llm
-            .chat(ChatRequest { messages, options, on_token: Some(&on_token), cancel: self.cancel })
+            .chat(ChatRequest {
+                messages,
+                options,
+                on_token: Some(&on_token),
+                cancel: self.cancel,
+            })
             .await;
         let wall_ms = started.elapsed().as_millis() as u64;
         let (usage, finish, error) = match &result {
@@ -181,10 +204,18 @@ impl<'a> MethodContext<'a> {
 
 /// The text of a completion that is meant to be a finished answer: empty or
 /// cut-off output is an error the run records, never an answer.
-pub fn finished_text(step: &'static str, completion: Completion, max_tokens: u32) -> Result<String, MethodError> {
+pub fn finished_text(
+    step: &'static str,
+    completion: Completion,
+    max_tokens: u32,
+) -> Result<String, MethodError> {
     let text = completion.text.trim().to_string();
     match completion.finish {
-        FinishReason::Length => Err(MethodError::CutOff { step, max_tokens, partial: text }),
+        FinishReason::Length => Err(MethodError::CutOff {
+            step,
+            max_tokens,
+            partial: text,
+        }),
         FinishReason::Stop if text.is_empty() => Err(MethodError::EmptyOutput { step }),
         FinishReason::Stop => Ok(text),
     }

@@ -13,11 +13,18 @@ pub enum MethodError {
     #[error("the question is empty")]
     EmptyQuestion,
     #[error("`{method}` has no option `{name}`; its options are: {known}")]
-    UnknownOption { method: &'static str, name: String, known: String },
+    UnknownOption {
+        method: &'static str,
+        name: String,
+        known: String,
+    },
     #[error("option `{name}`: {message}")]
     InvalidOption { name: String, message: String },
     #[error("the model call for `{step}` failed: {source}")]
-    Llm { step: &'static str, source: LlmError },
+    Llm {
+        step: &'static str,
+        source: LlmError,
+    },
     #[error(transparent)]
     Prompt(#[from] PromptError),
     #[error("retrieval failed: {0}")]
@@ -25,7 +32,11 @@ pub enum MethodError {
     #[error("the model returned no text for `{step}`; try again, or use a stronger model")]
     EmptyOutput { step: &'static str },
     #[error("the model's output for `{step}` was cut off at {max_tokens} tokens without finishing; raise max_tokens or use a stronger model")]
-    CutOff { step: &'static str, max_tokens: u32, partial: String },
+    CutOff {
+        step: &'static str,
+        max_tokens: u32,
+        partial: String,
+    },
     #[error("the library has nothing indexed yet; add documents with `folio add`")]
     EmptyLibrary,
     #[error(transparent)]
@@ -34,7 +45,13 @@ pub enum MethodError {
 
 impl MethodError {
     pub fn is_cancelled(&self) -> bool {
-        matches!(self, MethodError::Llm { source: LlmError::Cancelled, .. })
+        matches!(
+            self,
+            MethodError::Llm {
+                source: LlmError::Cancelled,
+                ..
+            }
+        )
     }
 
     /// Mistakes in the request itself, caught before a run is recorded.

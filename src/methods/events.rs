@@ -7,10 +7,29 @@ use serde::Serialize;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum RunEvent {
-    Started { run_id: i64, method: &'static str },
-    Retrieved { query: String, passages: usize },
-    LlmStarted { step: &'static str },
-    Token { step: &'static str, text: String },
-    LlmFinished { step: &'static str, prompt_tokens: u32, completion_tokens: u32, wall_ms: u64 },
-    Finished { run_id: i64, status: crate::store::RunStatus },
+    Started {
+        run_id: i64,
+        method: &'static str,
+    },
+    Retrieved {
+        query: String,
+        passages: usize,
+    },
+    LlmStarted {
+        step: &'static str,
+    },
+    Token {
+        step: &'static str,
+        text: String,
+    },
+    LlmFinished {
+        step: &'static str,
+        prompt_tokens: u32,
+        completion_tokens: u32,
+        wall_ms: u64,
+    },
+    Finished {
+        run_id: i64,
+        status: crate::store::RunStatus,
+    },
 }

@@ -23,10 +23,21 @@ impl Method for LlmOnly {
         }
     }
 
-    async fn run(&self, ctx: &MethodContext<'_>, question: &str, params: &Params) -> Result<Answer, MethodError> {
+    async fn run(
+        &self,
+        ctx: &MethodContext<'_>,
+        question: &str,
+        params: &Params,
+    ) -> Result<Answer, MethodError> {
         ctx.checkpoint(&Trace::LlmOnly);
-        let completion = ctx.generate(STEP, PromptId::LlmOnlyAnswer, context!(question), params).await?;
+        let completion = ctx
+            .generate(STEP, PromptId::LlmOnlyAnswer, context!(question), params)
+            .await?;
         let text = finished_text(STEP, completion, params.max_tokens)?;
-        Ok(Answer { text, citations: Vec::new(), trace: Trace::LlmOnly })
+        Ok(Answer {
+            text,
+            citations: Vec::new(),
+            trace: Trace::LlmOnly,
+        })
     }
 }

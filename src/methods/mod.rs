@@ -46,7 +46,12 @@ pub struct MethodInfo {
 #[async_trait::async_trait]
 pub trait Method: Send + Sync {
     fn info(&self) -> MethodInfo;
-    async fn run(&self, ctx: &MethodContext<'_>, question: &str, params: &Params) -> Result<Answer, MethodError>;
+    async fn run(
+        &self,
+        ctx: &MethodContext<'_>,
+        question: &str,
+        params: &Params,
+    ) -> Result<Answer, MethodError>;
 }
 
 static REGISTRY: &[&dyn Method] = &[&llm_only::LlmOnly, &vanilla_rag::VanillaRag];
@@ -56,8 +61,16 @@ pub fn methods() -> &'static [&'static dyn Method] {
 }
 
 pub fn find(id: &str) -> Result<&'static dyn Method, MethodError> {
-    REGISTRY.iter().copied().find(|m| m.info().id == id).ok_or_else(|| MethodError::UnknownMethod {
-        id: id.to_string(),
-        known: REGISTRY.iter().map(|m| m.info().id).collect::<Vec<_>>().join(", "),
-    })
+    REGISTRY
+        .iter()
+        .copied()
+        .find(|m| m.info().id == id)
+        .ok_or_else(|| MethodError::UnknownMethod {
+            id: id.to_string(),
+            known: REGISTRY
+                .iter()
+                .map(|m| m.info().id)
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
 }

@@ -40,10 +40,16 @@ impl Params {
         given: &BTreeMap<String, String>,
     ) -> Result<Params, MethodError> {
         if k == 0 {
-            return Err(MethodError::InvalidOption { name: "k".into(), message: "must be at least 1".into() });
+            return Err(MethodError::InvalidOption {
+                name: "k".into(),
+                message: "must be at least 1".into(),
+            });
         }
         if max_tokens == 0 {
-            return Err(MethodError::InvalidOption { name: "max_tokens".into(), message: "must be at least 1".into() });
+            return Err(MethodError::InvalidOption {
+                name: "max_tokens".into(),
+                message: "must be at least 1".into(),
+            });
         }
         let mut options = BTreeMap::new();
         for (name, raw) in given {
@@ -52,41 +58,66 @@ impl Params {
                 return Err(MethodError::UnknownOption {
                     method: info.id,
                     name: name.clone(),
-                    known: if known.is_empty() { "(none)".into() } else { known.join(", ") },
+                    known: if known.is_empty() {
+                        "(none)".into()
+                    } else {
+                        known.join(", ")
+                    },
                 });
             };
             options.insert(name.clone(), parse_value(decl, raw)?);
         }
         for decl in &info.options {
-            options.entry(decl.name.to_string()).or_insert_with(|| decl.default.clone());
+            options
+                .entry(decl.name.to_string())
+                .or_insert_with(|| decl.default.clone());
         }
-        Ok(Params { k, temperature, max_tokens, options })
+        Ok(Params {
+            k,
+            temperature,
+            max_tokens,
+            options,
+        })
     }
 
     /// A declared option's value; `resolve` guarantees it is present and of
     /// the declared type.
     pub fn option<T: DeserializeOwned>(&self, name: &str) -> Result<T, MethodError> {
         let value = self.options.get(name).cloned().unwrap_or(Value::Null);
-        serde_json::from_value(value)
-            .map_err(|e| MethodError::InvalidOption { name: name.to_string(), message: e.to_string() })
+        serde_json::from_value(value).map_err(|e| MethodError::InvalidOption {
+            name: name.to_string(),
+            message: e.to_string(),
+        })
     }
 }
 
 /// Reads `raw` as the same JSON type as the option's default; a string
 /// option takes the text as it is.
 fn parse_value(decl: &MethodOption, raw: &str) -> Result<Value, MethodError> {
-    let invalid = |message: String| MethodError::InvalidOption { name: decl.name.to_string(), message };
+    let invalid = |message: String| MethodError::InvalidOption {
+        name: decl.name.to_string(),
+        message,
+    };
     let value = match &decl.default {
         Value::String(_) => Value::String(raw.to_string()),
-        _ => serde_json::from_str(raw).map_err(|_| invalid(format!("`{raw}` is not a valid value")))?,
+        _ => serde_json::from_str(raw)
+            .map_err(|_| invalid(format!("`{raw}` is not a valid value")))?,
     };
     let same_type = std::mem::discriminant(&value) == std::mem::discriminant(&decl.default)
         && (decl.default.is_f64() || !value.is_f64());
     if !same_type {
         return Err(invalid(format!("expected a value like {}", decl.default)));
     }
-    if !decl.choices.is_empty() && !decl.choices.iter().any(|c| Value::String(c.to_string()) == value) {
-        return Err(invalid(format!("expected one of: {}", decl.choices.join(", "))));
+    if !decl.choices.is_empty()
+        && !decl
+            .choices
+            .iter()
+            .any(|c| Value::String(c.to_string()) == value)
+    {
+        return Err(invalid(format!(
+            "expected one of: {}",
+            decl.choices.join(", ")
+        )));
     }
     Ok(value)
 }
@@ -102,14 +133,27 @@ mod tests {
             summary: "",
             retrieves: true,
             options: vec![
-                MethodOption { name: "mode", help: "", default: Value::from("hybrid"), choices: vec!["hybrid", "dense"] },
-                MethodOption { name: "depth", help: "", default: Value::from(3), choices: vec![] },
+                MethodOption {
+                    name: "mode",
+                    help: "",
+                    default: Value::from("hybrid"),
+                    choices: vec!["hybrid", "dense"],
+                },
+                MethodOption {
+                    name: "depth",
+                    help: "",
+                    default: Value::from(3),
+                    choices: vec![],
+                },
             ],
         }
     }
 
     fn given(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     #[test]

@@ -72,9 +72,17 @@ pub async fn ask(
     let params_json = serde_json::to_value(&params).unwrap_or(Value::Null);
     let model_json = serde_json::to_value(llm.info()).unwrap_or(Value::Null);
     let run_id = store
-        .start_run(&NewRun { question, method: info.id, params: &params_json, model: &model_json })
+        .start_run(&NewRun {
+            question,
+            method: info.id,
+            params: &params_json,
+            model: &model_json,
+        })
         .await?;
-    events.emit(RunEvent::Started { run_id, method: info.id });
+    events.emit(RunEvent::Started {
+        run_id,
+        method: info.id,
+    });
 
     let started = Instant::now();
     let timeout = std::time::Duration::from_secs(settings.timeout_secs);
@@ -101,7 +109,11 @@ pub async fn ask(
             calls: recorded.calls,
         },
         Err(e) => RunOutcome {
-            status: if e.is_cancelled() { RunStatus::Cancelled } else { RunStatus::Failed },
+            status: if e.is_cancelled() {
+                RunStatus::Cancelled
+            } else {
+                RunStatus::Failed
+            },
             answer: e.partial_answer().map(str::to_string),
             citations: json!([]),
             trace: recorded.trace.and_then(|t| serde_json::to_value(&t).ok()),
@@ -111,7 +123,10 @@ pub async fn ask(
         },
     };
     store.finish_run(run_id, &outcome).await?;
-    events.emit(RunEvent::Finished { run_id, status: outcome.status });
+    events.emit(RunEvent::Finished {
+        run_id,
+        status: outcome.status,
+    });
     library.run(run_id).await
 }
 
@@ -120,7 +135,9 @@ mod tests {
     use std::sync::Mutex;
 
     use super::*;
-    use crate::llm::{Backend, Capabilities, ChatRequest, Completion, FinishReason, LlmError, ModelInfo, Usage};
+    use crate::llm::{
+        Backend, Capabilities, ChatRequest, Completion, FinishReason, LlmError, ModelInfo, Usage,
+    };
     use crate::Config;
 
     /// Replies from a script, one per call, for testing control flow only.
@@ -130,7 +147,10 @@ mod tests {
         Ok(Completion {
             text: text.into(),
             finish,
-            usage: Usage { prompt_tokens: 10, completion_tokens: 3 },
+            usage: Usage {
+                prompt_tokens: 10,
+                completion_tokens: 3,
+            },
             logprobs: None,
         })
     }
@@ -138,10 +158,17 @@ mod tests {
     #[async_trait::async_trait]
     impl Llm for ScriptedLlm {
         fn info(&self) -> ModelInfo {
-            ModelInfo { backend: Backend::Embedded, model: "scripted".into(), context_size: 1024 }
+            ModelInfo {
+                backend: Backend::Embedded,
+                model: "scripted".into(),
+                context_size: 1024,
+            }
         }
         fn capabilities(&self) -> Capabilities {
-            Capabilities { streaming: true, logprobs: false }
+            Capabilities {
+                streaming: true,
+                logprobs: false,
+            }
         }
         async fn chat(&self, request: ChatRequest<'_>) -> crate::llm::Result<Completion> {
             let next = self.0.lock().unwrap().remove(0);
@@ -168,7 +195,15 @@ mod tests {
         let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
         let mut request = AskRequest::new("What is Folio?", "llm-only");
         request.max_tokens = Some(max_tokens);
-        let run = ask(&library, &llm, &request, &EventSink::new(sender), &CancellationToken::new()).await.unwrap();
+        let run = ask(
+            &library,
+            &llm,
+            &request,
+            &EventSink::new(sender),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
         let mut events = Vec::new();
         while let Ok(e) = receiver.try_recv() {
             events.push(e);
@@ -178,38 +213,65 @@ mod tests {
 
     #[tokio::test]
     async fn an_answer_is_stored_with_its_call_and_events() {
-        let (run, events, library, _dir) = ask_scripted(vec![reply(" A knowledge base. ", FinishReason::Stop)], 64).await;
+        let (run, events, library, _dir) =
+            ask_scripted(vec![reply(" A knowledge base. ", FinishReason::Stop)], 64).await;
         assert_eq!(run.status, RunStatus::Done);
         assert_eq!(run.answer.as_deref(), Some("A knowledge base."));
-        assert_eq!((run.llm_calls, run.prompt_tokens, run.completion_tokens), (1, 10, 3));
+        assert_eq!(
+            (run.llm_calls, run.prompt_tokens, run.completion_tokens),
+            (1, 10, 3)
+        );
         assert_eq!(run.trace, Some(json!({ "method": "llm-only" })));
         let calls = library.run_calls(run.id).await.unwrap();
         assert_eq!(calls[0].step, "answer");
         assert_eq!(calls[0].finish.as_deref(), Some("stop"));
         assert!(matches!(events.first(), Some(RunEvent::Started { .. })));
-        assert!(events.iter().any(|e| matches!(e, RunEvent::Token { text, .. } if text.contains("knowledge"))));
-        assert!(matches!(events.last(), Some(RunEvent::Finished { status: RunStatus::Done, .. })));
+        assert!(events
+            .iter()
+            .any(|e| matches!(e, RunEvent::Token { text, .. } if text.contains("knowledge"))));
+        assert!(matches!(
+            events.last(),
+            Some(RunEvent::Finished {
+                status: RunStatus::Done,
+                ..
+            })
+        ));
     }
 
     #[tokio::test]
     async fn empty_output_is_a_recorded_error() {
         let (run, ..) = ask_scripted(vec![reply("  \n", FinishReason::Stop)], 64).await;
         assert_eq!(run.status, RunStatus::Failed);
-        assert!(run.error.as_deref().unwrap().contains("no text"), "{:?}", run.error);
+        assert!(
+            run.error.as_deref().unwrap().contains("no text"),
+            "{:?}",
+            run.error
+        );
         assert_eq!(run.llm_calls, 1);
     }
 
     #[tokio::test]
     async fn runaway_output_is_recorded_with_the_partial_text() {
-        let (run, ..) = ask_scripted(vec![reply("and so on and so on", FinishReason::Length)], 5).await;
+        let (run, ..) =
+            ask_scripted(vec![reply("and so on and so on", FinishReason::Length)], 5).await;
         assert_eq!(run.status, RunStatus::Failed);
-        assert!(run.error.as_deref().unwrap().contains("cut off at 5 tokens"), "{:?}", run.error);
+        assert!(
+            run.error
+                .as_deref()
+                .unwrap()
+                .contains("cut off at 5 tokens"),
+            "{:?}",
+            run.error
+        );
         assert_eq!(run.answer.as_deref(), Some("and so on and so on"));
     }
 
     #[tokio::test]
     async fn backend_failures_and_cancellation_are_recorded() {
-        let down = LlmError::ServerDown { url: "http://127.0.0.1:9".into(), reason: "refused".into() };
+        let down = LlmError::ServerDown {
+            url: "http://127.0.0.1:9".into(),
+            reason: "refused".into(),
+        };
         let (run, ..) = ask_scripted(vec![Err(down)], 64).await;
         assert_eq!(run.status, RunStatus::Failed);
         assert!(run.error.as_deref().unwrap().contains("not reachable"));
@@ -224,12 +286,18 @@ mod tests {
         let llm = ScriptedLlm(Mutex::new(Vec::new()));
         let cancel = CancellationToken::new();
         let sink = EventSink::default();
-        for (question, method, option) in [("", "llm-only", None), ("q", "nope", None), ("q", "vanilla-rag", Some(("mood", "x")))] {
+        for (question, method, option) in [
+            ("", "llm-only", None),
+            ("q", "nope", None),
+            ("q", "vanilla-rag", Some(("mood", "x"))),
+        ] {
             let mut request = AskRequest::new(question, method);
             if let Some((name, value)) = option {
                 request.options.insert(name.into(), value.into());
             }
-            let err = ask(&library, &llm, &request, &sink, &cancel).await.unwrap_err();
+            let err = ask(&library, &llm, &request, &sink, &cancel)
+                .await
+                .unwrap_err();
             assert!(err.is_user_error(), "{err}");
         }
         assert!(library.runs(10).await.unwrap().is_empty());

@@ -8,7 +8,10 @@ use serde_json::Value;
 
 use super::citations::resolve;
 use super::context::finished_text;
-use super::{Answer, Method, MethodContext, MethodError, MethodInfo, MethodOption, Params, Trace, VanillaRagTrace};
+use super::{
+    Answer, Method, MethodContext, MethodError, MethodInfo, MethodOption, Params, Trace,
+    VanillaRagTrace,
+};
 use crate::llm::prompts::{as_document_data, PromptId};
 use crate::retrieve::SearchMode;
 
@@ -41,7 +44,12 @@ impl Method for VanillaRag {
         }
     }
 
-    async fn run(&self, ctx: &MethodContext<'_>, question: &str, params: &Params) -> Result<Answer, MethodError> {
+    async fn run(
+        &self,
+        ctx: &MethodContext<'_>,
+        question: &str,
+        params: &Params,
+    ) -> Result<Answer, MethodError> {
         let mode: SearchMode = params.option("mode")?;
         let passages = ctx.retrieve(question, params.k, mode).await?;
         if passages.is_empty() {
@@ -64,19 +72,32 @@ impl Method for VanillaRag {
                 text: as_document_data(&p.text),
             })
             .collect();
-        let completion =
-            ctx.generate(STEP, PromptId::VanillaRagAnswer, context!(question, passages => shown), params).await?;
+        let completion = ctx
+            .generate(
+                STEP,
+                PromptId::VanillaRagAnswer,
+                context!(question, passages => shown),
+                params,
+            )
+            .await?;
         let text = finished_text(STEP, completion, params.max_tokens)?;
         let (citations, unknown) = resolve(&text, &trace.passages);
         trace.unknown_citations = unknown;
-        Ok(Answer { text, citations, trace: Trace::VanillaRag(trace) })
+        Ok(Answer {
+            text,
+            citations,
+            trace: Trace::VanillaRag(trace),
+        })
     }
 }
 
 /// The file name and heading path: enough for the model to tell passages
 /// apart without exposing the person's directory layout in every prompt.
 fn source_label(path: &str, heading_path: &str) -> String {
-    let name = std::path::Path::new(path).file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+    let name = std::path::Path::new(path)
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
     if heading_path.is_empty() {
         name.into_owned()
     } else {

@@ -19,7 +19,9 @@ pub fn fts_query(query: &str) -> Option<String> {
 /// Heading words count half as much as body words: a heading is shared by
 /// every chunk under it.
 pub async fn search(store: &Store, query: &str, k: usize) -> Result<Vec<(i64, f64)>> {
-    let Some(q) = fts_query(query) else { return Ok(Vec::new()) };
+    let Some(q) = fts_query(query) else {
+        return Ok(Vec::new());
+    };
     let rows: Vec<(i64, f64)> = sqlx::query_as(
         "SELECT rowid, bm25(chunks_fts, 1.0, 0.5) AS s FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY s LIMIT ?",
     )
@@ -37,7 +39,10 @@ mod tests {
 
     #[test]
     fn query_syntax_in_user_text_is_neutralised() {
-        assert_eq!(fts_query("Rc<T> \"NEAR\"(x*"), Some("\"rc\" OR \"t\" OR \"near\" OR \"x\"".into()));
+        assert_eq!(
+            fts_query("Rc<T> \"NEAR\"(x*"),
+            Some("\"rc\" OR \"t\" OR \"near\" OR \"x\"".into())
+        );
         assert_eq!(fts_query("?? !!"), None);
     }
 }

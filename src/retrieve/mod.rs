@@ -82,7 +82,12 @@ pub async fn rank_with_vector(
 
 /// Cosine similarity from the L2 distance of unit vectors. The in-memory
 /// copy answers only while it matches the store; otherwise sqlite-vec does.
-async fn dense(store: &Store, memory: Option<&VectorIndex>, vector: &[f32], k: usize) -> Result<Vec<(i64, f64)>> {
+async fn dense(
+    store: &Store,
+    memory: Option<&VectorIndex>,
+    vector: &[f32],
+    k: usize,
+) -> Result<Vec<(i64, f64)>> {
     let current = match memory {
         Some(m) if m.version() == store.vectors_version().await? => Some(m),
         _ => None,

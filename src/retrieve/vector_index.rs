@@ -45,7 +45,12 @@ impl Ord for Candidate {
 fn dot(a: &[f32], b: &[f32]) -> f32 {
     let mut acc = [0f32; 8];
     let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
-    let tail: f32 = ca.remainder().iter().zip(cb.remainder()).map(|(x, y)| x * y).sum();
+    let tail: f32 = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
     for (x, y) in ca.zip(cb) {
         for i in 0..8 {
             acc[i] += x[i] * y[i];
@@ -61,7 +66,9 @@ impl VectorIndex {
         let mut tx = store.pool().begin().await?;
         let version = vectors_version_in(&mut tx).await?;
         let rows: Vec<(i64, Vec<u8>)> =
-            sqlx::query_as("SELECT rowid, embedding FROM chunk_vectors").fetch_all(&mut *tx).await?;
+            sqlx::query_as("SELECT rowid, embedding FROM chunk_vectors")
+                .fetch_all(&mut *tx)
+                .await?;
         tx.commit().await?;
         let mut index = VectorIndex {
             dim,
@@ -72,10 +79,17 @@ impl VectorIndex {
         };
         for (id, blob) in rows {
             if blob.len() != dim * 4 {
-                return Err(StoreError::Corrupt(format!("vector {id} has {} bytes, expected {}", blob.len(), dim * 4)));
+                return Err(StoreError::Corrupt(format!(
+                    "vector {id} has {} bytes, expected {}",
+                    blob.len(),
+                    dim * 4
+                )));
             }
             let start = index.data.len();
-            index.data.extend(blob.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])));
+            index.data.extend(
+                blob.chunks_exact(4)
+                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+            );
             let v = &index.data[start..];
             index.norms.push(dot(v, v));
             index.ids.push(id);
@@ -103,7 +117,9 @@ impl VectorIndex {
         }
         let qn = dot(query, query);
         let threads = if self.len() >= PARALLEL_FROM {
-            std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
         } else {
             1
         };
@@ -120,10 +136,18 @@ impl VectorIndex {
         let mut all: Vec<Candidate> = partial.into_iter().flatten().collect();
         all.sort();
         all.truncate(k);
-        all.into_iter().map(|Candidate(d2, id)| (id, d2.max(0.0).sqrt())).collect()
+        all.into_iter()
+            .map(|Candidate(d2, id)| (id, d2.max(0.0).sqrt()))
+            .collect()
     }
 
-    fn scan(&self, query: &[f32], qn: f32, k: usize, rows: std::ops::Range<usize>) -> BinaryHeap<Candidate> {
+    fn scan(
+        &self,
+        query: &[f32],
+        qn: f32,
+        k: usize,
+        rows: std::ops::Range<usize>,
+    ) -> BinaryHeap<Candidate> {
         let mut best = BinaryHeap::with_capacity(k + 1);
         for row in rows {
             let v = &self.data[row * self.dim..(row + 1) * self.dim];
@@ -145,7 +169,13 @@ mod tests {
 
     fn index_of(rows: &[(i64, Vec<f32>)]) -> VectorIndex {
         let dim = rows[0].1.len();
-        let mut ix = VectorIndex { dim, ids: vec![], data: vec![], norms: vec![], version: 0 };
+        let mut ix = VectorIndex {
+            dim,
+            ids: vec![],
+            data: vec![],
+            norms: vec![],
+            version: 0,
+        };
         for (id, v) in rows {
             ix.ids.push(*id);
             ix.norms.push(dot(v, v));
@@ -168,13 +198,29 @@ mod tests {
     fn nearest_agrees_with_brute_force_including_the_parallel_path() {
         let dim = 16;
         let rows: Vec<(i64, Vec<f32>)> = (0..(PARALLEL_FROM as i64 + 500))
-            .map(|i| (i * 3, (0..dim).map(|j| ((i * 31 + j as i64 * 7) % 97) as f32 / 97.0 - 0.5).collect()))
+            .map(|i| {
+                (
+                    i * 3,
+                    (0..dim)
+                        .map(|j| ((i * 31 + j as i64 * 7) % 97) as f32 / 97.0 - 0.5)
+                        .collect(),
+                )
+            })
             .collect();
         let ix = index_of(&rows);
         let q: Vec<f32> = (0..dim).map(|j| (j as f32 * 0.3).sin()).collect();
         let mut expected: Vec<(i64, f32)> = rows
             .iter()
-            .map(|(id, v)| (*id, v.iter().zip(&q).map(|(a, b)| (a - b) * (a - b)).sum::<f32>().sqrt()))
+            .map(|(id, v)| {
+                (
+                    *id,
+                    v.iter()
+                        .zip(&q)
+                        .map(|(a, b)| (a - b) * (a - b))
+                        .sum::<f32>()
+                        .sqrt(),
+                )
+            })
             .collect();
         expected.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
         let got = ix.nearest(&q, 10);

@@ -44,9 +44,18 @@ pub enum DocumentWrite {
         error: String,
     },
     /// Same content under a new modification time: nothing to re-index.
-    Touched { path: String, mtime_ns: i64 },
-    Removed { path: String },
-    Renamed { from: String, to: String, folder_id: i64 },
+    Touched {
+        path: String,
+        mtime_ns: i64,
+    },
+    Removed {
+        path: String,
+    },
+    Renamed {
+        from: String,
+        to: String,
+        folder_id: i64,
+    },
 }
 
 impl DocumentWrite {
@@ -191,7 +200,11 @@ impl Store {
     /// pre-order, so every parent precedes its children.
     pub async fn structure_tree(&self, document_id: i64) -> Result<StructureTree> {
         let rows = self.nodes(document_id).await?;
-        let corrupt = || StoreError::Corrupt(format!("document {document_id} has a malformed structure tree"));
+        let corrupt = || {
+            StoreError::Corrupt(format!(
+                "document {document_id} has a malformed structure tree"
+            ))
+        };
         let mut rows = rows.into_iter();
         let root = rows.next().ok_or_else(corrupt)?;
         let span = |r: &NodeRecord| Span {
@@ -201,7 +214,10 @@ impl Store {
         };
         let mut tree = StructureTree::new(root.text.clone(), span(&root));
         for r in rows {
-            let parent = r.parent.filter(|p| *p >= 0 && (*p as usize) < tree.len()).ok_or_else(corrupt)?;
+            let parent = r
+                .parent
+                .filter(|p| *p >= 0 && (*p as usize) < tree.len())
+                .ok_or_else(corrupt)?;
             let kind = NodeKind::parse(&r.kind).ok_or_else(corrupt)?;
             let id = tree.push(parent as usize, kind, r.text.clone(), span(&r));
             if id as i64 != r.ordinal {
@@ -247,12 +263,21 @@ impl Store {
         )
         .fetch_one(&self.pool)
         .await?;
-        let (chunks, embedded): (i64, i64) =
-            sqlx::query_as("SELECT COUNT(*), COALESCE(SUM(embed_model_id IS NOT NULL), 0) FROM chunks")
-                .fetch_one(&self.pool)
-                .await?;
-        let nodes: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM nodes").fetch_one(&self.pool).await?;
-        Ok(IndexCounts { documents, errors, nodes, chunks, embedded })
+        let (chunks, embedded): (i64, i64) = sqlx::query_as(
+            "SELECT COUNT(*), COALESCE(SUM(embed_model_id IS NOT NULL), 0) FROM chunks",
+        )
+        .fetch_one(&self.pool)
+        .await?;
+        let nodes: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM nodes")
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(IndexCounts {
+            documents,
+            errors,
+            nodes,
+            chunks,
+            embedded,
+        })
     }
 }
 
@@ -265,10 +290,17 @@ pub struct IndexCounts {
     pub embedded: i64,
 }
 
-async fn write_one(tx: &mut Transaction<'_, Sqlite>, w: &DocumentWrite, space: &VectorSpace) -> Result<()> {
+async fn write_one(
+    tx: &mut Transaction<'_, Sqlite>,
+    w: &DocumentWrite,
+    space: &VectorSpace,
+) -> Result<()> {
     match w {
         DocumentWrite::Removed { path } => {
-            sqlx::query("DELETE FROM documents WHERE path = ?").bind(path).execute(&mut **tx).await?;
+            sqlx::query("DELETE FROM documents WHERE path = ?")
+                .bind(path)
+                .execute(&mut **tx)
+                .await?;
         }
         DocumentWrite::Touched { path, mtime_ns } => {
             sqlx::query("UPDATE documents SET mtime_ns = ? WHERE path = ?")
@@ -277,8 +309,15 @@ async fn write_one(tx: &mut Transaction<'_, Sqlite>, w: &DocumentWrite, space: &
                 .execute(&mut **tx)
                 .await?;
         }
-        DocumentWrite::Renamed { from, to, folder_id } => {
-            sqlx::query("DELETE FROM documents WHERE path = ?").bind(to).execute(&mut **tx).await?;
+        DocumentWrite::Renamed {
+            from,
+            to,
+            folder_id,
+        } => {
+            sqlx::query("DELETE FROM documents WHERE path = ?")
+                .bind(to)
+                .execute(&mut **tx)
+                .await?;
             sqlx::query("UPDATE documents SET path = ?, folder_id = ? WHERE path = ?")
                 .bind(to)
                 .bind(folder_id)
@@ -286,8 +325,17 @@ async fn write_one(tx: &mut Transaction<'_, Sqlite>, w: &DocumentWrite, space: &
                 .execute(&mut **tx)
                 .await?;
         }
-        DocumentWrite::Failed { folder_id, path, size, mtime_ns, error } => {
-            sqlx::query("DELETE FROM documents WHERE path = ?").bind(path).execute(&mut **tx).await?;
+        DocumentWrite::Failed {
+            folder_id,
+            path,
+            size,
+            mtime_ns,
+            error,
+        } => {
+            sqlx::query("DELETE FROM documents WHERE path = ?")
+                .bind(path)
+                .execute(&mut **tx)
+                .await?;
             sqlx::query(
                 "INSERT INTO documents(folder_id, path, size, mtime_ns, status, error, indexed_at) \
                  VALUES (?, ?, ?, ?, 'error', ?, ?)",
@@ -301,8 +349,21 @@ async fn write_one(tx: &mut Transaction<'_, Sqlite>, w: &DocumentWrite, space: &
             .execute(&mut **tx)
             .await?;
         }
-        DocumentWrite::Indexed { folder_id, path, format, hash, size, mtime_ns, note, tree, chunks } => {
-            sqlx::query("DELETE FROM documents WHERE path = ?").bind(path).execute(&mut **tx).await?;
+        DocumentWrite::Indexed {
+            folder_id,
+            path,
+            format,
+            hash,
+            size,
+            mtime_ns,
+            note,
+            tree,
+            chunks,
+        } => {
+            sqlx::query("DELETE FROM documents WHERE path = ?")
+                .bind(path)
+                .execute(&mut **tx)
+                .await?;
             let doc_id = sqlx::query(
                 "INSERT INTO documents(folder_id, path, format, title, hash, size, mtime_ns, status, note, indexed_at) \
                  VALUES (?, ?, ?, ?, ?, ?, ?, 'indexed', ?, ?)",
@@ -337,7 +398,8 @@ async fn write_one(tx: &mut Transaction<'_, Sqlite>, w: &DocumentWrite, space: &
                 .await?;
             }
             for (ordinal, c) in chunks.iter().enumerate() {
-                let ordinals = serde_json::to_string(&c.node_ordinals).unwrap_or_else(|_| "[]".into());
+                let ordinals =
+                    serde_json::to_string(&c.node_ordinals).unwrap_or_else(|_| "[]".into());
                 let chunk_id = sqlx::query(
                     "INSERT INTO chunks(document_id, ordinal, text, heading_path, node_ordinals, span_start, span_end, page, text_hash, embed_model_id) \
                      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

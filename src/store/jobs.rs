@@ -65,17 +65,45 @@ pub struct Job {
     pub updated_at: i64,
 }
 
-type JobRow = (i64, String, String, String, i64, i64, i64, i64, Option<String>, Option<i64>, i64, i64);
+type JobRow = (
+    i64,
+    String,
+    String,
+    String,
+    i64,
+    i64,
+    i64,
+    i64,
+    Option<String>,
+    Option<i64>,
+    i64,
+    i64,
+);
 
 const JOB_COLUMNS: &str =
     "id, kind, state, payload, done, total, failed, active_ms, error, owner_pid, created_at, updated_at";
 
 fn job_from_row(r: JobRow) -> Job {
-    let (id, kind, state, payload, done, total, failed, active_ms, error, owner_pid, created_at, updated_at) = r;
+    let (
+        id,
+        kind,
+        state,
+        payload,
+        done,
+        total,
+        failed,
+        active_ms,
+        error,
+        owner_pid,
+        created_at,
+        updated_at,
+    ) = r;
     let state = JobState::parse(&state);
     let interrupted = state == JobState::Running && !owner_pid.is_some_and(process_alive);
     let rate = (active_ms > 0 && done > 0).then(|| done as f64 / (active_ms as f64 / 1000.0));
-    let eta_seconds = rate.filter(|_| state == JobState::Running).map(|r| (total - done).max(0) as f64 / r);
+    let eta_seconds = rate
+        .filter(|_| state == JobState::Running)
+        .map(|r| (total - done).max(0) as f64 / r);
     Job {
         id,
         kind,
@@ -96,7 +124,12 @@ fn job_from_row(r: JobRow) -> Job {
 }
 
 impl Store {
-    pub async fn create_job(&self, kind: &str, payload: &serde_json::Value, state: JobState) -> Result<i64> {
+    pub async fn create_job(
+        &self,
+        kind: &str,
+        payload: &serde_json::Value,
+        state: JobState,
+    ) -> Result<i64> {
         let now = now_ms();
         Ok(sqlx::query(
             "INSERT INTO jobs(kind, state, payload, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
@@ -142,11 +175,13 @@ impl Store {
     /// Gives a stopped job back to the queue with its progress, so any
     /// worker (this process included) can resume it.
     pub async fn release_job(&self, id: i64) -> Result<()> {
-        sqlx::query("UPDATE jobs SET state = 'queued', owner_pid = NULL, updated_at = ? WHERE id = ?")
-            .bind(now_ms())
-            .bind(id)
-            .execute(&self.pool)
-            .await?;
+        sqlx::query(
+            "UPDATE jobs SET state = 'queued', owner_pid = NULL, updated_at = ? WHERE id = ?",
+        )
+        .bind(now_ms())
+        .bind(id)
+        .execute(&self.pool)
+        .await?;
         Ok(())
     }
 
@@ -164,19 +199,22 @@ impl Store {
     }
 
     pub async fn job(&self, id: i64) -> Result<Option<Job>> {
-        let row: Option<JobRow> = sqlx::query_as(&format!("SELECT {JOB_COLUMNS} FROM jobs WHERE id = ?"))
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
+        let row: Option<JobRow> =
+            sqlx::query_as(&format!("SELECT {JOB_COLUMNS} FROM jobs WHERE id = ?"))
+                .bind(id)
+                .fetch_optional(&self.pool)
+                .await?;
         Ok(row.map(job_from_row))
     }
 
     /// The most recent jobs, newest first.
     pub async fn jobs(&self, limit: usize) -> Result<Vec<Job>> {
-        let rows: Vec<JobRow> = sqlx::query_as(&format!("SELECT {JOB_COLUMNS} FROM jobs ORDER BY id DESC LIMIT ?"))
-            .bind(limit as i64)
-            .fetch_all(&self.pool)
-            .await?;
+        let rows: Vec<JobRow> = sqlx::query_as(&format!(
+            "SELECT {JOB_COLUMNS} FROM jobs ORDER BY id DESC LIMIT ?"
+        ))
+        .bind(limit as i64)
+        .fetch_all(&self.pool)
+        .await?;
         Ok(rows.into_iter().map(job_from_row).collect())
     }
 

@@ -16,9 +16,14 @@ use std::str::FromStr;
 use std::sync::Once;
 use std::time::Duration;
 
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
 
-pub use documents::{BatchProgress, ChunkRecord, ChunkWrite, DocumentRecord, DocumentWrite, IndexCounts, NodeRecord, StoredChunk};
+pub use documents::{
+    BatchProgress, ChunkRecord, ChunkWrite, DocumentRecord, DocumentWrite, IndexCounts, NodeRecord,
+    StoredChunk,
+};
 pub use error::{Result, StoreError};
 pub use folders::Folder;
 pub use jobs::{Job, JobState};
@@ -52,7 +57,10 @@ fn register_sqlite_vec() {
 impl Store {
     pub async fn open(path: &Path) -> Result<Store> {
         register_sqlite_vec();
-        let open_err = |source| StoreError::Open { path: path.to_path_buf(), source };
+        let open_err = |source| StoreError::Open {
+            path: path.to_path_buf(),
+            source,
+        };
         let options = SqliteConnectOptions::from_str("sqlite:")
             .map_err(open_err)?
             .filename(path)

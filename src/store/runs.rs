@@ -108,7 +108,8 @@ struct RunRow {
     finished_at: Option<i64>,
 }
 
-const RUN_COLUMNS: &str = "id, question, method, params, model, status, owner_pid, answer, citations, trace, error, \
+const RUN_COLUMNS: &str =
+    "id, question, method, params, model, status, owner_pid, answer, citations, trace, error, \
      timings, llm_calls, prompt_tokens, completion_tokens, created_at, finished_at";
 
 fn json(text: &str) -> Value {
@@ -202,14 +203,20 @@ impl Store {
 
     pub async fn run(&self, id: i64) -> Result<Option<RunRecord>> {
         let sql = format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = ?");
-        let row: Option<RunRow> = sqlx::query_as(&sql).bind(id).fetch_optional(&self.pool).await?;
+        let row: Option<RunRow> = sqlx::query_as(&sql)
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
         Ok(row.map(run_from_row))
     }
 
     /// The most recent runs first.
     pub async fn runs(&self, limit: i64) -> Result<Vec<RunRecord>> {
         let sql = format!("SELECT {RUN_COLUMNS} FROM runs ORDER BY id DESC LIMIT ?");
-        let rows: Vec<RunRow> = sqlx::query_as(&sql).bind(limit).fetch_all(&self.pool).await?;
+        let rows: Vec<RunRow> = sqlx::query_as(&sql)
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?;
         Ok(rows.into_iter().map(run_from_row).collect())
     }
 
@@ -223,14 +230,16 @@ impl Store {
         .await?;
         Ok(rows
             .into_iter()
-            .map(|(step, prompt_tokens, completion_tokens, wall_ms, finish, error)| LlmCallRow {
-                step,
-                prompt_tokens,
-                completion_tokens,
-                wall_ms,
-                finish,
-                error,
-            })
+            .map(
+                |(step, prompt_tokens, completion_tokens, wall_ms, finish, error)| LlmCallRow {
+                    step,
+                    prompt_tokens,
+                    completion_tokens,
+                    wall_ms,
+                    finish,
+                    error,
+                },
+            )
             .collect())
     }
 }

@@ -4,10 +4,12 @@ use super::{Result, Store};
 
 impl Store {
     pub async fn setting(&self, key: &str) -> Result<Option<String>> {
-        Ok(sqlx::query_scalar("SELECT value FROM settings WHERE key = ?")
-            .bind(key)
-            .fetch_optional(&self.pool)
-            .await?)
+        Ok(
+            sqlx::query_scalar("SELECT value FROM settings WHERE key = ?")
+                .bind(key)
+                .fetch_optional(&self.pool)
+                .await?,
+        )
     }
 
     pub async fn set_setting(&self, key: &str, value: &str) -> Result<()> {

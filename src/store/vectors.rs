@@ -49,11 +49,13 @@ impl Store {
     /// chunk now waits for re-embedding.
     pub async fn ensure_vector_space(&self, name: &str, dim: usize) -> Result<(VectorSpace, bool)> {
         let mut tx = self.pool.begin().await?;
-        sqlx::query("INSERT INTO embedding_models(name, dim) VALUES (?, ?) ON CONFLICT(name) DO NOTHING")
-            .bind(name)
-            .bind(dim as i64)
-            .execute(&mut *tx)
-            .await?;
+        sqlx::query(
+            "INSERT INTO embedding_models(name, dim) VALUES (?, ?) ON CONFLICT(name) DO NOTHING",
+        )
+        .bind(name)
+        .bind(dim as i64)
+        .execute(&mut *tx)
+        .await?;
         let model_id: i64 = sqlx::query_scalar("SELECT id FROM embedding_models WHERE name = ?")
             .bind(name)
             .fetch_one(&mut *tx)
@@ -62,14 +64,19 @@ impl Store {
             .bind(ACTIVE_MODEL_KEY)
             .fetch_optional(&mut *tx)
             .await?;
-        let table_exists: bool =
-            sqlx::query_scalar("SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE name = 'chunk_vectors')")
-                .fetch_one(&mut *tx)
-                .await?;
+        let table_exists: bool = sqlx::query_scalar(
+            "SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE name = 'chunk_vectors')",
+        )
+        .fetch_one(&mut *tx)
+        .await?;
         let rebuilt = active.as_deref() != Some(name) || !table_exists;
         if rebuilt {
-            sqlx::query("DROP TRIGGER IF EXISTS chunk_vectors_delete").execute(&mut *tx).await?;
-            sqlx::query("DROP TABLE IF EXISTS chunk_vectors").execute(&mut *tx).await?;
+            sqlx::query("DROP TRIGGER IF EXISTS chunk_vectors_delete")
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query("DROP TABLE IF EXISTS chunk_vectors")
+                .execute(&mut *tx)
+                .await?;
             // sqlite-vec zero-fills a whole chunk of slots when it starts one;
             // small chunks keep the bytes written ahead of use small.
             sqlx::query(&format!("CREATE VIRTUAL TABLE chunk_vectors USING vec0(embedding float[{dim}], chunk_size={VEC_CHUNK_SLOTS})"))
@@ -81,7 +88,9 @@ impl Store {
             )
             .execute(&mut *tx)
             .await?;
-            sqlx::query("UPDATE chunks SET embed_model_id = NULL").execute(&mut *tx).await?;
+            sqlx::query("UPDATE chunks SET embed_model_id = NULL")
+                .execute(&mut *tx)
+                .await?;
             bump_vectors_version(&mut tx).await?;
             sqlx::query("INSERT INTO settings(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
                 .bind(ACTIVE_MODEL_KEY)
@@ -90,7 +99,14 @@ impl Store {
                 .await?;
         }
         tx.commit().await?;
-        Ok((VectorSpace { model_id, name: name.to_string(), dim }, rebuilt))
+        Ok((
+            VectorSpace {
+                model_id,
+                name: name.to_string(),
+                dim,
+            },
+            rebuilt,
+        ))
     }
 
     pub async fn vectors_version(&self) -> Result<i64> {
@@ -112,7 +128,11 @@ impl Store {
 
     /// Vectors already computed for any of these text hashes, so unchanged
     /// text (an edited file's other paragraphs, a renamed file) is not embedded again.
-    pub async fn vectors_by_text_hash(&self, space: &VectorSpace, hashes: &[i64]) -> Result<Vec<(i64, Vec<u8>)>> {
+    pub async fn vectors_by_text_hash(
+        &self,
+        space: &VectorSpace,
+        hashes: &[i64],
+    ) -> Result<Vec<(i64, Vec<u8>)>> {
         let mut found = Vec::new();
         for batch in hashes.chunks(500) {
             let marks = vec!["?"; batch.len()].join(",");
@@ -140,10 +160,17 @@ impl Store {
         .await?)
     }
 
-    pub async fn store_vectors(&self, space: &VectorSpace, vectors: &[(i64, Vec<f32>)]) -> Result<()> {
+    pub async fn store_vectors(
+        &self,
+        space: &VectorSpace,
+        vectors: &[(i64, Vec<f32>)],
+    ) -> Result<()> {
         let mut tx = self.pool.begin().await?;
         for (chunk_id, v) in vectors {
-            sqlx::query("DELETE FROM chunk_vectors WHERE rowid = ?").bind(chunk_id).execute(&mut *tx).await?;
+            sqlx::query("DELETE FROM chunk_vectors WHERE rowid = ?")
+                .bind(chunk_id)
+                .execute(&mut *tx)
+                .await?;
             sqlx::query("INSERT INTO chunk_vectors(rowid, embedding) VALUES (?, ?)")
                 .bind(chunk_id)
                 .bind(to_blob(v))

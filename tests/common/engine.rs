@@ -13,25 +13,40 @@ pub fn shared_eval() -> PathBuf {
 }
 
 pub fn rust_book() -> PathBuf {
-    std::fs::canonicalize(shared_eval().join("rust-book/docs")).expect("../shared/eval/rust-book/docs is missing")
+    std::fs::canonicalize(shared_eval().join("rust-book/docs"))
+        .expect("../shared/eval/rust-book/docs is missing")
 }
 
 pub async fn open(data_dir: &Path) -> Library {
-    Library::open(Config::new(Some(data_dir.to_path_buf()), None)).await.expect("open library")
+    Library::open(Config::new(Some(data_dir.to_path_buf()), None))
+        .await
+        .expect("open library")
 }
 
 pub async fn open_with_limit(data_dir: &Path, max_file_size: u64) -> Library {
-    Library::open(Config::new(Some(data_dir.to_path_buf()), Some(max_file_size))).await.expect("open library")
+    Library::open(Config::new(
+        Some(data_dir.to_path_buf()),
+        Some(max_file_size),
+    ))
+    .await
+    .expect("open library")
 }
 
 /// `folio add` as a library call: register, then run the queued job.
 pub async fn ingest(library: &Library, path: &Path) -> PassSummary {
     let job = library.add(&[path.to_path_buf()]).await.expect("add");
-    library.run_job(job).await.expect("ingest job").expect("the new job is ours to run")
+    library
+        .run_job(job)
+        .await
+        .expect("ingest job")
+        .expect("the new job is ours to run")
 }
 
 pub async fn scalar(library: &Library, sql: &str) -> i64 {
-    sqlx::query_scalar(sql).fetch_one(library.store().pool()).await.expect(sql)
+    sqlx::query_scalar(sql)
+        .fetch_one(library.store().pool())
+        .await
+        .expect(sql)
 }
 
 /// Runs the real CLI against `data_dir`.
@@ -48,8 +63,17 @@ pub fn folio_json(data_dir: &Path, args: &[&str]) -> serde_json::Value {
     let mut all = vec!["--json"];
     all.extend_from_slice(args);
     let out = folio(data_dir, &all);
-    assert!(out.status.success(), "folio {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("folio {args:?}: bad JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+    assert!(
+        out.status.success(),
+        "folio {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "folio {args:?}: bad JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
 }
 
 /// Every invariant that ties the tables together: vectors and FTS rows exist
@@ -57,18 +81,32 @@ pub fn folio_json(data_dir: &Path, args: &[&str]) -> serde_json::Value {
 pub async fn assert_consistent(library: &Library) {
     let chunks = scalar(library, "SELECT COUNT(*) FROM chunks").await;
     let vectors = scalar(library, "SELECT COUNT(*) FROM chunk_vectors").await;
-    let orphans = scalar(library, "SELECT COUNT(*) FROM chunk_vectors WHERE rowid NOT IN (SELECT id FROM chunks)").await;
+    let orphans = scalar(
+        library,
+        "SELECT COUNT(*) FROM chunk_vectors WHERE rowid NOT IN (SELECT id FROM chunks)",
+    )
+    .await;
     assert_eq!(orphans, 0, "vectors without chunks");
     assert_eq!(vectors, chunks, "every chunk has exactly one vector");
-    let unembedded = scalar(library, "SELECT COUNT(*) FROM chunks WHERE embed_model_id IS NULL").await;
+    let unembedded = scalar(
+        library,
+        "SELECT COUNT(*) FROM chunks WHERE embed_model_id IS NULL",
+    )
+    .await;
     assert_eq!(unembedded, 0);
     sqlx::query("INSERT INTO chunks_fts(chunks_fts) VALUES('integrity-check')")
         .execute(library.store().pool())
         .await
         .expect("FTS index matches the chunks table");
-    let check: String = sqlx::query_scalar("PRAGMA integrity_check").fetch_one(library.store().pool()).await.unwrap();
+    let check: String = sqlx::query_scalar("PRAGMA integrity_check")
+        .fetch_one(library.store().pool())
+        .await
+        .unwrap();
     assert_eq!(check, "ok");
-    let dangling_nodes =
-        scalar(library, "SELECT COUNT(*) FROM nodes WHERE document_id NOT IN (SELECT id FROM documents)").await;
+    let dangling_nodes = scalar(
+        library,
+        "SELECT COUNT(*) FROM nodes WHERE document_id NOT IN (SELECT id FROM documents)",
+    )
+    .await;
     assert_eq!(dangling_nodes, 0);
 }

@@ -36,19 +36,28 @@ pub fn pdf_bytes(title: Option<&str>, pages: &[&str], outline: &[(u8, &str, u32)
 
     let mut page_ids: Vec<ObjectId> = Vec::new();
     for text in pages {
-        let mut operations =
-            vec![Operation::new("BT", vec![]), Operation::new("Tf", vec!["F1".into(), FONT_SIZE.into()])];
+        let mut operations = vec![
+            Operation::new("BT", vec![]),
+            Operation::new("Tf", vec!["F1".into(), FONT_SIZE.into()]),
+        ];
         let mut y = TOP;
         for line in text.lines() {
             if !line.trim().is_empty() {
-                operations
-                    .push(Operation::new("Tm", vec![1.into(), 0.into(), 0.into(), 1.into(), 72.into(), y.into()]));
-                operations.push(Operation::new("Tj", vec![Object::string_literal(win_ansi(line))]));
+                operations.push(Operation::new(
+                    "Tm",
+                    vec![1.into(), 0.into(), 0.into(), 1.into(), 72.into(), y.into()],
+                ));
+                operations.push(Operation::new(
+                    "Tj",
+                    vec![Object::string_literal(win_ansi(line))],
+                ));
             }
             y -= LINE_ADVANCE;
         }
         operations.push(Operation::new("ET", vec![]));
-        let content = Content { operations }.encode().expect("encode page content");
+        let content = Content { operations }
+            .encode()
+            .expect("encode page content");
         let content_id = doc.add_object(Stream::new(dictionary! {}, content));
         page_ids.push(doc.add_object(dictionary! {
             "Type" => "Page",
@@ -96,7 +105,9 @@ pub fn pdf_bytes(title: Option<&str>, pages: &[&str], outline: &[(u8, &str, u32)
 /// WinAnsiEncoding agrees with Latin-1 on the characters tests use; others
 /// become '?'.
 fn win_ansi(line: &str) -> Vec<u8> {
-    line.chars().map(|c| u8::try_from(u32::from(c)).unwrap_or(b'?')).collect()
+    line.chars()
+        .map(|c| u8::try_from(u32::from(c)).unwrap_or(b'?'))
+        .collect()
 }
 
 const WORD_NS: &str = "http://schemas.openxmlformats.org/wordprocessingml/2006/main";
@@ -104,15 +115,22 @@ const WORD_NS: &str = "http://schemas.openxmlformats.org/wordprocessingml/2006/m
 /// A minimal valid DOCX with one paragraph per entry: `(style id, text)`,
 /// style ids such as "Title" or "Heading1" (all defined in its styles part).
 pub fn docx_bytes(paragraphs: &[(Option<&str>, &str)]) -> Vec<u8> {
-    let body: String = paragraphs.iter().map(|&(style, text)| docx_paragraph(style, text)).collect();
+    let body: String = paragraphs
+        .iter()
+        .map(|&(style, text)| docx_paragraph(style, text))
+        .collect();
     docx_from_body(&body)
 }
 
 /// One `w:p` element with an optional paragraph style.
 pub fn docx_paragraph(style: Option<&str>, text: &str) -> String {
-    let properties =
-        style.map(|s| format!(r#"<w:pPr><w:pStyle w:val="{}"/></w:pPr>"#, xml_escape(s))).unwrap_or_default();
-    format!(r#"<w:p>{properties}<w:r><w:t xml:space="preserve">{}</w:t></w:r></w:p>"#, xml_escape(text))
+    let properties = style
+        .map(|s| format!(r#"<w:pPr><w:pStyle w:val="{}"/></w:pPr>"#, xml_escape(s)))
+        .unwrap_or_default();
+    format!(
+        r#"<w:p>{properties}<w:r><w:t xml:space="preserve">{}</w:t></w:r></w:p>"#,
+        xml_escape(text)
+    )
 }
 
 /// One `w:tbl` element; each cell holds one paragraph per line of its text.
@@ -196,5 +214,8 @@ fn styles_xml() -> String {
 }
 
 fn xml_escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }

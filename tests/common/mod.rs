@@ -1,2 +1,2 @@
-pub mod fixtures;
 pub mod engine;
+pub mod fixtures;

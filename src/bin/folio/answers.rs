@@ -42,7 +42,12 @@ fn name_value(s: &str) -> Result<(String, String), String> {
         .ok_or_else(|| format!("`{s}` is not NAME=VALUE"))
 }
 
-pub async fn ask(library: &Library, args: AskArgs, cancel: &CancellationToken, json: bool) -> Result<()> {
+pub async fn ask(
+    library: &Library,
+    args: AskArgs,
+    cancel: &CancellationToken,
+    json: bool,
+) -> Result<()> {
     let request = AskRequest {
         question: args.question,
         method: args.method,
@@ -77,7 +82,13 @@ pub async fn ask(library: &Library, args: AskArgs, cancel: &CancellationToken, j
         print_json(&serde_json::json!({ "run": run, "calls": calls }))?;
     } else {
         print_citations(&run);
-        println!("\nrun {} · {} · {} tokens in, {} out", run.id, run.status.as_str(), run.prompt_tokens, run.completion_tokens);
+        println!(
+            "\nrun {} · {} · {} tokens in, {} out",
+            run.id,
+            run.status.as_str(),
+            run.prompt_tokens,
+            run.completion_tokens
+        );
     }
     fail_unless_done(&run)
 }
@@ -85,19 +96,32 @@ pub async fn ask(library: &Library, args: AskArgs, cancel: &CancellationToken, j
 fn fail_unless_done(run: &RunRecord) -> Result<()> {
     match run.status {
         RunStatus::Done => Ok(()),
-        _ => bail!("run {} {}: {}", run.id, run.status.as_str(), run.error.as_deref().unwrap_or("no answer")),
+        _ => bail!(
+            "run {} {}: {}",
+            run.id,
+            run.status.as_str(),
+            run.error.as_deref().unwrap_or("no answer")
+        ),
     }
 }
 
 fn print_citations(run: &RunRecord) {
-    let citations: Vec<Citation> = serde_json::from_value(run.citations.clone()).unwrap_or_default();
+    let citations: Vec<Citation> =
+        serde_json::from_value(run.citations.clone()).unwrap_or_default();
     if citations.is_empty() {
         return;
     }
     println!("\nsources:");
     for c in citations {
-        let heading = if c.heading_path.is_empty() { String::new() } else { format!(" › {}", c.heading_path) };
-        println!("  [{}] {}{heading} (bytes {}–{})", c.number, c.path, c.span_start, c.span_end);
+        let heading = if c.heading_path.is_empty() {
+            String::new()
+        } else {
+            format!(" › {}", c.heading_path)
+        };
+        println!(
+            "  [{}] {}{heading} (bytes {}–{})",
+            c.number, c.path, c.span_start, c.span_end
+        );
     }
 }
 
@@ -109,8 +133,15 @@ pub fn list_methods(json: bool) -> Result<()> {
     for m in infos {
         println!("{:<12} {}", m.id, m.summary);
         for o in m.options {
-            let choices = if o.choices.is_empty() { String::new() } else { format!(" [{}]", o.choices.join("|")) };
-            println!("    --set {}=…{choices}  {} (default {})", o.name, o.help, o.default);
+            let choices = if o.choices.is_empty() {
+                String::new()
+            } else {
+                format!(" [{}]", o.choices.join("|"))
+            };
+            println!(
+                "    --set {}=…{choices}  {} (default {})",
+                o.name, o.help, o.default
+            );
         }
     }
     Ok(())
@@ -125,8 +156,20 @@ pub async fn list_runs(library: &Library, limit: i64, json: bool) -> Result<()> 
         println!("no runs yet; ask with `folio ask \"…\"`");
     }
     for r in runs {
-        let seconds = r.timings.get("total_ms").and_then(|v| v.as_u64()).unwrap_or(0) as f64 / 1000.0;
-        println!("{:>5}  {:<11} {:<11} {:>6.1}s  {}", r.id, r.method, r.status.as_str(), seconds, preview(&r.question));
+        let seconds = r
+            .timings
+            .get("total_ms")
+            .and_then(|v| v.as_u64())
+            .unwrap_or(0) as f64
+            / 1000.0;
+        println!(
+            "{:>5}  {:<11} {:<11} {:>6.1}s  {}",
+            r.id,
+            r.method,
+            r.status.as_str(),
+            seconds,
+            preview(&r.question)
+        );
     }
     Ok(())
 }
@@ -152,7 +195,11 @@ pub async fn show(library: &Library, id: i64, json: bool) -> Result<()> {
     print_citations(&run);
     println!("\nmodel calls:");
     for c in &calls {
-        let result = c.error.clone().or_else(|| c.finish.clone()).unwrap_or_default();
+        let result = c
+            .error
+            .clone()
+            .or_else(|| c.finish.clone())
+            .unwrap_or_default();
         println!(
             "  {:<10} {:>6} in {:>6} out {:>7.1}s  {result}",
             c.step,

@@ -9,10 +9,10 @@ mod answers;
 mod models;
 
 use anyhow::{Context, Result};
-use tokio_util::sync::CancellationToken;
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
+use tokio_util::sync::CancellationToken;
 
 use folio::events::{EngineEvent, JobPhase};
 use folio::ingest::pipeline::PassSummary;
@@ -21,7 +21,11 @@ use folio::retrieve::SearchMode;
 use folio::{Config, Library};
 
 #[derive(Parser)]
-#[command(name = "folio", version, about = "A local-first knowledge base over your folders")]
+#[command(
+    name = "folio",
+    version,
+    about = "A local-first knowledge base over your folders"
+)]
 struct Cli {
     /// Where the index lives (default: the platform data directory).
     #[arg(long, global = true, env = "FOLIO_DATA_DIR")]
@@ -119,7 +123,8 @@ pub(crate) fn print_json<T: Serialize>(value: &T) -> Result<()> {
 }
 
 async fn run(cli: Cli) -> Result<()> {
-    let config = Config::load(cli.data_dir.clone(), cli.max_file_size).context("reading the configuration")?;
+    let config = Config::load(cli.data_dir.clone(), cli.max_file_size)
+        .context("reading the configuration")?;
     let command = match cli.command {
         // Benchmarks make their own temporary libraries; the user's is never opened.
         Command::Bench(args) => return folio::bench::run(args, config, cli.json).await,
@@ -139,7 +144,9 @@ async fn run(cli: Cli) -> Result<()> {
         }
     });
     let command = match command {
-        Command::Answer(command) => return answer(&library, command, &answer_cancel, cli.json).await,
+        Command::Answer(command) => {
+            return answer(&library, command, &answer_cancel, cli.json).await
+        }
         Command::Index(command) => command,
         Command::Bench(_) | Command::Models => unreachable!("handled before the library opens"),
     };
@@ -184,7 +191,12 @@ async fn run(cli: Cli) -> Result<()> {
     }
 }
 
-async fn answer(library: &Library, command: AnswerCommand, cancel: &CancellationToken, json: bool) -> Result<()> {
+async fn answer(
+    library: &Library,
+    command: AnswerCommand,
+    cancel: &CancellationToken,
+    json: bool,
+) -> Result<()> {
     match command {
         AnswerCommand::Ask(args) => answers::ask(library, args, cancel, json).await,
         AnswerCommand::Methods => answers::list_methods(json),
@@ -201,11 +213,17 @@ async fn with_progress<T>(
     work: impl std::future::Future<Output = folio::Result<T>>,
 ) -> folio::Result<T> {
     let mut events = library.subscribe();
-    let bar = if show && std::io::stderr().is_terminal() { ProgressBar::new(0) } else { ProgressBar::hidden() };
+    let bar = if show && std::io::stderr().is_terminal() {
+        ProgressBar::new(0)
+    } else {
+        ProgressBar::hidden()
+    };
     bar.set_style(
-        ProgressStyle::with_template("{msg:>10} [{bar:30}] {pos}/{len} files · {per_sec} · eta {eta}")
-            .map(|s| s.progress_chars("=> "))
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        ProgressStyle::with_template(
+            "{msg:>10} [{bar:30}] {pos}/{len} files · {per_sec} · eta {eta}",
+        )
+        .map(|s| s.progress_chars("=> "))
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let drawn = bar.clone();
     let listener = tokio::spawn(async move {
@@ -237,7 +255,11 @@ fn print_summary(s: &PassSummary) {
         s.removed,
         s.chunks_embedded,
         s.chunks_reused,
-        if s.cancelled { " · interrupted, resumes on the next `folio add` or `folio watch`" } else { "" }
+        if s.cancelled {
+            " · interrupted, resumes on the next `folio add` or `folio watch`"
+        } else {
+            ""
+        }
     );
 }
 
@@ -251,10 +273,16 @@ async fn add(library: &Library, paths: &[PathBuf], no_wait: bool, json: bool) ->
         return Ok(());
     }
     let passes = with_progress(library, !json, library.run_pending()).await?;
-    let summary = passes.iter().find(|(id, _)| *id == job).map(|(_, s)| *s).unwrap_or_default();
+    let summary = passes
+        .iter()
+        .find(|(id, _)| *id == job)
+        .map(|(_, s)| *s)
+        .unwrap_or_default();
     let status = library.status().await?;
     if json {
-        return print_json(&serde_json::json!({ "job": job, "summary": summary, "counts": status.counts, "errors": status.errors }));
+        return print_json(
+            &serde_json::json!({ "job": job, "summary": summary, "counts": status.counts, "errors": status.errors }),
+        );
     }
     print_summary(&summary);
     for e in &status.errors {
@@ -279,7 +307,11 @@ async fn status(library: &Library, json: bool) -> Result<()> {
         c.documents, c.errors, c.nodes, c.chunks, c.embedded
     );
     for d in s.documents.iter().filter(|d| d.note.is_some()) {
-        println!("  note: {}: {}", d.path, d.note.as_deref().unwrap_or_default());
+        println!(
+            "  note: {}: {}",
+            d.path,
+            d.note.as_deref().unwrap_or_default()
+        );
     }
     if !s.errors.is_empty() {
         println!("errors:");
@@ -289,11 +321,25 @@ async fn status(library: &Library, json: bool) -> Result<()> {
     }
     println!("jobs:");
     for j in s.jobs.iter().take(5) {
-        let state = if j.interrupted { "interrupted".to_string() } else { format!("{:?}", j.state).to_lowercase() };
+        let state = if j.interrupted {
+            "interrupted".to_string()
+        } else {
+            format!("{:?}", j.state).to_lowercase()
+        };
         let rate = j.rate.map(|r| format!(" · {r:.1}/s")).unwrap_or_default();
-        let eta = j.eta_seconds.map(|e| format!(" · eta {e:.0}s")).unwrap_or_default();
-        let err = j.error.as_deref().map(|e| format!(" · {}", preview(e, 80))).unwrap_or_default();
-        println!("  #{} {} {} {}/{}{rate}{eta}{err}", j.id, j.kind, state, j.done, j.total);
+        let eta = j
+            .eta_seconds
+            .map(|e| format!(" · eta {e:.0}s"))
+            .unwrap_or_default();
+        let err = j
+            .error
+            .as_deref()
+            .map(|e| format!(" · {}", preview(e, 80)))
+            .unwrap_or_default();
+        println!(
+            "  #{} {} {} {}/{}{rate}{eta}{err}",
+            j.id, j.kind, state, j.done, j.total
+        );
     }
     Ok(())
 }

@@ -27,8 +27,16 @@ pub fn decode_text(bytes: &[u8]) -> Option<Decoded> {
     if let Some((encoding, bom_len)) = Encoding::for_bom(bytes) {
         if encoding != UTF_8 {
             let (text, had_errors) = encoding.decode_without_bom_handling(&bytes[bom_len..]);
-            let note = had_errors.then(|| format!("invalid {} sequences were replaced with U+FFFD", encoding.name()));
-            return Some(Decoded { text: text.into_owned(), note });
+            let note = had_errors.then(|| {
+                format!(
+                    "invalid {} sequences were replaced with U+FFFD",
+                    encoding.name()
+                )
+            });
+            return Some(Decoded {
+                text: text.into_owned(),
+                note,
+            });
         }
     }
 
@@ -37,7 +45,10 @@ pub fn decode_text(bytes: &[u8]) -> Option<Decoded> {
         return None;
     }
     if let Ok(text) = std::str::from_utf8(body) {
-        return Some(Decoded { text: text.to_owned(), note: None });
+        return Some(Decoded {
+            text: text.to_owned(),
+            note: None,
+        });
     }
 
     let mut detector = EncodingDetector::new();
@@ -49,7 +60,10 @@ pub fn decode_text(bytes: &[u8]) -> Option<Decoded> {
     if had_errors {
         note.push_str(" (some bytes could not be decoded and were replaced with U+FFFD)");
     }
-    Some(Decoded { text: text.into_owned(), note: Some(note) })
+    Some(Decoded {
+        text: text.into_owned(),
+        note: Some(note),
+    })
 }
 
 #[cfg(test)]
@@ -75,10 +89,17 @@ mod tests {
         // "Café crème à la française" in ISO-8859-1 / windows-1252.
         let bytes = b"Caf\xE9 cr\xE8me \xE0 la fran\xE7aise, d\xE9j\xE0 servie avec des cr\xEApes.";
         let d = decode_text(bytes).unwrap();
-        assert!(d.text.starts_with("Café crème à la française"), "{}", d.text);
+        assert!(
+            d.text.starts_with("Café crème à la française"),
+            "{}",
+            d.text
+        );
         let note = d.note.unwrap();
         assert!(note.starts_with("not valid UTF-8; decoded as "), "{note}");
-        assert!(note.contains("windows-1252") || note.contains("ISO-8859"), "{note}");
+        assert!(
+            note.contains("windows-1252") || note.contains("ISO-8859"),
+            "{note}"
+        );
     }
 
     #[test]

@@ -29,7 +29,8 @@ const WORD_NAMESPACES: [&[u8]; 2] = [
     b"http://schemas.openxmlformats.org/wordprocessingml/2006/main",
     b"http://purl.oclc.org/ooxml/wordprocessingml/main",
 ];
-const COMPATIBILITY_NAMESPACE: &[u8] = b"http://schemas.openxmlformats.org/markup-compatibility/2006";
+const COMPATIBILITY_NAMESPACE: &[u8] =
+    b"http://schemas.openxmlformats.org/markup-compatibility/2006";
 
 /// Base styles followed at most this far when looking for a heading level.
 const MAX_STYLE_CHAIN: usize = 10;
@@ -42,26 +43,37 @@ pub(super) fn parse(bytes: &[u8], fallback_title: &str) -> Result<StructureTree,
 }
 
 fn corrupt(reason: String) -> LoadError {
-    LoadError::Corrupt { format: "docx", reason }
+    LoadError::Corrupt {
+        format: "docx",
+        reason,
+    }
 }
 
 fn parse_package(bytes: &[u8], fallback_title: &str) -> Result<StructureTree, LoadError> {
     if bytes.starts_with(OLE_SIGNATURE) {
         return Err(corrupt(
-            "an OLE compound file (a legacy .doc, or a password-protected document), not DOCX".to_owned(),
+            "an OLE compound file (a legacy .doc, or a password-protected document), not DOCX"
+                .to_owned(),
         ));
     }
-    let mut archive = ZipArchive::new(Cursor::new(bytes)).map_err(|e| corrupt(format!("not a zip archive: {e}")))?;
+    let mut archive = ZipArchive::new(Cursor::new(bytes))
+        .map_err(|e| corrupt(format!("not a zip archive: {e}")))?;
     // Styles only refine headings; a missing or broken styles part leaves
     // the style ids to go on.
-    let styles =
-        read_part(&mut archive, STYLES_PART).ok().flatten().and_then(|xml| read_styles(&xml).ok()).unwrap_or_default();
+    let styles = read_part(&mut archive, STYLES_PART)
+        .ok()
+        .flatten()
+        .and_then(|xml| read_styles(&xml).ok())
+        .unwrap_or_default();
     let document = read_part(&mut archive, DOCUMENT_PART)?
         .ok_or_else(|| corrupt(format!("{DOCUMENT_PART} is missing (not a Word document?)")))?;
     read_document(&document, &styles, fallback_title)
 }
 
-fn read_part(archive: &mut ZipArchive<Cursor<&[u8]>>, name: &str) -> Result<Option<String>, LoadError> {
+fn read_part(
+    archive: &mut ZipArchive<Cursor<&[u8]>>,
+    name: &str,
+) -> Result<Option<String>, LoadError> {
     let file = match archive.by_name(name) {
         Ok(file) => file,
         Err(ZipError::FileNotFound) => return Ok(None),
@@ -72,9 +84,14 @@ fn read_part(archive: &mut ZipArchive<Cursor<&[u8]>>, name: &str) -> Result<Opti
         .read_to_end(&mut bytes)
         .map_err(|e| corrupt(format!("cannot decompress {name}: {e}")))?;
     if bytes.len() as u64 > MAX_PART_BYTES {
-        return Err(corrupt(format!("{name} is larger than {} MiB", MAX_PART_BYTES >> 20)));
+        return Err(corrupt(format!(
+            "{name} is larger than {} MiB",
+            MAX_PART_BYTES >> 20
+        )));
     }
-    String::from_utf8(bytes).map(Some).map_err(|_| corrupt(format!("{name} is not UTF-8")))
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| corrupt(format!("{name} is not UTF-8")))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,8 +151,17 @@ impl Styles {
         for _ in 0..MAX_STYLE_CHAIN {
             let style = self.0.get(current);
             let level = heading_level(current)
-                .or_else(|| style.and_then(|s| s.name.as_deref()).and_then(heading_level))
-                .or_else(|| style.and_then(|s| s.outline_level).filter(|l| *l < 6).map(|l| l + 1));
+                .or_else(|| {
+                    style
+                        .and_then(|s| s.name.as_deref())
+                        .and_then(heading_level)
+                })
+                .or_else(|| {
+                    style
+                        .and_then(|s| s.outline_level)
+                        .filter(|l| *l < 6)
+                        .map(|l| l + 1)
+                });
             if let Some(level) = level {
                 return Role::Heading(level);
             }
@@ -149,7 +175,10 @@ impl Styles {
 }
 
 fn compact_lowercase(s: &str) -> String {
-    s.chars().filter(|c| !c.is_whitespace()).flat_map(char::to_lowercase).collect()
+    s.chars()
+        .filter(|c| !c.is_whitespace())
+        .flat_map(char::to_lowercase)
+        .collect()
 }
 
 fn is_title(style: &str) -> bool {
@@ -158,7 +187,10 @@ fn is_title(style: &str) -> bool {
 
 /// 1–6 for "Heading1", "heading 1", "HEADING 3", …
 fn heading_level(style: &str) -> Option<u32> {
-    let level: u32 = compact_lowercase(style).strip_prefix("heading")?.parse().ok()?;
+    let level: u32 = compact_lowercase(style)
+        .strip_prefix("heading")?
+        .parse()
+        .ok()?;
     (1..=6).contains(&level).then_some(level)
 }
 
@@ -186,7 +218,8 @@ fn read_styles(xml: &str) -> Result<Styles, quick_xml::Error> {
                 }
                 b"outlineLvl" => {
                     if let Some((_, style)) = &mut current {
-                        style.outline_level = attribute(&e, b"val", &reader).and_then(|v| v.parse().ok());
+                        style.outline_level =
+                            attribute(&e, b"val", &reader).and_then(|v| v.parse().ok());
                     }
                 }
                 _ => {}
@@ -234,7 +267,11 @@ struct DocumentReader<'s> {
     skip_depth: u32,
 }
 
-fn read_document(xml: &str, styles: &Styles, fallback_title: &str) -> Result<StructureTree, LoadError> {
+fn read_document(
+    xml: &str,
+    styles: &Styles,
+    fallback_title: &str,
+) -> Result<StructureTree, LoadError> {
     let mut reader = NsReader::from_str(xml);
     let mut doc = DocumentReader {
         styles,
@@ -248,7 +285,9 @@ fn read_document(xml: &str, styles: &Styles, fallback_title: &str) -> Result<Str
         in_text: false,
         skip_depth: 0,
     };
-    let malformed = |e: quick_xml::Error, at: u64| corrupt(format!("malformed {DOCUMENT_PART} near byte {at}: {e}"));
+    let malformed = |e: quick_xml::Error, at: u64| {
+        corrupt(format!("malformed {DOCUMENT_PART} near byte {at}: {e}"))
+    };
     let mut depth = 0u32;
     let mut saw_root = false;
     loop {
@@ -260,7 +299,9 @@ fn read_document(xml: &str, styles: &Styles, fallback_title: &str) -> Result<Str
         match event {
             Event::Start(e) => {
                 if !saw_root && e.local_name().as_ref() != b"document" {
-                    return Err(corrupt(format!("{DOCUMENT_PART} is not a WordprocessingML document")));
+                    return Err(corrupt(format!(
+                        "{DOCUMENT_PART} is not a WordprocessingML document"
+                    )));
                 }
                 saw_root = true;
                 depth += 1;
@@ -274,11 +315,15 @@ fn read_document(xml: &str, styles: &Styles, fallback_title: &str) -> Result<Str
                 doc.close(ns, e.local_name().as_ref(), position(&reader));
             }
             Event::Text(t) if doc.collecting() => {
-                let text = t.xml10_content().map_err(|e| malformed(e.into(), reader.buffer_position()))?;
+                let text = t
+                    .xml10_content()
+                    .map_err(|e| malformed(e.into(), reader.buffer_position()))?;
                 doc.push_text(&text);
             }
             Event::CData(t) if doc.collecting() => {
-                let text = t.decode().map_err(|e| malformed(e.into(), reader.buffer_position()))?;
+                let text = t
+                    .decode()
+                    .map_err(|e| malformed(e.into(), reader.buffer_position()))?;
                 doc.push_text(&text);
             }
             Event::GeneralRef(r) if doc.collecting() => {
@@ -289,7 +334,11 @@ fn read_document(xml: &str, styles: &Styles, fallback_title: &str) -> Result<Str
                     let name = r.decode().map_err(|e| malformed(e.into(), at))?;
                     match quick_xml::escape::resolve_xml_entity(&name) {
                         Some(s) => doc.push_text(s),
-                        None => return Err(corrupt(format!("unknown entity &{name}; in {DOCUMENT_PART}"))),
+                        None => {
+                            return Err(corrupt(format!(
+                                "unknown entity &{name}; in {DOCUMENT_PART}"
+                            )))
+                        }
                     }
                 }
             }
@@ -298,7 +347,9 @@ fn read_document(xml: &str, styles: &Styles, fallback_title: &str) -> Result<Str
         }
     }
     if !saw_root || depth != 0 {
-        return Err(corrupt(format!("{DOCUMENT_PART} ends before its elements are closed")));
+        return Err(corrupt(format!(
+            "{DOCUMENT_PART} ends before its elements are closed"
+        )));
     }
     Ok(doc.tree)
 }
@@ -318,7 +369,14 @@ impl DocumentReader<'_> {
         }
     }
 
-    fn open(&mut self, ns: Ns, e: &BytesStart<'_>, start: usize, reader: &NsReader<&[u8]>, empty: bool) {
+    fn open(
+        &mut self,
+        ns: Ns,
+        e: &BytesStart<'_>,
+        start: usize,
+        reader: &NsReader<&[u8]>,
+        empty: bool,
+    ) {
         if self.skip_depth > 0 {
             if !empty {
                 self.skip_depth += 1;
@@ -358,7 +416,13 @@ impl DocumentReader<'_> {
                 self.paragraph_depth += 1;
                 match &mut self.paragraph {
                     Some(p) => p.text.push('\n'),
-                    None => self.paragraph = Some(Paragraph { start, style: None, text: String::new() }),
+                    None => {
+                        self.paragraph = Some(Paragraph {
+                            start,
+                            style: None,
+                            text: String::new(),
+                        })
+                    }
                 }
             }
             (Ns::Word, b"pStyle") => {
@@ -421,7 +485,11 @@ impl DocumentReader<'_> {
             return;
         }
         let span = Span::bytes(p.start, end);
-        match p.style.as_deref().map_or(Role::Body, |id| self.styles.role(id)) {
+        match p
+            .style
+            .as_deref()
+            .map_or(Role::Body, |id| self.styles.role(id))
+        {
             Role::Title if !self.title_set => {
                 self.tree.set_title(text, span);
                 self.title_set = true;
@@ -430,7 +498,8 @@ impl DocumentReader<'_> {
                 self.headings.push(&mut self.tree, level, text, span);
             }
             _ => {
-                self.tree.push(self.headings.parent(), NodeKind::Content, text, span);
+                self.tree
+                    .push(self.headings.parent(), NodeKind::Content, text, span);
             }
         }
     }
@@ -438,7 +507,12 @@ impl DocumentReader<'_> {
     fn finish_table(&mut self, table: Table, end: usize) {
         let text = table.text.trim();
         if !text.is_empty() {
-            self.tree.push(self.headings.parent(), NodeKind::Content, text, Span::bytes(table.start, end));
+            self.tree.push(
+                self.headings.parent(),
+                NodeKind::Content,
+                text,
+                Span::bytes(table.start, end),
+            );
         }
     }
 }
@@ -494,7 +568,10 @@ mod tests {
         assert_eq!(tree.len(), 2);
         assert_eq!(tree.node(1).text, "Fish & chips\té\nnext");
         let span = tree.node(1).span;
-        assert!(xml[span.start..span.end].starts_with("<w:p>") && xml[span.start..span.end].ends_with("</w:p>"));
+        assert!(
+            xml[span.start..span.end].starts_with("<w:p>")
+                && xml[span.start..span.end].ends_with("</w:p>")
+        );
     }
 
     #[test]
@@ -517,7 +594,10 @@ mod tests {
             document("<w:p><w:r><w:t>&nbsp;</w:t></w:r></w:p>"),
         ] {
             assert!(
-                matches!(read_document(&xml, &Styles::default(), "f"), Err(LoadError::Corrupt { format: "docx", .. })),
+                matches!(
+                    read_document(&xml, &Styles::default(), "f"),
+                    Err(LoadError::Corrupt { format: "docx", .. })
+                ),
                 "{xml}"
             );
         }
@@ -539,7 +619,13 @@ mod tests {
         }
         let mut zip_header = b"PK\x03\x04".to_vec();
         zip_header.extend_from_slice(&[0; 40]);
-        assert!(matches!(parse(&zip_header, "f"), Err(LoadError::Corrupt { .. })));
-        assert!(matches!(parse(OLE_SIGNATURE, "f"), Err(LoadError::Corrupt { .. })));
+        assert!(matches!(
+            parse(&zip_header, "f"),
+            Err(LoadError::Corrupt { .. })
+        ));
+        assert!(matches!(
+            parse(OLE_SIGNATURE, "f"),
+            Err(LoadError::Corrupt { .. })
+        ));
     }
 }

@@ -60,17 +60,28 @@ struct Tokenizer<'a> {
 
 impl<'a> Tokenizer<'a> {
     fn new(src: &'a str) -> Self {
-        Tokenizer { src, pos: 0, raw_text_of: None }
+        Tokenizer {
+            src,
+            pos: 0,
+            raw_text_of: None,
+        }
     }
 
     fn skip_past(&mut self, from: usize, needle: &str) {
-        self.pos = self.src[from..].find(needle).map_or(self.src.len(), |i| from + i + needle.len());
+        self.pos = self.src[from..]
+            .find(needle)
+            .map_or(self.src.len(), |i| from + i + needle.len());
     }
 
     fn tag_name_end(&self, from: usize) -> usize {
         let bytes = self.src.as_bytes();
         let mut i = from;
-        while i < bytes.len() && !matches!(bytes[i], b' ' | b'\t' | b'\n' | b'\r' | b'\x0c' | b'/' | b'>') {
+        while i < bytes.len()
+            && !matches!(
+                bytes[i],
+                b' ' | b'\t' | b'\n' | b'\r' | b'\x0c' | b'/' | b'>'
+            )
+        {
             i += 1;
         }
         i
@@ -111,8 +122,12 @@ impl<'a> Tokenizer<'a> {
             let at = from + i;
             let name_at = at + 2;
             let name_end = name_at + name.len();
-            if bytes.get(name_at..name_end).is_some_and(|n| n.eq_ignore_ascii_case(name.as_bytes()))
-                && bytes.get(name_end).is_none_or(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c' | b'/' | b'>'))
+            if bytes
+                .get(name_at..name_end)
+                .is_some_and(|n| n.eq_ignore_ascii_case(name.as_bytes()))
+                && bytes.get(name_end).is_none_or(|b| {
+                    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c' | b'/' | b'>')
+                })
             {
                 return Some(at);
             }
@@ -141,17 +156,24 @@ impl<'a> Iterator for Tokenizer<'a> {
                 return None;
             }
             if bytes[start] != b'<' {
-                let end = self.src[start..].find('<').map_or(self.src.len(), |i| start + i);
+                let end = self.src[start..]
+                    .find('<')
+                    .map_or(self.src.len(), |i| start + i);
                 self.pos = end;
                 return Some(Token::Text(start..end));
             }
             match bytes.get(start + 1) {
-                Some(b'!') if self.src[start..].starts_with("<!--") => self.skip_past(start + 4, "-->"),
+                Some(b'!') if self.src[start..].starts_with("<!--") => {
+                    self.skip_past(start + 4, "-->")
+                }
                 Some(b'!' | b'?') => self.skip_past(start, ">"),
                 Some(b'/') if bytes.get(start + 2).is_some_and(u8::is_ascii_alphabetic) => {
                     let name_end = self.tag_name_end(start + 2);
                     self.skip_past(name_end, ">");
-                    return Some(Token::End { name: &self.src[start + 2..name_end], range: start..self.pos });
+                    return Some(Token::End {
+                        name: &self.src[start + 2..name_end],
+                        range: start..self.pos,
+                    });
                 }
                 Some(b'/') => self.skip_past(start, ">"),
                 Some(c) if c.is_ascii_alphabetic() => {
@@ -160,15 +182,23 @@ impl<'a> Iterator for Tokenizer<'a> {
                     let close = self.start_tag_end(name_end)?;
                     self.pos = close + 1;
                     let name = &self.src[start + 1..name_end];
-                    if is_raw_text(name) && (!is_escapable_raw_text(name) || self.raw_text_end(name).is_some()) {
+                    if is_raw_text(name)
+                        && (!is_escapable_raw_text(name) || self.raw_text_end(name).is_some())
+                    {
                         self.raw_text_of = Some(name);
                     }
                     let self_closing = close > name_end && bytes[close - 1] == b'/';
-                    return Some(Token::Start { name, range: start..self.pos, self_closing });
+                    return Some(Token::Start {
+                        name,
+                        range: start..self.pos,
+                        self_closing,
+                    });
                 }
                 _ => {
                     // A '<' that starts no markup is text.
-                    let end = self.src[start + 1..].find('<').map_or(self.src.len(), |i| start + 1 + i);
+                    let end = self.src[start + 1..]
+                        .find('<')
+                        .map_or(self.src.len(), |i| start + 1 + i);
                     self.pos = end;
                     return Some(Token::Text(start..end));
                 }
@@ -178,9 +208,11 @@ impl<'a> Iterator for Tokenizer<'a> {
 }
 
 fn is_raw_text(name: &str) -> bool {
-    ["script", "style", "xmp", "iframe", "noembed", "noframes", "title", "textarea"]
-        .iter()
-        .any(|n| n.eq_ignore_ascii_case(name))
+    [
+        "script", "style", "xmp", "iframe", "noembed", "noframes", "title", "textarea",
+    ]
+    .iter()
+    .any(|n| n.eq_ignore_ascii_case(name))
 }
 
 /// Raw-text elements whose missing end tag is an authoring slip rather than
@@ -226,7 +258,15 @@ impl El {
     fn starts_block(self) -> bool {
         matches!(
             self,
-            El::Heading(_) | El::P | El::Li | El::List { .. } | El::Pre | El::Table | El::Quote | El::Def | El::Leaf
+            El::Heading(_)
+                | El::P
+                | El::Li
+                | El::List { .. }
+                | El::Pre
+                | El::Table
+                | El::Quote
+                | El::Def
+                | El::Leaf
         )
     }
 }
@@ -240,8 +280,8 @@ fn classify(name: &str) -> El {
         *d = s.to_ascii_lowercase();
     }
     match &*lower {
-        b"script" | b"style" | b"noscript" | b"template" | b"svg" | b"math" | b"iframe" | b"object" | b"canvas"
-        | b"select" | b"textarea" | b"noembed" | b"noframes" => El::Dropped,
+        b"script" | b"style" | b"noscript" | b"template" | b"svg" | b"math" | b"iframe"
+        | b"object" | b"canvas" | b"select" | b"textarea" | b"noembed" | b"noframes" => El::Dropped,
         b"title" => El::Title,
         [b'h', n @ b'1'..=b'6'] => El::Heading(n - b'0'),
         b"p" => El::P,
@@ -257,13 +297,13 @@ fn classify(name: &str) -> El {
         b"dt" | b"dd" => El::Def,
         b"dl" => El::DefList,
         b"figcaption" | b"address" | b"summary" => El::Leaf,
-        b"html" | b"head" | b"body" | b"div" | b"section" | b"article" | b"main" | b"header" | b"footer" | b"nav"
-        | b"aside" | b"form" | b"fieldset" | b"legend" | b"figure" | b"hgroup" | b"center" | b"details" | b"dialog"
-        | b"search" => El::Container,
+        b"html" | b"head" | b"body" | b"div" | b"section" | b"article" | b"main" | b"header"
+        | b"footer" | b"nav" | b"aside" | b"form" | b"fieldset" | b"legend" | b"figure"
+        | b"hgroup" | b"center" | b"details" | b"dialog" | b"search" => El::Container,
         b"br" => El::Br,
         b"hr" => El::Hr,
-        b"area" | b"base" | b"col" | b"embed" | b"img" | b"input" | b"link" | b"meta" | b"source" | b"track"
-        | b"wbr" | b"param" | b"keygen" => El::Void,
+        b"area" | b"base" | b"col" | b"embed" | b"img" | b"input" | b"link" | b"meta"
+        | b"source" | b"track" | b"wbr" | b"param" | b"keygen" => El::Void,
         _ => El::Inline,
     }
 }
@@ -345,7 +385,10 @@ impl Flow {
 
     fn finish(self, verbatim: bool) -> String {
         if verbatim {
-            self.text.trim_end().trim_start_matches(['\r', '\n']).to_owned()
+            self.text
+                .trim_end()
+                .trim_start_matches(['\r', '\n'])
+                .to_owned()
         } else {
             self.text.trim().to_owned()
         }
@@ -436,7 +479,11 @@ impl<'a> Builder<'a> {
         }
         match token {
             Token::Text(range) => self.text(range),
-            Token::Start { name, range, self_closing } => self.start(name, range, self_closing),
+            Token::Start {
+                name,
+                range,
+                self_closing,
+            } => self.start(name, range, self_closing),
             Token::End { name, range } => self.end(name, range),
         }
     }
@@ -466,7 +513,11 @@ impl<'a> Builder<'a> {
         } else if has_text {
             let start = range.start + (raw.len() - raw.trim_start().len());
             let end = range.start + raw.trim_end().len();
-            let loose = self.loose.get_or_insert_with(|| Loose { start, end, flow: Flow::default() });
+            let loose = self.loose.get_or_insert_with(|| Loose {
+                start,
+                end,
+                flow: Flow::default(),
+            });
             loose.end = end;
             loose.flow.push_collapsed(&decoded);
         } else if let Some(loose) = &mut self.loose {
@@ -502,7 +553,9 @@ impl<'a> Builder<'a> {
             _ => {}
         }
         self.close_implied(el);
-        let opens = !self_closing && !matches!(el, El::Br | El::Hr | El::Void) && self.stack.len() < MAX_OPEN_ELEMENTS;
+        let opens = !self_closing
+            && !matches!(el, El::Br | El::Hr | El::Void)
+            && self.stack.len() < MAX_OPEN_ELEMENTS;
 
         if let Some(block) = &mut self.block {
             match el {
@@ -591,13 +644,21 @@ impl<'a> Builder<'a> {
 
     fn end(&mut self, name: &'a str, range: Range<usize>) {
         if !self.dropping.is_empty() {
-            if let Some(i) = self.dropping.iter().rposition(|open| open.eq_ignore_ascii_case(name)) {
+            if let Some(i) = self
+                .dropping
+                .iter()
+                .rposition(|open| open.eq_ignore_ascii_case(name))
+            {
                 self.dropping.truncate(i);
                 return;
             }
             // An end tag for an element outside the dropped one (an unclosed
             // <svg> inside a <div>, say) ends the dropping.
-            if !self.stack.iter().any(|open| open.name.eq_ignore_ascii_case(name)) {
+            if !self
+                .stack
+                .iter()
+                .any(|open| open.name.eq_ignore_ascii_case(name))
+            {
                 return;
             }
             self.dropping.clear();
@@ -611,7 +672,11 @@ impl<'a> Builder<'a> {
             self.start(name, range, true);
             return;
         }
-        if let Some(i) = self.stack.iter().rposition(|open| open.name.eq_ignore_ascii_case(name)) {
+        if let Some(i) = self
+            .stack
+            .iter()
+            .rposition(|open| open.name.eq_ignore_ascii_case(name))
+        {
             while self.stack.len() > i + 1 {
                 self.pop(None);
             }
@@ -637,16 +702,31 @@ impl<'a> Builder<'a> {
                 | El::Hr
         );
         if closes_p {
-            self.close_in_scope(|e| e == El::P, |e| matches!(e, El::Table | El::Cell | El::Caption));
+            self.close_in_scope(
+                |e| e == El::P,
+                |e| matches!(e, El::Table | El::Cell | El::Caption),
+            );
         }
         match el {
-            El::Li => self
-                .close_in_scope(|e| e == El::Li, |e| matches!(e, El::List { .. } | El::Table | El::Cell | El::Quote)),
-            El::Def => self.close_in_scope(|e| e == El::Def, |e| matches!(e, El::DefList | El::Table | El::Cell)),
+            El::Li => self.close_in_scope(
+                |e| e == El::Li,
+                |e| matches!(e, El::List { .. } | El::Table | El::Cell | El::Quote),
+            ),
+            El::Def => self.close_in_scope(
+                |e| e == El::Def,
+                |e| matches!(e, El::DefList | El::Table | El::Cell),
+            ),
             El::Row => self.close_in_scope(|e| e == El::Row, |e| e == El::Table),
-            El::Cell => self.close_in_scope(|e| e == El::Cell, |e| matches!(e, El::Row | El::Table)),
+            El::Cell => {
+                self.close_in_scope(|e| e == El::Cell, |e| matches!(e, El::Row | El::Table))
+            }
             // Headings do not nest: a new one ends an open one.
-            El::Heading(_) if self.stack.last().is_some_and(|open| matches!(open.el, El::Heading(_))) => {
+            El::Heading(_)
+                if self
+                    .stack
+                    .last()
+                    .is_some_and(|open| matches!(open.el, El::Heading(_))) =>
+            {
                 self.pop(None);
             }
             _ => {}
@@ -719,10 +799,12 @@ impl<'a> Builder<'a> {
                 self.title_set = true;
             }
             Some(level) => {
-                self.headings.push(&mut self.tree, u32::from(level), &text, span);
+                self.headings
+                    .push(&mut self.tree, u32::from(level), &text, span);
             }
             None => {
-                self.tree.push(self.headings.parent(), NodeKind::Content, text, span);
+                self.tree
+                    .push(self.headings.parent(), NodeKind::Content, text, span);
             }
         }
         self.seen_node = true;
@@ -734,7 +816,12 @@ impl<'a> Builder<'a> {
         };
         let text = loose.flow.finish(false);
         if !text.is_empty() {
-            self.tree.push(self.headings.parent(), NodeKind::Content, text, Span::bytes(loose.start, loose.end));
+            self.tree.push(
+                self.headings.parent(),
+                NodeKind::Content,
+                text,
+                Span::bytes(loose.start, loose.end),
+            );
             self.seen_node = true;
         }
     }
@@ -747,7 +834,8 @@ impl<'a> Builder<'a> {
         };
         let title = raw.split_whitespace().collect::<Vec<_>>().join(" ");
         if !title.is_empty() && !self.title_set {
-            self.tree.set_title(title, Span::bytes(start, end.max(start)));
+            self.tree
+                .set_title(title, Span::bytes(start, end.max(start)));
             self.title_set = true;
         }
     }
@@ -790,7 +878,10 @@ fn decode_reference(s: &str, out: &mut String) -> Option<usize> {
             _ => (1, 10),
         };
         let digits = &s[digits_at..];
-        let len = digits.bytes().take_while(|b| (*b as char).is_digit(radix)).count();
+        let len = digits
+            .bytes()
+            .take_while(|b| (*b as char).is_digit(radix))
+            .count();
         if len == 0 {
             return None;
         }
@@ -1018,8 +1109,9 @@ fn named_entity(name: &str) -> Option<&'static str> {
 /// code points.
 fn greek_entity(name: &str) -> Option<char> {
     const NAMES: [&str; 25] = [
-        "alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu", "nu",
-        "xi", "omicron", "pi", "rho", "sigmaf", "sigma", "tau", "upsilon", "phi", "chi", "psi", "omega",
+        "alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa",
+        "lambda", "mu", "nu", "xi", "omicron", "pi", "rho", "sigmaf", "sigma", "tau", "upsilon",
+        "phi", "chi", "psi", "omega",
     ];
     let index = |lower: &str| NAMES.iter().position(|n| *n == lower).map(|i| i as u32);
     if let Some(i) = index(name) {
@@ -1029,7 +1121,10 @@ fn greek_entity(name: &str) -> Option<char> {
     // capital final sigma, and its code point slot is unassigned.
     let first = name.as_bytes().first()?;
     let rest = name.get(1..)?;
-    if !first.is_ascii_uppercase() || !rest.bytes().all(|b| b.is_ascii_lowercase()) || name == "Sigmaf" {
+    if !first.is_ascii_uppercase()
+        || !rest.bytes().all(|b| b.is_ascii_lowercase())
+        || name == "Sigmaf"
+    {
         return None;
     }
     let folded = format!("{}{rest}", first.to_ascii_lowercase() as char);
@@ -1041,7 +1136,10 @@ mod tests {
     use super::*;
 
     fn outline(tree: &StructureTree) -> Vec<(u32, NodeKind, &str)> {
-        tree.nodes().iter().map(|n| (n.depth, n.kind, n.text.as_str())).collect()
+        tree.nodes()
+            .iter()
+            .map(|n| (n.depth, n.kind, n.text.as_str()))
+            .collect()
     }
 
     fn texts(tree: &StructureTree) -> Vec<&str> {
@@ -1082,7 +1180,11 @@ mod tests {
         assert_eq!(tree.title(), "f");
         assert_eq!(
             outline(&tree)[1..],
-            [(1, NodeKind::Content, "intro words"), (1, NodeKind::Structure, "Main"), (2, NodeKind::Content, "text")]
+            [
+                (1, NodeKind::Content, "intro words"),
+                (1, NodeKind::Structure, "Main"),
+                (2, NodeKind::Content, "text")
+            ]
         );
     }
 
@@ -1095,7 +1197,9 @@ mod tests {
         assert_eq!(texts(&tree), vec!["before", "after"]);
         assert_eq!(tree.title(), "f");
         for n in tree.nodes() {
-            assert!(!n.text.contains("i++") && !n.text.contains("enable") && !n.text.contains("tpl"));
+            assert!(
+                !n.text.contains("i++") && !n.text.contains("enable") && !n.text.contains("tpl")
+            );
         }
     }
 
@@ -1103,14 +1207,20 @@ mod tests {
     fn entities_are_decoded() {
         let src = "<p>Fish &amp; chips &lt;3 &#39;quoted&#39; caf&eacute;&nbsp;bar &#x263A; &#150; &Omega;&alpha; &bogus; AT&T</p>";
         let tree = parse(src, "f");
-        assert_eq!(tree.node(1).text, "Fish & chips <3 'quoted' café bar ☺ – Ωα &bogus; AT&T");
+        assert_eq!(
+            tree.node(1).text,
+            "Fish & chips <3 'quoted' café bar ☺ – Ωα &bogus; AT&T"
+        );
     }
 
     #[test]
     fn whitespace_collapses_except_in_pre() {
         let src = "<p>  a\n   b\t\tc  <b> bold </b>d</p><pre>\nfn main() {\n    x  y\n}\n</pre>";
         let tree = parse(src, "f");
-        assert_eq!(texts(&tree), vec!["a b c bold d", "fn main() {\n    x  y\n}"]);
+        assert_eq!(
+            texts(&tree),
+            vec!["a b c bold d", "fn main() {\n    x  y\n}"]
+        );
     }
 
     #[test]
@@ -1121,9 +1231,15 @@ mod tests {
             let source = &src[n.span.start..n.span.end];
             let first = n.text.split_whitespace().next().unwrap();
             assert!(source.contains(first), "{source:?} lacks {first:?}");
-            assert!(source.starts_with('<') && source.ends_with('>'), "{source:?}");
+            assert!(
+                source.starts_with('<') && source.ends_with('>'),
+                "{source:?}"
+            );
         }
-        assert_eq!(&src[tree.node(2).span.start..tree.node(2).span.end], "<p class=\"a>b\">Install the tool</p>");
+        assert_eq!(
+            &src[tree.node(2).span.start..tree.node(2).span.end],
+            "<p class=\"a>b\">Install the tool</p>"
+        );
     }
 
     #[test]
@@ -1131,7 +1247,17 @@ mod tests {
         let src = "<body><p>one<p>two<ul><li>a<li>b<ul><li>b1</ul><li>c</ul>after list\
                    <table><tr><th>h1<th>h2<tr><td>1<td><p>2</p></table><p>end</body>";
         let tree = parse(src, "f");
-        assert_eq!(texts(&tree), vec!["one", "two", "- a\n- b\n  - b1\n- c", "after list", "h1 | h2\n1 | 2", "end"]);
+        assert_eq!(
+            texts(&tree),
+            vec![
+                "one",
+                "two",
+                "- a\n- b\n  - b1\n- c",
+                "after list",
+                "h1 | h2\n1 | 2",
+                "end"
+            ]
+        );
     }
 
     #[test]
@@ -1139,7 +1265,16 @@ mod tests {
         let src = "<ol><li>first</li><li>second<p>more</p></li></ol><dl><dt>Term<dd>Meaning</dl>\
                    <blockquote><p>q1</p><p>q2</p></blockquote><figure><img src=x alt=y><figcaption>Fig 1</figcaption></figure>";
         let tree = parse(src, "f");
-        assert_eq!(texts(&tree), vec!["1. first\n2. second\n  more", "Term", "Meaning", "q1\nq2", "Fig 1"]);
+        assert_eq!(
+            texts(&tree),
+            vec![
+                "1. first\n2. second\n  more",
+                "Term",
+                "Meaning",
+                "q1\nq2",
+                "Fig 1"
+            ]
+        );
     }
 
     #[test]
@@ -1147,14 +1282,18 @@ mod tests {
         let src =
             "<div>Hello <b>world</b><br>next line<div>inner</div> tail <a href=#>link</a></div><section>s</section>";
         let tree = parse(src, "f");
-        assert_eq!(texts(&tree), vec!["Hello world\nnext line", "inner", "tail link", "s"]);
+        assert_eq!(
+            texts(&tree),
+            vec!["Hello world\nnext line", "inner", "tail link", "s"]
+        );
         let tail = tree.node(3).span;
         assert_eq!(&src[tail.start..tail.end], "tail <a href=#>link");
     }
 
     #[test]
     fn unclosed_head_and_uppercase_tags_do_not_hide_the_body() {
-        let src = "<HTML><HEAD><TITLE>Old page</TITLE><BODY><H2>Part</H2><P>Text one<P>Text two</BODY>";
+        let src =
+            "<HTML><HEAD><TITLE>Old page</TITLE><BODY><H2>Part</H2><P>Text one<P>Text two</BODY>";
         let tree = parse(src, "f");
         assert_eq!(tree.title(), "Old page");
         assert_eq!(texts(&tree), vec!["Part", "Text one", "Text two"]);
@@ -1177,7 +1316,11 @@ mod tests {
 
     #[test]
     fn deep_unclosed_nesting_stays_bounded() {
-        let src = format!("{}<p>deep text</p>{}", "<b>".repeat(50_000), "</i>".repeat(50_000));
+        let src = format!(
+            "{}<p>deep text</p>{}",
+            "<b>".repeat(50_000),
+            "</i>".repeat(50_000)
+        );
         let tree = parse(&src, "f");
         assert_eq!(texts(&tree), vec!["deep text"]);
     }
@@ -1185,8 +1328,9 @@ mod tests {
     #[test]
     fn never_panics_on_odd_input() {
         let pieces = [
-            "<", ">", "</", "p", "li", "ul", "table", "td", "h1", "h3", "script", "title", "svg", "pre", "&", "#", "x",
-            "amp;", ";", "\"", "'", "=", " ", "\n", "é", "!--", "-->", "/", "div", "br",
+            "<", ">", "</", "p", "li", "ul", "table", "td", "h1", "h3", "script", "title", "svg",
+            "pre", "&", "#", "x", "amp;", ";", "\"", "'", "=", " ", "\n", "é", "!--", "-->", "/",
+            "div", "br",
         ];
         let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
         for _ in 0..500 {

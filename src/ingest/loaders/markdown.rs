@@ -195,10 +195,12 @@ impl Builder {
         match self.kind {
             BlockKind::Heading(1) if !self.seen_block => self.tree.set_title(text, self.span),
             BlockKind::Heading(level) => {
-                self.headings.push(&mut self.tree, u32::from(level), text, self.span);
+                self.headings
+                    .push(&mut self.tree, u32::from(level), text, self.span);
             }
             _ => {
-                self.tree.push(self.headings.parent(), NodeKind::Content, text, self.span);
+                self.tree
+                    .push(self.headings.parent(), NodeKind::Content, text, self.span);
             }
         }
         self.seen_block = true;
@@ -257,11 +259,17 @@ mod tests {
     use crate::ingest::structure_tree::TreeNode;
 
     fn outline(tree: &StructureTree) -> Vec<(u32, NodeKind, &str)> {
-        tree.nodes().iter().map(|n| (n.depth, n.kind, n.text.as_str())).collect()
+        tree.nodes()
+            .iter()
+            .map(|n| (n.depth, n.kind, n.text.as_str()))
+            .collect()
     }
 
     fn first_word(n: &TreeNode) -> &str {
-        n.text.split(|c: char| !c.is_alphanumeric()).find(|w| !w.is_empty()).unwrap_or("")
+        n.text
+            .split(|c: char| !c.is_alphanumeric())
+            .find(|w| !w.is_empty())
+            .unwrap_or("")
     }
 
     #[test]
@@ -327,7 +335,13 @@ mod tests {
     fn h2_first_does_not_become_the_title() {
         let tree = parse("## Sub\n\n# Main\n", "f");
         assert_eq!(tree.title(), "f");
-        assert_eq!(outline(&tree)[1..], [(1, NodeKind::Structure, "Sub"), (1, NodeKind::Structure, "Main")]);
+        assert_eq!(
+            outline(&tree)[1..],
+            [
+                (1, NodeKind::Structure, "Sub"),
+                (1, NodeKind::Structure, "Main")
+            ]
+        );
     }
 
     #[test]
@@ -337,7 +351,12 @@ mod tests {
         let tree = parse(src, "f");
         for n in &tree.nodes()[1..] {
             let source = &src[n.span.start..n.span.end];
-            assert!(source.contains(first_word(n)), "{:?} not in {:?}", n.text, source);
+            assert!(
+                source.contains(first_word(n)),
+                "{:?} not in {:?}",
+                n.text,
+                source
+            );
         }
         assert_eq!(tree.node(1).text, "Some emphasised link text wrapped.");
         assert_eq!(tree.node(3).text, "fn main() {}");
@@ -348,7 +367,10 @@ mod tests {
         let src = "- one\n- two\n  - two a\n  - two b\n- three\n\n1. first\n2. second\n";
         let tree = parse(src, "f");
         assert_eq!(tree.len(), 3);
-        assert_eq!(tree.node(1).text, "- one\n- two\n  - two a\n  - two b\n- three");
+        assert_eq!(
+            tree.node(1).text,
+            "- one\n- two\n  - two a\n  - two b\n- three"
+        );
         assert_eq!(tree.node(2).text, "1. first\n2. second");
     }
 
@@ -372,7 +394,14 @@ mod tests {
             "> quoted\n> line\n>\n> second para\n\n<div>\n  raw html\n</div>\n\nhard  \nbreak\n\n<!-- a comment -->\n";
         let tree = parse(src, "f");
         let texts: Vec<&str> = tree.nodes()[1..].iter().map(|n| n.text.as_str()).collect();
-        assert_eq!(texts, vec!["quoted line\nsecond para", "<div>\n  raw html\n</div>", "hard\nbreak"]);
+        assert_eq!(
+            texts,
+            vec![
+                "quoted line\nsecond para",
+                "<div>\n  raw html\n</div>",
+                "hard\nbreak"
+            ]
+        );
     }
 
     #[test]
@@ -395,8 +424,8 @@ mod tests {
     fn never_panics_on_odd_input() {
         let mut seed = 0x2545_f491_4f6c_dd1d_u64;
         let alphabet = [
-            "#", "# ", "\n", "- ", "1. ", "|", "---", "```", "> ", "<div>", "*", "[", "]", "(", ")", "a", " ", "\t",
-            "é", "[^1]", ": ",
+            "#", "# ", "\n", "- ", "1. ", "|", "---", "```", "> ", "<div>", "*", "[", "]", "(",
+            ")", "a", " ", "\t", "é", "[^1]", ": ",
         ];
         for _ in 0..300 {
             let mut s = String::new();

@@ -68,20 +68,35 @@ pub enum LoadError {
     #[error("binary content in a {format} file (found NUL bytes); Folio indexes text, markdown, HTML, PDF and DOCX")]
     Binary { format: &'static str },
     #[error("corrupt or unsupported {format} file: {reason}")]
-    Corrupt { format: &'static str, reason: String },
+    Corrupt {
+        format: &'static str,
+        reason: String,
+    },
     #[error("no text could be extracted ({reason})")]
     Empty { reason: String },
 }
 
 /// Parses `bytes` as `format`. `fallback_title` (usually the file stem) names
 /// the root when the document has no title of its own.
-pub fn load(format: Format, bytes: &[u8], fallback_title: &str) -> Result<LoadedDocument, LoadError> {
+pub fn load(
+    format: Format,
+    bytes: &[u8],
+    fallback_title: &str,
+) -> Result<LoadedDocument, LoadError> {
     match format {
         Format::Markdown => with_text(format, bytes, |t| markdown::parse(t, fallback_title)),
         Format::Text => with_text(format, bytes, |t| text::parse(t, fallback_title)),
         Format::Html => with_text(format, bytes, |t| html::parse(t, fallback_title)),
-        Format::Pdf => pdf::parse(bytes, fallback_title).map(|tree| LoadedDocument { format, tree, note: None }),
-        Format::Docx => docx::parse(bytes, fallback_title).map(|tree| LoadedDocument { format, tree, note: None }),
+        Format::Pdf => pdf::parse(bytes, fallback_title).map(|tree| LoadedDocument {
+            format,
+            tree,
+            note: None,
+        }),
+        Format::Docx => docx::parse(bytes, fallback_title).map(|tree| LoadedDocument {
+            format,
+            tree,
+            note: None,
+        }),
     }
 }
 
@@ -92,6 +107,12 @@ fn with_text(
     bytes: &[u8],
     parse: impl FnOnce(&str) -> StructureTree,
 ) -> Result<LoadedDocument, LoadError> {
-    let Decoded { text, note } = decode_text(bytes).ok_or(LoadError::Binary { format: format.as_str() })?;
-    Ok(LoadedDocument { format, tree: parse(&text), note })
+    let Decoded { text, note } = decode_text(bytes).ok_or(LoadError::Binary {
+        format: format.as_str(),
+    })?;
+    Ok(LoadedDocument {
+        format,
+        tree: parse(&text),
+        note,
+    })
 }

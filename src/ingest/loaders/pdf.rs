@@ -26,21 +26,32 @@ const MAX_NAMED_DESTINATIONS: usize = 100_000;
 pub(super) fn parse(bytes: &[u8], fallback_title: &str) -> Result<StructureTree, LoadError> {
     let mut doc = guarded(|| Document::load_mem(bytes))?.map_err(|e| corrupt(e.to_string()))?;
     if doc.is_encrypted() && guarded(|| doc.decrypt(""))?.is_err() {
-        return Err(corrupt("the PDF is encrypted and needs a password".to_owned()));
+        return Err(corrupt(
+            "the PDF is encrypted and needs a password".to_owned(),
+        ));
     }
     let page_ids = guarded(|| doc.get_pages())?;
     let pages = extract_pages(&doc, &page_ids)?;
     if pages.iter().all(|page| page.trim().is_empty()) {
-        return Err(LoadError::Empty { reason: "the PDF has no extractable text (scanned images?)".to_owned() });
+        return Err(LoadError::Empty {
+            reason: "the PDF has no extractable text (scanned images?)".to_owned(),
+        });
     }
     // A broken outline or info dictionary costs the structure, not the text.
     let title = guarded(|| info_title(&doc)).ok().flatten();
     let outline = guarded(|| outline(&doc, &page_ids)).unwrap_or_default();
-    Ok(assemble(title.as_deref().unwrap_or(fallback_title), &pages, &outline))
+    Ok(assemble(
+        title.as_deref().unwrap_or(fallback_title),
+        &pages,
+        &outline,
+    ))
 }
 
 fn corrupt(reason: String) -> LoadError {
-    LoadError::Corrupt { format: "pdf", reason }
+    LoadError::Corrupt {
+        format: "pdf",
+        reason,
+    }
 }
 
 /// Runs `f`, turning a panic (pdf-extract and lopdf both panic on some
@@ -71,7 +82,8 @@ fn extract_pages(
         let mut text = String::new();
         let outcome = guarded(|| {
             let mut output = PlainTextOutput::new(&mut text);
-            pdf_extract::output_doc_page(doc, &mut output, number).map_err(|e| corrupt(e.to_string()))
+            pdf_extract::output_doc_page(doc, &mut output, number)
+                .map_err(|e| corrupt(e.to_string()))
         })
         .and_then(|result| result);
         match outcome {
@@ -92,7 +104,9 @@ fn extract_pages(
 /// The document information dictionary's /Title, if it says anything.
 fn info_title(doc: &Document) -> Option<String> {
     let (_, info) = doc.dereference(doc.trailer.get(b"Info").ok()?).ok()?;
-    let (_, title) = doc.dereference(info.as_dict().ok()?.get(b"Title").ok()?).ok()?;
+    let (_, title) = doc
+        .dereference(info.as_dict().ok()?.get(b"Title").ok()?)
+        .ok()?;
     let title = collapse_whitespace(&lopdf::decode_text_string(title).ok()?);
     (!title.is_empty()).then_some(title)
 }
@@ -113,19 +127,27 @@ struct OutlineEntry {
 /// The outline in reading order (pre-order). Walked here rather than with
 /// lopdf's `get_toc`, which merges entries with equal titles ("Summary" in
 /// every chapter) and follows /Next and /First links without cycle checks.
-fn outline(doc: &Document, page_ids: &std::collections::BTreeMap<u32, ObjectId>) -> Vec<OutlineEntry> {
+fn outline(
+    doc: &Document,
+    page_ids: &std::collections::BTreeMap<u32, ObjectId>,
+) -> Vec<OutlineEntry> {
     let Ok(catalog) = doc.catalog() else {
         return Vec::new();
     };
     let Ok(root) = doc.get_dict_in_dict(catalog, b"Outlines") else {
         return Vec::new();
     };
-    let page_numbers: HashMap<ObjectId, u32> = page_ids.iter().map(|(&number, &id)| (id, number)).collect();
+    let page_numbers: HashMap<ObjectId, u32> =
+        page_ids.iter().map(|(&number, &id)| (id, number)).collect();
     let mut names = NamedDestinations::default();
     let mut entries = Vec::new();
     let mut visited = HashSet::new();
-    let mut stack: Vec<(ObjectId, u32)> =
-        root.get(b"First").and_then(Object::as_reference).map(|id| (id, 1)).into_iter().collect();
+    let mut stack: Vec<(ObjectId, u32)> = root
+        .get(b"First")
+        .and_then(Object::as_reference)
+        .map(|id| (id, 1))
+        .into_iter()
+        .collect();
     while let Some((id, level)) = stack.pop() {
         if entries.len() >= MAX_OUTLINE_ENTRIES {
             break;
@@ -155,8 +177,8 @@ fn outline(doc: &Document, page_ids: &std::collections::BTreeMap<u32, ObjectId>)
         if title.is_empty() {
             continue;
         }
-        let page =
-            entry_destination(doc, item).and_then(|dest| destination_page(doc, dest, &page_numbers, &mut names, 0));
+        let page = entry_destination(doc, item)
+            .and_then(|dest| destination_page(doc, dest, &page_numbers, &mut names, 0));
         entries.push(OutlineEntry { level, title, page });
     }
     entries
@@ -168,7 +190,9 @@ fn entry_destination<'a>(doc: &'a Document, item: &'a Dictionary) -> Option<&'a 
         return Some(dest);
     }
     let action = doc.get_dict_in_dict(item, b"A").ok()?;
-    (action.get(b"S").and_then(Object::as_name).ok()? == b"GoTo").then(|| action.get(b"D").ok()).flatten()
+    (action.get(b"S").and_then(Object::as_name).ok()? == b"GoTo")
+        .then(|| action.get(b"D").ok())
+        .flatten()
 }
 
 fn destination_page(
@@ -189,7 +213,9 @@ fn destination_page(
             Object::Integer(index) => u32::try_from(*index).ok().and_then(|i| i.checked_add(1)),
             _ => None,
         },
-        Object::Dictionary(dict) => destination_page(doc, dict.get(b"D").ok()?, page_numbers, names, hops + 1),
+        Object::Dictionary(dict) => {
+            destination_page(doc, dict.get(b"D").ok()?, page_numbers, names, hops + 1)
+        }
         Object::Name(name) | Object::String(name, _) => {
             let target = names.lookup(doc, name)?.clone();
             destination_page(doc, &target, page_numbers, names, hops + 1)
@@ -207,7 +233,9 @@ struct NamedDestinations {
 
 impl NamedDestinations {
     fn lookup(&mut self, doc: &Document, name: &[u8]) -> Option<&Object> {
-        self.map.get_or_insert_with(|| read_named_destinations(doc)).get(name)
+        self.map
+            .get_or_insert_with(|| read_named_destinations(doc))
+            .get(name)
     }
 }
 
@@ -221,7 +249,10 @@ fn read_named_destinations(doc: &Document) -> HashMap<Vec<u8>, Object> {
             map.insert(key.clone(), value.clone());
         }
     }
-    if let Ok(tree) = doc.get_dict_in_dict(catalog, b"Names").and_then(|names| doc.get_dict_in_dict(names, b"Dests")) {
+    if let Ok(tree) = doc
+        .get_dict_in_dict(catalog, b"Names")
+        .and_then(|names| doc.get_dict_in_dict(names, b"Dests"))
+    {
         let mut visited = HashSet::new();
         collect_name_tree(doc, tree, 0, &mut visited, &mut map);
     }
@@ -238,14 +269,22 @@ fn collect_name_tree(
     if depth > MAX_NAME_TREE_DEPTH || map.len() >= MAX_NAMED_DESTINATIONS {
         return;
     }
-    if let Ok(pairs) = node.get(b"Names").and_then(|n| doc.dereference(n)).and_then(|(_, n)| n.as_array()) {
+    if let Ok(pairs) = node
+        .get(b"Names")
+        .and_then(|n| doc.dereference(n))
+        .and_then(|(_, n)| n.as_array())
+    {
         for pair in pairs.chunks_exact(2) {
             if let Ok(key) = pair[0].as_str() {
                 map.insert(key.to_vec(), pair[1].clone());
             }
         }
     }
-    if let Ok(kids) = node.get(b"Kids").and_then(|k| doc.dereference(k)).and_then(|(_, k)| k.as_array()) {
+    if let Ok(kids) = node
+        .get(b"Kids")
+        .and_then(|k| doc.dereference(k))
+        .and_then(|(_, k)| k.as_array())
+    {
         for kid in kids {
             let Ok(id) = kid.as_reference() else {
                 continue;
@@ -280,14 +319,25 @@ fn assemble(title: &str, pages: &[String], outline: &[OutlineEntry]) -> Structur
         while next_entry < outline.len() && starts[next_entry] <= page {
             let entry = &outline[next_entry];
             next_entry += 1;
-            let found =
-                (entry.page == Some(page)).then(|| find_heading(text, &paras[cursor..], &entry.title)).flatten();
+            let found = (entry.page == Some(page))
+                .then(|| find_heading(text, &paras[cursor..], &entry.title))
+                .flatten();
             let span = match found {
                 Some(found) => {
-                    push_paragraphs(&mut tree, headings.parent(), page, text, &paras[cursor..cursor + found.index]);
+                    push_paragraphs(
+                        &mut tree,
+                        headings.parent(),
+                        page,
+                        text,
+                        &paras[cursor..cursor + found.index],
+                    );
                     cursor += found.index;
                     let para = paras[cursor].clone();
-                    let first_line = text[para.clone()].lines().next().unwrap_or_default().trim_end();
+                    let first_line = text[para.clone()]
+                        .lines()
+                        .next()
+                        .unwrap_or_default()
+                        .trim_end();
                     if found.whole {
                         cursor += 1;
                     }
@@ -302,14 +352,30 @@ fn assemble(title: &str, pages: &[String], outline: &[OutlineEntry]) -> Structur
     // Entries pointing past the last page still belong in the outline.
     for entry in &outline[next_entry..] {
         let page = u32::try_from(pages.len()).unwrap_or(u32::MAX);
-        headings.push(&mut tree, entry.level, &entry.title, Span::on_page(page, 0, 0));
+        headings.push(
+            &mut tree,
+            entry.level,
+            &entry.title,
+            Span::on_page(page, 0, 0),
+        );
     }
     tree
 }
 
-fn push_paragraphs(tree: &mut StructureTree, parent: usize, page: u32, text: &str, paras: &[Range<usize>]) {
+fn push_paragraphs(
+    tree: &mut StructureTree,
+    parent: usize,
+    page: u32,
+    text: &str,
+    paras: &[Range<usize>],
+) {
     for range in paras {
-        tree.push(parent, NodeKind::Content, &text[range.clone()], Span::on_page(page, range.start, range.end));
+        tree.push(
+            parent,
+            NodeKind::Content,
+            &text[range.clone()],
+            Span::on_page(page, range.start, range.end),
+        );
     }
 }
 
@@ -336,7 +402,10 @@ fn find_heading(text: &str, paras: &[Range<usize>], title: &str) -> Option<Headi
         let (first_line, rest) = para.split_once('\n').unwrap_or((para, ""));
         let line: Vec<char> = alphanumeric_lowercase(first_line).collect();
         let number = line.strip_suffix(key.as_slice())?;
-        is_section_number(number).then(|| HeadingMatch { index, whole: rest.trim().is_empty() })
+        is_section_number(number).then(|| HeadingMatch {
+            index,
+            whole: rest.trim().is_empty(),
+        })
     })
 }
 
@@ -351,7 +420,9 @@ fn is_section_number(chars: &[char]) -> bool {
 }
 
 fn alphanumeric_lowercase(s: &str) -> impl Iterator<Item = char> + '_ {
-    s.chars().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase)
+    s.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
 }
 
 #[cfg(test)]
@@ -359,11 +430,18 @@ mod tests {
     use super::*;
 
     fn entry(level: u32, title: &str, page: Option<u32>) -> OutlineEntry {
-        OutlineEntry { level, title: title.to_owned(), page }
+        OutlineEntry {
+            level,
+            title: title.to_owned(),
+            page,
+        }
     }
 
     fn outline_of(tree: &StructureTree) -> Vec<(u32, NodeKind, &str, Option<u32>)> {
-        tree.nodes().iter().map(|n| (n.depth, n.kind, n.text.as_str(), n.span.page)).collect()
+        tree.nodes()
+            .iter()
+            .map(|n| (n.depth, n.kind, n.text.as_str(), n.span.page))
+            .collect()
     }
 
     #[test]
@@ -374,8 +452,11 @@ mod tests {
             "More intro".to_owned(),
             "Detail text".to_owned(),
         ];
-        let outline =
-            vec![entry(1, "Introduction", Some(2)), entry(2, "Details", Some(4)), entry(1, "Appendix", Some(9))];
+        let outline = vec![
+            entry(1, "Introduction", Some(2)),
+            entry(2, "Details", Some(4)),
+            entry(1, "Appendix", Some(9)),
+        ];
         let tree = assemble("Doc", &pages, &outline);
         use NodeKind::*;
         assert_eq!(
@@ -402,7 +483,11 @@ mod tests {
             "1 Intro text begins here\n\n1 Intro\n\nfirst words\n\n2. Method\nwith body on the same paragraph\n\nlast words\n\nA.1 Notes\n\nnote text"
                 .to_owned(),
         ];
-        let outline = vec![entry(1, "1 Intro", Some(1)), entry(1, "2 Method", Some(1)), entry(1, "Notes", Some(1))];
+        let outline = vec![
+            entry(1, "1 Intro", Some(1)),
+            entry(1, "2 Method", Some(1)),
+            entry(1, "Notes", Some(1)),
+        ];
         let tree = assemble("Paper", &pages, &outline);
         use NodeKind::*;
         assert_eq!(
@@ -412,7 +497,12 @@ mod tests {
                 (1, Structure, "1 Intro", Some(1)),
                 (2, Content, "first words", Some(1)),
                 (1, Structure, "2 Method", Some(1)),
-                (2, Content, "2. Method\nwith body on the same paragraph", Some(1)),
+                (
+                    2,
+                    Content,
+                    "2. Method\nwith body on the same paragraph",
+                    Some(1)
+                ),
                 (2, Content, "last words", Some(1)),
                 (1, Structure, "Notes", Some(1)),
                 (2, Content, "note text", Some(1)),
@@ -429,13 +519,20 @@ mod tests {
         assert!(!is_section_number(&['s', 'e', 'e']));
         let text = "see Setup\n\n2.1 Setup";
         let paras: Vec<_> = paragraphs(text).collect();
-        assert_eq!(find_heading(text, &paras, "Setup").map(|m| m.index), Some(1));
+        assert_eq!(
+            find_heading(text, &paras, "Setup").map(|m| m.index),
+            Some(1)
+        );
     }
 
     #[test]
     fn backwards_and_unresolved_entries_keep_document_order() {
         let pages = vec!["p1".to_owned(), "p2".to_owned(), "p3".to_owned()];
-        let outline = vec![entry(1, "A", Some(3)), entry(1, "B", Some(1)), entry(2, "C", None)];
+        let outline = vec![
+            entry(1, "A", Some(3)),
+            entry(1, "B", Some(1)),
+            entry(2, "C", None),
+        ];
         let tree = assemble("D", &pages, &outline);
         let texts: Vec<&str> = tree.nodes().iter().map(|n| n.text.as_str()).collect();
         assert_eq!(texts, vec!["D", "p1", "p2", "A", "B", "C", "p3"]);
@@ -446,8 +543,16 @@ mod tests {
     fn without_an_outline_paragraphs_sit_under_the_root() {
         let pages = vec!["one\n\ntwo".to_owned(), String::new(), "three".to_owned()];
         let tree = assemble("T", &pages, &[]);
-        assert!(tree.nodes()[1..].iter().all(|n| n.parent == Some(0) && n.kind == NodeKind::Content));
-        assert_eq!(tree.nodes()[1..].iter().map(|n| n.span.page).collect::<Vec<_>>(), vec![Some(1), Some(1), Some(3)]);
+        assert!(tree.nodes()[1..]
+            .iter()
+            .all(|n| n.parent == Some(0) && n.kind == NodeKind::Content));
+        assert_eq!(
+            tree.nodes()[1..]
+                .iter()
+                .map(|n| n.span.page)
+                .collect::<Vec<_>>(),
+            vec![Some(1), Some(1), Some(3)]
+        );
     }
 
     #[test]

@@ -10,7 +10,12 @@ use crate::ingest::structure_tree::{NodeKind, Span, StructureTree, ROOT};
 pub(super) fn parse(text: &str, fallback_title: &str) -> StructureTree {
     let mut tree = StructureTree::new(fallback_title, Span::default());
     for range in paragraphs(text) {
-        tree.push(ROOT, NodeKind::Content, &text[range.clone()], Span::bytes(range.start, range.end));
+        tree.push(
+            ROOT,
+            NodeKind::Content,
+            &text[range.clone()],
+            Span::bytes(range.start, range.end),
+        );
     }
     tree
 }
@@ -57,7 +62,10 @@ mod tests {
         let src = "First line\nstill first\n\n  \t \nSecond\r\n\r\nThird  \n";
         let tree = parse(src, "notes");
         assert_eq!(tree.title(), "notes");
-        assert_eq!(texts(&tree), vec!["First line\nstill first", "Second", "Third"]);
+        assert_eq!(
+            texts(&tree),
+            vec!["First line\nstill first", "Second", "Third"]
+        );
         for n in &tree.nodes()[1..] {
             assert_eq!(n.parent, Some(ROOT));
             assert_eq!(n.kind, NodeKind::Content);
