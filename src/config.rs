@@ -47,28 +47,77 @@ pub enum ConfigError {
         value: String,
         message: String,
     },
+    #[error("cannot save the settings to {path}: {message}")]
+    Write { path: PathBuf, message: String },
 }
 
-/// The shape of `folio.toml`. Unknown keys are errors so a typo is reported
-/// instead of silently ignored.
-#[derive(Debug, Default, Deserialize, Serialize)]
+/// The shape of `folio.toml`, which the desktop app's settings also edit.
+/// Unknown keys are errors so a typo is reported instead of silently ignored.
+#[derive(Debug, Default, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
-struct ConfigFile {
-    llm: Option<LlmSettings>,
-    embedding: EmbeddingSection,
-    prompts: PromptsSection,
+pub struct ConfigFile {
+    /// Where the index lives; `--data-dir` and `FOLIO_DATA_DIR` win over it.
+    pub data_dir: Option<PathBuf>,
+    pub llm: Option<LlmSettings>,
+    pub embedding: EmbeddingSection,
+    pub prompts: PromptsSection,
 }
 
-#[derive(Debug, Default, Deserialize, Serialize)]
+#[derive(Debug, Default, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
-struct EmbeddingSection {
-    model_dir: Option<PathBuf>,
+pub struct EmbeddingSection {
+    pub model_dir: Option<PathBuf>,
 }
 
-#[derive(Debug, Default, Deserialize, Serialize)]
+#[derive(Debug, Default, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
-struct PromptsSection {
-    dir: Option<PathBuf>,
+pub struct PromptsSection {
+    pub dir: Option<PathBuf>,
+}
+
+impl ConfigFile {
+    /// The file's settings; a file that does not exist has none.
+    pub fn read(path: &Path) -> Result<ConfigFile, ConfigError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(ConfigFile::default()),
+            Err(source) => {
+                return Err(ConfigError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                })
+            }
+        };
+        toml::from_str(&text).map_err(|e| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })
+    }
+
+    /// Replaces the file atomically, readable only by its owner since it
+    /// may hold an API key.
+    pub fn write(&self, path: &Path) -> Result<(), ConfigError> {
+        let failed = |message: String| ConfigError::Write {
+            path: path.to_path_buf(),
+            message,
+        };
+        let text = toml::to_string_pretty(self).map_err(|e| failed(e.to_string()))?;
+        let dir = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir).map_err(|e| failed(e.to_string()))?;
+        crate::atomic_file::replace(path, text.as_bytes(), 0o600)
+            .map_err(|e| failed(e.to_string()))?;
+        Ok(())
+    }
+}
+
+/// `FOLIO_CONFIG`, else `folio.toml` in the platform config directory.
+pub fn config_file_path() -> PathBuf {
+    std::env::var_os("FOLIO_CONFIG")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| platform_dir(dirs::config_dir()).join("folio.toml"))
 }
 
 impl Config {
@@ -95,29 +144,20 @@ impl Config {
         data_dir: Option<PathBuf>,
         max_file_size: Option<u64>,
     ) -> Result<Config, ConfigError> {
+        let data_dir_given = data_dir.is_some();
         let mut config = Config::new(data_dir, max_file_size);
-        let explicit = std::env::var_os("FOLIO_CONFIG").map(PathBuf::from);
-        let path = explicit
-            .clone()
-            .unwrap_or_else(|| platform_dir(dirs::config_dir()).join("folio.toml"));
+        let path = config_file_path();
         if path.exists() {
-            config.apply_file(&path)?;
-        } else if explicit.is_some() {
+            let file = ConfigFile::read(&path)?;
+            config.apply_file(file, &path, data_dir_given);
+        } else if std::env::var_os("FOLIO_CONFIG").is_some() {
             return Err(ConfigError::Missing(path));
         }
         config.apply_env()?;
         Ok(config)
     }
 
-    fn apply_file(&mut self, path: &Path) -> Result<(), ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let file: ConfigFile = toml::from_str(&text).map_err(|e| ConfigError::Parse {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })?;
+    fn apply_file(&mut self, file: ConfigFile, path: &Path, data_dir_given: bool) {
         // Relative paths in the file are relative to the file, not to wherever
         // the command happens to run.
         let base = path.parent().unwrap_or(Path::new("."));
@@ -136,8 +176,10 @@ impl Config {
         if let Some(dir) = file.prompts.dir {
             self.prompts_dir = base.join(dir);
         }
+        if let Some(dir) = file.data_dir.filter(|_| !data_dir_given) {
+            self.data_dir = base.join(dir);
+        }
         self.config_file = Some(path.to_path_buf());
-        Ok(())
     }
 
     fn apply_env(&mut self) -> Result<(), ConfigError> {
@@ -236,7 +278,7 @@ mod tests {
         )
         .unwrap();
         let mut config = Config::new(Some(dir.path().into()), None);
-        config.apply_file(&path).unwrap();
+        config.apply_file(ConfigFile::read(&path).unwrap(), &path, true);
         assert_eq!(
             config.llm.model,
             dir.path().join("big.gguf").display().to_string()
@@ -255,7 +297,7 @@ mod tests {
         std::fs::write(&path, "[llm]\ntemperature = 0.5\n").unwrap();
         let mut config = Config::new(None, None);
         let kit = config.llm.model.clone();
-        config.apply_file(&path).unwrap();
+        config.apply_file(ConfigFile::read(&path).unwrap(), &path, false);
         assert_eq!(config.llm.model, kit);
         assert_eq!(config.llm.temperature, 0.5);
     }
@@ -265,10 +307,47 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("folio.toml");
         std::fs::write(&path, "[llm]\ntemprature = 0.5\n").unwrap();
-        let err = Config::new(None, None).apply_file(&path).unwrap_err();
+        let err = ConfigFile::read(&path).unwrap_err();
         assert!(
             matches!(&err, ConfigError::Parse { message, .. } if message.contains("temprature")),
             "{err}"
         );
+    }
+
+    #[test]
+    fn written_settings_read_back_and_stay_private() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nested/folio.toml");
+        let file = ConfigFile {
+            data_dir: Some(dir.path().join("data")),
+            llm: Some(LlmSettings {
+                backend: Backend::Openai,
+                model: "qwen".into(),
+                ..LlmSettings::default()
+            }),
+            ..ConfigFile::default()
+        };
+        file.write(&path).unwrap();
+        assert_eq!(ConfigFile::read(&path).unwrap(), file);
+        let mode = std::os::unix::fs::PermissionsExt::mode(
+            &std::fs::metadata(&path).unwrap().permissions(),
+        );
+        assert_eq!(mode & 0o777, 0o600);
+        let mut config = Config::new(None, None);
+        config.apply_file(file, &path, false);
+        assert_eq!(config.data_dir, dir.path().join("data"));
+    }
+
+    #[test]
+    fn a_data_dir_given_on_the_command_line_wins_over_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("folio.toml");
+        let file = ConfigFile {
+            data_dir: Some("/elsewhere".into()),
+            ..ConfigFile::default()
+        };
+        let mut config = Config::new(Some(dir.path().join("cli")), None);
+        config.apply_file(file, &path, true);
+        assert_eq!(config.data_dir, dir.path().join("cli"));
     }
 }

@@ -40,6 +40,10 @@ pub enum Error {
     Method(#[from] MethodError),
     #[error("there is no run {0}; `folio runs` lists them")]
     RunNotFound(i64),
+    #[error("run {0} is still being answered; cancel it first")]
+    RunInProgress(i64),
+    #[error("there is no unfinished job {0}; `folio status` lists the jobs")]
+    JobNotFound(i64),
     #[error(transparent)]
     Export(#[from] ExportError),
 }
@@ -51,7 +55,9 @@ impl Error {
             Error::NotFound(_)
             | Error::NotIndexed(_)
             | Error::NotWatched(_)
-            | Error::RunNotFound(_) => true,
+            | Error::RunNotFound(_)
+            | Error::RunInProgress(_)
+            | Error::JobNotFound(_) => true,
             Error::Export(e) => !matches!(e, ExportError::Write { .. }),
             Error::Method(e) => e.is_user_error(),
             _ => false,

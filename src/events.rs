@@ -3,7 +3,8 @@
 
 use serde::Serialize;
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[ts(export)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum EngineEvent {
     JobProgress(JobProgress),
@@ -12,7 +13,8 @@ pub enum EngineEvent {
     DocumentRemoved { path: String },
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[ts(export)]
 pub struct JobProgress {
     pub job_id: i64,
     pub kind: String,
@@ -24,7 +26,8 @@ pub struct JobProgress {
     pub eta_seconds: Option<f64>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[ts(export)]
 #[serde(rename_all = "snake_case")]
 pub enum JobPhase {
     Scanning,

@@ -22,8 +22,8 @@ use crate::methods::runner::AskRequest;
 use crate::methods::EventSink;
 use crate::retrieve::{SearchHit, SearchMode, VectorIndex};
 use crate::store::{
-    DocumentRecord, Folder, IndexCounts, Job, JobState, LlmCallRow, RunRecord, Store, StoredChunk,
-    VectorSpace,
+    DocumentPage, DocumentRecord, Folder, FolderSummary, IndexCounts, Job, JobState, LlmCallRow,
+    RunRecord, RunStatus, Store, StoredChunk, VectorSpace,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -34,10 +34,21 @@ pub struct Library {
     store: Store,
     events: EventSender,
     cancel: CancelFlag,
+    jobs: JobControl,
     model: OnceCell<(Arc<Embedder>, VectorSpace)>,
     vectors: Arc<MemoryVectors>,
     llm: OnceCell<Arc<dyn Llm>>,
     prompts: OnceCell<Arc<Prompts>>,
+}
+
+/// The user's hold on background work: paused, or the running job cancelled.
+#[derive(Default)]
+struct JobControl {
+    paused: AtomicBool,
+    /// Stops the running pass at its next batch; shared with the ingestor.
+    interrupt: CancelFlag,
+    /// The watcher saw edits while paused; a reconcile on resume catches them.
+    missed_changes: AtomicBool,
 }
 
 /// The in-memory vector copy of a long-lived process. Empty (and never
@@ -74,13 +85,32 @@ pub struct Status {
     pub jobs: Vec<Job>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+/// What the library view shows: small however many documents there are
+/// (documents themselves come a page at a time).
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(export)]
+pub struct LibraryOverview {
+    pub data_dir: String,
+    pub folders: Vec<FolderSummary>,
+    pub counts: IndexCounts,
+    /// The most recent failures, with reasons.
+    pub errors: Vec<FileError>,
+    pub jobs: Vec<Job>,
+    pub jobs_paused: bool,
+}
+
+/// How many failures the overview lists; the rest are counted.
+const OVERVIEW_ERRORS: i64 = 200;
+
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(export)]
 pub struct FileError {
     pub path: String,
     pub error: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(export)]
 pub struct DocumentTree {
     pub document: DocumentRecord,
     pub tree: StructureTree,
@@ -110,6 +140,7 @@ impl Library {
             store,
             events,
             cancel: Arc::new(AtomicBool::new(false)),
+            jobs: JobControl::default(),
             model: OnceCell::new(),
             vectors: Arc::default(),
             llm: OnceCell::new(),
@@ -160,6 +191,7 @@ impl Library {
             limits: self.config.limits(),
             events: self.events.clone(),
             cancel: self.cancel.clone(),
+            interrupt: self.jobs.interrupt.clone(),
         })
     }
 
@@ -189,7 +221,7 @@ impl Library {
             .await?
             .ok_or_else(|| Error::Task(format!("job {job_id} does not exist")))?;
         let free = job.state == JobState::Queued || job.interrupted;
-        if !free || !self.store.claim_job(job_id, job.owner_pid).await? {
+        if !free || self.jobs_paused() || !self.store.claim_job(job_id, job.owner_pid).await? {
             return Ok(None);
         }
         let payload: IngestPayload = serde_json::from_value(job.payload)
@@ -214,7 +246,7 @@ impl Library {
         };
         match ingestor.reconcile(&roots, job_id).await {
             Ok(summary) if summary.cancelled => {
-                self.store.release_job(job_id).await?;
+                self.settle_stopped_job(job_id).await?;
                 Ok(Some(summary))
             }
             Ok(summary) => {
@@ -230,10 +262,74 @@ impl Library {
         }
     }
 
+    /// A pass stopped early: by the user cancelling the job (leave it
+    /// cancelled), pausing (park it), or shutting down (back to the queue,
+    /// so the next start resumes it).
+    async fn settle_stopped_job(&self, job_id: i64) -> Result<()> {
+        let state = self.store.job(job_id).await?.map(|j| j.state);
+        if state != Some(JobState::Cancelled) {
+            if self.jobs_paused() {
+                self.store.park_job(job_id).await?;
+            } else {
+                self.store.release_job(job_id).await?;
+            }
+        }
+        if !self.jobs_paused() {
+            self.jobs.interrupt.store(false, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    pub fn jobs_paused(&self) -> bool {
+        self.jobs.paused.load(Ordering::Relaxed)
+    }
+
+    /// Stops background work: the running job halts at its next batch
+    /// (its work so far is kept) and nothing queued starts until
+    /// [`Library::resume_jobs`].
+    pub async fn pause_jobs(&self) -> Result<()> {
+        self.jobs.paused.store(true, Ordering::Relaxed);
+        self.jobs.interrupt.store(true, Ordering::Relaxed);
+        self.store
+            .move_jobs(JobState::Queued, JobState::Paused)
+            .await?;
+        Ok(())
+    }
+
+    /// Lets paused jobs run again; edits the watcher saw meanwhile are
+    /// picked up by a reconcile job.
+    pub async fn resume_jobs(&self) -> Result<()> {
+        self.jobs.paused.store(false, Ordering::Relaxed);
+        self.jobs.interrupt.store(false, Ordering::Relaxed);
+        self.store
+            .move_jobs(JobState::Paused, JobState::Queued)
+            .await?;
+        if self.jobs.missed_changes.swap(false, Ordering::Relaxed) {
+            self.queue_reconcile().await?;
+        }
+        Ok(())
+    }
+
+    /// Cancels a queued, paused or running job. What it indexed stays.
+    pub async fn cancel_job(&self, job_id: i64) -> Result<()> {
+        let job = self
+            .store
+            .cancel_job(job_id)
+            .await?
+            .ok_or(Error::JobNotFound(job_id))?;
+        if job.state == JobState::Running && job.owner_pid == Some(i64::from(std::process::id())) {
+            self.jobs.interrupt.store(true, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
     /// Runs queued jobs and resumes those whose process died, oldest first;
     /// stops early when cancelled.
     pub async fn run_pending(&self) -> Result<Vec<(i64, PassSummary)>> {
         let mut done = Vec::new();
+        if self.jobs_paused() {
+            return Ok(done);
+        }
         for job in self.store.pending_jobs().await? {
             if job.kind != INGEST_JOB {
                 continue;
@@ -251,6 +347,11 @@ impl Library {
     /// Reconciles every watched folder with the disk (changes made while
     /// Folio was closed), as a job of its own.
     pub async fn reconcile_all(&self) -> Result<PassSummary> {
+        let id = self.queue_reconcile().await?;
+        Ok(self.run_job(id).await?.unwrap_or_default())
+    }
+
+    async fn queue_reconcile(&self) -> Result<i64> {
         let roots: Vec<String> = self
             .store
             .folders()
@@ -259,11 +360,12 @@ impl Library {
             .map(|f| f.path)
             .collect();
         let payload = serde_json::to_value(IngestPayload { roots }).unwrap_or_default();
-        let id = self
-            .store
-            .create_job(INGEST_JOB, &payload, JobState::Queued)
-            .await?;
-        Ok(self.run_job(id).await?.unwrap_or_default())
+        let state = if self.jobs_paused() {
+            JobState::Paused
+        } else {
+            JobState::Queued
+        };
+        Ok(self.store.create_job(INGEST_JOB, &payload, state).await?)
     }
 
     pub async fn roots(&self) -> Result<Vec<Root>> {
@@ -279,7 +381,12 @@ impl Library {
             .collect())
     }
 
+    /// Applies what the watcher saw, unless background work is paused.
     pub async fn apply_changes(&self, changes: Vec<Change>) -> Result<PassSummary> {
+        if self.jobs_paused() {
+            self.jobs.missed_changes.store(true, Ordering::Relaxed);
+            return Ok(PassSummary::default());
+        }
         let roots = self.roots().await?;
         self.ingestor().await?.apply_changes(&roots, changes).await
     }
@@ -313,6 +420,42 @@ impl Library {
             errors,
             jobs: self.store.jobs(20).await?,
         })
+    }
+
+    pub async fn overview(&self) -> Result<LibraryOverview> {
+        let errors = self.store.failed_documents(OVERVIEW_ERRORS).await?;
+        Ok(LibraryOverview {
+            data_dir: self.config.data_dir.to_string_lossy().into_owned(),
+            folders: self.store.folder_summaries().await?,
+            counts: self.store.counts().await?,
+            errors: errors
+                .into_iter()
+                .map(|d| FileError {
+                    path: d.path,
+                    error: d.error.unwrap_or_default(),
+                })
+                .collect(),
+            jobs: self.store.jobs(20).await?,
+            jobs_paused: self.jobs_paused(),
+        })
+    }
+
+    /// A page of the documents of the watched folder at `folder` (as listed).
+    pub async fn folder_documents(
+        &self,
+        folder: &str,
+        offset: i64,
+        limit: i64,
+    ) -> Result<DocumentPage> {
+        let id = self
+            .store
+            .folders()
+            .await?
+            .into_iter()
+            .find(|f| f.path == folder)
+            .ok_or_else(|| Error::NotWatched(PathBuf::from(folder)))?
+            .id;
+        Ok(self.store.folder_documents(id, offset, limit).await?)
     }
 
     pub async fn tree(&self, path: &Path) -> Result<DocumentTree> {
@@ -413,8 +556,18 @@ impl Library {
         self.store.run(id).await?.ok_or(Error::RunNotFound(id))
     }
 
-    pub async fn runs(&self, limit: i64) -> Result<Vec<RunRecord>> {
-        Ok(self.store.runs(limit).await?)
+    /// Newest first; `text` filters by question and answer.
+    pub async fn runs(&self, text: Option<&str>, limit: i64) -> Result<Vec<RunRecord>> {
+        Ok(self.store.runs(text, limit).await?)
+    }
+
+    /// Deletes a finished (or failed, cancelled, interrupted) run.
+    pub async fn delete_run(&self, id: i64) -> Result<()> {
+        if self.run(id).await?.status == RunStatus::Running {
+            return Err(Error::RunInProgress(id));
+        }
+        self.store.delete_run(id).await?;
+        Ok(())
     }
 
     /// The model calls a run made, in order.

@@ -6,6 +6,7 @@ mod common;
 use std::sync::atomic::Ordering;
 
 use common::engine::{ingest, open, scalar};
+use folio::events::EngineEvent;
 use folio::store::JobState;
 
 fn corpus(n: usize) -> tempfile::TempDir {
@@ -61,6 +62,64 @@ async fn a_cancelled_job_goes_back_to_the_queue_and_resumes() {
         .await,
         150
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn pausing_parks_the_running_job_and_resuming_finishes_it() {
+    let (data, docs) = (tempfile::tempdir().unwrap(), corpus(700));
+    let library = std::sync::Arc::new(open(data.path()).await);
+    let job = library.add(&[docs.path().to_path_buf()]).await.unwrap();
+    let mut events = library.subscribe();
+    let runner = tokio::spawn({
+        let library = library.clone();
+        async move { library.run_job(job).await }
+    });
+    // The first committed batch announces itself; pause right then.
+    while !matches!(
+        events.recv().await.unwrap(),
+        EngineEvent::DocumentIndexed { .. }
+    ) {}
+    library.pause_jobs().await.unwrap();
+    assert!(runner.await.unwrap().unwrap().unwrap().cancelled);
+    let parked = library.store().job(job).await.unwrap().unwrap();
+    assert_eq!(parked.state, JobState::Paused);
+    assert!(parked.done > 0 && parked.done < 700, "{parked:?}");
+    assert!(
+        library.run_pending().await.unwrap().is_empty(),
+        "nothing runs while paused"
+    );
+
+    library.resume_jobs().await.unwrap();
+    assert_eq!(library.run_pending().await.unwrap().len(), 1);
+    assert_eq!(
+        library.store().job(job).await.unwrap().unwrap().state,
+        JobState::Done
+    );
+    assert_eq!(
+        scalar(
+            &library,
+            "SELECT COUNT(*) FROM documents WHERE status = 'indexed'"
+        )
+        .await,
+        700
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cancelled_job_stays_cancelled_and_keeps_what_it_indexed() {
+    let (data, docs) = (tempfile::tempdir().unwrap(), corpus(3));
+    let library = open(data.path()).await;
+    let job = library.add(&[docs.path().to_path_buf()]).await.unwrap();
+    library.cancel_job(job).await.unwrap();
+    assert_eq!(
+        library.store().job(job).await.unwrap().unwrap().state,
+        JobState::Cancelled
+    );
+    assert!(library.run_pending().await.unwrap().is_empty());
+    assert!(matches!(
+        library.cancel_job(job).await,
+        Err(folio::Error::JobNotFound(_))
+    ));
 }
 
 #[tokio::test(flavor = "multi_thread")]

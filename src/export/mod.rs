@@ -5,7 +5,6 @@
 
 mod markdown;
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub use markdown::render;
@@ -38,18 +37,12 @@ pub fn write_file(path: &Path, contents: &str) -> Result<PathBuf, ExportError> {
     if !parent.is_dir() {
         return Err(ExportError::NoParent(parent.to_path_buf()));
     }
-    let write_err = |source| ExportError::Write {
-        path: path.to_path_buf(),
-        source,
-    };
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".folio-export-");
     // Readable like any file the person saves, not private like a temp file.
-    #[cfg(unix)]
-    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
-    let mut file = builder.tempfile_in(parent).map_err(write_err)?;
-    file.write_all(contents.as_bytes()).map_err(write_err)?;
-    file.as_file().sync_all().map_err(write_err)?;
-    file.persist(path).map_err(|e| write_err(e.error))?;
+    crate::atomic_file::replace(path, contents.as_bytes(), 0o644).map_err(|source| {
+        ExportError::Write {
+            path: path.to_path_buf(),
+            source,
+        }
+    })?;
     Ok(path.to_path_buf())
 }

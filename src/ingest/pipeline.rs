@@ -38,6 +38,9 @@ pub struct Ingestor {
     pub limits: Limits,
     pub events: EventSender,
     pub cancel: CancelFlag,
+    /// Set while the user has paused background work or cancelled the
+    /// running job; unlike `cancel` (shutdown) it is cleared again.
+    pub interrupt: CancelFlag,
 }
 
 /// A watched root and the folder row it belongs to.
@@ -106,7 +109,7 @@ fn up_to_date(stored: Option<&DocumentRecord>, f: &FileEntry) -> bool {
 
 impl Ingestor {
     fn cancelled(&self) -> bool {
-        self.cancel.load(Ordering::Relaxed)
+        self.cancel.load(Ordering::Relaxed) || self.interrupt.load(Ordering::Relaxed)
     }
 
     fn emit(&self, event: EngineEvent) {

@@ -6,7 +6,8 @@
 use serde::{Deserialize, Serialize};
 
 /// Whether a node organises the document (title, heading) or carries its text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
 #[serde(rename_all = "lowercase")]
 pub enum NodeKind {
     Structure,
@@ -36,7 +37,8 @@ impl NodeKind {
 /// markdown, text and HTML (after decoding, for non-UTF-8 files), the
 /// `word/document.xml` part for DOCX, and the extracted page text for PDF,
 /// where `page` (1-based) says which page.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
 pub struct Span {
     pub start: usize,
     pub end: usize,
@@ -61,7 +63,8 @@ impl Span {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
 pub struct TreeNode {
     pub parent: Option<usize>,
     pub kind: NodeKind,
@@ -72,7 +75,8 @@ pub struct TreeNode {
 
 /// Nodes in document order (a pre-order walk); index 0 is the root, a
 /// `Structure` node holding the document's title.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
 pub struct StructureTree {
     nodes: Vec<TreeNode>,
 }

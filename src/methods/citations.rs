@@ -5,7 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use super::Passage;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
 pub struct Citation {
     pub number: usize,
     pub path: String,

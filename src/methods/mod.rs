@@ -33,7 +33,8 @@ pub struct Answer {
     pub trace: Trace,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[ts(export)]
 pub struct MethodInfo {
     pub id: &'static str,
     pub name: &'static str,

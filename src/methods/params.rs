@@ -10,7 +10,8 @@ use serde_json::Value;
 
 use super::{MethodError, MethodInfo};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
 pub struct MethodOption {
     pub name: &'static str,
     pub help: &'static str,

@@ -15,7 +15,8 @@ use crate::library::Library;
 use crate::llm::Llm;
 use crate::store::{NewRun, RunOutcome, RunRecord, RunStatus};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
 pub struct AskRequest {
     pub question: String,
     pub method: String,
@@ -239,6 +240,34 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn history_is_searchable_and_runs_can_be_deleted() {
+        let (run, _, library, _dir) = ask_scripted(
+            vec![reply("Borrowing lends a value.", FinishReason::Stop)],
+            64,
+        )
+        .await;
+        let found = |text: &'static str| {
+            let library = &library;
+            async move { library.runs(Some(text), 10).await.unwrap().len() }
+        };
+        assert_eq!(
+            found("what IS folio").await,
+            1,
+            "questions match, case-insensitively"
+        );
+        assert_eq!(found("lends").await, 1, "answers match");
+        assert_eq!(found("ownership").await, 0);
+        assert_eq!(found("  ").await, 1, "a blank search lists everything");
+        library.delete_run(run.id).await.unwrap();
+        assert!(library.runs(None, 10).await.unwrap().is_empty());
+        assert!(library.run_calls(run.id).await.unwrap().is_empty());
+        assert!(matches!(
+            library.delete_run(run.id).await,
+            Err(crate::Error::RunNotFound(_))
+        ));
+    }
+
+    #[tokio::test]
     async fn empty_output_is_a_recorded_error() {
         let (run, ..) = ask_scripted(vec![reply("  \n", FinishReason::Stop)], 64).await;
         assert_eq!(run.status, RunStatus::Failed);
@@ -300,6 +329,6 @@ mod tests {
                 .unwrap_err();
             assert!(err.is_user_error(), "{err}");
         }
-        assert!(library.runs(10).await.unwrap().is_empty());
+        assert!(library.runs(None, 10).await.unwrap().is_empty());
     }
 }

@@ -7,7 +7,8 @@ use crate::retrieve::SearchMode;
 
 /// A retrieved chunk as it was shown to the model, numbered as in the prompt.
 /// The text is kept so a run still explains itself after the file changes.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
 pub struct Passage {
     pub number: usize,
     pub chunk_id: i64,
@@ -20,7 +21,8 @@ pub struct Passage {
     pub text: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
 pub struct VanillaRagTrace {
     pub query: String,
     pub mode: SearchMode,
@@ -31,7 +33,8 @@ pub struct VanillaRagTrace {
     pub unknown_citations: Vec<usize>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
 #[serde(tag = "method", rename_all = "kebab-case")]
 pub enum Trace {
     /// The model answered from its own weights; there is nothing to retrieve.

@@ -18,7 +18,8 @@ pub use fusion::reciprocal_rank_fusion;
 pub use snippet::snippet;
 pub use vector_index::VectorIndex;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, ts_rs::TS)]
+#[ts(export)]
 #[serde(rename_all = "lowercase")]
 pub enum SearchMode {
     Dense,

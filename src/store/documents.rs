@@ -70,7 +70,16 @@ impl DocumentWrite {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
+/// A slice of a large folder's document list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[ts(export)]
+pub struct DocumentPage {
+    pub total: i64,
+    pub documents: Vec<DocumentRecord>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow, ts_rs::TS)]
+#[ts(export)]
 pub struct DocumentRecord {
     pub id: i64,
     pub path: String,
@@ -178,6 +187,40 @@ impl Store {
         .await?)
     }
 
+    /// One page of a folder's documents, by path, and how many it has in all.
+    pub async fn folder_documents(
+        &self,
+        folder_id: i64,
+        offset: i64,
+        limit: i64,
+    ) -> Result<DocumentPage> {
+        let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM documents WHERE folder_id = ?")
+            .bind(folder_id)
+            .fetch_one(&self.pool)
+            .await?;
+        let documents = sqlx::query_as(
+            "SELECT id, path, format, title, hash, size, mtime_ns, status, error, note FROM documents \
+             WHERE folder_id = ? ORDER BY path LIMIT ? OFFSET ?",
+        )
+        .bind(folder_id)
+        .bind(limit)
+        .bind(offset)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(DocumentPage { total, documents })
+    }
+
+    /// Documents that failed to index, most recently changed first.
+    pub async fn failed_documents(&self, limit: i64) -> Result<Vec<DocumentRecord>> {
+        Ok(sqlx::query_as(
+            "SELECT id, path, format, title, hash, size, mtime_ns, status, error, note FROM documents \
+             WHERE error IS NOT NULL ORDER BY id DESC LIMIT ?",
+        )
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
     pub async fn all_documents(&self) -> Result<Vec<DocumentRecord>> {
         Ok(sqlx::query_as(
             "SELECT id, path, format, title, hash, size, mtime_ns, status, error, note FROM documents ORDER BY path",
@@ -281,7 +324,8 @@ impl Store {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[ts(export)]
 pub struct IndexCounts {
     pub documents: i64,
     pub errors: i64,

@@ -5,10 +5,21 @@ use serde::Serialize;
 
 use super::{now_ms, Result, Store};
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[ts(export)]
 pub struct Folder {
     pub id: i64,
     pub path: String,
+}
+
+/// A watched root with how much of it is indexed and how much failed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[ts(export)]
+pub struct FolderSummary {
+    pub id: i64,
+    pub path: String,
+    pub documents: i64,
+    pub errors: i64,
 }
 
 impl Store {
@@ -35,6 +46,24 @@ impl Store {
         Ok(rows
             .into_iter()
             .map(|(id, path)| Folder { id, path })
+            .collect())
+    }
+
+    pub async fn folder_summaries(&self) -> Result<Vec<FolderSummary>> {
+        let rows: Vec<(i64, String, i64, i64)> = sqlx::query_as(
+            "SELECT f.id, f.path, COALESCE(SUM(d.status = 'indexed'), 0), COALESCE(SUM(d.status = 'error'), 0) \
+             FROM folders f LEFT JOIN documents d ON d.folder_id = f.id GROUP BY f.id ORDER BY f.path",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(id, path, documents, errors)| FolderSummary {
+                id,
+                path,
+                documents,
+                errors,
+            })
             .collect())
     }
 

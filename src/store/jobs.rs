@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{now_ms, process_alive, Result, Store};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
 #[serde(rename_all = "lowercase")]
 pub enum JobState {
     Queued,
@@ -41,7 +42,8 @@ impl JobState {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[ts(export)]
 pub struct Job {
     pub id: i64,
     pub kind: String,
@@ -183,6 +185,49 @@ impl Store {
         .execute(&self.pool)
         .await?;
         Ok(())
+    }
+
+    /// Parks a stopped job until the user resumes background work.
+    pub async fn park_job(&self, id: i64) -> Result<()> {
+        sqlx::query(
+            "UPDATE jobs SET state = 'paused', owner_pid = NULL, updated_at = ? WHERE id = ?",
+        )
+        .bind(now_ms())
+        .bind(id)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Moves every job in state `from` to state `to` (queued jobs to paused
+    /// and back); returns how many moved.
+    pub async fn move_jobs(&self, from: JobState, to: JobState) -> Result<u64> {
+        let done = sqlx::query(
+            "UPDATE jobs SET state = ?, updated_at = ? WHERE state = ? AND owner_pid IS NULL",
+        )
+        .bind(to.as_str())
+        .bind(now_ms())
+        .bind(from.as_str())
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected())
+    }
+
+    /// Marks an unfinished job cancelled and returns it as it was before, or
+    /// `None` when there is no such unfinished job. A worker running it
+    /// notices at its next batch and leaves the state alone.
+    pub async fn cancel_job(&self, id: i64) -> Result<Option<Job>> {
+        let Some(job) = self.job(id).await? else {
+            return Ok(None);
+        };
+        if !matches!(
+            job.state,
+            JobState::Queued | JobState::Running | JobState::Paused
+        ) {
+            return Ok(None);
+        }
+        self.finish_job(id, JobState::Cancelled, None).await?;
+        Ok(Some(job))
     }
 
     pub async fn finish_job(&self, id: i64, state: JobState, error: Option<&str>) -> Result<()> {

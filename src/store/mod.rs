@@ -21,11 +21,11 @@ use sqlx::sqlite::{
 };
 
 pub use documents::{
-    BatchProgress, ChunkRecord, ChunkWrite, DocumentRecord, DocumentWrite, IndexCounts, NodeRecord,
-    StoredChunk,
+    BatchProgress, ChunkRecord, ChunkWrite, DocumentPage, DocumentRecord, DocumentWrite,
+    IndexCounts, NodeRecord, StoredChunk,
 };
 pub use error::{Result, StoreError};
-pub use folders::Folder;
+pub use folders::{Folder, FolderSummary};
 pub use jobs::{Job, JobState};
 pub use runs::{LlmCallRow, NewRun, RunOutcome, RunRecord, RunStatus};
 pub(crate) use vectors::vectors_version_in;

@@ -7,7 +7,8 @@ use serde_json::Value;
 
 use super::{now_ms, process_alive, Result, Store};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
 #[serde(rename_all = "lowercase")]
 pub enum RunStatus {
     Running,
@@ -46,7 +47,8 @@ pub struct NewRun<'a> {
     pub model: &'a Value,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
 pub struct LlmCallRow {
     pub step: String,
     pub prompt_tokens: i64,
@@ -67,7 +69,8 @@ pub struct RunOutcome {
     pub calls: Vec<LlmCallRow>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[ts(export)]
 pub struct RunRecord {
     pub id: i64,
     pub question: String,
@@ -210,14 +213,36 @@ impl Store {
         Ok(row.map(run_from_row))
     }
 
-    /// The most recent runs first.
-    pub async fn runs(&self, limit: i64) -> Result<Vec<RunRecord>> {
-        let sql = format!("SELECT {RUN_COLUMNS} FROM runs ORDER BY id DESC LIMIT ?");
+    /// The most recent runs first; with `text`, only runs whose question or
+    /// answer contains it (case-insensitive for ASCII).
+    pub async fn runs(&self, text: Option<&str>, limit: i64) -> Result<Vec<RunRecord>> {
+        let sql = format!(
+            "SELECT {RUN_COLUMNS} FROM runs WHERE ?1 IS NULL \
+             OR instr(lower(question), lower(?1)) > 0 OR instr(lower(COALESCE(answer, '')), lower(?1)) > 0 \
+             ORDER BY id DESC LIMIT ?2"
+        );
+        let text = text.map(str::trim).filter(|t| !t.is_empty());
         let rows: Vec<RunRow> = sqlx::query_as(&sql)
+            .bind(text)
             .bind(limit)
             .fetch_all(&self.pool)
             .await?;
         Ok(rows.into_iter().map(run_from_row).collect())
+    }
+
+    /// Forgets a run and its model calls; returns whether it existed.
+    pub async fn delete_run(&self, id: i64) -> Result<bool> {
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("DELETE FROM llm_calls WHERE run_id = ?")
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        let done = sqlx::query("DELETE FROM runs WHERE id = ?")
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(done.rows_affected() > 0)
     }
 
     pub async fn llm_calls(&self, run_id: i64) -> Result<Vec<LlmCallRow>> {

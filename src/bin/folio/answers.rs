@@ -148,7 +148,7 @@ pub fn list_methods(json: bool) -> Result<()> {
 }
 
 pub async fn list_runs(library: &Library, limit: i64, json: bool) -> Result<()> {
-    let runs = library.runs(limit).await?;
+    let runs = library.runs(None, limit).await?;
     if json {
         return print_json(&runs);
     }

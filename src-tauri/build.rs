@@ -1,0 +1,29 @@
+//! Declares Folio's commands to Tauri so each one needs an explicit
+//! permission: the capability file grants these and nothing generic.
+
+fn main() {
+    let manifest = tauri_build::AppManifest::new().commands(&[
+        "app_info",
+        "library_overview",
+        "folder_documents",
+        "pick_folder",
+        "add_folders",
+        "remove_folder",
+        "pause_jobs",
+        "resume_jobs",
+        "cancel_job",
+        "document_tree",
+        "methods",
+        "ask",
+        "cancel_ask",
+        "runs",
+        "run_detail",
+        "delete_run",
+        "export_run",
+        "settings",
+        "save_settings",
+        "pick_model_file",
+    ]);
+    tauri_build::try_build(tauri_build::Attributes::new().app_manifest(manifest))
+        .expect("tauri build configuration");
+}

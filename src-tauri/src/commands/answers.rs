@@ -1,0 +1,101 @@
+//! Asking questions (streamed), the run history, and export.
+
+use std::time::Duration;
+
+use folio::methods::runner::AskRequest;
+use folio::methods::{EventSink, MethodInfo, RunEvent};
+use folio::store::{LlmCallRow, RunRecord};
+use serde::Serialize;
+use tauri::ipc::Channel;
+use tauri::{AppHandle, State};
+
+use super::{dialogs, CommandResult};
+use crate::batching::forward_batched;
+use crate::state::AppState;
+
+/// Tokens are batched to about a frame and a half: smooth to watch, cheap to paint.
+const TOKEN_BATCH: Duration = Duration::from_millis(25);
+
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(export)]
+pub struct RunDetail {
+    pub run: RunRecord,
+    pub calls: Vec<LlmCallRow>,
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub fn methods() -> Vec<MethodInfo> {
+    folio::methods::methods().iter().map(|m| m.info()).collect()
+}
+
+/// Answers `request`, streaming its progress through `on_event`, and returns
+/// the stored run (also when it failed or was cancelled: see its status).
+#[tauri::command(rename_all = "snake_case")]
+pub async fn ask(
+    state: State<'_, AppState>,
+    request: AskRequest,
+    ask_id: String,
+    on_event: Channel<Vec<RunEvent>>,
+) -> CommandResult<RunRecord> {
+    let library = state.library().await?;
+    let cancel = state.register_ask(&ask_id);
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let forward = tokio::spawn(forward_batched(rx, TOKEN_BATCH, move |batch| {
+        // The window may have closed; the run is stored either way.
+        let _ = on_event.send(batch);
+    }));
+    let sink = EventSink::new(tx);
+    let run = library.ask(&request, &sink, &cancel).await;
+    drop(sink);
+    state.finish_ask(&ask_id);
+    let _ = forward.await;
+    Ok(run?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub fn cancel_ask(state: State<'_, AppState>, ask_id: String) {
+    state.cancel_ask(&ask_id);
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn runs(
+    state: State<'_, AppState>,
+    query: Option<String>,
+    limit: i64,
+) -> CommandResult<Vec<RunRecord>> {
+    Ok(state
+        .library()
+        .await?
+        .runs(query.as_deref(), limit.clamp(1, 1000))
+        .await?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn run_detail(state: State<'_, AppState>, id: i64) -> CommandResult<RunDetail> {
+    let library = state.library().await?;
+    Ok(RunDetail {
+        run: library.run(id).await?,
+        calls: library.run_calls(id).await?,
+    })
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn delete_run(state: State<'_, AppState>, id: i64) -> CommandResult<()> {
+    Ok(state.library().await?.delete_run(id).await?)
+}
+
+/// Asks where to save, then writes exactly there; `None` when cancelled.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn export_run(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    id: i64,
+) -> CommandResult<Option<String>> {
+    let library = state.library().await?;
+    library.run(id).await?;
+    let Some(path) = dialogs::markdown_destination(&app, &format!("folio-run-{id}.md")).await?
+    else {
+        return Ok(None);
+    };
+    Ok(Some(library.export(id, &path).await?.display().to_string()))
+}

@@ -1,0 +1,82 @@
+//! Folders, their documents, and background jobs.
+
+use std::path::PathBuf;
+
+use folio::library::{DocumentTree, LibraryOverview};
+use folio::store::DocumentPage;
+use tauri::{AppHandle, State};
+
+use super::{dialogs, CommandResult};
+use crate::state::AppState;
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn library_overview(state: State<'_, AppState>) -> CommandResult<LibraryOverview> {
+    Ok(state.library().await?.overview().await?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn folder_documents(
+    state: State<'_, AppState>,
+    folder: String,
+    offset: i64,
+    limit: i64,
+) -> CommandResult<DocumentPage> {
+    Ok(state
+        .library()
+        .await?
+        .folder_documents(&folder, offset.max(0), limit.clamp(1, 500))
+        .await?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn pick_folder(app: AppHandle) -> CommandResult<Option<String>> {
+    Ok(dialogs::folder(&app, "Add a folder to Folio")
+        .await?
+        .map(|p| p.display().to_string()))
+}
+
+/// Queues the folders for indexing and returns the job id at once; the
+/// watcher runs the job and progress arrives as engine events.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn add_folders(state: State<'_, AppState>, paths: Vec<String>) -> CommandResult<i64> {
+    let paths: Vec<PathBuf> = paths.iter().map(|p| PathBuf::from(p.trim())).collect();
+    Ok(state.library().await?.add(&paths).await?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn remove_folder(state: State<'_, AppState>, path: String) -> CommandResult<()> {
+    Ok(state
+        .library()
+        .await?
+        .remove(PathBuf::from(path).as_path())
+        .await?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn pause_jobs(state: State<'_, AppState>) -> CommandResult<()> {
+    Ok(state.library().await?.pause_jobs().await?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn resume_jobs(state: State<'_, AppState>) -> CommandResult<()> {
+    Ok(state.library().await?.resume_jobs().await?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn cancel_job(state: State<'_, AppState>, job_id: i64) -> CommandResult<()> {
+    Ok(state.library().await?.cancel_job(job_id).await?)
+}
+
+/// The indexed text of a document, as its structure tree: what the source
+/// viewer shows when a citation is opened.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn document_tree(
+    state: State<'_, AppState>,
+    path: String,
+) -> CommandResult<DocumentTree> {
+    Ok(state
+        .library()
+        .await?
+        .tree(PathBuf::from(path).as_path())
+        .await?)
+}

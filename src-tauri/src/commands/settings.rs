@@ -1,0 +1,81 @@
+//! The settings view and what the app says about itself on start.
+
+use folio::llm::Backend;
+use serde::Serialize;
+use tauri::{AppHandle, State};
+
+use super::{dialogs, CommandResult};
+use crate::secrets::ApiKeyStorage;
+use crate::settings::{self, SettingsInput, SettingsView};
+use crate::state::AppState;
+
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(export)]
+pub struct AppInfo {
+    pub version: String,
+    pub data_dir: String,
+    pub config_file: String,
+    /// No settings saved and no folders yet: the UI explains where to start.
+    pub first_run: bool,
+    /// Answers come from the offline kit's tiny model.
+    pub using_kit_model: bool,
+    /// The model in words, e.g. "SmolLM2-135M-Instruct.Q4_1.gguf (embedded)".
+    pub llm_label: String,
+    pub api_key_storage: ApiKeyStorage,
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn app_info(state: State<'_, AppState>) -> CommandResult<AppInfo> {
+    let (library, config) = state
+        .with_engine(|e| (e.library.clone(), e.config.clone()))
+        .await?;
+    let config_file = folio::config::config_file_path();
+    let no_folders = library.roots().await?.is_empty();
+    let llm = &config.llm;
+    let llm_label = match llm.backend {
+        Backend::Embedded => {
+            let file = std::path::Path::new(&llm.model)
+                .file_name()
+                .map(|f| f.to_string_lossy().into_owned());
+            format!("{} (embedded)", file.unwrap_or_else(|| llm.model.clone()))
+        }
+        Backend::Openai => format!("{} at {}", llm.model, llm.base_url),
+    };
+    Ok(AppInfo {
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        data_dir: config.data_dir.display().to_string(),
+        config_file: config_file.display().to_string(),
+        first_run: no_folders && !config_file.exists(),
+        using_kit_model: llm.backend == Backend::Embedded
+            && std::path::Path::new(&llm.model) == settings::kit_model(&config),
+        llm_label,
+        api_key_storage: state.secrets().storage().clone(),
+    })
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn settings(state: State<'_, AppState>) -> CommandResult<SettingsView> {
+    let config = state.with_engine(|e| e.config.clone()).await?;
+    Ok(settings::view(&config, state.secrets()))
+}
+
+/// Saves and restarts the engine with the new settings (a new data
+/// location opens that index).
+#[tauri::command(rename_all = "snake_case")]
+pub async fn save_settings(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    input: SettingsInput,
+) -> CommandResult<SettingsView> {
+    settings::save(&input, state.secrets())?;
+    state.restart(&app).await;
+    let config = state.with_engine(|e| e.config.clone()).await?;
+    Ok(settings::view(&config, state.secrets()))
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn pick_model_file(app: AppHandle) -> CommandResult<Option<String>> {
+    Ok(dialogs::gguf_file(&app)
+        .await?
+        .map(|p| p.display().to_string()))
+}

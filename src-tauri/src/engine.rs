@@ -1,0 +1,107 @@
+//! The engine inside the app: one `Library` plus its background work (the
+//! folder watcher with its jobs, and forwarding engine events to the UI).
+//! Saving settings swaps the whole engine; closing the app stops it cleanly,
+//! so a running ingest pass commits its batch and resumes on the next start.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use folio::events::EngineEvent;
+use folio::{Config, Library};
+use tauri::{AppHandle, Emitter};
+use tokio::sync::broadcast::error::RecvError;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::batching::forward_batched;
+
+/// The UI event that carries batches of [`EngineEvent`]s.
+pub const ENGINE_EVENT: &str = "engine";
+const ENGINE_BATCH: Duration = Duration::from_millis(100);
+/// How long closing the app waits for background work to reach a safe point.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+const WATCH_RETRY: Duration = Duration::from_secs(5);
+
+pub struct Engine {
+    pub library: Arc<Library>,
+    pub config: Config,
+    stop: CancellationToken,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl Engine {
+    pub async fn start(app: AppHandle, config: Config) -> folio::Result<Engine> {
+        let library = Arc::new(Library::open(config.clone()).await?);
+        let stop = CancellationToken::new();
+        let tasks = vec![
+            tokio::spawn(forward_engine_events(app, library.clone(), stop.clone())),
+            tokio::spawn(watch_folders(library.clone(), stop.clone())),
+        ];
+        Ok(Engine {
+            library,
+            config,
+            stop,
+            tasks,
+        })
+    }
+
+    /// Stops the watcher and jobs at their next safe point and closes the
+    /// database.
+    pub async fn stop(self) {
+        self.stop.cancel();
+        self.library
+            .cancel_flag()
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        for task in self.tasks {
+            if tokio::time::timeout(SHUTDOWN_GRACE, task).await.is_err() {
+                eprintln!("folio: background work did not stop within {SHUTDOWN_GRACE:?}; its job resumes on the next start");
+            }
+        }
+        self.library.store().close().await;
+    }
+}
+
+async fn forward_engine_events(app: AppHandle, library: Arc<Library>, stop: CancellationToken) {
+    let mut events = library.subscribe();
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<EngineEvent>();
+    let pump = async move {
+        loop {
+            tokio::select! {
+                _ = stop.cancelled() => break,
+                event = events.recv() => match event {
+                    Ok(event) => if tx.send(event).is_err() { break },
+                    // Progress events are cumulative: a skipped one is superseded.
+                    Err(RecvError::Lagged(_)) => continue,
+                    Err(RecvError::Closed) => break,
+                },
+            }
+        }
+    };
+    let forward = forward_batched(rx, ENGINE_BATCH, |batch| {
+        if let Err(e) = app.emit(ENGINE_EVENT, batch) {
+            eprintln!("folio: cannot send engine events to the window: {e}");
+        }
+    });
+    tokio::join!(pump, forward);
+}
+
+/// Runs the watcher (which also runs queued jobs) until the app closes. A
+/// failure, such as a folder that cannot be watched, is retried.
+async fn watch_folders(library: Arc<Library>, stop: CancellationToken) {
+    if let Err(e) = library.warm_vectors().await {
+        eprintln!("folio: search falls back to the on-disk index: {e}");
+    }
+    while !stop.is_cancelled() {
+        let shutdown = stop.clone();
+        match folio::ingest::watcher::watch(&library, shutdown.cancelled_owned(), |_| {}).await {
+            Ok(()) => break,
+            Err(e) => {
+                eprintln!("folio: watching stopped: {e}; retrying in {WATCH_RETRY:?}");
+                tokio::select! {
+                    _ = stop.cancelled() => break,
+                    _ = tokio::time::sleep(WATCH_RETRY) => {}
+                }
+            }
+        }
+    }
+}

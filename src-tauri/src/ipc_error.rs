@@ -1,0 +1,111 @@
+//! The one error shape the UI receives: a stable `code` it can branch on, a
+//! `message` written for the person using the app, and optional `details`
+//! (the underlying causes) for a disclosure. Never a bare string.
+
+use folio::llm::LlmError;
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(export)]
+pub struct IpcError {
+    pub code: &'static str,
+    pub message: String,
+    pub details: Option<String>,
+}
+
+impl IpcError {
+    pub fn new(code: &'static str, message: impl Into<String>) -> IpcError {
+        IpcError {
+            code,
+            message: message.into(),
+            details: None,
+        }
+    }
+
+    /// Settings the user entered that cannot work; the message names the field.
+    pub fn invalid_settings(message: impl Into<String>) -> IpcError {
+        IpcError::new("invalid_settings", message)
+    }
+}
+
+impl std::fmt::Display for IpcError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+fn llm_code(e: &LlmError) -> &'static str {
+    match e {
+        LlmError::ServerDown { .. } => "llm_server_down",
+        LlmError::ModelNotFound { .. } => "llm_model_not_found",
+        LlmError::Load { .. } => "llm_load_failed",
+        LlmError::Cancelled => "cancelled",
+        _ => "llm_failed",
+    }
+}
+
+fn code(e: &folio::Error) -> &'static str {
+    use folio::Error as E;
+    match e {
+        E::NotFound(_) => "not_found",
+        E::NotIndexed(_) => "not_indexed",
+        E::NotWatched(_) => "not_watched",
+        E::RunNotFound(_) => "run_not_found",
+        E::RunInProgress(_) => "run_in_progress",
+        E::JobNotFound(_) => "job_not_found",
+        E::Llm(l) => llm_code(l),
+        E::Method(folio::methods::MethodError::Llm { source, .. }) => llm_code(source),
+        E::Method(m) if m.is_user_error() => "invalid_request",
+        E::Method(folio::methods::MethodError::EmptyLibrary) => "empty_library",
+        E::Export(_) => "export_failed",
+        E::Embed(_) => "embedding_model",
+        E::Prompt(_) => "prompt_template",
+        E::DataDir { .. } => "data_dir",
+        _ => "internal",
+    }
+}
+
+/// The chain of causes below the top-level message, one per line.
+fn causes(e: &dyn std::error::Error) -> Option<String> {
+    let mut lines = Vec::new();
+    let mut source = e.source();
+    while let Some(s) = source {
+        lines.push(s.to_string());
+        source = s.source();
+    }
+    (!lines.is_empty()).then(|| lines.join("\n"))
+}
+
+impl From<folio::Error> for IpcError {
+    fn from(e: folio::Error) -> IpcError {
+        IpcError {
+            code: code(&e),
+            message: e.to_string(),
+            details: causes(&e),
+        }
+    }
+}
+
+impl From<folio::config::ConfigError> for IpcError {
+    fn from(e: folio::config::ConfigError) -> IpcError {
+        IpcError {
+            code: "config",
+            message: e.to_string(),
+            details: causes(&e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn engine_errors_keep_their_wording_and_get_stable_codes() {
+        let e = IpcError::from(folio::Error::RunNotFound(7));
+        assert_eq!(e.code, "run_not_found");
+        assert!(e.message.contains("no run 7"), "{}", e.message);
+        let down = IpcError::from(folio::Error::Llm(LlmError::Cancelled));
+        assert_eq!(down.code, "cancelled");
+    }
+}

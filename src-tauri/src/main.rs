@@ -1,0 +1,66 @@
+//! Folio's desktop app. The engine runs inside this process in the
+//! background; the window talks to it only through the commands in
+//! `commands/`, and closing the window stops it cleanly.
+
+// No console window on Windows release builds.
+#![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
+
+mod batching;
+mod commands;
+mod engine;
+mod ipc_error;
+mod secrets;
+mod settings;
+mod state;
+
+use tauri::Manager;
+
+use crate::commands::{answers, library, settings as settings_commands};
+use crate::state::AppState;
+
+fn main() {
+    let app = tauri::Builder::default()
+        .plugin(tauri_plugin_dialog::init())
+        .manage(AppState::default())
+        .setup(|app| {
+            let handle = app.handle().clone();
+            // Opening the database is quick; the model loads and the first
+            // reconcile run in the background once the engine is up.
+            tauri::async_runtime::block_on(async {
+                handle.state::<AppState>().restart(&handle).await;
+            });
+            Ok(())
+        })
+        .invoke_handler(tauri::generate_handler![
+            settings_commands::app_info,
+            library::library_overview,
+            library::folder_documents,
+            library::pick_folder,
+            library::add_folders,
+            library::remove_folder,
+            library::pause_jobs,
+            library::resume_jobs,
+            library::cancel_job,
+            library::document_tree,
+            answers::methods,
+            answers::ask,
+            answers::cancel_ask,
+            answers::runs,
+            answers::run_detail,
+            answers::delete_run,
+            answers::export_run,
+            settings_commands::settings,
+            settings_commands::save_settings,
+            settings_commands::pick_model_file,
+        ])
+        .build(tauri::generate_context!())
+        .unwrap_or_else(|e| {
+            eprintln!("folio: the app could not start: {e}");
+            std::process::exit(1);
+        });
+    app.run(|handle, event| {
+        if let tauri::RunEvent::Exit = event {
+            tauri::async_runtime::block_on(handle.state::<AppState>().shutdown());
+        }
+    });
+}

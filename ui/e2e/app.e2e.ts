@@ -1,0 +1,172 @@
+// The real app in a real window (Xvfb + tauri-driver + WebKitWebDriver), on
+// the embedded models: add the rust-book folder, wait for indexing, ask
+// with vanilla-rag, open a citation, compare two methods, export a run, and
+// check hostile document text renders inert. Screenshots of every view go
+// to $FOLIO_E2E_OUT/screenshots. Run through scripts/e2e.sh.
+
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+import { answerSaveDialog } from "./native-dialog";
+import { Keys, Session } from "./webdriver";
+
+const env = (name: string) => {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set; run the end-to-end tests through scripts/e2e.sh`);
+  return value;
+};
+
+const out = env("FOLIO_E2E_OUT");
+const corpus = join(out, "corpus");
+const shots = join(out, "screenshots");
+const MINUTE = 60_000;
+
+let app: Session;
+
+async function shot(name: string) {
+  writeFileSync(join(shots, `${name}.png`), await app.screenshot());
+}
+
+async function open(view: string) {
+  await (await app.byTestId(`nav-${view}`)).click();
+}
+
+async function number(testId: string) {
+  return Number((await (await app.byTestId(testId)).text()).replace(/[^0-9]/g, "") || "0");
+}
+
+/** The rust-book sample plus one hostile note, copied so the test owns them. */
+function makeCorpus() {
+  const book = env("FOLIO_E2E_CORPUS");
+  mkdirSync(corpus, { recursive: true });
+  for (const name of readdirSync(book)) copyFileSync(join(book, name), join(corpus, name));
+  writeFileSync(
+    join(corpus, "zz-hostile-note.md"),
+    "# Hostile note about mutable variables\n\n" +
+      "Mutable variables: <script>window.__pwned = 1</script> and " +
+      '<img src="x" onerror="window.__pwned = 2; document.title = \'pwned\'"> are just text here.\n',
+  );
+  return readdirSync(corpus).length;
+}
+
+beforeAll(async () => {
+  mkdirSync(shots, { recursive: true });
+  app = await Session.start(env("WEBDRIVER_URL"), env("FOLIO_APP"));
+  await app.find('main[data-ready="true"]', 2 * MINUTE);
+});
+
+afterAll(async () => {
+  await app?.end();
+});
+
+describe("Folio in a real window", () => {
+  it("explains the tiny default model on first run", async () => {
+    const banner = await app.byTestId("first-run");
+    expect(await banner.text()).toMatch(/SmolLM2/);
+    await shot("01-first-run");
+  });
+
+  it("indexes an added folder with live progress", async () => {
+    const files = makeCorpus();
+    await open("library");
+    await (await app.byTestId("folder-path-input")).type(corpus);
+    await (await app.byTestId("add-folder-path")).click();
+    await app.byTestId("folder-row", 30_000);
+    await app.byTestId("job-row", 30_000);
+    await shot("02-library-indexing");
+    await app.waitFor("every document indexed", 8 * MINUTE, async () => (await number("overview-documents")) >= files);
+    expect(await number("overview-chunks")).toBeGreaterThan(files);
+    await shot("03-library-indexed");
+  });
+
+  it("answers with vanilla-rag, streams, cites, and opens a citation in place", async () => {
+    await open("ask");
+    const method = await app.byTestId("method-select");
+    await app.execute(
+      "const s = arguments[0]; s.value = 'vanilla-rag'; s.dispatchEvent(new Event('change', { bubbles: true }));",
+      { "element-6066-11e4-a52f-4a4b7a5f1a76": method.id },
+    );
+    const question = await app.byTestId("question-input");
+    await question.type("Are variables immutable by default?");
+    await question.type(Keys.Enter);
+    await app.waitFor("the answer to finish", 5 * MINUTE, async () => {
+      const status = await app.all('[data-testid="answer-status"]');
+      return status.length > 0 && (await status[0].text()).trim().length > 0;
+    });
+    expect((await (await app.byTestId("answer-status")).text()).trim()).toBe("done");
+    expect((await (await app.byTestId("answer")).text()).length).toBeGreaterThan(10);
+    const citations = await app.all('[data-testid="citation"]');
+    expect(citations.length).toBeGreaterThan(0);
+    await app.byTestId("trace-panel");
+    await shot("04-ask-answer");
+
+    await citations[0].click();
+    const viewer = await app.byTestId("source-viewer", 15_000);
+    const highlighted = await app.byTestId("source-highlight", 15_000);
+    expect((await highlighted.text()).length).toBeGreaterThan(0);
+    expect(await viewer.text()).toMatch(/\.md/);
+    await shot("05-source-viewer");
+    await app.post("actions", {
+      actions: [{ type: "key", id: "keyboard", actions: [{ type: "keyDown", value: Keys.Escape }, { type: "keyUp", value: Keys.Escape }] }],
+    });
+  });
+
+  it("renders hostile document text inert", async () => {
+    await open("ask");
+    const question = await app.byTestId("question-input");
+    await question.clear();
+    await question.type("What does the hostile note say about mutable variables and onerror?");
+    await question.type(Keys.Enter);
+    await app.waitFor("the answer to finish", 5 * MINUTE, async () => {
+      const status = await app.all('[data-testid="answer-status"]');
+      return status.length > 0 && (await status[0].text()).trim().length > 0;
+    });
+    const trace = await app.byTestId("trace-panel");
+    expect(await trace.text()).toContain("<script>");
+    const state = await app.execute<{ pwned: unknown; title: string; scripts: number; handlers: number }>(
+      "return { pwned: window.__pwned ?? null, title: document.title," +
+        " scripts: document.querySelectorAll('main script').length," +
+        " handlers: document.querySelectorAll('main [onerror], main img[src=\"x\"]').length };",
+    );
+    expect(state).toEqual({ pwned: null, title: "Folio", scripts: 0, handlers: 0 });
+    await shot("06-hostile-inert");
+  });
+
+  it("compares two methods side by side with their costs", async () => {
+    await open("compare");
+    await (await app.byTestId("compare-question")).type("What is a crate?");
+    await (await app.byTestId("compare-method-llm-only")).click();
+    await (await app.byTestId("compare-method-vanilla-rag")).click();
+    await (await app.byTestId("compare-run")).click();
+    await app.waitFor("both columns to finish", 8 * MINUTE, async () => {
+      const footers = await app.all('[data-testid="compare-footer"]');
+      if (footers.length < 2) return false;
+      const texts = await Promise.all(footers.map((f) => f.text()));
+      return texts.every((t) => /call/i.test(t) && /token/i.test(t));
+    });
+    expect((await app.all('[data-testid="compare-column"]')).length).toBe(2);
+    await shot("07-compare");
+  });
+
+  it("lists history and exports a run to the file chosen in the save dialog", async () => {
+    await open("history");
+    await app.byTestId("history-row", 15_000);
+    expect((await app.all('[data-testid="history-row"]')).length).toBeGreaterThanOrEqual(4);
+    await shot("08-history");
+    const destination = join(out, "exported-run.md");
+    await (await app.byTestId("history-export")).click();
+    await answerSaveDialog("Export run as markdown", destination);
+    await app.waitFor("the exported file", 20_000, async () => existsSync(destination));
+    const markdown = readFileSync(destination, "utf8");
+    expect(markdown).toMatch(/^# /m);
+    expect(markdown).toMatch(/crate|mutable|hostile/i);
+    await app.byTestId("toast", 10_000);
+  });
+
+  it("shows the settings with the key-storage state", async () => {
+    await open("settings");
+    await app.byTestId("settings-backend-embedded");
+    await shot("09-settings");
+  });
+});

@@ -1,0 +1,20 @@
+// Answers the app's native GTK save dialog the way a person would: wait for
+// the window by its title, type the full destination into its name field,
+// press Enter. xdotool talks to the same Xvfb display the app runs on.
+
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
+
+export async function answerSaveDialog(title: string, destination: string, timeoutMs = 20_000) {
+  const { stdout } = await run("xdotool", ["search", "--sync", "--onlyvisible", "--name", title], {
+    timeout: timeoutMs,
+  });
+  const window = stdout.trim().split("\n")[0];
+  await run("xdotool", ["windowactivate", "--sync", window]);
+  // The name field has focus with the suggested name selected.
+  await run("xdotool", ["key", "--window", window, "ctrl+a"]);
+  await run("xdotool", ["type", "--window", window, "--delay", "20", destination]);
+  await run("xdotool", ["key", "--window", window, "Return"]);
+}
