@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs Folio's benchmarks: `scripts/bench.sh ingest [--quick] [tree|embed|watch|write-amp…]`,
-# `scripts/bench.sh search [--quick]` or `scripts/bench.sh llm [--quick]`. Tables go to stdout, JSON to
+# `scripts/bench.sh search [--quick]`, `scripts/bench.sh llm [--quick]` or
+# `scripts/bench.sh app` (the desktop app in a real window: cold start, input
+# lag while ingesting, idle memory; see ui/e2e/app.perf.ts). Tables go to stdout, JSON to
 # bench/results/. The Python baselines (raw ONNX Runtime, numpy) run in a venv
 # at .venv-bench, created here once; the Rust side is told which python to use
 # through FOLIO_BENCH_PYTHON. Benchmarks always run a release build.
@@ -15,8 +17,17 @@ PACKAGES=(numpy onnxruntime==1.31.1 tokenizers)
 log() { printf '\033[1m[bench]\033[0m %s\n' "$*" >&2; }
 
 if [ "$#" -eq 0 ]; then
-  echo "usage: $0 ingest|search|llm [--quick] [benchmarks…]" >&2
+  echo "usage: $0 ingest|search|llm|app [--quick] [benchmarks…]" >&2
   exit 2
+fi
+
+if [ "$1" = app ]; then
+  out="$root/target/bench-app"
+  FOLIO_E2E_PROFILE=release FOLIO_E2E_SUITE=e2e/app.perf.ts FOLIO_E2E_OUT="$out" bash "$root/scripts/e2e.sh"
+  mkdir -p "$root/bench/results"
+  cp "$out/app-bench.json" "$root/bench/results/app.json"
+  log "results in bench/results/app.json"
+  exit 0
 fi
 
 if ! "$venv/bin/python" -c "import numpy, tokenizers, onnxruntime as o; assert o.__version__ == '1.31.1'" 2>/dev/null; then

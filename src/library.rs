@@ -49,6 +49,17 @@ struct JobControl {
     interrupt: CancelFlag,
     /// The watcher saw edits while paused; a reconcile on resume catches them.
     missed_changes: AtomicBool,
+    /// A watcher is running in this process.
+    watching: AtomicBool,
+}
+
+/// Clears the watching flag when the watcher stops, however it stops.
+pub struct WatchingGuard<'a>(&'a AtomicBool);
+
+impl Drop for WatchingGuard<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Relaxed);
+    }
 }
 
 /// The in-memory vector copy of a long-lived process. Empty (and never
@@ -97,6 +108,8 @@ pub struct LibraryOverview {
     pub errors: Vec<FileError>,
     pub jobs: Vec<Job>,
     pub jobs_paused: bool,
+    /// Whether this process watches the folders for changes now.
+    pub watching: bool,
 }
 
 /// How many failures the overview lists; the rest are counted.
@@ -280,6 +293,12 @@ impl Library {
         Ok(())
     }
 
+    /// Marks this process as watching the folders (while the guard lives).
+    pub fn watching(&self) -> WatchingGuard<'_> {
+        self.jobs.watching.store(true, Ordering::Relaxed);
+        WatchingGuard(&self.jobs.watching)
+    }
+
     pub fn jobs_paused(&self) -> bool {
         self.jobs.paused.load(Ordering::Relaxed)
     }
@@ -347,6 +366,9 @@ impl Library {
     /// Reconciles every watched folder with the disk (changes made while
     /// Folio was closed), as a job of its own.
     pub async fn reconcile_all(&self) -> Result<PassSummary> {
+        if self.store.folders().await?.is_empty() {
+            return Ok(PassSummary::default());
+        }
         let id = self.queue_reconcile().await?;
         Ok(self.run_job(id).await?.unwrap_or_default())
     }
@@ -437,6 +459,7 @@ impl Library {
                 .collect(),
             jobs: self.store.jobs(20).await?,
             jobs_paused: self.jobs_paused(),
+            watching: self.jobs.watching.load(Ordering::Relaxed),
         })
     }
 

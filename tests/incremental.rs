@@ -153,6 +153,7 @@ async fn the_watcher_follows_creates_edits_renames_and_deletes() {
         !bm25_paths(&library, "quinces").await.is_empty()
     })
     .await;
+    assert!(library.overview().await.unwrap().watching);
 
     write(
         &docs_path,
@@ -193,6 +194,7 @@ async fn the_watcher_follows_creates_edits_renames_and_deletes() {
 
     stop_tx.send(()).unwrap();
     watcher.await.unwrap().unwrap();
+    assert!(!library.overview().await.unwrap().watching);
     assert_consistent(&library).await;
 }
 

@@ -49,6 +49,7 @@ pub async fn watch(
     shutdown: impl Future<Output = ()>,
     mut on_pass: impl FnMut(&PassSummary),
 ) -> Result<()> {
+    let _watching = library.watching();
     let (raw_tx, raw_rx) = std::sync::mpsc::channel::<DebounceEventResult>();
     let mut debouncer =
         new_debouncer(DEBOUNCE, None, raw_tx).map_err(|e| Error::Watch(e.to_string()))?;

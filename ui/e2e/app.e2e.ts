@@ -41,9 +41,11 @@ function makeCorpus() {
   const book = env("FOLIO_E2E_CORPUS");
   mkdirSync(corpus, { recursive: true });
   for (const name of readdirSync(book)) copyFileSync(join(book, name), join(corpus, name));
+  // Plain text keeps markup verbatim in the index (the markdown and HTML
+  // loaders drop it), so it reaches the window as document text.
   writeFileSync(
-    join(corpus, "zz-hostile-note.md"),
-    "# Hostile note about mutable variables\n\n" +
+    join(corpus, "zz-hostile-note.txt"),
+    "Hostile note about mutable variables\n\n" +
       "Mutable variables: <script>window.__pwned = 1</script> and " +
       '<img src="x" onerror="window.__pwned = 2; document.title = \'pwned\'"> are just text here.\n',
   );
@@ -85,7 +87,7 @@ describe("Folio in a real window", () => {
     const method = await app.byTestId("method-select");
     await app.execute(
       "const s = arguments[0]; s.value = 'vanilla-rag'; s.dispatchEvent(new Event('change', { bubbles: true }));",
-      { "element-6066-11e4-a52f-4a4b7a5f1a76": method.id },
+      { "element-6066-11e4-a52e-4f735466cecf": method.id },
     );
     const question = await app.byTestId("question-input");
     await question.type("Are variables immutable by default?");
@@ -130,6 +132,11 @@ describe("Folio in a real window", () => {
         " handlers: document.querySelectorAll('main [onerror], main img[src=\"x\"]').length };",
     );
     expect(state).toEqual({ pwned: null, title: "Folio", scripts: 0, handlers: 0 });
+    await app.execute(
+      "const hit = [...document.querySelectorAll('[data-testid=\"trace-panel\"] *')]" +
+        ".find((e) => e.children.length === 0 && e.textContent.includes('<script>'));" +
+        " hit && hit.scrollIntoView({ block: 'center' });",
+    );
     await shot("06-hostile-inert");
   });
 
@@ -140,12 +147,12 @@ describe("Folio in a real window", () => {
     await (await app.byTestId("compare-method-vanilla-rag")).click();
     await (await app.byTestId("compare-run")).click();
     await app.waitFor("both columns to finish", 8 * MINUTE, async () => {
-      const footers = await app.all('[data-testid="compare-footer"]');
-      if (footers.length < 2) return false;
-      const texts = await Promise.all(footers.map((f) => f.text()));
-      return texts.every((t) => /call/i.test(t) && /token/i.test(t));
+      return (await app.all('[data-testid="compare-column"] [data-testid="answer-status"]')).length === 2;
     });
     expect((await app.all('[data-testid="compare-column"]')).length).toBe(2);
+    for (const footer of await app.all('[data-testid="compare-footer"]')) {
+      expect(await footer.text()).toMatch(/^1 LLM call\b.*\b[1-9]\d* \+ [1-9]\d* tokens/s);
+    }
     await shot("07-compare");
   });
 

@@ -12,9 +12,10 @@ export async function answerSaveDialog(title: string, destination: string, timeo
     timeout: timeoutMs,
   });
   const window = stdout.trim().split("\n")[0];
-  await run("xdotool", ["windowactivate", "--sync", window]);
-  // The name field has focus with the suggested name selected.
-  await run("xdotool", ["key", "--window", window, "ctrl+a"]);
-  await run("xdotool", ["type", "--window", window, "--delay", "20", destination]);
-  await run("xdotool", ["key", "--window", window, "Return"]);
+  // No window manager runs under Xvfb, so focus the dialog directly and
+  // type into whatever has focus there: the name field, suggested name selected.
+  await run("xdotool", ["windowfocus", "--sync", window]);
+  await run("xdotool", ["key", "ctrl+a"]);
+  await run("xdotool", ["type", "--delay", "20", destination]);
+  await run("xdotool", ["key", "Return"]);
 }

@@ -2,7 +2,7 @@
 // tests use, spoken over fetch to tauri-driver (which forwards to
 // WebKitWebDriver driving the real app window).
 
-const ELEMENT = "element-6066-11e4-a52f-4a4b7a5f1a76";
+const ELEMENT = "element-6066-11e4-a52e-4f735466cecf";
 
 export class WebDriverError extends Error {}
 
@@ -60,10 +60,12 @@ export class Session {
   ) {}
 
   /** Starts the app at `application` in a new window. */
-  static async start(driverUrl: string, application: string): Promise<Session> {
-    const value = await call(`${driverUrl}/session`, "POST", {
-      capabilities: { alwaysMatch: { "tauri:options": { application } } },
-    });
+  static start(driverUrl: string, application: string): Promise<Session> {
+    return Session.startWith(driverUrl, { "tauri:options": { application } });
+  }
+
+  static async startWith(driverUrl: string, capabilities: Record<string, unknown>): Promise<Session> {
+    const value = await call(`${driverUrl}/session`, "POST", { capabilities: { alwaysMatch: capabilities } });
     return new Session(driverUrl, value.sessionId);
   }
 

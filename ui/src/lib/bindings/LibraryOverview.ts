@@ -12,4 +12,8 @@ export type LibraryOverview = { data_dir: string, folders: Array<FolderSummary>,
 /**
  * The most recent failures, with reasons.
  */
-errors: Array<FileError>, jobs: Array<Job>, jobs_paused: boolean, };
+errors: Array<FileError>, jobs: Array<Job>, jobs_paused: boolean, 
+/**
+ * Whether this process watches the folders for changes now.
+ */
+watching: boolean, };

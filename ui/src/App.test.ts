@@ -1,0 +1,383 @@
+// Drives the whole app in jsdom against a fake shell: every view renders
+// from command results, keyboard navigation works, an answer streams and
+// opens its source. The shell is faked only here, at the invoke boundary.
+import { flushSync, mount, tick, unmount } from "svelte";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import type { EngineEvent } from "$lib/bindings/EngineEvent";
+import type { RunEvent } from "$lib/bindings/RunEvent";
+
+const shell = vi.hoisted(() => {
+  class Channel<T> {
+    onmessage: (message: T) => void = () => {};
+  }
+  const state = {
+    engineHandler: null as null | ((event: { payload: unknown }) => void),
+    askChannels: [] as { onmessage: (m: unknown) => void }[],
+    askResolvers: [] as ((record: unknown) => void)[],
+  };
+  return { Channel, invoke: vi.fn(), state };
+});
+
+vi.mock("@tauri-apps/api/core", () => ({ invoke: shell.invoke, Channel: shell.Channel }));
+vi.mock("@tauri-apps/api/event", () => ({
+  listen: vi.fn(async (_name: string, handler: (event: { payload: unknown }) => void) => {
+    shell.state.engineHandler = handler;
+    return () => {};
+  }),
+}));
+
+const passage = {
+  number: 1,
+  chunk_id: 11,
+  path: "/notes/rc.md",
+  heading_path: "Rc > Counting",
+  span_start: 10,
+  span_end: 30,
+  page: null,
+  score: 0.87,
+  text: "Rc counts references.",
+};
+
+function runRecord(id: number, method: string) {
+  return {
+    id,
+    question: "What does Rc do?",
+    method,
+    params: {},
+    model: {},
+    status: "done",
+    answer: "It **counts** references [1].",
+    citations: method === "vanilla-rag" ? [{ ...passage, score: undefined, text: undefined }] : [],
+    trace:
+      method === "vanilla-rag"
+        ? { method, query: "What does Rc do?", mode: "hybrid", k: 5, passages: [passage], unknown_citations: [] }
+        : { method },
+    error: null,
+    timings: { total_ms: 850 },
+    llm_calls: 1,
+    prompt_tokens: 120,
+    completion_tokens: 9,
+    created_at: Date.UTC(2026, 10, 21),
+    finished_at: Date.UTC(2026, 10, 21),
+  };
+}
+
+const responses: Record<string, (args: Record<string, unknown>) => unknown> = {
+  app_info: () => ({
+    version: "0.1.0",
+    data_dir: "/data",
+    config_file: "/config/folio.toml",
+    first_run: true,
+    using_kit_model: true,
+    llm_label: "SmolLM2-135M-Instruct.Q4_1.gguf (embedded)",
+    api_key_storage: { kind: "keyring" },
+  }),
+  methods: () => [
+    { id: "llm-only", name: "LLM only", summary: "The model alone.", retrieves: false, options: [] },
+    {
+      id: "vanilla-rag",
+      name: "Vanilla RAG",
+      summary: "Retrieve, then answer.",
+      retrieves: true,
+      options: [{ name: "mode", help: "Search mode", default: "hybrid", choices: ["dense", "bm25", "hybrid"] }],
+    },
+  ],
+  library_overview: () => ({
+    data_dir: "/data",
+    folders: [{ id: 1, path: "/notes", documents: 3, errors: 1 }],
+    counts: { documents: 3, errors: 1, nodes: 20, chunks: 7, embedded: 7 },
+    errors: [{ path: "/notes/bad.pdf", error: "corrupt PDF: no trailer" }],
+    jobs: [
+      {
+        id: 5,
+        kind: "ingest",
+        state: "running",
+        interrupted: false,
+        payload: {},
+        done: 1,
+        total: 4,
+        failed: 0,
+        active_ms: 500,
+        rate: 2,
+        eta_seconds: 1.5,
+        error: null,
+        owner_pid: 1,
+        created_at: 0,
+        updated_at: 0,
+      },
+    ],
+    jobs_paused: false,
+    watching: true,
+  }),
+  folder_documents: () => ({
+    total: 1,
+    documents: [
+      {
+        id: 1,
+        path: "/notes/rc.md",
+        format: "markdown",
+        title: "Rc",
+        hash: "h",
+        size: 2048,
+        mtime_ns: 0,
+        status: "indexed",
+        error: null,
+        note: null,
+      },
+    ],
+  }),
+  document_tree: () => ({
+    document: { id: 1, path: "/notes/rc.md", title: "Rc", status: "indexed" },
+    tree: {
+      nodes: [
+        { parent: null, kind: "structure", depth: 0, text: "Rc", span: { start: 0, end: 4, page: null } },
+        { parent: 0, kind: "content", depth: 1, text: "<b>Rc counts references.</b>", span: { start: 10, end: 30, page: null } },
+        { parent: 0, kind: "content", depth: 1, text: "Unrelated.", span: { start: 31, end: 41, page: null } },
+      ],
+    },
+  }),
+  ask: (args) => {
+    shell.state.askChannels.push(args.on_event as { onmessage: (m: unknown) => void });
+    return new Promise((resolve) => shell.state.askResolvers.push(resolve));
+  },
+  runs: () => [runRecord(9, "vanilla-rag")],
+  run_detail: () => ({
+    run: runRecord(9, "vanilla-rag"),
+    calls: [{ step: "answer", prompt_tokens: 120, completion_tokens: 9, wall_ms: 800, finish: "stop", error: null }],
+  }),
+  export_run: () => "/home/me/answer.md",
+  remove_folder: () => undefined,
+  settings: () => ({
+    backend: "embedded",
+    model: "/kit/smollm2.gguf",
+    base_url: "",
+    has_api_key: false,
+    context_size: 4096,
+    temperature: 0.2,
+    max_tokens: 512,
+    embedding_model_dir: "/kit/minilm",
+    data_dir: "/data",
+    config_file: "/config/folio.toml",
+    kit_model: "/kit/smollm2.gguf",
+    api_key_storage: { kind: "file", path: "/config/api-key" },
+  }),
+};
+
+shell.invoke.mockImplementation(async (command: string, args: Record<string, unknown> = {}) => {
+  const respond = responses[command];
+  if (!respond) throw { code: "internal", message: `unexpected command ${command}`, details: null };
+  return respond(args);
+});
+
+// tauri.conf.json sets freezePrototype; the app and its libraries must cope.
+Object.freeze(Object.prototype);
+const { default: App } = await import("./App.svelte");
+const { registerBuiltinTraceRenderers } = await import("$lib/traces/builtin");
+
+const byTestId = (id: string) => document.querySelector<HTMLElement>(`[data-testid="${id}"]`);
+const allByTestId = (id: string) => [...document.querySelectorAll<HTMLElement>(`[data-testid="${id}"]`)];
+
+async function settle() {
+  for (let i = 0; i < 5; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    await tick();
+  }
+  flushSync();
+}
+
+function key(init: KeyboardEventInit, target: EventTarget = window) {
+  target.dispatchEvent(new KeyboardEvent("keydown", { bubbles: true, cancelable: true, ...init }));
+}
+
+function type(element: HTMLInputElement | HTMLTextAreaElement, value: string) {
+  element.value = value;
+  element.dispatchEvent(new Event("input", { bubbles: true }));
+}
+
+let app: ReturnType<typeof mount>;
+
+beforeAll(async () => {
+  // jsdom lays nothing out and has no modal dialogs.
+  Element.prototype.scrollIntoView = () => {};
+  HTMLDialogElement.prototype.showModal = function (this: HTMLDialogElement) {
+    this.setAttribute("open", "");
+  };
+  HTMLDialogElement.prototype.close = function (this: HTMLDialogElement) {
+    this.removeAttribute("open");
+    this.dispatchEvent(new Event("close"));
+  };
+  registerBuiltinTraceRenderers();
+  app = mount(App, { target: document.body });
+  await settle();
+});
+
+afterAll(() => {
+  unmount(app);
+});
+
+describe("the app against a fake shell", () => {
+  it("is ready once app_info and methods have loaded, with the first-run panel", () => {
+    expect(document.querySelector("main")?.dataset.ready).toBe("true");
+    expect(byTestId("first-run")?.textContent).toContain("SmolLM2-135M");
+  });
+
+  it("shows the library: counts, folders, errors and jobs with progress", async () => {
+    expect(byTestId("overview-documents")?.textContent).toBe("3");
+    expect(byTestId("overview-chunks")?.textContent).toBe("7");
+    expect(allByTestId("folder-row")).toHaveLength(1);
+    expect(document.body.textContent).toContain("corrupt PDF: no trailer");
+    expect(allByTestId("job-row")).toHaveLength(1);
+    expect((byTestId("job-progress") as HTMLProgressElement).value).toBe(25);
+
+    const progress: EngineEvent = {
+      type: "job_progress",
+      job_id: 5,
+      kind: "ingest",
+      phase: "embedding",
+      done: 3,
+      total: 4,
+      failed: 0,
+      rate: 4,
+      eta_seconds: 0.25,
+    };
+    shell.state.engineHandler?.({ payload: [progress] });
+    await settle();
+    expect((byTestId("job-progress") as HTMLProgressElement).value).toBe(75);
+    expect(byTestId("job-row")?.textContent).toContain("4.0 docs/s");
+  });
+
+  it("lists a folder's documents on demand", async () => {
+    const show = [...byTestId("folder-row")!.querySelectorAll("button")].find((b) => b.textContent?.includes("Show"));
+    show?.click();
+    await settle();
+    expect(byTestId("folder-row")?.textContent).toContain("2.0 KiB");
+    expect(shell.invoke).toHaveBeenCalledWith("folder_documents", { folder: "/notes", offset: 0, limit: 100 });
+  });
+
+  it("removes a folder only after confirmation", async () => {
+    const removeButton = () =>
+      [...byTestId("folder-row")!.querySelectorAll("button")].find((b) => b.textContent?.trim() === "Remove");
+    removeButton()?.click();
+    await settle();
+    expect(document.querySelector("dialog")?.textContent).toContain("/notes");
+    byTestId("confirm-cancel")?.click();
+    await settle();
+    expect(shell.invoke.mock.calls.some(([c]) => c === "remove_folder")).toBe(false);
+
+    removeButton()?.click();
+    await settle();
+    byTestId("confirm-accept")?.click();
+    await settle();
+    expect(shell.invoke).toHaveBeenCalledWith("remove_folder", { path: "/notes" });
+    expect(byTestId("toast")?.textContent).toContain("Removed /notes");
+  });
+
+  it("switches views with Ctrl+number and focuses the question", async () => {
+    key({ key: "2", ctrlKey: true });
+    await settle();
+    expect(byTestId("question-input")).not.toBeNull();
+    expect(document.activeElement).toBe(byTestId("question-input"));
+    expect(byTestId("nav-ask")?.getAttribute("aria-current")).toBe("page");
+  });
+
+  it("streams an answer, renders it with citations and opens the cited source", async () => {
+    const input = byTestId("question-input") as HTMLTextAreaElement;
+    type(input, "What does Rc do?");
+    key({ key: "Enter" }, input);
+    await settle();
+    const [call] = shell.invoke.mock.calls.filter(([c]) => c === "ask");
+    expect(call[1].request).toEqual({
+      question: "What does Rc do?",
+      method: "vanilla-rag",
+      k: 5,
+      temperature: null,
+      max_tokens: null,
+      options: {},
+    });
+    expect(byTestId("ask-cancel")).not.toBeNull();
+
+    const events: RunEvent[] = [
+      { type: "started", run_id: 9, method: "vanilla-rag" },
+      { type: "retrieved", query: "What does Rc do?", passages: 1 },
+      { type: "llm_started", step: "answer" },
+      { type: "token", step: "answer", text: "It counts" },
+    ];
+    shell.state.askChannels[0].onmessage(events);
+    await settle();
+    expect(byTestId("answer")?.textContent).toContain("It counts");
+    // Only a finished run has a status to report.
+    expect(byTestId("answer-status")).toBeNull();
+    expect(byTestId("trace-panel")?.textContent).toContain("writing");
+
+    shell.state.askResolvers[0](runRecord(9, "vanilla-rag"));
+    await settle();
+    expect(byTestId("answer-status")?.textContent).toBe("done");
+    expect(byTestId("answer")?.querySelector("strong")?.textContent).toBe("counts");
+    expect(allByTestId("citation")).toHaveLength(1);
+    expect(byTestId("trace-panel")?.textContent).toContain("Rc > Counting");
+    expect(byTestId("ask-cancel")).toBeNull();
+
+    (byTestId("answer")?.querySelector("button.cite") as HTMLButtonElement).click();
+    await settle();
+    const viewer = byTestId("source-viewer");
+    expect(viewer?.textContent).toContain("/notes/rc.md");
+    const highlighted = allByTestId("source-highlight");
+    expect(highlighted).toHaveLength(1);
+    // Document text is text, never markup.
+    expect(highlighted[0].textContent?.trim()).toBe("<b>Rc counts references.</b>");
+    expect(viewer?.querySelector("b")).toBeNull();
+    key({ key: "Escape" }, viewer!);
+    await settle();
+    expect(byTestId("source-viewer")).toBeNull();
+  });
+
+  it("compares methods side by side, each through its own channel", async () => {
+    byTestId("nav-compare")?.click();
+    await settle();
+    type(byTestId("compare-question") as HTMLTextAreaElement, "What does Rc do?");
+    (byTestId("compare-method-llm-only") as HTMLInputElement).click();
+    (byTestId("compare-method-vanilla-rag") as HTMLInputElement).click();
+    await settle();
+    (byTestId("compare-run") as HTMLButtonElement).click();
+    await settle();
+    expect(allByTestId("compare-column")).toHaveLength(2);
+    expect(shell.state.askChannels).toHaveLength(3);
+    expect(shell.state.askChannels[1]).not.toBe(shell.state.askChannels[2]);
+    shell.state.askResolvers[1](runRecord(10, "llm-only"));
+    shell.state.askResolvers[2](runRecord(11, "vanilla-rag"));
+    await settle();
+    const footers = allByTestId("compare-footer").map((f) => f.textContent ?? "");
+    expect(footers).toHaveLength(2);
+    for (const footer of footers) {
+      expect(footer).toContain("1 LLM call");
+      expect(footer).toContain("120 + 9 tokens");
+      expect(footer).toContain("850 ms");
+    }
+  });
+
+  it("shows the newest past run and exports it", async () => {
+    byTestId("nav-history")?.click();
+    await settle();
+    expect(allByTestId("history-row")).toHaveLength(1);
+    // The newest run opens by itself.
+    expect(document.body.textContent).toContain("Model calls");
+    byTestId("history-export")?.click();
+    await settle();
+    expect(allByTestId("toast").map((t) => t.textContent)).toContainEqual(
+      expect.stringContaining("Exported to /home/me/answer.md"),
+    );
+  });
+
+  it("shows settings with the key-file warning and validates before saving", async () => {
+    byTestId("nav-settings")?.click();
+    await settle();
+    expect((byTestId("settings-backend-embedded") as HTMLInputElement).checked).toBe(true);
+    (byTestId("settings-backend-openai") as HTMLInputElement).click();
+    await settle();
+    expect(document.body.textContent).toContain("No OS keyring available; the key is stored in /config/api-key");
+    (byTestId("settings-save") as HTMLButtonElement).click();
+    await settle();
+    expect(document.body.textContent).toContain("Enter the server's API root");
+    expect(shell.invoke.mock.calls.some(([c]) => c === "save_settings")).toBe(false);
+  });
+});

@@ -1,0 +1,74 @@
+// The one module that talks to the Tauri shell. Every command's argument
+// names are snake_case, exactly as the Rust commands declare them, and every
+// rejection is turned into an IpcError so views handle one error shape.
+import { Channel, invoke } from "@tauri-apps/api/core";
+import { listen, type UnlistenFn } from "@tauri-apps/api/event";
+import type { AppInfo } from "$lib/bindings/AppInfo";
+import type { AskRequest } from "$lib/bindings/AskRequest";
+import type { DocumentPage } from "$lib/bindings/DocumentPage";
+import type { DocumentTree } from "$lib/bindings/DocumentTree";
+import type { EngineEvent } from "$lib/bindings/EngineEvent";
+import type { IpcError } from "$lib/bindings/IpcError";
+import type { LibraryOverview } from "$lib/bindings/LibraryOverview";
+import type { MethodInfo } from "$lib/bindings/MethodInfo";
+import type { RunDetail } from "$lib/bindings/RunDetail";
+import type { RunEvent } from "$lib/bindings/RunEvent";
+import type { RunRecord } from "$lib/bindings/RunRecord";
+import type { SettingsInput } from "$lib/bindings/SettingsInput";
+import type { SettingsView } from "$lib/bindings/SettingsView";
+
+/** Normalises anything a command can reject with into an IpcError. */
+export function toIpcError(error: unknown): IpcError {
+  if (typeof error === "object" && error !== null && "message" in error) {
+    const e = error as { code?: unknown; message: unknown; details?: unknown };
+    return {
+      code: typeof e.code === "string" ? e.code : "internal",
+      message: String(e.message),
+      details: typeof e.details === "string" ? e.details : null,
+    };
+  }
+  // Outside the shell (a plain browser on the dev server) invoke throws a
+  // TypeError; a string rejection comes from Tauri itself (unknown command).
+  return { code: "internal", message: String(error), details: null };
+}
+
+async function call<T>(command: string, args?: Record<string, unknown>): Promise<T> {
+  try {
+    return await invoke<T>(command, args);
+  } catch (error) {
+    throw toIpcError(error);
+  }
+}
+
+export const api = {
+  appInfo: () => call<AppInfo>("app_info"),
+  libraryOverview: () => call<LibraryOverview>("library_overview"),
+  folderDocuments: (folder: string, offset: number, limit: number) =>
+    call<DocumentPage>("folder_documents", { folder, offset, limit }),
+  pickFolder: () => call<string | null>("pick_folder"),
+  addFolders: (paths: string[]) => call<number>("add_folders", { paths }),
+  removeFolder: (path: string) => call<void>("remove_folder", { path }),
+  pauseJobs: () => call<void>("pause_jobs"),
+  resumeJobs: () => call<void>("resume_jobs"),
+  cancelJob: (jobId: number) => call<void>("cancel_job", { job_id: jobId }),
+  documentTree: (path: string) => call<DocumentTree>("document_tree", { path }),
+  methods: () => call<MethodInfo[]>("methods"),
+  ask: (request: AskRequest, askId: string, onEvents: (events: RunEvent[]) => void) => {
+    const channel = new Channel<RunEvent[]>();
+    channel.onmessage = onEvents;
+    return call<RunRecord>("ask", { request, ask_id: askId, on_event: channel });
+  },
+  cancelAsk: (askId: string) => call<void>("cancel_ask", { ask_id: askId }),
+  runs: (query: string | null, limit: number) => call<RunRecord[]>("runs", { query, limit }),
+  runDetail: (id: number) => call<RunDetail>("run_detail", { id }),
+  deleteRun: (id: number) => call<void>("delete_run", { id }),
+  exportRun: (id: number) => call<string | null>("export_run", { id }),
+  settings: () => call<SettingsView>("settings"),
+  saveSettings: (input: SettingsInput) => call<SettingsView>("save_settings", { input }),
+  pickModelFile: () => call<string | null>("pick_model_file"),
+};
+
+/** Subscribes to the engine's batched events; resolves to the unsubscriber. */
+export function onEngineEvents(handler: (events: EngineEvent[]) => void): Promise<UnlistenFn> {
+  return listen<EngineEvent[]>("engine", (event) => handler(event.payload));
+}

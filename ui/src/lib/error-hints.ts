@@ -1,0 +1,37 @@
+// What a person can do about a failed answer, by the shell's stable error
+// code. The message itself comes from the engine; this adds the next step.
+import type { ViewId } from "$lib/stores/app.svelte";
+
+export type Hint = { text: string; action?: { label: string; view: ViewId } };
+
+const SETTINGS = { label: "Open Settings", view: "settings" } as const;
+const LIBRARY = { label: "Open Library", view: "library" } as const;
+
+const HINTS: Record<string, Hint> = {
+  llm_server_down: {
+    text: "The model server did not answer. Start it (Ollama, llama.cpp server, LM Studio…) or correct the Server URL.",
+    action: SETTINGS,
+  },
+  llm_model_not_found: { text: "The server does not know this model. Check the model name.", action: SETTINGS },
+  llm_load_failed: { text: "The model file could not be loaded. Choose another GGUF file.", action: SETTINGS },
+  llm_failed: { text: "The model failed while answering. Try again, or try another model.", action: SETTINGS },
+  empty_library: {
+    text: "Nothing is indexed yet. Add a folder of documents, or ask with a method that does not retrieve (llm-only).",
+    action: LIBRARY,
+  },
+  embedding_model: { text: "The embedding model could not be loaded. Check its folder.", action: SETTINGS },
+  invalid_request: { text: "Check the question's options (passages, temperature, max tokens, method options)." },
+  prompt_template: { text: "A prompt template in your prompts folder has a mistake; the details name the file." },
+  interrupted: { text: "Folio was closed while this answer was being written. Ask again to get a complete answer." },
+  run_in_progress: { text: "Wait for the running answer to finish, or cancel it." },
+};
+
+const FALLBACK: Hint = {
+  text: "If the model could not be reached or loaded, check the model settings.",
+  action: SETTINGS,
+};
+
+export function hintFor(code: string): Hint | null {
+  if (code === "cancelled") return null;
+  return HINTS[code] ?? FALLBACK;
+}

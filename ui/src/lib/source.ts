@@ -1,0 +1,22 @@
+// A place in a document to show: a citation, a retrieved passage, or a whole
+// document (no span). Derived from the generated Citation so the two never drift.
+import type { Citation } from "$lib/bindings/Citation";
+import type { DocumentTree } from "$lib/bindings/DocumentTree";
+
+export type SourceTarget = Pick<Citation, "path"> &
+  Partial<Pick<Citation, "number" | "heading_path" | "span_start" | "span_end" | "page">>;
+
+type Span = DocumentTree["tree"]["nodes"][number]["span"];
+
+/** Whether a node's span overlaps the target's byte range on the same page. */
+export function overlaps(span: Span, target: SourceTarget): boolean {
+  if (target.span_start == null || target.span_end == null) return false;
+  if (target.page != null && span.page !== target.page) return false;
+  if (span.end <= span.start) return false;
+  return span.start < target.span_end && span.end > target.span_start;
+}
+
+export function fileName(path: string): string {
+  const parts = path.split(/[\\/]/);
+  return parts[parts.length - 1] || path;
+}

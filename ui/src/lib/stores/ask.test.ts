@@ -1,0 +1,130 @@
+import { beforeEach, describe, expect, it, vi } from "vitest";
+import type { RunEvent } from "$lib/bindings/RunEvent";
+
+const core = vi.hoisted(() => {
+  class Channel<T> {
+    onmessage: (message: T) => void = () => {};
+  }
+  return { invoke: vi.fn(), Channel };
+});
+vi.mock("@tauri-apps/api/core", () => core);
+
+const { AskRun, emptyProgress, foldRunEvent, llmSteps } = await import("./ask.svelte");
+
+const request = { question: "What is Rc?", method: "vanilla-rag", k: 5, temperature: null, max_tokens: null, options: {} };
+
+function record(status: "done" | "failed" | "cancelled", extra: object = {}) {
+  return {
+    id: 7,
+    question: request.question,
+    method: request.method,
+    params: {},
+    model: {},
+    status,
+    answer: "Rc counts references [1].",
+    citations: [],
+    trace: null,
+    error: null,
+    timings: { total_ms: 1234 },
+    llm_calls: 1,
+    prompt_tokens: 100,
+    completion_tokens: 20,
+    created_at: 0,
+    finished_at: 1,
+    ...extra,
+  };
+}
+
+describe("foldRunEvent", () => {
+  it("folds a whole run into steps, tokens and status", () => {
+    const progress = emptyProgress();
+    const events: RunEvent[] = [
+      { type: "started", run_id: 3, method: "vanilla-rag" },
+      { type: "retrieved", query: "rc", passages: 5 },
+      { type: "llm_started", step: "answer" },
+      { type: "token", step: "answer", text: "Rc " },
+      { type: "token", step: "answer", text: "counts" },
+      { type: "llm_finished", step: "answer", prompt_tokens: 90, completion_tokens: 2, wall_ms: 40 },
+      { type: "finished", run_id: 3, status: "done" },
+    ];
+    for (const e of events) foldRunEvent(progress, e);
+    expect(progress.runId).toBe(3);
+    expect(progress.method).toBe("vanilla-rag");
+    expect(progress.status).toBe("done");
+    expect(progress.timeline[0]).toEqual({ kind: "retrieval", query: "rc", passages: 5 });
+    expect(llmSteps(progress)).toEqual([
+      { kind: "llm", step: "answer", text: "Rc counts", finished: true, promptTokens: 90, completionTokens: 2, wallMs: 40 },
+    ]);
+  });
+
+  it("keeps repeated steps apart and tolerates tokens before llm_started", () => {
+    const progress = emptyProgress();
+    foldRunEvent(progress, { type: "token", step: "draft", text: "a" });
+    foldRunEvent(progress, { type: "llm_finished", step: "draft", prompt_tokens: 1, completion_tokens: 1, wall_ms: 1 });
+    foldRunEvent(progress, { type: "llm_started", step: "draft" });
+    foldRunEvent(progress, { type: "token", step: "draft", text: "b" });
+    const steps = llmSteps(progress);
+    expect(steps.map((s) => [s.text, s.finished])).toEqual([
+      ["a", true],
+      ["b", false],
+    ]);
+  });
+
+  it("ignores event types it does not know", () => {
+    const progress = emptyProgress();
+    foldRunEvent(progress, { type: "slot_filled", slot: "x" } as unknown as RunEvent);
+    expect(progress).toEqual(emptyProgress());
+  });
+});
+
+describe("AskRun", () => {
+  beforeEach(() => {
+    core.invoke.mockReset();
+  });
+
+  it("streams through its own channel and ends with the stored record", async () => {
+    let resolve: (value: unknown) => void = () => {};
+    core.invoke.mockImplementation((command: string, args: Record<string, unknown>) => {
+      expect(command).toBe("ask");
+      expect(args.request).toEqual(request);
+      const channel = args.on_event as InstanceType<typeof core.Channel<RunEvent[]>>;
+      channel.onmessage([
+        { type: "started", run_id: 7, method: "vanilla-rag" },
+        { type: "llm_started", step: "answer" },
+        { type: "token", step: "answer", text: "Rc counts" },
+      ]);
+      return new Promise((r) => (resolve = r));
+    });
+    const run = new AskRun(request);
+    const done = run.start();
+    expect(run.running).toBe(true);
+    expect(run.status).toBe("running");
+    expect(run.liveText).toBe("Rc counts");
+    expect(run.llmCalls).toBe(1);
+    expect(core.invoke.mock.calls[0][1].ask_id).toBe(run.askId);
+    resolve(record("done"));
+    await done;
+    expect(run.running).toBe(false);
+    expect(run.status).toBe("done");
+    expect(run.record?.answer).toBe("Rc counts references [1].");
+    expect(run.tokens).toEqual({ prompt: 100, completion: 20 });
+    expect(run.wallMs()).toBe(1234);
+  });
+
+  it("keeps the IpcError when the command rejects", async () => {
+    core.invoke.mockRejectedValue({ code: "llm_unavailable", message: "The model server is down", details: "connect refused" });
+    const run = new AskRun(request);
+    await run.start();
+    expect(run.status).toBe("failed");
+    expect(run.error).toEqual({ code: "llm_unavailable", message: "The model server is down", details: "connect refused" });
+  });
+
+  it("cancels by ask id", async () => {
+    core.invoke.mockImplementation((command: string) => (command === "ask" ? new Promise(() => {}) : Promise.resolve()));
+    const run = new AskRun(request);
+    void run.start();
+    await run.cancel();
+    expect(core.invoke).toHaveBeenLastCalledWith("cancel_ask", { ask_id: run.askId });
+    expect(run.cancelling).toBe(true);
+  });
+});

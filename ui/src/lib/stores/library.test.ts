@@ -1,0 +1,145 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { EngineEvent } from "$lib/bindings/EngineEvent";
+import type { LibraryOverview } from "$lib/bindings/LibraryOverview";
+
+const core = vi.hoisted(() => ({ invoke: vi.fn(), Channel: class {} }));
+vi.mock("@tauri-apps/api/core", () => core);
+
+const { LibraryStore, jobView } = await import("./library.svelte");
+
+type Job = LibraryOverview["jobs"][number];
+
+function job(extra: Partial<Job> = {}): Job {
+  return {
+    id: 1,
+    kind: "ingest",
+    state: "running",
+    interrupted: false,
+    payload: { roots: ["/notes"] },
+    done: 10,
+    total: 100,
+    failed: 0,
+    active_ms: 1000,
+    rate: 10,
+    eta_seconds: 9,
+    error: null,
+    owner_pid: 42,
+    created_at: 0,
+    updated_at: 0,
+    ...extra,
+  };
+}
+
+function overview(jobs: Job[]): LibraryOverview {
+  return {
+    data_dir: "/data",
+    folders: [{ id: 1, path: "/notes", documents: 10, errors: 0 }],
+    counts: { documents: 10, errors: 0, nodes: 50, chunks: 30, embedded: 30 },
+    errors: [],
+    jobs,
+    jobs_paused: false,
+    watching: true,
+  };
+}
+
+const progress = (extra: object = {}): EngineEvent => ({
+  type: "job_progress",
+  job_id: 1,
+  kind: "ingest",
+  phase: "embedding",
+  done: 60,
+  total: 120,
+  failed: 2,
+  rate: 25.5,
+  eta_seconds: 2.4,
+  ...extra,
+}) as EngineEvent;
+
+describe("jobView", () => {
+  it("uses the stored numbers when there is no live progress", () => {
+    expect(jobView(job(), undefined)).toMatchObject({ done: 10, total: 100, percent: 10, rate: 10, etaSeconds: 9, phase: null });
+  });
+
+  it("overlays live progress on a running job", () => {
+    const live = progress() as Extract<EngineEvent, { type: "job_progress" }>;
+    expect(jobView(job(), live)).toMatchObject({
+      done: 60,
+      total: 120,
+      failed: 2,
+      percent: 50,
+      rate: 25.5,
+      etaSeconds: 2.4,
+      phase: "embedding",
+    });
+  });
+
+  it("ignores stale live progress once the job has ended", () => {
+    const live = progress() as Extract<EngineEvent, { type: "job_progress" }>;
+    expect(jobView(job({ state: "done", done: 120, total: 120 }), live)).toMatchObject({ done: 120, percent: 100, phase: null });
+  });
+
+  it("has no percentage while the total is unknown", () => {
+    expect(jobView(job({ done: 0, total: 0 }), undefined).percent).toBeNull();
+  });
+});
+
+describe("LibraryStore", () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+    core.invoke.mockReset();
+    core.invoke.mockResolvedValue(overview([job()]));
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("folds job progress events into the job list without refetching", async () => {
+    const store = new LibraryStore();
+    await store.refresh();
+    expect(core.invoke).toHaveBeenCalledTimes(1);
+    store.applyEngineEvents([progress({ done: 30 }), progress({ done: 45 })]);
+    expect(store.jobs[0]).toMatchObject({ done: 45, percent: 37.5 });
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(core.invoke).toHaveBeenCalledTimes(1);
+  });
+
+  it("refreshes the overview on document events at most once a second", async () => {
+    const store = new LibraryStore(1000);
+    await store.refresh();
+    core.invoke.mockClear();
+    const indexed = (n: number): EngineEvent => ({ type: "document_indexed", path: `/notes/${n}.md`, chunks: 3 });
+    store.applyEngineEvents([indexed(1)]);
+    store.applyEngineEvents([indexed(2)]);
+    await vi.advanceTimersByTimeAsync(500);
+    store.applyEngineEvents([indexed(3)]);
+    expect(core.invoke).not.toHaveBeenCalled();
+    await vi.advanceTimersByTimeAsync(600);
+    expect(core.invoke).toHaveBeenCalledTimes(1);
+    expect(core.invoke).toHaveBeenCalledWith("library_overview", undefined);
+    expect(store.lastActivity).toEqual({ path: "/notes/3.md", outcome: "indexed", detail: null });
+    store.applyEngineEvents([{ type: "document_failed", path: "/notes/bad.pdf", error: "corrupt PDF" }]);
+    // The last refresh was 100 ms ago, so the next may come 900 ms from now.
+    await vi.advanceTimersByTimeAsync(899);
+    expect(core.invoke).toHaveBeenCalledTimes(1);
+    await vi.advanceTimersByTimeAsync(2);
+    expect(core.invoke).toHaveBeenCalledTimes(2);
+    expect(store.lastActivity?.detail).toBe("corrupt PDF");
+  });
+
+  it("refreshes when a job finishes", async () => {
+    const store = new LibraryStore(1000);
+    await store.refresh();
+    core.invoke.mockClear();
+    store.applyEngineEvents([progress({ phase: "finished", done: 120 })]);
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(core.invoke).toHaveBeenCalledTimes(1);
+  });
+
+  it("keeps the error when the overview cannot be read", async () => {
+    core.invoke.mockRejectedValue({ code: "store", message: "database is locked", details: null });
+    const store = new LibraryStore();
+    await store.refresh();
+    expect(store.error?.message).toBe("database is locked");
+    expect(store.overview).toBeNull();
+  });
+});

@@ -1,0 +1,10 @@
+// The trace renderers that ship with the app; a new method adds its
+// component next to these and one line here.
+import LlmOnlyTrace from "./LlmOnlyTrace.svelte";
+import { registerTraceRenderer } from "./registry";
+import VanillaRagTrace from "./VanillaRagTrace.svelte";
+
+export function registerBuiltinTraceRenderers(): void {
+  registerTraceRenderer("llm-only", LlmOnlyTrace);
+  registerTraceRenderer("vanilla-rag", VanillaRagTrace);
+}

@@ -1,0 +1,81 @@
+import { flushSync, mount, unmount } from "svelte";
+import { describe, expect, it } from "vitest";
+import { registerBuiltinTraceRenderers } from "./builtin";
+import GenericTrace from "./GenericTrace.svelte";
+import LlmOnlyTrace from "./LlmOnlyTrace.svelte";
+import { registerTraceRenderer, rendererFor, type TraceProps, type TraceRenderer } from "./registry";
+import VanillaRagTrace from "./VanillaRagTrace.svelte";
+
+function render(component: TraceRenderer, props: TraceProps) {
+  const target = document.createElement("div");
+  const instance = mount(component, { target, props });
+  flushSync();
+  return { target, destroy: () => unmount(instance) };
+}
+
+describe("trace renderer registry", () => {
+  it("falls back to the generic JSON view for unknown methods", () => {
+    expect(rendererFor("no-such-method")).toBe(GenericTrace);
+  });
+
+  it("returns a registered renderer, and a later registration replaces it", () => {
+    registerTraceRenderer("test-method", LlmOnlyTrace);
+    expect(rendererFor("test-method")).toBe(LlmOnlyTrace);
+    registerTraceRenderer("test-method", VanillaRagTrace);
+    expect(rendererFor("test-method")).toBe(VanillaRagTrace);
+  });
+
+  it("registers the built-in methods", () => {
+    registerBuiltinTraceRenderers();
+    expect(rendererFor("llm-only")).toBe(LlmOnlyTrace);
+    expect(rendererFor("vanilla-rag")).toBe(VanillaRagTrace);
+  });
+});
+
+describe("trace renderers", () => {
+  it("the generic view shows trace data as text, never as markup", () => {
+    const { target, destroy } = render(GenericTrace, {
+      trace: { method: "future", note: "<img src=x onerror=alert(1)>" },
+    });
+    expect(target.querySelector("img")).toBeNull();
+    expect(target.querySelector("pre")?.textContent).toContain("<img src=x onerror=alert(1)>");
+    destroy();
+  });
+
+  it("the vanilla-rag view lists passages, marks cited ones and reports clicks", () => {
+    const passage = (number: number) => ({
+      number,
+      chunk_id: number * 10,
+      path: `/notes/${number}.md`,
+      heading_path: `Chapter ${number}`,
+      span_start: 0,
+      span_end: 20,
+      page: null,
+      score: 0.5,
+      text: `<b>passage ${number}</b>`,
+    });
+    const opened: unknown[] = [];
+    const { target, destroy } = render(VanillaRagTrace, {
+      trace: {
+        method: "vanilla-rag",
+        query: "what is rc",
+        mode: "hybrid",
+        k: 2,
+        passages: [passage(1), passage(2)],
+        unknown_citations: [7],
+      },
+      run: { citations: [passage(2)] } as unknown as TraceProps["run"],
+      onCite: (target: unknown) => opened.push(target),
+    });
+    const items = target.querySelectorAll(".passages li");
+    expect(items.length).toBe(2);
+    expect(items[0].classList.contains("cited")).toBe(false);
+    expect(items[1].classList.contains("cited")).toBe(true);
+    expect(target.querySelector("b")).toBeNull();
+    expect(target.textContent).toContain("[7]");
+    items[1].querySelector("button")?.click();
+    expect(opened).toHaveLength(1);
+    expect((opened[0] as { path: string }).path).toBe("/notes/2.md");
+    destroy();
+  });
+});

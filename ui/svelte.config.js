@@ -1,0 +1,6 @@
+/** @type {import('@sveltejs/vite-plugin-svelte').SvelteConfig} */
+export default {
+  compilerOptions: {
+    runes: true,
+  },
+};
