@@ -16,6 +16,8 @@ step "engine and CLI"
 cargo test --locked --all-targets "$@"
 
 step "desktop shell"
+# The shell embeds the built frontend (ui/dist), so build it first.
+npm --prefix ui run build --silent
 cargo test --locked -p folio-desktop
 
 # The export tests above rewrote the UI's generated types from the Rust

@@ -18,6 +18,16 @@ use tauri::Manager;
 use crate::commands::{answers, library, settings as settings_commands};
 use crate::state::AppState;
 
+/// A session logout or `kill` sends SIGTERM: leave through the same exit
+/// path as closing the window, so background work stops at a safe point.
+async fn exit_on_sigterm(handle: tauri::AppHandle) {
+    use tokio::signal::unix::{signal, SignalKind};
+    if let Ok(mut term) = signal(SignalKind::terminate()) {
+        term.recv().await;
+        handle.exit(0);
+    }
+}
+
 fn main() {
     let app = tauri::Builder::default()
         .plugin(tauri_plugin_dialog::init())
@@ -29,6 +39,7 @@ fn main() {
             tauri::async_runtime::block_on(async {
                 handle.state::<AppState>().restart(&handle).await;
             });
+            tauri::async_runtime::spawn(exit_on_sigterm(handle));
             Ok(())
         })
         .invoke_handler(tauri::generate_handler![

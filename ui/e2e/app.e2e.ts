@@ -171,9 +171,24 @@ describe("Folio in a real window", () => {
     await app.byTestId("toast", 10_000);
   });
 
-  it("shows the settings with the key-storage state", async () => {
+  it("settings: key storage stated, bad input refused inline, dark theme", async () => {
     await open("settings");
     await app.byTestId("settings-backend-embedded");
     await shot("09-settings");
+    await (await app.byTestId("settings-backend-openai")).click();
+    // No session bus here, so no keyring: the fallback file must be flagged.
+    const warning = await app.find("p.warning", 10_000);
+    expect(await warning.text()).toMatch(/No OS keyring available.*readable only by you/);
+    const url = await app.find("#base-url");
+    await url.clear();
+    await url.type("localhost:8080");
+    await (await app.byTestId("settings-save")).click();
+    const error = await app.find(".field-error", 10_000);
+    expect(await error.text()).toMatch(/http:\/\//);
+    await shot("10-settings-openai-invalid");
+    await (await app.find('input[name="theme"][value="dark"]')).click();
+    expect(await app.execute<string>("return document.documentElement.dataset.theme;")).toBe("dark");
+    await open("library");
+    await shot("11-library-dark");
   });
 });

@@ -10,10 +10,11 @@
 // Results: $FOLIO_E2E_OUT/app-bench.json and bench/results/app.json.
 
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 
+import { writeHotpotqaFolder } from "./corpora";
 import { Session } from "./webdriver";
 
 const env = (name: string) => {
@@ -107,17 +108,6 @@ function memoryOf(rootPid: number) {
   return { rss_mib: rss, pss_mib: pss, processes: per };
 }
 
-function writeHotpotqaFolder() {
-  const dir = join(out, "hotpotqa");
-  mkdirSync(dir, { recursive: true });
-  const lines = readFileSync(env("FOLIO_E2E_HOTPOTQA"), "utf8").split("\n").filter(Boolean);
-  for (const line of lines) {
-    const { id, title, text } = JSON.parse(line) as { id: string; title: string; text: string };
-    writeFileSync(join(dir, `${id}.md`), `# ${title}\n\n${text}\n`);
-  }
-  return { dir, files: lines.length };
-}
-
 describe("desktop app measurements", () => {
   it("cold start, input lag under ingest, idle memory", async () => {
     const baseline: number[] = [];
@@ -148,7 +138,7 @@ describe("desktop app measurements", () => {
       await (await app.byTestId("nav-ask")).click();
       const idle = await typingLag(app, 60);
 
-      const corpus = writeHotpotqaFolder();
+      const corpus = writeHotpotqaFolder(env("FOLIO_E2E_HOTPOTQA"), join(out, "hotpotqa"));
       await (await app.byTestId("nav-library")).click();
       await (await app.byTestId("folder-path-input")).type(corpus.dir);
       await (await app.byTestId("add-folder-path")).click();
