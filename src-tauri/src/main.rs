@@ -1,6 +1,7 @@
 //! Folio's desktop app. The engine runs inside this process in the
 //! background; the window talks to it only through the commands in
-//! `commands/`, and closing the window stops it cleanly.
+//! `commands/`. Closing the window (or SIGTERM) asks background work to stop
+//! at a batch boundary before the process exits.
 
 // No console window on Windows release builds.
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
