@@ -281,11 +281,12 @@ impl Library {
     async fn settle_stopped_job(&self, job_id: i64) -> Result<()> {
         let state = self.store.job(job_id).await?.map(|j| j.state);
         if state != Some(JobState::Cancelled) {
-            if self.jobs_paused() {
-                self.store.park_job(job_id).await?;
+            let to = if self.jobs_paused() {
+                JobState::Paused
             } else {
-                self.store.release_job(job_id).await?;
-            }
+                JobState::Queued
+            };
+            self.store.release_job(job_id, to).await?;
         }
         if !self.jobs_paused() {
             self.jobs.interrupt.store(false, Ordering::Relaxed);

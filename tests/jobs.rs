@@ -18,6 +18,23 @@ fn corpus(n: usize) -> tempfile::TempDir {
     dir
 }
 
+/// The one pending job runs to the end and every file ends up indexed.
+async fn finishes_on_resume(library: &folio::Library, job: i64, files: i64) {
+    assert_eq!(library.run_pending().await.unwrap().len(), 1);
+    assert_eq!(
+        library.store().job(job).await.unwrap().unwrap().state,
+        JobState::Done
+    );
+    assert_eq!(
+        scalar(
+            library,
+            "SELECT COUNT(*) FROM documents WHERE status = 'indexed'"
+        )
+        .await,
+        files
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn two_workers_never_run_the_same_job() {
     let (data, docs) = (tempfile::tempdir().unwrap(), corpus(20));
@@ -48,20 +65,7 @@ async fn a_cancelled_job_goes_back_to_the_queue_and_resumes() {
     assert!(queued.done > 0 && queued.done < 150, "{queued:?}");
 
     library.cancel_flag().store(false, Ordering::Relaxed);
-    let resumed = library.run_pending().await.unwrap();
-    assert_eq!(resumed.len(), 1);
-    assert_eq!(
-        library.store().job(job).await.unwrap().unwrap().state,
-        JobState::Done
-    );
-    assert_eq!(
-        scalar(
-            &library,
-            "SELECT COUNT(*) FROM documents WHERE status = 'indexed'"
-        )
-        .await,
-        150
-    );
+    finishes_on_resume(&library, job, 150).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -90,19 +94,7 @@ async fn pausing_parks_the_running_job_and_resuming_finishes_it() {
     );
 
     library.resume_jobs().await.unwrap();
-    assert_eq!(library.run_pending().await.unwrap().len(), 1);
-    assert_eq!(
-        library.store().job(job).await.unwrap().unwrap().state,
-        JobState::Done
-    );
-    assert_eq!(
-        scalar(
-            &library,
-            "SELECT COUNT(*) FROM documents WHERE status = 'indexed'"
-        )
-        .await,
-        700
-    );
+    finishes_on_resume(&library, job, 700).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

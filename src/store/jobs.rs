@@ -174,28 +174,16 @@ impl Store {
         Ok(())
     }
 
-    /// Gives a stopped job back to the queue with its progress, so any
-    /// worker (this process included) can resume it.
-    pub async fn release_job(&self, id: i64) -> Result<()> {
-        sqlx::query(
-            "UPDATE jobs SET state = 'queued', owner_pid = NULL, updated_at = ? WHERE id = ?",
-        )
-        .bind(now_ms())
-        .bind(id)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
-    }
-
-    /// Parks a stopped job until the user resumes background work.
-    pub async fn park_job(&self, id: i64) -> Result<()> {
-        sqlx::query(
-            "UPDATE jobs SET state = 'paused', owner_pid = NULL, updated_at = ? WHERE id = ?",
-        )
-        .bind(now_ms())
-        .bind(id)
-        .execute(&self.pool)
-        .await?;
+    /// Lets go of a stopped job with its progress: back to the queue (any
+    /// worker, this process included, can resume it) or parked until the
+    /// user resumes background work.
+    pub async fn release_job(&self, id: i64, to: JobState) -> Result<()> {
+        sqlx::query("UPDATE jobs SET state = ?, owner_pid = NULL, updated_at = ? WHERE id = ?")
+            .bind(to.as_str())
+            .bind(now_ms())
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
         Ok(())
     }
 
