@@ -10,7 +10,8 @@
 #    an OpenAI-compatible LLM server (llama-cpp-python, built from its PyPI
 #    sdist into .venv-llm-server/, git-ignored) for the HTTP backend's tests,
 #    and tauri-driver (into .tools/, git-ignored) for the app's end-to-end
-#    tests, plus xdotool, which answers the native file dialogs in them.
+#    tests, plus xdotool and python3-xlib, which answer the native file
+#    dialogs in them and close the window as a window manager would.
 # Run it as often as you like; finished steps are skipped.
 set -euo pipefail
 
@@ -35,7 +36,7 @@ APT_PACKAGES=(
 )
 if [ "$test_deps" = 1 ]; then
   # Debian's python3 cannot create virtual environments without it.
-  APT_PACKAGES+=(python3-venv xdotool)
+  APT_PACKAGES+=(python3-venv xdotool python3-xlib)
 fi
 
 install_apt() {

@@ -300,6 +300,16 @@ impl Library {
         WatchingGuard(&self.jobs.watching)
     }
 
+    /// A pause outlives the session that set it: when jobs were left
+    /// parked, background work starts paused until the user resumes it.
+    pub async fn restore_pause(&self) -> Result<()> {
+        let parked = self.store.waiting_jobs().await?;
+        if parked.iter().any(|j| j.state == JobState::Paused) {
+            self.pause_jobs().await?;
+        }
+        Ok(())
+    }
+
     pub fn jobs_paused(&self) -> bool {
         self.jobs.paused.load(Ordering::Relaxed)
     }
@@ -374,6 +384,9 @@ impl Library {
         Ok(self.run_job(id).await?.unwrap_or_default())
     }
 
+    /// A full reconcile that is already waiting (queued, left behind by a
+    /// process that died, or parked while paused) does the same work as a
+    /// new one, so it is reused: restarts never pile up identical jobs.
     async fn queue_reconcile(&self) -> Result<i64> {
         let roots: Vec<String> = self
             .store
@@ -382,6 +395,16 @@ impl Library {
             .into_iter()
             .map(|f| f.path)
             .collect();
+        let paused = self.jobs_paused();
+        let covering = self.store.waiting_jobs().await?.into_iter().find(|j| {
+            j.kind == INGEST_JOB
+                && (j.state == JobState::Paused) == paused
+                && serde_json::from_value::<IngestPayload>(j.payload.clone())
+                    .is_ok_and(|p| roots.iter().all(|r| p.roots.contains(r)))
+        });
+        if let Some(job) = covering {
+            return Ok(job.id);
+        }
         let payload = serde_json::to_value(IngestPayload { roots }).unwrap_or_default();
         let state = if self.jobs_paused() {
             JobState::Paused

@@ -97,6 +97,48 @@ async fn pausing_parks_the_running_job_and_resuming_finishes_it() {
     finishes_on_resume(&library, job, 700).await;
 }
 
+async fn job_count(library: &folio::Library) -> i64 {
+    scalar(library, "SELECT COUNT(*) FROM jobs").await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_restart_resumes_the_waiting_reconcile_instead_of_queuing_another() {
+    let (data, docs) = (tempfile::tempdir().unwrap(), corpus(150));
+    let before = open(data.path()).await;
+    let job = before.add(&[docs.path().to_path_buf()]).await.unwrap();
+    before.cancel_flag().store(true, Ordering::Relaxed);
+    assert!(before.run_job(job).await.unwrap().unwrap().cancelled);
+    before.store().close().await;
+
+    // What the watcher does first when the app or `folio watch` starts.
+    let after = open(data.path()).await;
+    after.reconcile_all().await.unwrap();
+    assert_eq!(job_count(&after).await, 1);
+    assert_eq!(
+        after.store().job(job).await.unwrap().unwrap().state,
+        JobState::Done
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pause_outlives_the_session_that_set_it() {
+    let (data, docs) = (tempfile::tempdir().unwrap(), corpus(40));
+    let before = open(data.path()).await;
+    let job = before.add(&[docs.path().to_path_buf()]).await.unwrap();
+    before.pause_jobs().await.unwrap();
+    before.store().close().await;
+
+    let after = open(data.path()).await;
+    after.restore_pause().await.unwrap();
+    assert!(after.jobs_paused());
+    after.reconcile_all().await.unwrap();
+    assert_eq!(job_count(&after).await, 1, "the parked job is reused");
+    assert!(after.run_pending().await.unwrap().is_empty());
+
+    after.resume_jobs().await.unwrap();
+    finishes_on_resume(&after, job, 40).await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_cancelled_job_stays_cancelled_and_keeps_what_it_indexed() {
     let (data, docs) = (tempfile::tempdir().unwrap(), corpus(3));

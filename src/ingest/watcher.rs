@@ -7,6 +7,7 @@
 use std::collections::HashSet;
 use std::future::Future;
 use std::path::PathBuf;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use notify::event::{ModifyKind, RenameMode};
@@ -64,6 +65,14 @@ pub async fn watch(
     });
 
     let mut watched: HashSet<PathBuf> = HashSet::new();
+    // Work an earlier session left resumes where it stopped; then one
+    // reconcile catches the edits made while nothing watched.
+    for (_, summary) in library.run_pending().await? {
+        on_pass(&summary);
+    }
+    if library.cancel_flag().load(Ordering::Relaxed) {
+        return Ok(());
+    }
     on_pass(&library.reconcile_all().await?);
     let mut tick = tokio::time::interval(POLL);
     tokio::pin!(shutdown);

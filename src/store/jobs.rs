@@ -251,17 +251,25 @@ impl Store {
         Ok(rows.into_iter().map(job_from_row).collect())
     }
 
-    /// Jobs waiting for a worker: queued ones, and running ones whose process died.
-    pub async fn pending_jobs(&self) -> Result<Vec<Job>> {
+    /// Jobs that are not finished and that no live process holds: queued,
+    /// paused, and running ones whose process died. Oldest first.
+    pub async fn waiting_jobs(&self) -> Result<Vec<Job>> {
         let rows: Vec<JobRow> = sqlx::query_as(&format!(
-            "SELECT {JOB_COLUMNS} FROM jobs WHERE state IN ('queued', 'running') ORDER BY id"
+            "SELECT {JOB_COLUMNS} FROM jobs WHERE state IN ('queued', 'paused', 'running') ORDER BY id"
         ))
         .fetch_all(&self.pool)
         .await?;
         Ok(rows
             .into_iter()
             .map(job_from_row)
-            .filter(|j| j.state == JobState::Queued || j.interrupted)
+            .filter(|j| j.state != JobState::Running || j.interrupted)
             .collect())
+    }
+
+    /// Jobs a worker may take now: waiting ones that are not paused.
+    pub async fn pending_jobs(&self) -> Result<Vec<Job>> {
+        let mut jobs = self.waiting_jobs().await?;
+        jobs.retain(|j| j.state != JobState::Paused);
+        Ok(jobs)
     }
 }

@@ -1,12 +1,13 @@
-// Answers the app's native GTK save dialog the way a person would: wait for
-// the window by its title, type the full destination into its name field,
-// press Enter. xdotool talks to the same Xvfb display the app runs on.
+// What a person does to the app's native windows, done on the Xvfb display
+// the app runs on: answer a GTK save dialog, close the main window.
 
 import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 
 const run = promisify(execFile);
 
+/** Waits for the dialog by its title, types the full destination into its name field, presses Enter. */
 export async function answerSaveDialog(title: string, destination: string, timeoutMs = 20_000) {
   const { stdout } = await run("xdotool", ["search", "--sync", "--onlyvisible", "--name", title], {
     timeout: timeoutMs,
@@ -18,4 +19,12 @@ export async function answerSaveDialog(title: string, destination: string, timeo
   await run("xdotool", ["key", "ctrl+a"]);
   await run("xdotool", ["type", "--delay", "20", destination]);
   await run("xdotool", ["key", "Return"]);
+}
+
+/** Asks the visible windows of process `pid` to close, as their close button would. */
+export async function closeWindowsOf(pid: number) {
+  const { stdout } = await run("xdotool", ["search", "--onlyvisible", "--pid", String(pid)]);
+  const windows = stdout.trim().split("\n").filter(Boolean);
+  // Debian's python3-xlib lives with the system interpreter.
+  await run("/usr/bin/python3", [fileURLToPath(new URL("./wm_close.py", import.meta.url)), ...windows]);
 }
