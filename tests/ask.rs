@@ -1,6 +1,6 @@
-//! `folio ask`, `runs`, `show` and `export` end to end: the real CLI, the
-//! real embedding model and the kit's real SmolLM2 over chapters of the Rust
-//! book. Assertions are on structure (citations resolve to real files, the
+//! `folio ask`, `runs`, `show` and `export` end to end, for every method:
+//! the real CLI, the real embedding model and the kit's real SmolLM2 over
+//! chapters of the Rust book and a slice of HotpotQA. Assertions are on structure (citations resolve to real files, the
 //! trace and usage are recorded), never on the tiny model's wording.
 
 mod common;
@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-use common::engine::rust_book;
+use common::engine::{rust_book, shared_eval};
 
 struct Indexed {
     corpus: PathBuf,
@@ -19,20 +19,13 @@ struct Indexed {
     _root: tempfile::TempDir,
 }
 
-/// Chapters 3 and 4 of the book, indexed once for the whole test binary.
-fn indexed() -> &'static Indexed {
-    static INDEXED: OnceLock<Indexed> = OnceLock::new();
-    INDEXED.get_or_init(|| {
+impl Indexed {
+    /// A corpus folder written by `write`, indexed by `folio add`.
+    fn build(write: impl FnOnce(&Path)) -> Indexed {
         let root = tempfile::tempdir().unwrap();
-        let corpus = root.path().join("book");
+        let corpus = root.path().join("corpus");
         std::fs::create_dir(&corpus).unwrap();
-        for entry in std::fs::read_dir(rust_book()).unwrap() {
-            let path = entry.unwrap().path();
-            let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            if name.starts_with("ch03-") || name.starts_with("ch04-") {
-                std::fs::copy(&path, corpus.join(&name)).unwrap();
-            }
-        }
+        write(&corpus);
         let data = root.path().join("data");
         let out = folio(&data, &["add", corpus.to_str().unwrap()], &[]);
         assert!(
@@ -45,7 +38,91 @@ fn indexed() -> &'static Indexed {
             data,
             _root: root,
         }
+    }
+
+    /// `folio --json ask` on this library, which must succeed; greedy, and
+    /// at most 400 tokens a step unless `args` say otherwise.
+    fn ask(&self, args: &[&str], env: &[(&str, &str)]) -> Value {
+        let mut all = vec!["--json", "ask", "--temperature", "0"];
+        if !args.contains(&"--max-tokens") {
+            all.extend(["--max-tokens", "400"]);
+        }
+        all.extend_from_slice(args);
+        let out = folio(&self.data, &all, env);
+        assert!(
+            out.status.success(),
+            "folio ask failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        json_of(&out)
+    }
+
+    /// A passage or citation points at a real file of the corpus and at a
+    /// real byte range inside it.
+    fn assert_resolves(&self, source: &Value) {
+        let path = Path::new(source["path"].as_str().unwrap());
+        assert!(path.starts_with(&self.corpus), "{path:?} is outside the corpus");
+        let len = std::fs::metadata(path)
+            .unwrap_or_else(|_| panic!("{path:?} does not exist"))
+            .len() as i64;
+        let (start, end) = (
+            source["span_start"].as_i64().unwrap(),
+            source["span_end"].as_i64().unwrap(),
+        );
+        assert!(
+            0 <= start && start < end && end <= len,
+            "span {start}..{end} outside {path:?} ({len} bytes)"
+        );
+    }
+}
+
+/// Chapters 3 and 4 of the book, indexed once for the whole test binary.
+fn book() -> &'static Indexed {
+    static BOOK: OnceLock<Indexed> = OnceLock::new();
+    BOOK.get_or_init(|| {
+        Indexed::build(|corpus| {
+            for entry in std::fs::read_dir(rust_book()).unwrap() {
+                let path = entry.unwrap().path();
+                let name = path.file_name().unwrap().to_string_lossy().into_owned();
+                if name.starts_with("ch03-") || name.starts_with("ch04-") {
+                    std::fs::copy(&path, corpus.join(&name)).unwrap();
+                }
+            }
+        })
     })
+}
+
+/// The first two HotpotQA dev questions' evidence among the corpus's first
+/// hundred passages as distractors, one markdown file per passage.
+fn hotpotqa() -> &'static Indexed {
+    static HOTPOTQA: OnceLock<Indexed> = OnceLock::new();
+    HOTPOTQA.get_or_init(|| {
+        let gold: Vec<String> = hotpotqa_questions()
+            .iter()
+            .flat_map(|q| q["supporting_titles"].as_array().unwrap().clone())
+            .map(|t| t.as_str().unwrap().to_string())
+            .collect();
+        let corpus = std::fs::read_to_string(shared_eval().join("hotpotqa/corpus.jsonl")).unwrap();
+        Indexed::build(|dir| {
+            for (i, line) in corpus.lines().enumerate() {
+                let passage: Value = serde_json::from_str(line).unwrap();
+                let title = passage["title"].as_str().unwrap();
+                if i < 100 || gold.iter().any(|g| g == title) {
+                    let text = format!("# {title}\n\n{}\n", passage["text"].as_str().unwrap());
+                    std::fs::write(dir.join(format!("p{i:05}.md")), text).unwrap();
+                }
+            }
+        })
+    })
+}
+
+fn hotpotqa_questions() -> Vec<Value> {
+    std::fs::read_to_string(shared_eval().join("hotpotqa/dev.jsonl"))
+        .unwrap()
+        .lines()
+        .take(2)
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
 
 /// The CLI with an empty configuration, so a developer's own folio.toml
@@ -81,19 +158,6 @@ fn json_of(out: &Output) -> Value {
     })
 }
 
-/// `folio --json ask`, which must succeed.
-fn ask(args: &[&str], env: &[(&str, &str)]) -> Value {
-    let mut all = vec!["--json", "ask", "--temperature", "0", "--max-tokens", "400"];
-    all.extend_from_slice(args);
-    let out = folio(&indexed().data, &all, env);
-    assert!(
-        out.status.success(),
-        "folio ask failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    json_of(&out)
-}
-
 fn assert_usage_counted(result: &Value, calls: usize) {
     let run = &result["run"];
     assert_eq!(run["status"], "done");
@@ -111,30 +175,9 @@ fn assert_usage_counted(result: &Value, calls: usize) {
     assert!(timings["total_ms"].as_u64().unwrap() >= timings["llm_ms"].as_u64().unwrap());
 }
 
-/// A passage or citation points at a real file of the corpus and at a real
-/// byte range inside it.
-fn assert_resolves(source: &Value) {
-    let path = Path::new(source["path"].as_str().unwrap());
-    assert!(
-        path.starts_with(&indexed().corpus),
-        "{path:?} is outside the corpus"
-    );
-    let len = std::fs::metadata(path)
-        .unwrap_or_else(|_| panic!("{path:?} does not exist"))
-        .len() as i64;
-    let (start, end) = (
-        source["span_start"].as_i64().unwrap(),
-        source["span_end"].as_i64().unwrap(),
-    );
-    assert!(
-        0 <= start && start < end && end <= len,
-        "span {start}..{end} outside {path:?} ({len} bytes)"
-    );
-}
-
 #[test]
 fn vanilla_rag_answers_with_a_trace_of_real_passages() {
-    let result = ask(
+    let result = book().ask(
         &[
             "How do I make a variable mutable?",
             "--method",
@@ -157,10 +200,10 @@ fn vanilla_rag_answers_with_a_trace_of_real_passages() {
     for (i, p) in passages.iter().enumerate() {
         assert_eq!(p["number"], i as u64 + 1);
         assert!(!p["text"].as_str().unwrap().is_empty());
-        assert_resolves(p);
+        book().assert_resolves(p);
     }
     for c in run["citations"].as_array().unwrap() {
-        assert_resolves(c);
+        book().assert_resolves(c);
         assert!(passages.iter().any(|p| p["chunk_id"] == c["chunk_id"]));
     }
     let mutability = passages.iter().any(|p| {
@@ -188,7 +231,7 @@ fn citations_map_back_to_files_headings_and_spans() {
     )
     .unwrap();
     let dir = prompts.path().to_str().unwrap();
-    let result = ask(
+    let result = book().ask(
         &[
             "Are variables immutable?",
             "--method",
@@ -203,7 +246,7 @@ fn citations_map_back_to_files_headings_and_spans() {
     assert!(!citations.is_empty(), "no citation in {:?}", run["answer"]);
     let passages = run["trace"]["passages"].as_array().unwrap();
     for c in citations {
-        assert_resolves(c);
+        book().assert_resolves(c);
         let passage = passages
             .iter()
             .find(|p| p["number"] == c["number"])
@@ -216,7 +259,7 @@ fn citations_map_back_to_files_headings_and_spans() {
 
 #[test]
 fn llm_only_answers_without_documents() {
-    let result = ask(
+    let result = book().ask(
         &["What is a programming language?", "--method", "llm-only"],
         &[],
     );
@@ -228,12 +271,12 @@ fn llm_only_answers_without_documents() {
 
 #[test]
 fn runs_show_and_export_round_trip() {
-    let result = ask(
+    let result = book().ask(
         &["What is ownership?", "--method", "vanilla-rag", "-k", "3"],
         &[],
     );
     let id = result["run"]["id"].as_i64().unwrap();
-    let data = &indexed().data;
+    let data = &book().data;
 
     let runs = json_of(&folio(data, &["--json", "runs"], &[]));
     assert!(runs.as_array().unwrap().iter().any(|r| r["id"] == id));
@@ -289,7 +332,7 @@ fn runs_show_and_export_round_trip() {
     for link in links {
         let path = decode_file_url(&link);
         assert!(
-            path.starts_with(&indexed().corpus) && path.is_file(),
+            path.starts_with(&book().corpus) && path.is_file(),
             "{link} does not point at a corpus file"
         );
     }
@@ -336,7 +379,7 @@ fn decode_file_url(url: &str) -> PathBuf {
 
 #[test]
 fn runaway_output_is_a_recorded_readable_error() {
-    let data = &indexed().data;
+    let data = &book().data;
     let out = folio(
         data,
         &[
@@ -370,7 +413,7 @@ fn runaway_output_is_a_recorded_readable_error() {
 
 #[test]
 fn bad_requests_are_refused_before_a_run_is_recorded() {
-    let data = &indexed().data;
+    let data = &book().data;
     // Other tests add runs concurrently; these requests all ask "q".
     let asked_q = || {
         let runs = json_of(&folio(data, &["--json", "runs", "--limit", "1000"], &[]));
@@ -434,7 +477,7 @@ fn bad_requests_are_refused_before_a_run_is_recorded() {
 
 #[test]
 fn a_killed_answer_leaves_an_interrupted_run() {
-    let data = &indexed().data;
+    let data = &book().data;
     let mut child = cli(data)
         .args([
             "ask",
@@ -466,7 +509,7 @@ fn a_killed_answer_leaves_an_interrupted_run() {
 
 #[test]
 fn models_reports_what_loads() {
-    let data = &indexed().data;
+    let data = &book().data;
     let report = json_of(&folio(data, &["--json", "models"], &[]));
     assert_eq!(report["llm"]["error"], Value::Null);
     assert_eq!(report["llm"]["info"]["backend"], "embedded");
@@ -487,4 +530,206 @@ fn models_reports_what_loads() {
     let out = folio(data, &["models"], &[("FOLIO_LLM_TEMPERATURE", "warm")]);
     assert!(String::from_utf8_lossy(&out.stderr)
         .contains("FOLIO_LLM_TEMPERATURE=\"warm\" is not valid"));
+}
+
+/// The model calls of a run, by step name, in order.
+fn call_steps(result: &Value) -> Vec<String> {
+    result["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["step"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// How often a step was asked: once, plus once more for every note that
+/// says its reply was rejected and asked again.
+fn asked(step: &str, notes: &Value) -> usize {
+    let again = format!("rejected the {step} reply");
+    1 + notes
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| {
+            let n = n.as_str().unwrap();
+            n.starts_with(&again) && n.ends_with("asked again")
+        })
+        .count()
+}
+
+fn pager_trace(result: &Value) -> &Value {
+    assert_usage_counted(result, result["calls"].as_array().unwrap().len());
+    let trace = &result["run"]["trace"];
+    assert_eq!(trace["method"], "pager");
+    trace
+}
+
+/// What holds for every PAGER run whatever the tiny model writes: the steps
+/// fill the slots in order, each step's page has exactly the slots up to it
+/// filled, every source is a real retrieved passage of the corpus, the
+/// overlap is measured from the second step on, and the page the answer
+/// was read from is complete.
+fn assert_slots_filled_in_order(ix: &Indexed, trace: &Value) {
+    let sections = trace["page"]["sections"].as_array().unwrap();
+    let steps = trace["steps"].as_array().unwrap();
+    assert!(!sections.is_empty());
+    assert_eq!(steps.len(), sections.len(), "one step per slot");
+    let passages = trace["passages"].as_array().unwrap();
+    for p in passages {
+        ix.assert_resolves(p);
+    }
+    for (i, step) in steps.iter().enumerate() {
+        assert_eq!(step["slot"], i as u64);
+        assert_eq!(step["heading"], sections[i]["heading"]);
+        assert_eq!(sections[i]["body"], step["text"]);
+        assert!(!step["text"].as_str().unwrap().trim().is_empty());
+        assert!(!step["sub_query"].as_str().unwrap().trim().is_empty());
+        assert!(!step["sources"].as_array().unwrap().is_empty());
+        for n in step["sources"].as_array().unwrap() {
+            assert!(passages.iter().any(|p| p["number"] == *n), "source {n} is not in the pool");
+        }
+        let page_after = step["page_after"].as_str().unwrap();
+        assert_eq!(
+            page_after.matches("<TO BE FILLED>").count(),
+            sections.len() - i - 1,
+            "after step {i} only the slots up to it are filled:\n{page_after}"
+        );
+        let overlap = &step["overlap"];
+        if i == 0 {
+            assert!(overlap.is_null());
+        } else {
+            assert!((0.0..=1.0).contains(&overlap.as_f64().unwrap()));
+        }
+    }
+}
+
+/// Iterative PAGER asks for the outline, then a sub-query and a fill per
+/// slot, then the answer: 1 + 2n + 1 calls, plus one for each reply the
+/// trace says was rejected and asked again.
+fn assert_iterative_calls(result: &Value, trace: &Value) {
+    let mut expected = vec!["outline".to_string(); asked("outline", &trace["outline_notes"])];
+    for step in trace["steps"].as_array().unwrap() {
+        expected.push("sub-query".into());
+        expected.extend(vec!["fill".to_string(); asked("fill", &step["notes"])]);
+    }
+    expected.push("answer".into());
+    assert_eq!(call_steps(result), expected);
+    let retries = expected.len() - (2 * trace["steps"].as_array().unwrap().len() + 2);
+    eprintln!("pager: {} calls, {retries} of them retries", expected.len());
+}
+
+#[test]
+fn pager_fills_a_page_of_the_rust_book_slot_by_slot() {
+    let result = book().ask(
+        &["How do I make a variable mutable?", "--method", "pager", "-k", "3", "--slots-max", "3"],
+        &[],
+    );
+    let trace = pager_trace(&result);
+    assert_eq!(trace["variant"], "iterative");
+    assert!(trace["page"]["sections"].as_array().unwrap().len() <= 3);
+    assert_slots_filled_in_order(book(), trace);
+    assert_iterative_calls(&result, trace);
+    for c in result["run"]["citations"].as_array().unwrap() {
+        book().assert_resolves(c);
+    }
+
+    // The export's body is the page itself: its title and every section.
+    let out_dir = tempfile::tempdir().unwrap();
+    let file = out_dir.path().join("page.md");
+    let id = result["run"]["id"].to_string();
+    let out = folio(&book().data, &["export", &id, "-o", file.to_str().unwrap()], &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let markdown = std::fs::read_to_string(&file).unwrap();
+    let built = markdown.find("## How this answer was built").unwrap();
+    let body = &markdown[..built];
+    // Headings as export writes model text: one line, HTML escaped.
+    let heading = |level: &str, text: &Value| {
+        let line = text.as_str().unwrap().split_whitespace().collect::<Vec<_>>().join(" ");
+        format!("{level} {}", line.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;"))
+    };
+    assert!(body.contains(&heading("##", &trace["page"]["title"])), "{body}");
+    for section in trace["page"]["sections"].as_array().unwrap() {
+        assert!(body.contains(&heading("###", &section["heading"])), "{body}");
+    }
+}
+
+#[test]
+fn pager_answers_a_hotpotqa_question_from_its_page() {
+    let question = hotpotqa_questions()[0]["question"].as_str().unwrap().to_string();
+    let result = hotpotqa().ask(&[&question, "--method", "pager", "-k", "3", "--slots-max", "3"], &[]);
+    let trace = pager_trace(&result);
+    assert_slots_filled_in_order(hotpotqa(), trace);
+    assert_iterative_calls(&result, trace);
+    assert!(!result["run"]["answer"].as_str().unwrap().trim().is_empty());
+}
+
+#[test]
+fn pager_variants_keep_their_shapes() {
+    let ask = |variant: &str| {
+        let result = book().ask(
+            &[
+                "What is shadowing?", "--method", "pager", "--variant", variant,
+                "-k", "2", "--slots-max", "2", "--max-tokens", "160",
+            ],
+            &[],
+        );
+        let trace = pager_trace(&result).clone();
+        assert_eq!(trace["variant"], variant);
+        (call_steps(&result), trace)
+    };
+
+    let (calls, trace) = ask("parallel");
+    assert_slots_filled_in_order(book(), &trace);
+    let outlines = asked("outline", &trace["outline_notes"]);
+    assert_eq!(calls[..outlines + 1].last().unwrap(), "sub-queries", "{calls:?}");
+    assert_eq!(calls.last().unwrap(), "answer");
+
+    let (calls, trace) = ask("no-iter");
+    assert_slots_filled_in_order(book(), &trace);
+    assert!(!calls.iter().any(|c| c.starts_with("sub-quer")), "{calls:?}");
+    let steps = trace["steps"].as_array().unwrap();
+    assert!(steps.iter().all(|s| s["sources"] == steps[0]["sources"]), "one retrieval for every slot");
+
+    let (calls, trace) = ask("no-outline");
+    assert!(!calls.contains(&"outline".to_string()), "{calls:?}");
+    let steps = trace["steps"].as_array().unwrap();
+    assert!((1..=2).contains(&steps.len()));
+    assert_eq!(steps[0]["sub_query"], "What is shadowing?");
+    assert!(steps.iter().all(|s| s["sufficient"].is_boolean()));
+    assert_eq!(trace["page"]["sections"].as_array().unwrap().len(), steps.len());
+}
+
+/// ActiveRAG's three agents on a library: their calls in order, each
+/// output in the trace, the passages real files of the corpus.
+fn assert_three_agents(ix: &Indexed, result: &Value, variant: &str) {
+    assert_usage_counted(result, 3);
+    assert_eq!(call_steps(result), ["self-inquiry", "assimilation", "accommodation"]);
+    let trace = &result["run"]["trace"];
+    assert_eq!(trace["method"], "activerag");
+    assert_eq!(trace["variant"], variant);
+    for agent in ["self_inquiry", "assimilation", "accommodation"] {
+        assert!(!trace[agent].as_str().unwrap().trim().is_empty(), "{agent} is empty");
+    }
+    let passages = trace["passages"].as_array().unwrap();
+    assert!(!passages.is_empty());
+    for p in passages {
+        ix.assert_resolves(p);
+    }
+    assert!(!result["run"]["answer"].as_str().unwrap().trim().is_empty());
+}
+
+#[test]
+fn activerag_runs_its_three_agents_on_the_rust_book() {
+    let result = book().ask(&["What does the borrow checker prevent?", "--method", "activerag", "-k", "3"], &[]);
+    assert_three_agents(book(), &result, "association");
+}
+
+#[test]
+fn activerag_reflects_on_a_hotpotqa_question() {
+    let question = hotpotqa_questions()[1]["question"].as_str().unwrap().to_string();
+    let result = hotpotqa().ask(
+        &[&question, "--method", "activerag", "--variant", "reflection", "-k", "3"],
+        &[],
+    );
+    assert_three_agents(hotpotqa(), &result, "reflection");
 }

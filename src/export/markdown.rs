@@ -2,7 +2,8 @@
 
 use std::fmt::Write as _;
 
-use crate::methods::{Citation, Passage, Trace, VanillaRagTrace};
+use crate::methods::pager::{Page, PagerTrace};
+use crate::methods::{ActiveRagTrace, Citation, Passage, Trace, VanillaRagTrace};
 use crate::store::{LlmCallRow, RunRecord, RunStatus};
 
 /// The whole document for `run`, given its recorded model calls.
@@ -22,8 +23,16 @@ pub fn render(run: &RunRecord, calls: &[LlmCallRow]) -> String {
         run.id,
         run.status.as_str()
     );
+    let trace = run
+        .trace
+        .clone()
+        .and_then(|t| serde_json::from_value::<Trace>(t).ok());
     if let Some(answer) = &run.answer {
         let _ = writeln!(out, "{}\n", escape_html(answer.trim()));
+    }
+    // PAGER's page is what the answer was read from: it is the body.
+    if let Some(Trace::Pager(t)) = &trace {
+        render_page(&mut out, &t.page);
     }
     if run.status != RunStatus::Done {
         let reason = run.error.as_deref().unwrap_or("the run did not finish");
@@ -44,9 +53,9 @@ pub fn render(run: &RunRecord, calls: &[LlmCallRow]) -> String {
         out.push('\n');
     }
     out.push_str("## How this answer was built\n\n");
-    match run.trace.clone().map(serde_json::from_value::<Trace>) {
-        Some(Ok(trace)) => render_trace(&mut out, &trace, &citations),
-        Some(Err(_)) | None => out.push_str("No trace was recorded.\n\n"),
+    match &trace {
+        Some(trace) => render_trace(&mut out, trace, &citations),
+        None => out.push_str("No trace was recorded.\n\n"),
     }
     render_calls(&mut out, calls, &run.timings);
     out
@@ -57,7 +66,105 @@ fn render_trace(out: &mut String, trace: &Trace, citations: &[Citation]) {
         Trace::LlmOnly => out
             .push_str("The model answered from what it already knows; no documents were read.\n\n"),
         Trace::VanillaRag(t) => render_vanilla_rag(out, t, citations),
+        Trace::Pager(t) => render_pager(out, t, citations),
+        Trace::ActiveRag(t) => render_activerag(out, t, citations),
     }
+}
+
+fn render_page(out: &mut String, page: &Page) {
+    let _ = writeln!(out, "## {}\n", inline(&page.title));
+    for section in &page.sections {
+        let _ = writeln!(out, "### {}\n", inline(&section.heading));
+        let body = section.body.as_deref().unwrap_or("(not filled)");
+        let _ = writeln!(out, "{}\n", escape_html(body.trim()));
+    }
+}
+
+fn render_pager(out: &mut String, trace: &PagerTrace, citations: &[Citation]) {
+    let _ = writeln!(
+        out,
+        "PAGER ({} variant) planned the page above, then filled its {} section(s) one step at a time, retrieving {} passages for each.\n",
+        option_name(trace.variant),
+        trace.page.sections.len(),
+        trace.k,
+    );
+    if !trace.reasoning.is_empty() {
+        let _ = writeln!(out, "**Planning:** {}\n", escape_html(trace.reasoning.trim()));
+    }
+    render_notes(out, "Outline", &trace.outline_notes);
+    for step in &trace.steps {
+        let sources: Vec<String> = step.sources.iter().map(|n| format!("[{n}]")).collect();
+        let overlap = step
+            .overlap
+            .map(|o| format!("; overlap with earlier steps {o:.2}"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "- **{}** searched *{}* → {}{overlap}{}",
+            inline(&step.heading),
+            inline(&step.sub_query),
+            sources.join(" "),
+            if step.failed { " — no usable text" } else { "" }
+        );
+        for note in &step.notes {
+            let _ = writeln!(out, "  - {}", inline(note));
+        }
+    }
+    out.push('\n');
+    render_passages(out, &trace.passages, &trace.unknown_citations, citations);
+}
+
+fn render_activerag(out: &mut String, trace: &ActiveRagTrace, citations: &[Citation]) {
+    let _ = writeln!(
+        out,
+        "ActiveRAG ({} instructions): three agents, in order.\n",
+        option_name(trace.variant)
+    );
+    for (title, text) in [
+        ("Self-inquiry (no sources)", &trace.self_inquiry),
+        ("Knowledge assimilation", &trace.assimilation),
+        ("Thought accommodation", &trace.accommodation),
+    ] {
+        let _ = writeln!(out, "### {title}\n\n{}\n", escape_html(text.trim()));
+    }
+    if trace.answer_line_missing {
+        out.push_str("The accommodation had no \"Answer:\" line, so all of it is the answer.\n\n");
+    }
+    render_notes(out, "Agents", &trace.notes);
+    render_passages(out, &trace.passages, &trace.unknown_citations, citations);
+}
+
+fn render_notes(out: &mut String, what: &str, notes: &[String]) {
+    for note in notes {
+        let _ = writeln!(out, "- {what}: {}", inline(note));
+    }
+    if !notes.is_empty() {
+        out.push('\n');
+    }
+}
+
+/// The passages the model was shown, cited ones marked, after a word on
+/// citation markers that named no passage.
+fn render_passages(out: &mut String, passages: &[Passage], unknown: &[usize], citations: &[Citation]) {
+    if !unknown.is_empty() {
+        let numbers: Vec<String> = unknown.iter().map(|n| format!("[{n}]")).collect();
+        let _ = writeln!(
+            out,
+            "The answer also cites {}, which name no passage; they were ignored.\n",
+            numbers.join(", ")
+        );
+    }
+    for p in passages {
+        render_passage(out, p, citations.iter().any(|c| c.number == p.number));
+    }
+}
+
+/// An option value as the CLI spells it (`no-iter`, `association`).
+fn option_name(value: impl serde::Serialize) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
 }
 
 fn render_vanilla_rag(out: &mut String, trace: &VanillaRagTrace, citations: &[Citation]) {
@@ -67,21 +174,7 @@ fn render_vanilla_rag(out: &mut String, trace: &VanillaRagTrace, citations: &[Ci
         trace.passages.len(),
         trace.mode.as_str(),
     );
-    if !trace.unknown_citations.is_empty() {
-        let numbers: Vec<String> = trace
-            .unknown_citations
-            .iter()
-            .map(|n| format!("[{n}]"))
-            .collect();
-        let _ = writeln!(
-            out,
-            "The answer also cites {}, which name no passage; they were ignored.\n",
-            numbers.join(", ")
-        );
-    }
-    for p in &trace.passages {
-        render_passage(out, p, citations.iter().any(|c| c.number == p.number));
-    }
+    render_passages(out, &trace.passages, &trace.unknown_citations, citations);
 }
 
 fn render_passage(out: &mut String, p: &Passage, cited: bool) {

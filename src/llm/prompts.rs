@@ -22,6 +22,15 @@ pub enum PromptId {
     System,
     LlmOnlyAnswer,
     VanillaRagAnswer,
+    PagerOutline,
+    PagerSubQuery,
+    PagerSubQueries,
+    PagerFill,
+    PagerSummary,
+    PagerAnswer,
+    ActiveRagSelfInquiry,
+    ActiveRagAssimilate,
+    ActiveRagAccommodate,
 }
 
 struct PromptSpec {
@@ -50,6 +59,47 @@ const SPECS: &[PromptSpec] = &[
         VanillaRagAnswer,
         "vanilla-rag/answer.j2",
         ["question", "passages"]
+    ),
+    spec!(
+        PagerOutline,
+        "pager/outline.j2",
+        ["question", "slots_max", "retry"]
+    ),
+    spec!(
+        PagerSubQuery,
+        "pager/sub-query.j2",
+        ["question", "heading", "page"]
+    ),
+    spec!(
+        PagerSubQueries,
+        "pager/sub-queries.j2",
+        ["question", "headings", "page"]
+    ),
+    spec!(
+        PagerFill,
+        "pager/fill.j2",
+        ["question", "sub_query", "heading", "page", "passages", "retry"]
+    ),
+    spec!(
+        PagerSummary,
+        "pager/summary.j2",
+        ["question", "sub_query", "summaries", "passages", "retry"]
+    ),
+    spec!(PagerAnswer, "pager/answer.j2", ["question", "page"]),
+    spec!(
+        ActiveRagSelfInquiry,
+        "activerag/self-inquiry.j2",
+        ["question"]
+    ),
+    spec!(
+        ActiveRagAssimilate,
+        "activerag/assimilate.j2",
+        ["question", "passages", "variant"]
+    ),
+    spec!(
+        ActiveRagAccommodate,
+        "activerag/accommodate.j2",
+        ["question", "thought", "knowledge", "variant"]
     ),
 ];
 

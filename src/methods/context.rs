@@ -11,12 +11,20 @@ use serde::Serialize;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
-use super::{MethodError, Params, Passage, RunEvent, Trace};
+use super::citations::resolve;
+use super::{Citation, MethodError, Params, Passage, RunEvent, Trace};
 use crate::library::Library;
 use crate::llm::prompts::{PromptId, Prompts};
 use crate::llm::{ChatMessage, ChatRequest, Completion, FinishReason, GenerateOptions, Llm};
 use crate::retrieve::SearchMode;
 use crate::store::LlmCallRow;
+
+pub struct CitedAnswer {
+    pub text: String,
+    pub citations: Vec<Citation>,
+    /// Markers that name no passage, for the trace.
+    pub unknown: Vec<usize>,
+}
 
 /// Where a run's events go; a closed or absent receiver is not an error,
 /// because nobody has to watch a run.
@@ -80,11 +88,15 @@ impl<'a> MethodContext<'a> {
         self.events.emit(event);
     }
 
-    /// Records how far the method has got; stored if the run fails later.
+    /// Records how far the method has got (stored if the run fails later)
+    /// and shows it to whoever watches the run.
     pub fn checkpoint(&self, trace: &Trace) {
         if let Ok(mut slot) = self.trace.lock() {
             *slot = Some(trace.clone());
         }
+        self.emit(RunEvent::Trace {
+            trace: trace.clone(),
+        });
     }
 
     /// The `k` best chunks for `query`, numbered from 1 as the prompt will
@@ -144,6 +156,26 @@ impl<'a> MethodContext<'a> {
         self.complete(step, &messages, &options).await
     }
 
+    /// The run's final step: a finished answer and the citations its `[n]`
+    /// markers make to `passages`, with the markers that name none.
+    pub async fn cited_answer(
+        &self,
+        step: &'static str,
+        prompt: PromptId,
+        vars: impl Serialize,
+        params: &Params,
+        passages: &[Passage],
+    ) -> Result<CitedAnswer, MethodError> {
+        let completion = self.generate(step, prompt, vars, params).await?;
+        let text = finished_text(step, completion, params.max_tokens)?;
+        let (citations, unknown) = resolve(&text, passages);
+        Ok(CitedAnswer {
+            text,
+            citations,
+            unknown,
+        })
+    }
+
     /// One model call, streamed to the event sink and recorded whether it
     /// succeeds or not.
     pub async fn complete(
@@ -199,6 +231,30 @@ impl<'a> MethodContext<'a> {
             trace: self.trace.into_inner().unwrap_or_default(),
             retrieval_ms: self.retrieval_ms.into_inner(),
         }
+    }
+}
+
+/// The text of an intermediate step's completion. A reply cut off at
+/// `max_tokens` still carries what the next step needs, so it is kept and
+/// the cut is noted for the trace; only an empty reply is an error.
+pub fn partial_text(
+    step: &'static str,
+    completion: Completion,
+    notes: &mut Vec<String>,
+) -> Result<String, MethodError> {
+    note_if_cut_off(step, &completion, notes);
+    let text = completion.text.trim().to_string();
+    if text.is_empty() {
+        return Err(MethodError::EmptyOutput { step });
+    }
+    Ok(text)
+}
+
+pub fn note_if_cut_off(step: &str, completion: &Completion, notes: &mut Vec<String>) {
+    if completion.finish == FinishReason::Length {
+        notes.push(format!(
+            "the {step} reply reached max_tokens; what it had written was used"
+        ));
     }
 }
 

@@ -1,6 +1,6 @@
 //! Progress of one run as it happens: the CLI prints these, the app forwards
-//! them to the UI. Later methods add their own steps (slot filled, route
-//! action, node added) as variants here.
+//! them to the UI. Method-specific progress (a slot filled, a route step)
+//! travels as the method's trace so far, which the UI draws as it grows.
 
 use serde::Serialize;
 
@@ -28,6 +28,10 @@ pub enum RunEvent {
         prompt_tokens: u32,
         completion_tokens: u32,
         wall_ms: u64,
+    },
+    /// The trace as the method last recorded it.
+    Trace {
+        trace: super::Trace,
     },
     Finished {
         run_id: i64,

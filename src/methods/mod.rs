@@ -5,18 +5,24 @@
 //! [`Trace`]. [`runner::ask`] wraps a method so every answer, failed ones
 //! included, is stored as a run.
 
+mod activerag;
 mod citations;
 mod context;
 mod error;
 mod events;
 mod llm_only;
+pub mod pager;
 mod params;
 pub mod runner;
+mod shown;
+#[cfg(test)]
+mod testing;
 mod trace;
 mod vanilla_rag;
 
 use serde::Serialize;
 
+pub use activerag::{ActiveRagTrace, ActiveRagVariant};
 pub use citations::Citation;
 pub use context::{EventSink, MethodContext};
 pub use error::MethodError;
@@ -55,7 +61,12 @@ pub trait Method: Send + Sync {
     ) -> Result<Answer, MethodError>;
 }
 
-static REGISTRY: &[&dyn Method] = &[&llm_only::LlmOnly, &vanilla_rag::VanillaRag];
+static REGISTRY: &[&dyn Method] = &[
+    &llm_only::LlmOnly,
+    &vanilla_rag::VanillaRag,
+    &pager::Pager,
+    &activerag::ActiveRag,
+];
 
 pub fn methods() -> &'static [&'static dyn Method] {
     REGISTRY

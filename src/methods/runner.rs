@@ -133,82 +133,19 @@ pub async fn ask(
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Mutex;
-
     use super::*;
-    use crate::llm::{
-        Backend, Capabilities, ChatRequest, Completion, FinishReason, LlmError, ModelInfo, Usage,
-    };
-    use crate::Config;
-
-    /// Replies from a script, one per call, for testing control flow only.
-    struct ScriptedLlm(Mutex<Vec<std::result::Result<Completion, LlmError>>>);
-
-    fn reply(text: &str, finish: FinishReason) -> std::result::Result<Completion, LlmError> {
-        Ok(Completion {
-            text: text.into(),
-            finish,
-            usage: Usage {
-                prompt_tokens: 10,
-                completion_tokens: 3,
-            },
-            logprobs: None,
-        })
-    }
-
-    #[async_trait::async_trait]
-    impl Llm for ScriptedLlm {
-        fn info(&self) -> ModelInfo {
-            ModelInfo {
-                backend: Backend::Embedded,
-                model: "scripted".into(),
-                context_size: 1024,
-            }
-        }
-        fn capabilities(&self) -> Capabilities {
-            Capabilities {
-                streaming: true,
-                logprobs: false,
-            }
-        }
-        async fn chat(&self, request: ChatRequest<'_>) -> crate::llm::Result<Completion> {
-            let next = self.0.lock().unwrap().remove(0);
-            if let (Ok(c), Some(sink)) = (&next, request.on_token) {
-                sink(&c.text);
-            }
-            next
-        }
-    }
-
-    async fn library(dir: &std::path::Path) -> Library {
-        let mut config = Config::new(Some(dir.to_path_buf()), None);
-        config.prompts_dir = dir.join("no-overrides");
-        Library::open(config).await.unwrap()
-    }
+    use crate::llm::{FinishReason, LlmError};
+    use crate::methods::testing::{ask_with, library, reply, ScriptedLlm};
 
     async fn ask_scripted(
-        script: Vec<std::result::Result<Completion, LlmError>>,
+        script: Vec<std::result::Result<crate::llm::Completion, LlmError>>,
         max_tokens: u32,
     ) -> (RunRecord, Vec<RunEvent>, Library, tempfile::TempDir) {
         let dir = tempfile::tempdir().unwrap();
         let library = library(dir.path()).await;
-        let llm = ScriptedLlm(Mutex::new(script));
-        let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
         let mut request = AskRequest::new("What is Folio?", "llm-only");
         request.max_tokens = Some(max_tokens);
-        let run = ask(
-            &library,
-            &llm,
-            &request,
-            &EventSink::new(sender),
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap();
-        let mut events = Vec::new();
-        while let Ok(e) = receiver.try_recv() {
-            events.push(e);
-        }
+        let (run, events) = ask_with(&library, &ScriptedLlm::new(script), &request).await;
         (run, events, library, dir)
     }
 
@@ -312,7 +249,7 @@ mod tests {
     async fn bad_requests_fail_before_a_run_is_stored() {
         let dir = tempfile::tempdir().unwrap();
         let library = library(dir.path()).await;
-        let llm = ScriptedLlm(Mutex::new(Vec::new()));
+        let llm = ScriptedLlm::new(Vec::new());
         let cancel = CancellationToken::new();
         let sink = EventSink::default();
         for (question, method, option) in [

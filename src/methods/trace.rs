@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::pager::PagerTrace;
+use super::ActiveRagTrace;
 use crate::retrieve::SearchMode;
 
 /// A retrieved chunk as it was shown to the model, numbered as in the prompt.
@@ -40,4 +42,7 @@ pub enum Trace {
     /// The model answered from its own weights; there is nothing to retrieve.
     LlmOnly,
     VanillaRag(VanillaRagTrace),
+    Pager(PagerTrace),
+    #[serde(rename = "activerag")]
+    ActiveRag(ActiveRagTrace),
 }

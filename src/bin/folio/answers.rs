@@ -9,7 +9,8 @@ use anyhow::{bail, Result};
 use clap::Args;
 use tokio_util::sync::CancellationToken;
 
-use folio::methods::runner::{AskRequest, DEFAULT_K};
+use folio::eval::AskSettings;
+use folio::methods::runner::AskRequest;
 use folio::methods::{methods, Citation, EventSink, RunEvent};
 use folio::store::{RunRecord, RunStatus};
 use folio::Library;
@@ -22,19 +23,85 @@ pub struct AskArgs {
     /// The answering method; `folio methods` lists them.
     #[arg(long, default_value = "vanilla-rag")]
     method: String,
-    /// Passages to retrieve.
-    #[arg(short, long, default_value_t = DEFAULT_K)]
-    k: usize,
-    /// Sampling temperature (default from folio.toml).
-    #[arg(long)]
-    temperature: Option<f32>,
-    /// Most tokens the model may write per step (default from folio.toml).
-    #[arg(long)]
-    max_tokens: Option<u32>,
+    #[command(flatten)]
+    settings: AskSettings,
     /// A method option, as NAME=VALUE; repeat for several.
     #[arg(long = "set", value_name = "NAME=VALUE", value_parser = name_value)]
     options: Vec<(String, String)>,
+    #[command(flatten)]
+    method_flags: MethodFlags,
 }
+
+/// Every method's options as flags of their own (`--variant parallel`,
+/// `--slots-max 4`), built from the method registry so a new option needs
+/// no CLI change. Whether the chosen method has the option is checked when
+/// the request is resolved, with the method's own list in the error.
+#[derive(Debug, Clone, Default)]
+struct MethodFlags(Vec<(String, String)>);
+
+/// Each option name once, with what it means for every method that has it.
+fn method_option_flags() -> Vec<(&'static str, String)> {
+    let mut flags: Vec<(&'static str, String)> = Vec::new();
+    for method in methods() {
+        let info = method.info();
+        for option in info.options {
+            let choices = if option.choices.is_empty() {
+                String::new()
+            } else {
+                format!(" [{}]", option.choices.join("|"))
+            };
+            let help = format!("{}: {}{choices} (default {})", info.id, option.help, option.default);
+            match flags.iter_mut().find(|(name, _)| *name == option.name) {
+                Some((_, text)) => {
+                    text.push('\n');
+                    text.push_str(&help);
+                }
+                None => flags.push((option.name, help)),
+            }
+        }
+    }
+    flags
+}
+
+impl clap::FromArgMatches for MethodFlags {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        let mut flags = MethodFlags::default();
+        flags.update_from_arg_matches(matches)?;
+        Ok(flags)
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        for (name, _) in method_option_flags() {
+            if let Some(value) = matches.get_one::<String>(name) {
+                self.0.push((name.to_string(), value.clone()));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl clap::Args for MethodFlags {
+    fn augment_args(command: clap::Command) -> clap::Command {
+        method_option_flags()
+            .into_iter()
+            .fold(command, |command, (name, help)| {
+                command.arg(
+                    clap::Arg::new(name)
+                        .long(name)
+                        .value_name("VALUE")
+                        .help(help)
+                        .help_heading("Method options"),
+                )
+            })
+    }
+
+    fn augment_args_for_update(command: clap::Command) -> clap::Command {
+        Self::augment_args(command)
+    }
+}
+
+/// The step whose tokens are the answer in every method that streams one.
+const ANSWER_STEP: &str = "answer";
 
 fn name_value(s: &str) -> Result<(String, String), String> {
     s.split_once('=')
@@ -51,32 +118,50 @@ pub async fn ask(
     let request = AskRequest {
         question: args.question,
         method: args.method,
-        k: args.k,
-        temperature: args.temperature,
-        max_tokens: args.max_tokens,
-        options: args.options.into_iter().collect::<BTreeMap<_, _>>(),
+        k: args.settings.k,
+        temperature: args.settings.temperature,
+        max_tokens: args.settings.max_tokens,
+        options: args
+            .options
+            .into_iter()
+            .chain(args.method_flags.0)
+            .collect::<BTreeMap<_, _>>(),
     };
     let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
+    // The answer step streams to stdout; the steps before it (an outline, a
+    // sub-query, an agent's notes) stream to stderr as progress, so stdout
+    // holds only the answer.
     let printer = tokio::spawn(async move {
-        let mut stdout = std::io::stdout();
+        let mut streamed_answer = false;
         while let Some(event) = receiver.recv().await {
             if json {
                 continue;
             }
             match event {
                 RunEvent::Retrieved { passages, .. } => eprintln!("retrieved {passages} passages"),
-                RunEvent::Token { text, .. } => {
+                RunEvent::LlmStarted { step } if step != ANSWER_STEP => eprintln!("── {step} ──"),
+                RunEvent::Token { step, text } if step == ANSWER_STEP => {
+                    streamed_answer = true;
+                    let mut stdout = std::io::stdout();
                     let _ = write!(stdout, "{text}");
                     let _ = stdout.flush();
                 }
-                RunEvent::LlmFinished { .. } => println!(),
+                RunEvent::Token { text, .. } => eprint!("{text}"),
+                RunEvent::LlmFinished { step, .. } if step == ANSWER_STEP => println!(),
+                RunEvent::LlmFinished { .. } => eprintln!(),
                 _ => {}
             }
         }
+        streamed_answer
     });
     let run = library.ask(&request, &EventSink::new(sender), cancel).await;
-    let _ = printer.await;
+    let streamed_answer = printer.await.unwrap_or(false);
     let run = run?;
+    if !json && !streamed_answer {
+        if let Some(answer) = &run.answer {
+            println!("{answer}");
+        }
+    }
     if json {
         let calls = library.run_calls(run.id).await?;
         print_json(&serde_json::json!({ "run": run, "calls": calls }))?;
@@ -139,7 +224,7 @@ pub fn list_methods(json: bool) -> Result<()> {
                 format!(" [{}]", o.choices.join("|"))
             };
             println!(
-                "    --set {}=…{choices}  {} (default {})",
+                "    --{} …{choices}  {} (default {})",
                 o.name, o.help, o.default
             );
         }

@@ -1,0 +1,233 @@
+//! `activerag` (ActiveRAG, ../shared/papers/activerag.md): three agents.
+//! Self-inquiry reasons from the model's own knowledge while retrieval runs;
+//! knowledge assimilation reads the passages under one of four learning
+//! instructions; thought accommodation checks the first reasoning against
+//! what was assimilated and answers.
+
+use minijinja::context;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::citations::resolve;
+use super::context::{finished_text, partial_text};
+use super::shown::shown;
+use super::{Answer, Method, MethodContext, MethodError, MethodInfo, MethodOption, Params, Passage, Trace};
+use crate::llm::prompts::{as_document_data, PromptId};
+use crate::retrieve::SearchMode;
+
+pub struct ActiveRag;
+
+const SELF_INQUIRY: &str = "self-inquiry";
+const ASSIMILATION: &str = "assimilation";
+const ACCOMMODATION: &str = "accommodation";
+const ANSWER_LABEL: &str = "answer:";
+
+/// The learning behaviour the assimilation and accommodation agents mimic
+/// (the paper's section 3.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+#[serde(rename_all = "lowercase")]
+pub enum ActiveRagVariant {
+    Anchoring,
+    Association,
+    Reasoning,
+    Reflection,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+pub struct ActiveRagTrace {
+    pub variant: ActiveRagVariant,
+    pub k: usize,
+    pub passages: Vec<Passage>,
+    /// Self-inquiry: the model's chain of thought without sources.
+    pub self_inquiry: String,
+    /// Knowledge assimilation: what it took from the passages.
+    pub assimilation: String,
+    /// Thought accommodation: the corrected reasoning, ending in the answer.
+    pub accommodation: String,
+    /// Set when the accommodation had no "Answer:" line, so the whole
+    /// reply became the answer.
+    pub answer_line_missing: bool,
+    pub unknown_citations: Vec<usize>,
+    /// Agents' replies cut off at max_tokens, kept as they were.
+    pub notes: Vec<String>,
+}
+
+#[async_trait::async_trait]
+impl Method for ActiveRag {
+    fn info(&self) -> MethodInfo {
+        MethodInfo {
+            id: "activerag",
+            name: "ActiveRAG",
+            summary: "Reasons from the model's own knowledge, has a second agent learn from the retrieved passages, and a third correct the reasoning with what was learnt.",
+            retrieves: true,
+            options: vec![MethodOption {
+                name: "variant",
+                help: "How the passages are read: association (connect with what the model knows), anchoring (what is new to it), reasoning (chains of facts) or reflection (corrections to trust over its memory).",
+                default: Value::from("association"),
+                choices: vec!["association", "anchoring", "reasoning", "reflection"],
+            }],
+        }
+    }
+
+    async fn run(
+        &self,
+        ctx: &MethodContext<'_>,
+        question: &str,
+        params: &Params,
+    ) -> Result<Answer, MethodError> {
+        let variant: ActiveRagVariant = params.option("variant")?;
+        let mut notes = Vec::new();
+        let (thought, passages) = tokio::join!(
+            ctx.generate(SELF_INQUIRY, PromptId::ActiveRagSelfInquiry, context!(question), params),
+            ctx.retrieve(question, params.k, SearchMode::Hybrid),
+        );
+        let self_inquiry = partial_text(SELF_INQUIRY, thought?, &mut notes)?;
+        let passages = passages?;
+        if passages.is_empty() {
+            return Err(MethodError::EmptyLibrary);
+        }
+        let mut trace = ActiveRagTrace {
+            variant,
+            k: params.k,
+            passages,
+            self_inquiry,
+            assimilation: String::new(),
+            accommodation: String::new(),
+            answer_line_missing: false,
+            unknown_citations: Vec::new(),
+            notes,
+        };
+        ctx.checkpoint(&Trace::ActiveRag(trace.clone()));
+
+        let completion = ctx
+            .generate(
+                ASSIMILATION,
+                PromptId::ActiveRagAssimilate,
+                context!(question, variant, passages => shown(&trace.passages)),
+                params,
+            )
+            .await?;
+        trace.assimilation = partial_text(ASSIMILATION, completion, &mut trace.notes)?;
+        ctx.checkpoint(&Trace::ActiveRag(trace.clone()));
+
+        let completion = ctx
+            .generate(
+                ACCOMMODATION,
+                PromptId::ActiveRagAccommodate,
+                context!(
+                    question,
+                    variant,
+                    thought => as_document_data(&trace.self_inquiry),
+                    knowledge => as_document_data(&trace.assimilation),
+                ),
+                params,
+            )
+            .await?;
+        trace.accommodation = finished_text(ACCOMMODATION, completion, params.max_tokens)?;
+        let answer = final_answer(&trace.accommodation);
+        trace.answer_line_missing = answer.is_none();
+        let text = answer.unwrap_or_else(|| trace.accommodation.clone());
+        // The short answer rarely repeats the markers; the reasoning above it
+        // holds them, and it is what the answer rests on.
+        let (citations, unknown) = resolve(&trace.accommodation, &trace.passages);
+        trace.unknown_citations = unknown;
+        Ok(Answer {
+            text,
+            citations,
+            trace: Trace::ActiveRag(trace),
+        })
+    }
+}
+
+/// The text after the last line that starts with "Answer:", if any.
+fn final_answer(reply: &str) -> Option<String> {
+    let line = reply.lines().rev().find_map(|l| {
+        let bare = l.trim().trim_start_matches(['*', '#', ' ']);
+        bare.get(..ANSWER_LABEL.len())
+            .filter(|p| p.eq_ignore_ascii_case(ANSWER_LABEL))
+            .map(|_| bare[ANSWER_LABEL.len()..].trim().trim_matches('*').trim().to_string())
+    })?;
+    (!line.is_empty()).then_some(line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::methods::runner::AskRequest;
+    use crate::llm::FinishReason;
+    use crate::methods::testing::{ask_with, library_with, reply, says, ScriptedLlm, ADA_NOTES, ADA_QUESTION};
+    use crate::store::RunStatus;
+
+    const THOUGHT: &str = "I think it was Ada Lovelace, born in Paris.\nAnswer: Paris";
+
+    async fn run_activerag(
+        variant: &str,
+        thought: crate::llm::Result<crate::llm::Completion>,
+        accommodation: &str,
+    ) -> (crate::store::RunRecord, ActiveRagTrace, Vec<String>) {
+        let dir = tempfile::tempdir().unwrap();
+        let library = library_with(dir.path(), ADA_NOTES).await;
+        let llm = ScriptedLlm::new(vec![
+            thought,
+            says("Ada Lovelace was born in London [1]."),
+            says(accommodation),
+        ]);
+        let mut request = AskRequest::new(ADA_QUESTION, "activerag");
+        request.options.insert("variant".into(), variant.into());
+        let (run, _) = ask_with(&library, &llm, &request).await;
+        let trace = match serde_json::from_value(run.trace.clone().unwrap()).unwrap() {
+            Trace::ActiveRag(t) => t,
+            other => panic!("not an ActiveRAG trace: {other:?}"),
+        };
+        (run, trace, llm.prompts())
+    }
+
+    #[tokio::test]
+    async fn three_agents_in_order_and_the_answer_line_is_the_answer() {
+        let (run, trace, prompts) =
+            run_activerag("reflection", says(THOUGHT), "Paris was wrong; the notes say London [1].\nAnswer: London").await;
+        assert_eq!(run.status, RunStatus::Done, "{:?}", run.error);
+        assert_eq!(run.llm_calls, 3);
+        assert_eq!(run.answer.as_deref(), Some("London"));
+        assert_eq!(trace.variant, ActiveRagVariant::Reflection);
+        assert!(trace.self_inquiry.contains("Paris"));
+        assert!(trace.assimilation.contains("London [1]"));
+        assert!(!trace.answer_line_missing);
+        assert!(!prompts[0].contains("<document"), "self-inquiry sees no sources");
+        assert!(prompts[1].contains("fact-checker") && prompts[1].contains("<document number=\"1\""));
+        assert!(prompts[2].contains("born in Paris") && prompts[2].contains("London [1]"));
+        let cited = trace.passages.iter().find(|p| p.number == 1).unwrap();
+        assert_eq!(run.citations[0]["path"], cited.path.as_str());
+    }
+
+    #[tokio::test]
+    async fn without_an_answer_line_the_whole_reply_answers() {
+        let (run, trace, prompts) = run_activerag("association", says(THOUGHT), "It was London [1].").await;
+        assert_eq!(run.answer.as_deref(), Some("It was London [1]."));
+        assert!(trace.answer_line_missing);
+        assert!(!prompts[1].contains("fact-checker"));
+    }
+
+    #[tokio::test]
+    async fn a_cut_off_chain_of_thought_is_kept_and_noted() {
+        let cut = reply("I think it was Ada Lovelace, born in", FinishReason::Length);
+        let (run, trace, prompts) = run_activerag("anchoring", cut, "Answer: London").await;
+        assert_eq!(run.status, RunStatus::Done, "{:?}", run.error);
+        assert_eq!(trace.self_inquiry, "I think it was Ada Lovelace, born in");
+        assert!(prompts[2].contains("born in"));
+        assert_eq!(trace.notes, ["the self-inquiry reply reached max_tokens; what it had written was used"]);
+    }
+
+    #[test]
+    fn the_answer_is_the_last_answer_line() {
+        assert_eq!(
+            final_answer("Step 1.\nAnswer: draft\nMore.\n**Answer:** Paris [2]"),
+            Some("Paris [2]".into())
+        );
+        assert_eq!(final_answer("answer: lower case"), Some("lower case".into()));
+        assert_eq!(final_answer("No label here."), None);
+        assert_eq!(final_answer("Answer:   "), None);
+    }
+}

@@ -1,0 +1,182 @@
+//! `pager` (PAGER, ../shared/papers/pager.md): the model first outlines a
+//! page for the question, one empty slot per section; then each slot in
+//! turn gets a sub-query written from the page so far, its own retrieval,
+//! and a short evidence paragraph; the answer is read off the finished page.
+//! The paper's ablations are variants: `parallel`, `no-iter`, `no-outline`.
+
+mod fill;
+mod page;
+mod parse;
+mod summaries;
+mod trace;
+
+use minijinja::{context, Value as Vars};
+use serde_json::Value;
+
+pub use page::{Page, Section};
+pub use trace::{PagerStep, PagerTrace, PagerVariant};
+
+use self::parse::{ReplyError, Repaired};
+use super::context::note_if_cut_off;
+use super::{Answer, Method, MethodContext, MethodError, MethodInfo, MethodOption, Params, Trace};
+use crate::llm::prompts::{as_document_data, PromptId};
+
+pub struct Pager;
+
+const OUTLINE: &str = "outline";
+const ANSWER: &str = "answer";
+/// The paper's pages mostly have three to five slots.
+const DEFAULT_SLOTS_MAX: u64 = 5;
+const SLOTS_LIMIT: usize = 12;
+
+#[async_trait::async_trait]
+impl Method for Pager {
+    fn info(&self) -> MethodInfo {
+        MethodInfo {
+            id: "pager",
+            name: "PAGER",
+            summary: "Outlines a page for the question, fills one section at a time with evidence retrieved for it, and answers from the page.",
+            retrieves: true,
+            options: vec![
+                MethodOption {
+                    name: "variant",
+                    help: "iterative (the method), or an ablation from the paper: parallel (all sub-queries at once), no-iter (one retrieval for the question), no-outline (summaries instead of a page).",
+                    default: Value::from("iterative"),
+                    choices: vec!["iterative", "parallel", "no-iter", "no-outline"],
+                },
+                MethodOption {
+                    name: "slots-max",
+                    help: "Most sections the page may have (no-outline: most summaries).",
+                    default: Value::from(DEFAULT_SLOTS_MAX),
+                    choices: vec![],
+                },
+            ],
+        }
+    }
+
+    async fn run(
+        &self,
+        ctx: &MethodContext<'_>,
+        question: &str,
+        params: &Params,
+    ) -> Result<Answer, MethodError> {
+        let variant: PagerVariant = params.option("variant")?;
+        let slots_max: usize = params.option("slots-max")?;
+        if !(1..=SLOTS_LIMIT).contains(&slots_max) {
+            return Err(MethodError::InvalidOption {
+                name: "slots-max".into(),
+                message: format!("must be between 1 and {SLOTS_LIMIT}"),
+            });
+        }
+        let mut trace = PagerTrace {
+            variant,
+            slots_max,
+            k: params.k,
+            reasoning: String::new(),
+            outline: Page::new(question.trim(), Vec::new()),
+            outline_notes: Vec::new(),
+            steps: Vec::new(),
+            page: Page::new(question.trim(), Vec::new()),
+            passages: Vec::new(),
+            unknown_citations: Vec::new(),
+        };
+        if variant == PagerVariant::NoOutline {
+            summaries::summarise(ctx, question, params, &mut trace).await?;
+        } else {
+            outline(ctx, question, params, &mut trace).await?;
+            match variant {
+                PagerVariant::Iterative => fill::iteratively(ctx, question, params, &mut trace).await?,
+                PagerVariant::Parallel => fill::in_parallel(ctx, question, params, &mut trace).await?,
+                PagerVariant::NoIter => fill::from_one_retrieval(ctx, question, params, &mut trace).await?,
+                PagerVariant::NoOutline => unreachable!("handled above"),
+            }
+        }
+        answer(ctx, question, params, trace).await
+    }
+}
+
+async fn outline(
+    ctx: &MethodContext<'_>,
+    question: &str,
+    params: &Params,
+    trace: &mut PagerTrace,
+) -> Result<(), MethodError> {
+    let slots_max = trace.slots_max;
+    let parsed = ask_until_usable(
+        ctx,
+        OUTLINE,
+        PromptId::PagerOutline,
+        |retry| context!(question, slots_max, retry),
+        params,
+        |reply| parse::outline(reply, question, slots_max),
+        &mut trace.outline_notes,
+    )
+    .await?;
+    let (reasoning, page) = parsed.unwrap_or_else(|| {
+        trace.outline_notes.push(
+            "no usable outline in two replies; the question became the page's only section".into(),
+        );
+        (String::new(), Page::new(question.trim(), vec![question.trim().to_string()]))
+    });
+    trace.reasoning = reasoning;
+    trace.outline = page.clone();
+    trace.page = page;
+    ctx.checkpoint(&Trace::Pager(trace.clone()));
+    Ok(())
+}
+
+async fn answer(
+    ctx: &MethodContext<'_>,
+    question: &str,
+    params: &Params,
+    mut trace: PagerTrace,
+) -> Result<Answer, MethodError> {
+    let vars = context!(question, page => page_for_prompt(&trace.page));
+    let answer = ctx
+        .cited_answer(ANSWER, PromptId::PagerAnswer, vars, params, &trace.passages)
+        .await?;
+    trace.unknown_citations = answer.unknown;
+    Ok(Answer {
+        text: answer.text,
+        citations: answer.citations,
+        trace: Trace::Pager(trace),
+    })
+}
+
+/// The page as a prompt shows it: written by the model from documents, so
+/// it is data, and cannot close the delimiter it is placed in.
+fn page_for_prompt(page: &Page) -> String {
+    as_document_data(&page.markdown())
+}
+
+/// Asks for `step`, and once more (with `retry` set, so the prompt can be
+/// firmer) when the reply cannot be used. Every repair, cut-off and
+/// rejected reply lands in `notes`; `None` means both replies were unusable.
+async fn ask_until_usable<T>(
+    ctx: &MethodContext<'_>,
+    step: &'static str,
+    prompt: PromptId,
+    vars: impl Fn(bool) -> Vars,
+    params: &Params,
+    parse: impl Fn(&str) -> Result<Repaired<T>, ReplyError>,
+    notes: &mut Vec<String>,
+) -> Result<Option<T>, MethodError> {
+    for retry in [false, true] {
+        let completion = ctx.generate(step, prompt, vars(retry), params).await?;
+        note_if_cut_off(step, &completion, notes);
+        match parse(&completion.text) {
+            Ok(parsed) => {
+                notes.extend(parsed.repairs);
+                return Ok(Some(parsed.value));
+            }
+            Err(e) => notes.push(format!(
+                "rejected the {step} reply: {e}{}",
+                if retry { "" } else { "; asked again" }
+            )),
+        }
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+mod tests;

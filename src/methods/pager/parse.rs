@@ -1,0 +1,371 @@
+//! Reading PAGER's model replies. Small models wrap outlines in prose,
+//! rewrite whole pages when asked for one section and forget markers, so
+//! every parser repairs what it safely can and reports each repair; what it
+//! cannot repair is an error the caller retries or records.
+
+use super::page::{clean_heading, heading, same_heading, unfenced, Page, PLACEHOLDER};
+
+const OUTLINE_MARKER: &str = "<OUTLINE>";
+/// Longer sub-queries are cut: a retrieval query is a line, not an essay.
+const MAX_QUERY_CHARS: usize = 300;
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ReplyError {
+    #[error("the outline has no sections")]
+    NoSections,
+    #[error("the reply is empty once headings and placeholders are removed")]
+    EmptyFill,
+    #[error("the reply fills another section, not \"{0}\"")]
+    WrongSection(String),
+}
+
+/// A parsed reply and the repairs it needed, in words for the trace.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Repaired<T> {
+    pub value: T,
+    pub repairs: Vec<String>,
+}
+
+/// The outline reply: reasoning, then `<OUTLINE>`, then `# Title` and one
+/// `## Section` per slot.
+pub fn outline(
+    reply: &str,
+    question: &str,
+    max_sections: usize,
+) -> Result<Repaired<(String, Page)>, ReplyError> {
+    let mut repairs = Vec::new();
+    let (reasoning, body) = match find_ignore_case(reply, OUTLINE_MARKER) {
+        Some(at) => (&reply[..at], &reply[at + OUTLINE_MARKER.len()..]),
+        None => {
+            repairs.push("no <OUTLINE> marker; the outline was read from the whole reply".into());
+            let first_heading = reply
+                .lines()
+                .position(|l| heading(l).is_some())
+                .unwrap_or(0);
+            let split = reply
+                .lines()
+                .take(first_heading)
+                .map(|l| l.len() + 1)
+                .sum::<usize>()
+                .min(reply.len());
+            (&reply[..split], &reply[split..])
+        }
+    };
+    let headings: Vec<(usize, String)> = unfenced(body).filter_map(heading).collect();
+    // The first heading is the title when it is a `#` or sits above all the others.
+    let title = match headings.split_first() {
+        Some(((level, text), rest))
+            if *level == 1 || (!rest.is_empty() && rest.iter().all(|(l, _)| l > level)) =>
+        {
+            Some(text.clone())
+        }
+        _ => None,
+    };
+    let below_title = if title.is_some() {
+        &headings[1..]
+    } else {
+        &headings[..]
+    };
+    let section_level = below_title.iter().map(|(level, _)| *level).min();
+    let mut sections: Vec<String> = below_title
+        .iter()
+        .filter(|(level, _)| Some(*level) == section_level)
+        .map(|(_, text)| text.clone())
+        .collect();
+    if sections.is_empty() {
+        sections = list_items(body);
+        if !sections.is_empty() {
+            repairs.push("no section headings; list items became the sections".into());
+        }
+    }
+    let before = sections.len();
+    let mut unique: Vec<String> = Vec::new();
+    for s in sections {
+        if !unique.iter().any(|u| same_heading(u, &s)) {
+            unique.push(s);
+        }
+    }
+    if unique.len() < before {
+        repairs.push(format!(
+            "dropped {} repeated section heading(s)",
+            before - unique.len()
+        ));
+    }
+    if unique.is_empty() {
+        return Err(ReplyError::NoSections);
+    }
+    if unique.len() > max_sections {
+        repairs.push(format!(
+            "kept the first {max_sections} of {} sections",
+            unique.len()
+        ));
+        unique.truncate(max_sections);
+    }
+    let title = title.unwrap_or_else(|| {
+        repairs.push("no title; the question became the title".into());
+        question.trim().to_string()
+    });
+    Ok(Repaired {
+        value: (reasoning.trim().to_string(), Page::new(title, unique)),
+        repairs,
+    })
+}
+
+/// The text for section `slot` of `page`. The prompt asks for the section's
+/// text alone; a reply that rewrites the page is cut down to that section.
+pub fn fill(reply: &str, page: &Page, slot: usize) -> Result<Repaired<String>, ReplyError> {
+    let target = &page.sections[slot].heading;
+    let mut repairs = Vec::new();
+    let lines: Vec<&str> = unfenced(reply).collect();
+    let headed: Vec<(usize, String)> = lines
+        .iter()
+        .enumerate()
+        .filter_map(|(i, l)| heading(l).map(|(_, text)| (i, text)))
+        .collect();
+    let body_lines: Vec<&str> = if headed.is_empty() {
+        lines
+    } else if let Some(pos) = headed.iter().position(|(_, t)| same_heading(t, target)) {
+        let start = headed[pos].0 + 1;
+        let end = headed.get(pos + 1).map_or(lines.len(), |(i, _)| *i);
+        if headed.len() > 1 {
+            repairs.push(format!(
+                "the reply rewrote other parts of the page; only \"{target}\" was kept"
+            ));
+        }
+        lines[start..end].to_vec()
+    } else {
+        let lead = &lines[..headed[0].0];
+        if lead.iter().all(|l| l.trim().is_empty()) {
+            return Err(ReplyError::WrongSection(target.clone()));
+        }
+        repairs.push("dropped headings the reply added after the section text".into());
+        lead.to_vec()
+    };
+    let mut text = body_lines.join("\n");
+    if text.contains(PLACEHOLDER) {
+        repairs.push("removed a leftover <TO BE FILLED> marker".into());
+        text = text.replace(PLACEHOLDER, "");
+    }
+    let text = text.trim().to_string();
+    if text.is_empty() {
+        return Err(ReplyError::EmptyFill);
+    }
+    Ok(Repaired {
+        value: text,
+        repairs,
+    })
+}
+
+/// A retrieval query: the first line with text, without labels or quotes.
+/// An unusable reply falls back to `fallback`.
+pub fn sub_query(reply: &str, fallback: &str) -> Repaired<String> {
+    match unfenced(reply).map(clean_query).find(|q| !q.is_empty()) {
+        Some(query) => Repaired {
+            value: query,
+            repairs: Vec::new(),
+        },
+        None => Repaired {
+            value: fallback.to_string(),
+            repairs: vec!["the sub-query reply was empty; searched with the section heading and the question".into()],
+        },
+    }
+}
+
+/// One query per slot from a single reply (one line each, in slot order);
+/// missing lines fall back to `fallbacks[i]`.
+pub fn sub_queries(reply: &str, fallbacks: &[String]) -> Repaired<Vec<String>> {
+    let found: Vec<String> = unfenced(reply)
+        .map(clean_query)
+        .filter(|q| !q.is_empty())
+        .collect();
+    let mut repairs = Vec::new();
+    if found.len() < fallbacks.len() {
+        repairs.push(format!(
+            "{} of {} sub-queries were missing; those slots searched with their heading and the question",
+            fallbacks.len() - found.len(),
+            fallbacks.len()
+        ));
+    } else if found.len() > fallbacks.len() {
+        repairs.push(format!(
+            "ignored {} extra sub-query line(s)",
+            found.len() - fallbacks.len()
+        ));
+    }
+    let value = fallbacks
+        .iter()
+        .enumerate()
+        .map(|(i, fallback)| found.get(i).cloned().unwrap_or_else(|| fallback.clone()))
+        .collect();
+    Repaired { value, repairs }
+}
+
+/// A summary followed by `SUFFICIENT: yes` or `SUFFICIENT: no`. A missing
+/// verdict reads as "not yet", so the loop goes on until its budget.
+pub fn summary(reply: &str) -> Result<Repaired<(String, bool)>, ReplyError> {
+    let mut verdict = None;
+    let mut kept = Vec::new();
+    for line in unfenced(reply) {
+        let bare = line.trim().trim_matches('*').trim();
+        match bare
+            .get(..11)
+            .filter(|p| p.eq_ignore_ascii_case("sufficient:"))
+        {
+            Some(_) => {
+                verdict = Some(bare[11..].trim().to_lowercase().starts_with("yes"));
+            }
+            None => kept.push(line),
+        }
+    }
+    let text = kept.join("\n").trim().to_string();
+    if text.is_empty() {
+        return Err(ReplyError::EmptyFill);
+    }
+    let repairs = if verdict.is_none() {
+        vec!["no SUFFICIENT line; read as not sufficient yet".into()]
+    } else {
+        Vec::new()
+    };
+    Ok(Repaired {
+        value: (text, verdict.unwrap_or(false)),
+        repairs,
+    })
+}
+
+fn clean_query(line: &str) -> String {
+    let mut q = line.trim();
+    q = q.trim_start_matches(|c: char| c.is_ascii_digit() || matches!(c, '.' | ')' | '-' | '*' | ' '));
+    for label in ["sub-query:", "subquery:", "retrieval question:", "query:", "question:"] {
+        if q.len() >= label.len() && q[..label.len()].eq_ignore_ascii_case(label) {
+            q = q[label.len()..].trim();
+        }
+    }
+    let q = q.trim_matches(|c: char| matches!(c, '"' | '\'' | '`' | '“' | '”'));
+    q.chars().take(MAX_QUERY_CHARS).collect::<String>().trim().to_string()
+}
+
+fn list_items(text: &str) -> Vec<String> {
+    unfenced(text)
+        .filter_map(|l| {
+            let t = l.trim_start();
+            let rest = t
+                .strip_prefix("- ")
+                .or_else(|| t.strip_prefix("* "))
+                .or_else(|| {
+                    let digits = t.chars().take_while(char::is_ascii_digit).count();
+                    (digits > 0)
+                        .then(|| t[digits..].strip_prefix(". ").or(t[digits..].strip_prefix(") ")))
+                        .flatten()
+                })?;
+            let item = clean_heading(rest);
+            (!item.is_empty()).then_some(item)
+        })
+        .collect()
+}
+
+fn find_ignore_case(haystack: &str, needle: &str) -> Option<usize> {
+    haystack
+        .to_ascii_lowercase()
+        .find(&needle.to_ascii_lowercase())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headings(page: &Page) -> Vec<&str> {
+        page.sections.iter().map(|s| s.heading.as_str()).collect()
+    }
+
+    #[test]
+    fn a_well_formed_outline_parses_without_repairs() {
+        let reply = "The question needs A and B.\n<OUTLINE>\n# Main\n## A\n<TO BE FILLED>\n## B\n<TO BE FILLED>\n";
+        let parsed = outline(reply, "q?", 5).unwrap();
+        let (reasoning, page) = parsed.value;
+        assert_eq!(reasoning, "The question needs A and B.");
+        assert_eq!(page.title, "Main");
+        assert_eq!(headings(&page), ["A", "B"]);
+        assert!(page.sections.iter().all(|s| s.body.is_none()));
+        assert!(parsed.repairs.is_empty(), "{:?}", parsed.repairs);
+    }
+
+    #[test]
+    fn outlines_are_repaired_and_say_so() {
+        let reply = "```markdown\n## A\n## a\n## B\n## C\n```";
+        let parsed = outline(reply, "Who?", 2).unwrap();
+        assert_eq!(parsed.value.1.title, "Who?");
+        assert_eq!(headings(&parsed.value.1), ["A", "B"]);
+        let repairs = parsed.repairs.join(" | ");
+        for expected in ["no <OUTLINE> marker", "repeated", "first 2 of 3", "no title"] {
+            assert!(repairs.contains(expected), "{repairs}");
+        }
+    }
+
+    #[test]
+    fn list_items_stand_in_for_missing_headings() {
+        let parsed = outline("<OUTLINE>\n1. Birth place\n2) Career\n- Family", "q", 5).unwrap();
+        assert_eq!(headings(&parsed.value.1), ["Birth place", "Career", "Family"]);
+    }
+
+    #[test]
+    fn an_outline_without_sections_is_rejected() {
+        assert_eq!(outline("I think so.", "q", 5), Err(ReplyError::NoSections));
+        assert_eq!(outline("<OUTLINE>\n# Only a title", "q", 5), Err(ReplyError::NoSections));
+        assert_eq!(outline("", "q", 5), Err(ReplyError::NoSections));
+    }
+
+    fn page() -> Page {
+        let mut page = Page::new("T", vec!["A".into(), "B".into(), "C".into()]);
+        page.sections[0].body = Some("first".into());
+        page
+    }
+
+    #[test]
+    fn a_plain_fill_is_taken_as_it_is() {
+        let parsed = fill("B is true [2].\n", &page(), 1).unwrap();
+        assert_eq!(parsed.value, "B is true [2].");
+        assert!(parsed.repairs.is_empty());
+    }
+
+    #[test]
+    fn a_rewritten_page_is_cut_to_the_target_section() {
+        let reply = "# T\n## A\nchanged!\n## B\nB text [1]\n## C\n<TO BE FILLED>";
+        let parsed = fill(reply, &page(), 1).unwrap();
+        assert_eq!(parsed.value, "B text [1]");
+        assert!(parsed.repairs[0].contains("only \"B\" was kept"));
+    }
+
+    #[test]
+    fn bad_fills_are_errors() {
+        assert_eq!(fill("  \n<TO BE FILLED>\n", &page(), 1), Err(ReplyError::EmptyFill));
+        assert_eq!(
+            fill("## C\nsomething", &page(), 1),
+            Err(ReplyError::WrongSection("B".into()))
+        );
+        assert_eq!(fill("## B\n<TO BE FILLED>\n## C", &page(), 1), Err(ReplyError::EmptyFill));
+        let lead = fill("B text.\n## C\nmore", &page(), 1).unwrap();
+        assert_eq!(lead.value, "B text.");
+        assert_eq!(lead.repairs.len(), 1);
+    }
+
+    #[test]
+    fn sub_queries_lose_labels_and_fall_back() {
+        assert_eq!(sub_query("Query: \"where was X born?\"\nmore", "f").value, "where was X born?");
+        let empty = sub_query("```\n```", "A q");
+        assert_eq!(empty.value, "A q");
+        assert_eq!(empty.repairs.len(), 1);
+        let many = sub_queries("1. one\n2. two", &["a".into(), "b".into(), "c".into()]);
+        assert_eq!(many.value, ["one", "two", "c"]);
+        assert_eq!(many.repairs.len(), 1);
+        assert_eq!(sub_query(&"x".repeat(1000), "f").value.len(), MAX_QUERY_CHARS);
+    }
+
+    #[test]
+    fn summaries_carry_a_verdict() {
+        let parsed = summary("X was born in Y [1].\n**SUFFICIENT: Yes**").unwrap();
+        assert_eq!(parsed.value, ("X was born in Y [1].".into(), true));
+        let parsed = summary("Nothing decisive.").unwrap();
+        assert!(!parsed.value.1);
+        assert_eq!(parsed.repairs.len(), 1);
+        assert_eq!(summary("SUFFICIENT: no"), Err(ReplyError::EmptyFill));
+    }
+}

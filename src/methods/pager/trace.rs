@@ -1,0 +1,65 @@
+//! How a PAGER answer was built: the outline, then one step per filled slot
+//! with the page as it stood afterwards.
+
+use serde::{Deserialize, Serialize};
+
+use super::page::Page;
+use crate::methods::Passage;
+
+/// The paper's method and its ablations (PAGER, section 5.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+#[serde(rename_all = "kebab-case")]
+pub enum PagerVariant {
+    /// One slot at a time: sub-query from the current page, retrieve, fill.
+    Iterative,
+    /// Sub-queries for every slot in one call, then all fills at once.
+    Parallel,
+    /// One retrieval for the question; every slot is filled from it.
+    NoIter,
+    /// No outline: retrieve and summarise until the summaries suffice.
+    NoOutline,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+pub struct PagerTrace {
+    pub variant: PagerVariant,
+    pub slots_max: usize,
+    pub k: usize,
+    /// The model's reasoning before it wrote the outline.
+    pub reasoning: String,
+    /// The outline as first parsed, every slot empty.
+    pub outline: Page,
+    /// What the outline needed to be usable (repairs, a retry).
+    pub outline_notes: Vec<String>,
+    pub steps: Vec<PagerStep>,
+    /// The page now: finished once every step is done.
+    pub page: Page,
+    /// Every passage retrieved, numbered once each; steps refer to them.
+    pub passages: Vec<Passage>,
+    pub unknown_citations: Vec<usize>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+pub struct PagerStep {
+    /// The slot this step filled, counted from 0.
+    pub slot: usize,
+    pub heading: String,
+    pub sub_query: String,
+    /// Numbers of the passages retrieved for this step, best first.
+    pub sources: Vec<usize>,
+    pub text: String,
+    /// Repairs and retries, in words; empty when the reply was usable as it was.
+    pub notes: Vec<String>,
+    /// No usable text came back, even after a retry.
+    pub failed: bool,
+    /// Jaccard overlap of this step's passages with all earlier steps'
+    /// (the paper's retrieval-diversity measure); `None` for the first step.
+    pub overlap: Option<f64>,
+    /// The summariser's verdict (`no-outline` only).
+    pub sufficient: Option<bool>,
+    /// The page in markdown right after this step.
+    pub page_after: String,
+}
