@@ -7,6 +7,7 @@ pub mod bench;
 pub mod config;
 pub mod embed;
 pub mod error;
+pub mod eval;
 pub mod events;
 pub mod export;
 pub mod ingest;
@@ -15,6 +16,7 @@ pub mod llm;
 pub mod methods;
 pub mod model_check;
 pub mod retrieve;
+pub mod stats;
 pub mod store;
 
 pub use config::Config;

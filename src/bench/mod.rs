@@ -23,6 +23,7 @@ use clap::{Args, Subcommand, ValueEnum};
 
 use crate::config::Config;
 use crate::ingest::loaders::{load, Format};
+use crate::stats::percentile;
 use python::Python;
 use report::Report;
 
@@ -323,17 +324,6 @@ impl Rng {
     }
 }
 
-/// Nearest-rank percentile of `samples` (any order), `p` in 0..=100.
-fn percentile(samples: &[f64], p: f64) -> f64 {
-    if samples.is_empty() {
-        return f64::NAN;
-    }
-    let mut sorted = samples.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
-}
-
 fn cores() -> usize {
     std::thread::available_parallelism()
         .map(|n| n.get())
@@ -343,14 +333,6 @@ fn cores() -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn percentiles_use_the_nearest_rank() {
-        let s = [5.0, 1.0, 3.0, 2.0, 4.0];
-        assert_eq!(percentile(&s, 50.0), 3.0);
-        assert_eq!(percentile(&s, 95.0), 5.0);
-        assert_eq!(percentile(&s, 0.0), 1.0);
-    }
 
     #[test]
     fn random_unit_vectors_have_unit_length() {

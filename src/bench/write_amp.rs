@@ -8,47 +8,23 @@
 use std::time::Instant;
 
 use anyhow::{bail, Context as _, Result};
-use serde::Deserialize;
 use serde_json::json;
 
 use super::report::{Report, Row, Target};
 use super::{Context, TempDir};
 use crate::config::Config;
+use crate::eval::corpus::write_passages;
 use crate::library::Library;
 
 const TARGET_RATIO: f64 = 10.0;
 
-#[derive(Deserialize)]
-struct Passage {
-    title: String,
-    text: String,
-}
-
 pub async fn run(ctx: &Context) -> Result<Report> {
     let corpus_path = ctx.eval_dir.join("hotpotqa/corpus.jsonl");
-    let corpus = std::fs::read_to_string(&corpus_path)
-        .with_context(|| format!("reading {}", corpus_path.display()))?;
-    let limit = if ctx.quick { 1_000 } else { usize::MAX };
+    let limit = ctx.quick.then_some(1_000);
     let dir = TempDir::new("write-amp")?;
     let input_dir = dir.path().join("corpus");
-    std::fs::create_dir_all(&input_dir)
-        .with_context(|| format!("creating {}", input_dir.display()))?;
-    let mut passages = 0;
-    let mut input_bytes = 0u64;
-    for (i, line) in corpus
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .take(limit)
-        .enumerate()
-    {
-        let p: Passage = serde_json::from_str(line)
-            .with_context(|| format!("{}:{}", corpus_path.display(), i + 1))?;
-        let body = format!("# {}\n\n{}\n", p.title, p.text);
-        let path = input_dir.join(format!("p{i:05}.md"));
-        std::fs::write(&path, &body).with_context(|| format!("writing {}", path.display()))?;
-        input_bytes += body.len() as u64;
-        passages += 1;
-    }
+    let written = write_passages(&corpus_path, &input_dir, limit)?;
+    let (passages, input_bytes) = (written.passages, written.bytes);
     eprintln!(
         "write-amp: ingesting {passages} passages ({:.1} MB) into a fresh library",
         input_bytes as f64 / 1e6

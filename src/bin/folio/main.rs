@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
 mod answers;
+mod eval;
 mod models;
 
 use anyhow::{Context, Result};
@@ -50,6 +51,9 @@ enum Command {
     Models,
     /// Benchmarks against same-run baselines; tables on stdout, JSON in bench/results/.
     Bench(folio::bench::BenchArgs),
+    /// Answer a dataset's questions with several methods and score them; a
+    /// table on stdout, rows and summaries in --out.
+    Eval(eval::EvalArgs),
 }
 
 /// Commands that work on the user's index.
@@ -128,6 +132,8 @@ async fn run(cli: Cli) -> Result<()> {
     let command = match cli.command {
         // Benchmarks make their own temporary libraries; the user's is never opened.
         Command::Bench(args) => return folio::bench::run(args, config, cli.json).await,
+        // An evaluation keeps its own index in its output folder.
+        Command::Eval(args) => return eval::run(args, config, cli.json).await,
         Command::Models => return models::show(&config, cli.json).await,
         Command::Answer(AnswerCommand::Methods) => return answers::list_methods(cli.json),
         command => command,
@@ -148,7 +154,9 @@ async fn run(cli: Cli) -> Result<()> {
             return answer(&library, command, &answer_cancel, cli.json).await
         }
         Command::Index(command) => command,
-        Command::Bench(_) | Command::Models => unreachable!("handled before the library opens"),
+        Command::Bench(_) | Command::Models | Command::Eval(_) => {
+            unreachable!("handled before the library opens")
+        }
     };
     match command {
         IndexCommand::Add { paths, no_wait } => add(&library, &paths, no_wait, cli.json).await,

@@ -1,0 +1,193 @@
+//! `folio eval`: the command-line face of `folio::eval`. It owns the order
+//! of the steps (checks that cost nothing first, the model before the long
+//! answering loop) and the progress shown on stderr; stdout gets only the
+//! summary table, or its JSON with `--json`.
+
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use tokio_util::sync::CancellationToken;
+
+use folio::eval::{
+    answer_all, corpus, dataset, spec, summary, AskSettings, MethodSpec, OutDir, Progress,
+    ResultsFile, Summary,
+};
+use folio::ingest::pipeline::PassSummary;
+use folio::methods::find;
+use folio::store::RunStatus;
+use folio::{Config, Library};
+
+use crate::{print_json, with_progress};
+
+#[derive(Args)]
+pub struct EvalArgs {
+    /// Questions, one JSON object a line: id, question, answers and
+    /// supporting_titles or supporting_files.
+    #[arg(long, value_name = "FILE.jsonl")]
+    dataset: PathBuf,
+    /// A JSONL corpus ({"id","title","text"} a line), written out as one
+    /// markdown file per passage, or a folder indexed as it is.
+    #[arg(long, value_name = "FILE.jsonl|DIR")]
+    corpus: PathBuf,
+    /// Method specs, comma-separated: `method` or
+    /// `method:name=value[:name=value…]`, e.g. `pager:variant=parallel:slots-max=3`.
+    #[arg(
+        long,
+        required = true,
+        value_delimiter = ',',
+        value_name = "SPEC,SPEC,…"
+    )]
+    methods: Vec<MethodSpec>,
+    /// Only the first N questions.
+    #[arg(long, value_name = "N")]
+    limit: Option<usize>,
+    /// Where the index, results.jsonl, summary.json and summary.md go (the
+    /// index is kept here, not in --data-dir, and reused by later runs).
+    #[arg(long, value_name = "DIR", default_value = "eval-out")]
+    out: PathBuf,
+    #[command(flatten)]
+    settings: AskSettings,
+}
+
+pub async fn run(args: EvalArgs, mut config: Config, json: bool) -> Result<()> {
+    let settings = args.settings;
+    let temperature = settings.temperature.unwrap_or(config.llm.temperature);
+    let max_tokens = settings.max_tokens.unwrap_or(config.llm.max_tokens);
+    spec::check_all(&args.methods, settings.k, temperature, max_tokens)?;
+    let questions = dataset::read(&args.dataset, args.limit)?;
+    let out = OutDir::create(&args.out)?;
+    let prepared = corpus::prepare(&args.corpus, &out.passages())?;
+    if let Some(w) = &prepared.written {
+        eprintln!(
+            "corpus: {} passages in {} ({} written, {} unchanged, {} removed)",
+            w.passages,
+            prepared.folder.display(),
+            w.written,
+            w.unchanged,
+            w.removed
+        );
+    }
+
+    config.data_dir = out.index();
+    let library = Library::open(config)
+        .await
+        .context("opening the evaluation's index")?;
+    let cancel = CancellationToken::new();
+    let ingest_cancel = library.cancel_flag();
+    let stop = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!("\nstopping; answers so far are in results.jsonl");
+            ingest_cancel.store(true, Ordering::Relaxed);
+            stop.cancel();
+        }
+    });
+
+    eprintln!(
+        "indexing {} into {}",
+        prepared.folder.display(),
+        out.index().display()
+    );
+    let ingest = with_progress(&library, true, corpus::ingest(&library, &prepared.folder)).await?;
+    if ingest == PassSummary::default() {
+        eprintln!("the index is up to date");
+    } else {
+        eprintln!(
+            "indexed {} · unchanged {} · failed {} · removed {} · chunks embedded {} (reused {})",
+            ingest.indexed,
+            ingest.unchanged,
+            ingest.failed,
+            ingest.removed,
+            ingest.chunks_embedded,
+            ingest.chunks_reused
+        );
+    }
+    if ingest.cancelled {
+        bail!("interrupted while indexing; run the same command again to resume");
+    }
+
+    let model = library
+        .llm()
+        .await
+        .context("loading the language model")?
+        .info();
+    let retrieves = args
+        .methods
+        .iter()
+        .any(|s| find(&s.method).is_ok_and(|m| m.info().retrieves));
+    if retrieves {
+        library.warm_vectors().await?;
+    }
+
+    let mut results = ResultsFile::create(&out.results())?;
+    let answered = answer_all(
+        &library,
+        &questions,
+        &args.methods,
+        settings,
+        &cancel,
+        &mut results,
+        show_progress,
+    )
+    .await?;
+
+    let specs: Vec<String> = args.methods.iter().map(|s| s.to_string()).collect();
+    let summary = Summary {
+        dataset: args.dataset.display().to_string(),
+        corpus: args.corpus.display().to_string(),
+        questions: questions.len(),
+        settings,
+        model,
+        corpus_files: prepared.written,
+        ingest,
+        interrupted: answered.interrupted,
+        methods: summary::summarize(&specs, &answered.rows),
+    };
+    summary::write(&summary, &out.summary_json(), &out.summary_md())?;
+    if json {
+        print_json(&summary)?;
+    } else {
+        print!("{}", summary::markdown(&summary.methods));
+    }
+    eprintln!("results in {}", out.root().display());
+    if answered.interrupted {
+        bail!(
+            "interrupted after {} of {} answers",
+            answered.rows.len(),
+            questions.len() * specs.len()
+        );
+    }
+    Ok(())
+}
+
+fn show_progress(progress: Progress<'_>) {
+    match progress {
+        Progress::Asking {
+            step,
+            total,
+            question,
+            spec,
+        } => eprint!("[{step}/{total}] {spec} {} … ", question.id),
+        Progress::Answered { row, .. } => {
+            let seconds = row.wall_ms as f64 / 1000.0;
+            match row.status {
+                RunStatus::Done => eprintln!(
+                    "{seconds:.1} s · F1 {:.2}{}",
+                    row.scores.f1,
+                    if row.scores.cover_em {
+                        " · covered"
+                    } else {
+                        ""
+                    }
+                ),
+                status => eprintln!(
+                    "{} after {seconds:.1} s: {}",
+                    status.as_str(),
+                    row.error.as_deref().unwrap_or("no answer")
+                ),
+            }
+        }
+    }
+}

@@ -1,0 +1,65 @@
+//! `folio eval`: answer a dataset's questions with several method specs over
+//! a corpus indexed by the normal pipeline, score the answers (EM, F1,
+//! Cover-EM) and summarise quality, failures, model usage and time per spec.
+//! Everything an evaluation makes lives under one output folder ([`OutDir`]),
+//! so re-running it reuses the index and results can be compared later.
+
+pub mod corpus;
+pub mod dataset;
+mod error;
+pub mod metrics;
+pub mod results;
+pub mod run;
+pub mod spec;
+pub mod summary;
+
+use std::path::{Path, PathBuf};
+
+pub use corpus::{PreparedCorpus, WrittenCorpus};
+pub use dataset::{Question, Supporting};
+pub use error::{EvalError, Result};
+pub use results::{ResultsFile, Row};
+pub use run::{answer_all, Answered, Progress};
+pub use spec::{AskSettings, MethodSpec};
+pub use summary::{SpecSummary, Summary};
+
+/// The layout of an evaluation's output folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutDir(PathBuf);
+
+impl OutDir {
+    pub fn create(root: &Path) -> Result<OutDir> {
+        std::fs::create_dir_all(root).map_err(|source| EvalError::Write {
+            path: root.to_path_buf(),
+            source,
+        })?;
+        Ok(OutDir(root.to_path_buf()))
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.0
+    }
+
+    /// A JSONL corpus's passages, one markdown file each.
+    pub fn passages(&self) -> PathBuf {
+        self.0.join("corpus")
+    }
+
+    /// The library's data directory: the evaluation never touches the
+    /// user's own index.
+    pub fn index(&self) -> PathBuf {
+        self.0.join("index")
+    }
+
+    pub fn results(&self) -> PathBuf {
+        self.0.join("results.jsonl")
+    }
+
+    pub fn summary_json(&self) -> PathBuf {
+        self.0.join("summary.json")
+    }
+
+    pub fn summary_md(&self) -> PathBuf {
+        self.0.join("summary.md")
+    }
+}

@@ -1,0 +1,232 @@
+//! A method with its options, written on one line so several can be
+//! compared in one run: `method` or `method:name=value[:name=value…]`, e.g.
+//! `pager:variant=parallel:slots-max=3`. The spec text is the name the
+//! method goes by in results and summaries.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+use super::error::{EvalError, Result};
+use crate::methods::runner::{AskRequest, DEFAULT_K};
+use crate::methods::{find, Params};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MethodSpec {
+    text: String,
+    pub method: String,
+    pub options: BTreeMap<String, String>,
+}
+
+/// The request settings every spec shares; `None` takes the configured
+/// value. Also the flags `folio ask` takes for the same settings.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, clap::Args)]
+pub struct AskSettings {
+    /// Passages to retrieve.
+    #[arg(short, long, default_value_t = DEFAULT_K)]
+    pub k: usize,
+    /// Sampling temperature (default from folio.toml).
+    #[arg(long)]
+    pub temperature: Option<f32>,
+    /// Most tokens the model may write per step (default from folio.toml).
+    #[arg(long)]
+    pub max_tokens: Option<u32>,
+}
+
+impl FromStr for MethodSpec {
+    type Err = EvalError;
+
+    fn from_str(s: &str) -> Result<MethodSpec> {
+        let text = s.trim();
+        let bad = |message: String| EvalError::BadSpec {
+            spec: text.to_string(),
+            message,
+        };
+        let mut parts = text.split(':');
+        let method = parts.next().unwrap_or_default().trim();
+        if method.is_empty() {
+            return Err(bad("it names no method".into()));
+        }
+        let mut options = BTreeMap::new();
+        for part in parts {
+            let (name, value) = part
+                .split_once('=')
+                .map(|(n, v)| (n.trim(), v.trim()))
+                .ok_or_else(|| bad(format!("`{part}` is not name=value")))?;
+            if name.is_empty() || value.is_empty() {
+                return Err(bad(format!("`{part}` is not name=value")));
+            }
+            if options
+                .insert(name.to_string(), value.to_string())
+                .is_some()
+            {
+                return Err(bad(format!("option `{name}` is given twice")));
+            }
+        }
+        Ok(MethodSpec {
+            text: text.to_string(),
+            method: method.to_string(),
+            options,
+        })
+    }
+}
+
+impl fmt::Display for MethodSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// The runner's own checks on every spec, done before any question is
+/// asked, so a typo in the last spec does not surface after hours of
+/// answering; and no spec twice, since rows are told apart by spec.
+/// `temperature` and `max_tokens` are the values the runs will use.
+pub fn check_all(specs: &[MethodSpec], k: usize, temperature: f32, max_tokens: u32) -> Result<()> {
+    for (i, spec) in specs.iter().enumerate() {
+        spec.check(k, temperature, max_tokens)?;
+        if specs[..i]
+            .iter()
+            .any(|s| s.method == spec.method && s.options == spec.options)
+        {
+            return Err(EvalError::BadSpec {
+                spec: spec.text.clone(),
+                message: "the same method and options are given twice".into(),
+            });
+        }
+    }
+    Ok(())
+}
+
+impl MethodSpec {
+    fn check(&self, k: usize, temperature: f32, max_tokens: u32) -> Result<()> {
+        let method_error = |source| EvalError::Method {
+            spec: self.text.clone(),
+            source,
+        };
+        let method = find(&self.method).map_err(method_error)?;
+        Params::resolve(&method.info(), k, temperature, max_tokens, &self.options)
+            .map_err(method_error)?;
+        Ok(())
+    }
+
+    pub fn request(&self, question: &str, settings: AskSettings) -> AskRequest {
+        AskRequest {
+            question: question.to_string(),
+            method: self.method.clone(),
+            k: settings.k,
+            temperature: settings.temperature,
+            max_tokens: settings.max_tokens,
+            options: self.options.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::methods::MethodError;
+
+    #[test]
+    fn options_follow_the_method() {
+        let spec: MethodSpec = "pager:variant=parallel:slots-max=3".parse().unwrap();
+        assert_eq!(spec.method, "pager");
+        assert_eq!(
+            spec.options,
+            BTreeMap::from([
+                ("slots-max".to_string(), "3".to_string()),
+                ("variant".to_string(), "parallel".to_string()),
+            ])
+        );
+        assert_eq!(spec.to_string(), "pager:variant=parallel:slots-max=3");
+        let plain: MethodSpec = " vanilla-rag ".parse().unwrap();
+        assert_eq!(plain.method, "vanilla-rag");
+        assert!(plain.options.is_empty());
+        assert_eq!(plain.to_string(), "vanilla-rag");
+    }
+
+    #[test]
+    fn malformed_specs_are_refused() {
+        let err = "pager:variant".parse::<MethodSpec>().unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "method spec `pager:variant`: `variant` is not name=value"
+        );
+        for bad in [
+            "",
+            ":variant=x",
+            "pager:variant=",
+            "pager:=x",
+            "pager:k=1:k=2",
+        ] {
+            assert!(
+                matches!(bad.parse::<MethodSpec>(), Err(EvalError::BadSpec { .. })),
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn checks_are_the_runners() {
+        let ok: MethodSpec = "vanilla-rag".parse().unwrap();
+        ok.check(5, 0.0, 64).unwrap();
+        let unknown_method: MethodSpec = "nope".parse().unwrap();
+        assert!(matches!(
+            unknown_method.check(5, 0.0, 64),
+            Err(EvalError::Method {
+                source: MethodError::UnknownMethod { .. },
+                ..
+            })
+        ));
+        let unknown_option: MethodSpec = "vanilla-rag:mood=x".parse().unwrap();
+        let err = unknown_option.check(5, 0.0, 64).unwrap_err();
+        assert!(
+            matches!(
+                &err,
+                EvalError::Method {
+                    source: MethodError::UnknownOption { .. },
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(err
+            .to_string()
+            .starts_with("method spec `vanilla-rag:mood=x`: "));
+    }
+
+    #[test]
+    fn a_spec_may_appear_once() {
+        let specs: Vec<MethodSpec> = ["llm-only", "vanilla-rag"]
+            .iter()
+            .map(|s| s.parse().unwrap())
+            .collect();
+        check_all(&specs, 5, 0.0, 64).unwrap();
+        let twice: Vec<MethodSpec> = ["llm-only", "vanilla-rag", " vanilla-rag "]
+            .iter()
+            .map(|s| s.parse().unwrap())
+            .collect();
+        let err = check_all(&twice, 5, 0.0, 64).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "method spec `vanilla-rag`: the same method and options are given twice"
+        );
+        // Options in another order are the same spec.
+        let a: MethodSpec = "pager:variant=parallel:slots-max=3".parse().unwrap();
+        let b: MethodSpec = "pager:slots-max=3:variant=parallel".parse().unwrap();
+        assert_eq!((&a.method, &a.options), (&b.method, &b.options));
+    }
+
+    #[test]
+    fn a_request_carries_the_options() {
+        let spec: MethodSpec = "pager:variant=parallel".parse().unwrap();
+        let settings = AskSettings {
+            k: 3,
+            temperature: Some(0.0),
+            max_tokens: None,
+        };
+        let request = spec.request("Why?", settings);
+        assert_eq!(request.method, "pager");
+        assert_eq!(request.k, 3);
+        assert_eq!(request.options["variant"], "parallel");
+    }
+}

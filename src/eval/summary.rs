@@ -1,0 +1,256 @@
+//! The per-spec numbers of an evaluation: answer quality, failures, model
+//! usage and time per question, saved as `summary.json` (with what was
+//! evaluated, for comparing runs later) and `summary.md` (a table to read or
+//! paste into a PR).
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::corpus::WrittenCorpus;
+use super::error::{EvalError, Result};
+use super::results::Row;
+use super::spec::AskSettings;
+use crate::ingest::pipeline::PassSummary;
+use crate::llm::ModelInfo;
+use crate::stats::percentile;
+use crate::store::RunStatus;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Summary {
+    pub dataset: String,
+    pub corpus: String,
+    pub questions: usize,
+    #[serde(flatten)]
+    pub settings: AskSettings,
+    pub model: ModelInfo,
+    pub corpus_files: Option<WrittenCorpus>,
+    pub ingest: PassSummary,
+    /// Stopped before every question was answered.
+    pub interrupted: bool,
+    pub methods: Vec<SpecSummary>,
+}
+
+/// Means are over every question, failed ones included: a failure scores 0
+/// and still cost the model calls it made.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SpecSummary {
+    pub spec: String,
+    pub n: usize,
+    pub cover_em_percent: f64,
+    pub em_percent: f64,
+    pub f1_percent: f64,
+    pub failures: usize,
+    pub llm_calls: Spread,
+    pub prompt_tokens_mean: f64,
+    pub completion_tokens_mean: f64,
+    /// Nearest-rank percentiles (the same as `folio bench` reports).
+    pub wall_ms_p50: f64,
+    pub wall_ms_p95: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Spread {
+    pub mean: f64,
+    pub min: i64,
+    pub max: i64,
+}
+
+/// One summary per spec, in the order given, from the rows that are that
+/// spec's; a spec without rows (an evaluation interrupted early) has n = 0.
+pub fn summarize(specs: &[String], rows: &[Row]) -> Vec<SpecSummary> {
+    specs
+        .iter()
+        .map(|spec| {
+            let mine: Vec<&Row> = rows.iter().filter(|r| &r.spec == spec).collect();
+            summarize_spec(spec, &mine)
+        })
+        .collect()
+}
+
+fn summarize_spec(spec: &str, rows: &[&Row]) -> SpecSummary {
+    let mean = |value: &dyn Fn(&Row) -> f64| {
+        if rows.is_empty() {
+            0.0
+        } else {
+            rows.iter().map(|r| value(r)).sum::<f64>() / rows.len() as f64
+        }
+    };
+    let percent = |hit: &dyn Fn(&Row) -> f64| 100.0 * mean(hit);
+    let walls: Vec<f64> = rows.iter().map(|r| r.wall_ms as f64).collect();
+    let or_zero = |x: f64| if x.is_nan() { 0.0 } else { x };
+    SpecSummary {
+        spec: spec.to_string(),
+        n: rows.len(),
+        cover_em_percent: percent(&|r| f64::from(u8::from(r.scores.cover_em))),
+        em_percent: percent(&|r| f64::from(u8::from(r.scores.em))),
+        f1_percent: percent(&|r| r.scores.f1),
+        failures: rows.iter().filter(|r| r.status != RunStatus::Done).count(),
+        llm_calls: Spread {
+            mean: mean(&|r| r.llm_calls as f64),
+            min: rows.iter().map(|r| r.llm_calls).min().unwrap_or(0),
+            max: rows.iter().map(|r| r.llm_calls).max().unwrap_or(0),
+        },
+        prompt_tokens_mean: mean(&|r| r.prompt_tokens as f64),
+        completion_tokens_mean: mean(&|r| r.completion_tokens as f64),
+        wall_ms_p50: or_zero(percentile(&walls, 50.0)),
+        wall_ms_p95: or_zero(percentile(&walls, 95.0)),
+    }
+}
+
+/// The table of `summary.md`, one row per spec.
+pub fn markdown(methods: &[SpecSummary]) -> String {
+    let mut table = String::from(
+        "| method | n | Cover-EM | EM | F1 | failures | LLM calls mean (min–max) | prompt tokens / q | completion tokens / q | wall p50 | wall p95 |\n\
+         | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+    );
+    for m in methods {
+        table.push_str(&format!(
+            "| {} | {} | {:.1}% | {:.1}% | {:.1}% | {} | {:.1} ({}–{}) | {:.0} | {:.0} | {:.1} s | {:.1} s |\n",
+            m.spec.replace('|', "\\|"),
+            m.n,
+            m.cover_em_percent,
+            m.em_percent,
+            m.f1_percent,
+            m.failures,
+            m.llm_calls.mean,
+            m.llm_calls.min,
+            m.llm_calls.max,
+            m.prompt_tokens_mean,
+            m.completion_tokens_mean,
+            m.wall_ms_p50 / 1000.0,
+            m.wall_ms_p95 / 1000.0,
+        ));
+    }
+    table
+}
+
+/// Writes `summary.json` and `summary.md`.
+pub fn write(summary: &Summary, json_path: &Path, markdown_path: &Path) -> Result<()> {
+    let write = |path: &Path, text: String| {
+        std::fs::write(path, text).map_err(|source| EvalError::Write {
+            path: path.to_path_buf(),
+            source,
+        })
+    };
+    let json = serde_json::to_string_pretty(summary).map_err(|e| EvalError::Write {
+        path: json_path.to_path_buf(),
+        source: e.into(),
+    })?;
+    write(json_path, json + "\n")?;
+    write(markdown_path, markdown(&summary.methods))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::metrics::Scores;
+
+    fn row(spec: &str, status: RunStatus, scores: Scores, calls: i64, wall_ms: u64) -> Row {
+        Row {
+            question_id: format!("q{wall_ms}"),
+            spec: spec.into(),
+            status,
+            answer: None,
+            error: None,
+            scores,
+            llm_calls: calls,
+            prompt_tokens: 100 * calls,
+            completion_tokens: 10 * calls,
+            wall_ms,
+            run_id: None,
+            sources: Vec::new(),
+        }
+    }
+
+    fn scores(em: bool, f1: f64, cover_em: bool) -> Scores {
+        Scores { em, f1, cover_em }
+    }
+
+    #[test]
+    fn each_spec_is_summarised_from_its_own_rows() {
+        let done = RunStatus::Done;
+        let rows = vec![
+            row("pager", done, scores(true, 1.0, true), 3, 400),
+            row("rag", done, scores(false, 0.5, true), 1, 100),
+            row("pager", done, scores(false, 0.5, true), 5, 100),
+            row("rag", RunStatus::Failed, Scores::default(), 1, 300),
+            row("pager", done, scores(false, 0.0, false), 4, 300),
+            row("pager", RunStatus::Failed, Scores::default(), 0, 200),
+        ];
+        let specs = vec![
+            "pager".to_string(),
+            "rag".to_string(),
+            "unreached".to_string(),
+        ];
+        let summaries = summarize(&specs, &rows);
+        let pager = &summaries[0];
+        assert_eq!(pager.spec, "pager");
+        assert_eq!(pager.n, 4);
+        assert_eq!(pager.failures, 1);
+        // Cover-EM 2 of 4, EM 1 of 4, F1 (1 + 0.5 + 0 + 0) / 4.
+        assert_eq!(pager.cover_em_percent, 50.0);
+        assert_eq!(pager.em_percent, 25.0);
+        assert_eq!(pager.f1_percent, 37.5);
+        // Calls 3, 5, 4, 0: mean 3, min 0, max 5; tokens 100 and 10 per call.
+        assert_eq!(
+            pager.llm_calls,
+            Spread {
+                mean: 3.0,
+                min: 0,
+                max: 5
+            }
+        );
+        assert_eq!(pager.prompt_tokens_mean, 300.0);
+        assert_eq!(pager.completion_tokens_mean, 30.0);
+        // Walls sorted 100, 200, 300, 400: nearest rank ceil(0.5·4) = 2nd,
+        // ceil(0.95·4) = 4th.
+        assert_eq!((pager.wall_ms_p50, pager.wall_ms_p95), (200.0, 400.0));
+
+        let rag = &summaries[1];
+        assert_eq!((rag.n, rag.failures), (2, 1));
+        assert_eq!(rag.cover_em_percent, 50.0);
+        assert_eq!(rag.f1_percent, 25.0);
+        assert_eq!((rag.wall_ms_p50, rag.wall_ms_p95), (100.0, 300.0));
+
+        let unreached = &summaries[2];
+        assert_eq!(unreached.n, 0);
+        assert_eq!(unreached.f1_percent, 0.0);
+        assert_eq!(unreached.wall_ms_p95, 0.0);
+    }
+
+    #[test]
+    fn the_table_has_a_row_per_spec_with_one_decimal() {
+        let rows = vec![
+            row(
+                "pager:variant=parallel",
+                RunStatus::Done,
+                scores(true, 1.0, true),
+                2,
+                1500,
+            ),
+            row(
+                "pager:variant=parallel",
+                RunStatus::Done,
+                scores(false, 0.0, false),
+                2,
+                2500,
+            ),
+            row(
+                "pager:variant=parallel",
+                RunStatus::Done,
+                scores(false, 0.0, true),
+                2,
+                3500,
+            ),
+        ];
+        let table = markdown(&summarize(&["pager:variant=parallel".into()], &rows));
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(lines.len(), 3);
+        assert!(lines[0].starts_with("| method | n | Cover-EM | EM | F1 |"));
+        assert_eq!(
+            lines[2],
+            "| pager:variant=parallel | 3 | 66.7% | 33.3% | 33.3% | 0 | 2.0 (2–2) | 200 | 20 | 2.5 s | 3.5 s |"
+        );
+    }
+}
