@@ -1,6 +1,7 @@
 // The real app in a real window (Xvfb + tauri-driver + WebKitWebDriver), on
 // the embedded models: add the rust-book folder, wait for indexing, ask
 // with vanilla-rag, open a citation, compare two methods, export a run,
+// watch PAGER's page fill in and ActiveRAG's agents,
 // check hostile document text renders inert, and close the window in the
 // middle of ingesting 8,094 hotpotqa passages. Screenshots of every view go
 // to $FOLIO_E2E_OUT/screenshots. Run through scripts/e2e.sh.
@@ -37,6 +38,28 @@ async function open(view: string) {
 
 async function number(testId: string) {
   return Number((await (await app.byTestId(testId)).text()).replace(/[^0-9]/g, "") || "0");
+}
+
+async function chooseMethod(id: string) {
+  const method = await app.byTestId("method-select");
+  await app.execute(
+    "const s = arguments[0]; s.value = arguments[1]; s.dispatchEvent(new Event('change', { bubbles: true }));",
+    { "element-6066-11e4-a52e-4f735466cecf": method.id },
+    id,
+  );
+}
+
+async function askQuestion(text: string) {
+  const question = await app.byTestId("question-input");
+  await question.clear();
+  await question.type(text);
+  await question.type(Keys.Enter);
+}
+
+/** Whether the Ask view shows a finished run's status. */
+async function answered() {
+  const status = await app.all('[data-testid="answer-status"]');
+  return status.length > 0 && (await status[0].text()).trim().length > 0;
 }
 
 /** The rust-book sample plus one hostile note, copied so the test owns them. */
@@ -128,18 +151,9 @@ describe("Folio in a real window", () => {
 
   it("answers with vanilla-rag, streams, cites, and opens a citation in place", async () => {
     await open("ask");
-    const method = await app.byTestId("method-select");
-    await app.execute(
-      "const s = arguments[0]; s.value = 'vanilla-rag'; s.dispatchEvent(new Event('change', { bubbles: true }));",
-      { "element-6066-11e4-a52e-4f735466cecf": method.id },
-    );
-    const question = await app.byTestId("question-input");
-    await question.type("Are variables immutable by default?");
-    await question.type(Keys.Enter);
-    await app.waitFor("the answer to finish", 5 * MINUTE, async () => {
-      const status = await app.all('[data-testid="answer-status"]');
-      return status.length > 0 && (await status[0].text()).trim().length > 0;
-    });
+    await chooseMethod("vanilla-rag");
+    await askQuestion("Are variables immutable by default?");
+    await app.waitFor("the answer to finish", 5 * MINUTE, answered);
     expect((await (await app.byTestId("answer-status")).text()).trim()).toBe("done");
     expect((await (await app.byTestId("answer")).text()).length).toBeGreaterThan(10);
     const citations = await app.all('[data-testid="citation"]');
@@ -160,14 +174,8 @@ describe("Folio in a real window", () => {
 
   it("renders hostile document text inert", async () => {
     await open("ask");
-    const question = await app.byTestId("question-input");
-    await question.clear();
-    await question.type("What does the hostile note say about mutable variables and onerror?");
-    await question.type(Keys.Enter);
-    await app.waitFor("the answer to finish", 5 * MINUTE, async () => {
-      const status = await app.all('[data-testid="answer-status"]');
-      return status.length > 0 && (await status[0].text()).trim().length > 0;
-    });
+    await askQuestion("What does the hostile note say about mutable variables and onerror?");
+    await app.waitFor("the answer to finish", 5 * MINUTE, answered);
     const trace = await app.byTestId("trace-panel");
     expect(await trace.text()).toContain("<script>");
     const state = await app.execute<{ pwned: unknown; title: string; scripts: number; handlers: number }>(
@@ -215,10 +223,43 @@ describe("Folio in a real window", () => {
     await app.byTestId("toast", 10_000);
   });
 
+  it("draws PAGER's page filling in slot by slot, and ActiveRAG's three agents", async () => {
+    await open("ask");
+    await chooseMethod("pager");
+    await askQuestion("How do I make a variable mutable?");
+    let sawEmptySlotWhileRunning = false;
+    await app.waitFor("PAGER to finish", 8 * MINUTE, async () => {
+      const slots = await app.execute<{ empty: number; filled: number }>(
+        "const q = (f) => document.querySelectorAll(`[data-testid=\"pager-slot\"][data-filled=\"${f}\"]`).length;" +
+          " return { empty: q('false'), filled: q('true') };",
+      );
+      if (await answered()) return true;
+      if (slots.empty > 0) sawEmptySlotWhileRunning = true;
+      return false;
+    });
+    expect((await (await app.byTestId("answer-status")).text()).trim()).toBe("done");
+    expect(sawEmptySlotWhileRunning).toBe(true);
+    const slots = await app.all('[data-testid="pager-slot"]');
+    expect(slots.length).toBeGreaterThan(0);
+    expect(await app.all('[data-testid="pager-slot"][data-filled="false"]')).toHaveLength(0);
+    await (await app.find('[data-testid="pager-slot-details"] summary')).click();
+    expect(await (await app.byTestId("pager-slot-details")).text()).toMatch(/Sub-query/);
+    await app.execute("document.querySelector('[data-testid=\"pager-page\"]').scrollIntoView({ block: 'start' });");
+    await shot("09-pager-page");
+
+    await chooseMethod("activerag");
+    await askQuestion("What does the borrow checker prevent?");
+    await app.waitFor("ActiveRAG to finish", 6 * MINUTE, answered);
+    expect((await (await app.byTestId("answer-status")).text()).trim()).toBe("done");
+    expect(await app.all('[data-testid="activerag-agent"]')).toHaveLength(3);
+    await app.execute("document.querySelector('[data-testid=\"activerag-agents\"]').scrollIntoView({ block: 'start' });");
+    await shot("10-activerag-agents");
+  });
+
   it("settings: key storage stated, bad input refused inline, dark theme", async () => {
     await open("settings");
     await app.byTestId("settings-backend-embedded");
-    await shot("09-settings");
+    await shot("11-settings");
     await (await app.byTestId("settings-backend-openai")).click();
     // No session bus here, so no keyring: the fallback file must be flagged.
     const warning = await app.find("p.warning", 10_000);
@@ -229,11 +270,11 @@ describe("Folio in a real window", () => {
     await (await app.byTestId("settings-save")).click();
     const error = await app.find(".field-error", 10_000);
     expect(await error.text()).toMatch(/http:\/\//);
-    await shot("10-settings-openai-invalid");
+    await shot("12-settings-openai-invalid");
     await (await app.find('input[name="theme"][value="dark"]')).click();
     expect(await app.execute<string>("return document.documentElement.dataset.theme;")).toBe("dark");
     await open("library");
-    await shot("11-library-dark");
+    await shot("13-library-dark");
   });
 
   it("closing the window mid-ingest stops cleanly, and the job resumes on the next start", async () => {

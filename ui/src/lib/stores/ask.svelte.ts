@@ -6,6 +6,7 @@ import type { AskRequest } from "$lib/bindings/AskRequest";
 import type { IpcError } from "$lib/bindings/IpcError";
 import type { RunEvent } from "$lib/bindings/RunEvent";
 import type { RunRecord } from "$lib/bindings/RunRecord";
+import type { Trace } from "$lib/bindings/Trace";
 import { runTotalMs, type RunStatus } from "$lib/runs";
 import { showToast } from "./toasts.svelte";
 
@@ -27,10 +28,12 @@ export type RunProgress = {
   status: RunStatus | "starting";
   /** Retrievals and model calls in the order they happened. */
   timeline: (LlmStep | RetrievalStep)[];
+  /** The method's trace so far; each event carries all of it, so the latest wins. */
+  trace: Trace | null;
 };
 
 export function emptyProgress(): RunProgress {
-  return { runId: null, method: null, status: "starting", timeline: [] };
+  return { runId: null, method: null, status: "starting", timeline: [], trace: null };
 }
 
 export function llmSteps(progress: RunProgress): LlmStep[] {
@@ -77,6 +80,9 @@ export function foldRunEvent(progress: RunProgress, event: RunEvent): void {
       step.wallMs = event.wall_ms;
       break;
     }
+    case "trace":
+      progress.trace = event.trace;
+      break;
     case "finished":
       progress.runId = event.run_id;
       progress.status = event.status;

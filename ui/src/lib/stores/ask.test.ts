@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import type { RunEvent } from "$lib/bindings/RunEvent";
+import { pagerTrace } from "$lib/traces/testing";
 
 const core = vi.hoisted(() => {
   class Channel<T> {
@@ -68,6 +69,21 @@ describe("foldRunEvent", () => {
       ["a", true],
       ["b", false],
     ]);
+  });
+
+  it("keeps the latest trace a run reported, alongside its steps", () => {
+    const progress = emptyProgress();
+    expect(progress.trace).toBeNull();
+    const outline = pagerTrace({ steps: [] });
+    outline.page = outline.outline;
+    const filled = pagerTrace();
+    foldRunEvent(progress, { type: "started", run_id: 4, method: "pager" });
+    foldRunEvent(progress, { type: "trace", trace: outline });
+    expect(progress.trace).toEqual(outline);
+    foldRunEvent(progress, { type: "retrieved", query: "Rc reference counting single thread", passages: 2 });
+    foldRunEvent(progress, { type: "trace", trace: filled });
+    expect(progress.trace).toEqual(filled);
+    expect(progress.timeline).toHaveLength(1);
   });
 
   it("ignores event types it does not know", () => {

@@ -1,10 +1,14 @@
 // The trace renderers that ship with the app; a new method adds its
 // component next to these and one line here.
+import ActiveRagTrace from "./ActiveRagTrace.svelte";
 import LlmOnlyTrace from "./LlmOnlyTrace.svelte";
+import PagerTrace from "./PagerTrace.svelte";
 import { registerTraceRenderer } from "./registry";
 import VanillaRagTrace from "./VanillaRagTrace.svelte";
 
 export function registerBuiltinTraceRenderers(): void {
   registerTraceRenderer("llm-only", LlmOnlyTrace);
   registerTraceRenderer("vanilla-rag", VanillaRagTrace);
+  registerTraceRenderer("pager", PagerTrace);
+  registerTraceRenderer("activerag", ActiveRagTrace);
 }

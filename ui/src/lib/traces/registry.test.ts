@@ -1,17 +1,12 @@
-import { flushSync, mount, unmount } from "svelte";
 import { describe, expect, it } from "vitest";
+import ActiveRagTrace from "./ActiveRagTrace.svelte";
 import { registerBuiltinTraceRenderers } from "./builtin";
 import GenericTrace from "./GenericTrace.svelte";
 import LlmOnlyTrace from "./LlmOnlyTrace.svelte";
-import { registerTraceRenderer, rendererFor, type TraceProps, type TraceRenderer } from "./registry";
+import PagerTrace from "./PagerTrace.svelte";
+import { registerTraceRenderer, rendererFor, type TraceProps } from "./registry";
+import { render } from "./testing";
 import VanillaRagTrace from "./VanillaRagTrace.svelte";
-
-function render(component: TraceRenderer, props: TraceProps) {
-  const target = document.createElement("div");
-  const instance = mount(component, { target, props });
-  flushSync();
-  return { target, destroy: () => unmount(instance) };
-}
 
 describe("trace renderer registry", () => {
   it("falls back to the generic JSON view for unknown methods", () => {
@@ -29,6 +24,8 @@ describe("trace renderer registry", () => {
     registerBuiltinTraceRenderers();
     expect(rendererFor("llm-only")).toBe(LlmOnlyTrace);
     expect(rendererFor("vanilla-rag")).toBe(VanillaRagTrace);
+    expect(rendererFor("pager")).toBe(PagerTrace);
+    expect(rendererFor("activerag")).toBe(ActiveRagTrace);
   });
 });
 

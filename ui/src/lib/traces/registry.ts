@@ -11,6 +11,8 @@ export type TraceProps = {
   trace: any;
   run?: RunRecord;
   onCite?: (target: SourceTarget) => void;
+  // Set while a live trace is drawn, so unfinished parts can read as pending.
+  running?: boolean;
 };
 
 export type TraceRenderer = Component<TraceProps>;

@@ -1,0 +1,131 @@
+// For the renderer tests: traces as the engine writes them, typed by the
+// generated bindings so a change on the Rust side fails `npm run check` here
+// before a renderer silently draws the wrong thing; and mounting helpers.
+import { flushSync, mount, unmount } from "svelte";
+import { expect } from "vitest";
+import type { Passage } from "$lib/bindings/Passage";
+import type { Trace } from "$lib/bindings/Trace";
+import type { TraceProps, TraceRenderer } from "./registry";
+
+export type PagerFixture = Extract<Trace, { method: "pager" }>;
+export type ActiveRagFixture = Extract<Trace, { method: "activerag" }>;
+
+const PASSAGES: Omit<Passage, "number" | "chunk_id">[] = [
+  {
+    path: "/notes/rust/smart-pointers.md",
+    heading_path: "Smart pointers > Rc",
+    span_start: 120,
+    span_end: 410,
+    page: null,
+    score: 0.91,
+    text: "Rc<T> keeps a count of the owners of a value and frees it when the last owner is dropped.",
+  },
+  {
+    path: "/notes/rust/smart-pointers.md",
+    heading_path: "Smart pointers > Rc > Threads",
+    span_start: 410,
+    span_end: 620,
+    page: null,
+    score: 0.74,
+    text: "Rc<T> is not Send: its count is updated without atomics, so it must stay on one thread.",
+  },
+  {
+    path: "/books/rust-book.pdf",
+    heading_path: "",
+    span_start: 0,
+    span_end: 240,
+    page: 318,
+    score: 0.69,
+    text: "Arc<T> is an atomically reference-counted pointer, safe to share between threads at a small cost.",
+  },
+];
+
+export function passage(number: number, overrides: Partial<Passage> = {}): Passage {
+  return { number, chunk_id: 100 + number, ...PASSAGES[(number - 1) % PASSAGES.length], ...overrides };
+}
+
+const TITLE = "How does Rc differ from Arc?";
+const HEADINGS = ["What Rc does", "What Arc adds", "When to choose which"];
+const BODIES = [
+  "Rc counts the owners of a value and frees it with the last one [1]. It cannot cross threads [2].",
+  "Arc does the same with **atomic** counts, so it can be shared between threads [3].",
+];
+
+/** An iterative PAGER run caught after two of its three slots were filled. */
+export function pagerTrace(overrides: Partial<PagerFixture> = {}): PagerFixture {
+  const sections = HEADINGS.map((heading, i) => ({ heading, body: BODIES[i] ?? null }));
+  return {
+    method: "pager",
+    variant: "iterative",
+    slots_max: 5,
+    k: 2,
+    reasoning: "The question compares two pointers: say what each does, then how to choose.",
+    outline: { title: TITLE, sections: HEADINGS.map((heading) => ({ heading, body: null })) },
+    outline_notes: ["dropped a section that repeated the title"],
+    steps: [
+      {
+        slot: 0,
+        heading: HEADINGS[0],
+        sub_query: "Rc reference counting single thread",
+        sources: [1, 2],
+        text: BODIES[0],
+        notes: [],
+        failed: false,
+        overlap: null,
+        sufficient: null,
+        page_after: `# ${TITLE}\n\n## ${HEADINGS[0]}\n${BODIES[0]}\n`,
+      },
+      {
+        slot: 1,
+        heading: HEADINGS[1],
+        sub_query: "Arc atomic reference count threads",
+        sources: [3, 2],
+        text: BODIES[1],
+        notes: ["the fill reply repeated its heading; the repeat was removed"],
+        failed: false,
+        overlap: 1 / 3,
+        sufficient: null,
+        page_after: `# ${TITLE}\n\n## ${HEADINGS[0]}\n${BODIES[0]}\n\n## ${HEADINGS[1]}\n${BODIES[1]}\n`,
+      },
+    ],
+    page: { title: TITLE, sections },
+    passages: [passage(1), passage(2), passage(3)],
+    unknown_citations: [],
+    ...overrides,
+  };
+}
+
+/** An ActiveRAG run with all three agents done. */
+export function activeRagTrace(overrides: Partial<ActiveRagFixture> = {}): ActiveRagFixture {
+  return {
+    method: "activerag",
+    variant: "reflection",
+    k: 3,
+    passages: [passage(1), passage(2), passage(3)],
+    self_inquiry: "Both count references, and I believe Rc is the thread-safe one.\nAnswer: Rc",
+    assimilation: "Rc is not Send and must stay on one thread [2]. Arc uses atomic counts [3].",
+    accommodation: "The first attempt had it backwards: Arc is the thread-safe one [3].\nAnswer: Arc",
+    answer_line_missing: false,
+    unknown_citations: [],
+    notes: [],
+    ...overrides,
+  };
+}
+
+export function render(component: TraceRenderer, props: TraceProps) {
+  const target = document.createElement("div");
+  const instance = mount(component, { target, props });
+  flushSync();
+  return { target, destroy: () => unmount(instance) };
+}
+
+/** Text from a document or a model, meant to run if it ever became markup. */
+export const HOSTILE = `<img src=x onerror="window.__pwned=1"><script>window.__pwned=1</script>`;
+
+/** Nothing under `root` can run: no scripts, images or event handler attributes. */
+export function expectInert(root: Element): void {
+  expect(root.querySelectorAll("script, img, iframe, object, embed").length).toBe(0);
+  for (const el of root.querySelectorAll("*")) {
+    for (const attr of el.getAttributeNames()) expect(attr.startsWith("on"), `${el.tagName} has ${attr}`).toBe(false);
+  }
+}
