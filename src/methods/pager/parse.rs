@@ -159,7 +159,7 @@ pub fn fill(reply: &str, page: &Page, slot: usize) -> Result<Repaired<String>, R
 /// A retrieval query: the first line with text, without labels or quotes.
 /// An unusable reply falls back to `fallback`.
 pub fn sub_query(reply: &str, fallback: &str) -> Repaired<String> {
-    match unfenced(reply).map(clean_query).find(|q| !q.is_empty()) {
+    match query_lines(reply).into_iter().next() {
         Some(query) => Repaired {
             value: query,
             repairs: Vec::new(),
@@ -174,10 +174,7 @@ pub fn sub_query(reply: &str, fallback: &str) -> Repaired<String> {
 /// One query per slot from a single reply (one line each, in slot order);
 /// missing lines fall back to `fallbacks[i]`.
 pub fn sub_queries(reply: &str, fallbacks: &[String]) -> Repaired<Vec<String>> {
-    let found: Vec<String> = unfenced(reply)
-        .map(clean_query)
-        .filter(|q| !q.is_empty())
-        .collect();
+    let found = query_lines(reply);
     let mut repairs = Vec::new();
     if found.len() < fallbacks.len() {
         repairs.push(format!(
@@ -229,6 +226,22 @@ pub fn summary(reply: &str) -> Result<Repaired<(String, bool)>, ReplyError> {
         value: (text, verdict.unwrap_or(false)),
         repairs,
     })
+}
+
+/// The reply's lines that can be queries. Lead-ins such as "The answer to
+/// this question is:" and copied placeholders are not, unless nothing else
+/// is there.
+fn query_lines(reply: &str) -> Vec<String> {
+    let lines: Vec<String> = unfenced(reply)
+        .map(|l| clean_query(&l.replace(PLACEHOLDER, "")))
+        .filter(|q| !q.is_empty())
+        .collect();
+    let queries: Vec<String> = lines.iter().filter(|q| !q.ends_with(':')).cloned().collect();
+    if queries.is_empty() {
+        lines
+    } else {
+        queries
+    }
 }
 
 fn clean_query(line: &str) -> String {
@@ -357,6 +370,9 @@ mod tests {
         assert_eq!(many.value, ["one", "two", "c"]);
         assert_eq!(many.repairs.len(), 1);
         assert_eq!(sub_query(&"x".repeat(1000), "f").value.len(), MAX_QUERY_CHARS);
+        let lead_in = sub_query("The answer to this question is:\n<TO BE FILLED>\nmutable variables let mut", "f");
+        assert_eq!(lead_in.value, "mutable variables let mut");
+        assert_eq!(sub_query("Search for:", "f").value, "Search for:");
     }
 
     #[test]
