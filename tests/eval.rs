@@ -3,9 +3,10 @@
 //! (rows, fields, the summary table, the index being reused), never on the
 //! tiny model's answers.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::SystemTime;
+use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::Value;
 
@@ -90,45 +91,43 @@ fn inputs() -> Inputs {
     }
 }
 
-/// The CLI with an empty configuration (a developer's folio.toml never
-/// changes what is tested) and one model thread, as in tests/ask.rs.
-fn folio(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_folio"))
-        .args(args)
+const MAX_TOKENS: &str = "24";
+
+/// `folio eval` over `inputs` with an empty configuration (a developer's
+/// folio.toml never changes what is tested) and one model thread, as in
+/// tests/ask.rs; `extra` flags go last.
+fn eval_command(inputs: &Inputs, methods: &str, max_tokens: &str, extra: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_folio"));
+    command
+        .arg("eval")
+        .arg("--dataset")
+        .arg(&inputs.dataset)
+        .arg("--corpus")
+        .arg(&inputs.corpus)
+        .args(["--methods", methods, "--max-tokens", max_tokens])
+        .args(["--temperature", "0", "--out"])
+        .arg(&inputs.out)
+        .args(extra)
         .env("FOLIO_CONFIG", "/dev/null")
         .env("FOLIO_LLM_THREADS", "1")
-        .stdin(Stdio::null())
-        .output()
-        .expect("run folio")
+        .stdin(Stdio::null());
+    command
 }
 
-fn eval(inputs: &Inputs, methods: &str, json: bool) -> Output {
-    let mut args = Vec::new();
-    if json {
-        args.push("--json");
-    }
-    args.extend([
-        "eval",
-        "--dataset",
-        inputs.dataset.to_str().unwrap(),
-        "--corpus",
-        inputs.corpus.to_str().unwrap(),
-        "--methods",
-        methods,
-        "--out",
-        inputs.out.to_str().unwrap(),
-        "--max-tokens",
-        "24",
-        "--temperature",
-        "0",
-    ]);
-    folio(&args)
+fn eval(inputs: &Inputs, methods: &str, extra: &[&str]) -> Output {
+    eval_command(inputs, methods, MAX_TOKENS, extra)
+        .output()
+        .expect("run folio")
 }
 
 fn succeeded(out: &Output) -> String {
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "folio eval failed: {stderr}");
     stderr
+}
+
+fn results(out: &Path) -> String {
+    std::fs::read_to_string(out.join("results.jsonl")).unwrap()
 }
 
 fn rows(out: &Path) -> Vec<Value> {
@@ -138,6 +137,28 @@ fn rows(out: &Path) -> Vec<Value> {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
 }
+
+fn pairs(rows: &[Value]) -> Vec<(&str, &str)> {
+    rows.iter()
+        .map(|r| {
+            (
+                r["question_id"].as_str().unwrap(),
+                r["spec"].as_str().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn run_ids(rows: &[Value]) -> HashSet<i64> {
+    rows.iter().map(|r| r["run_id"].as_i64().unwrap()).collect()
+}
+
+const EVERY_PAIR: [(&str, &str); 4] = [
+    ("q1", "llm-only"),
+    ("q1", "vanilla-rag"),
+    ("q2", "llm-only"),
+    ("q2", "vanilla-rag"),
+];
 
 fn mtimes(dir: &Path) -> Vec<(PathBuf, SystemTime)> {
     let mut all: Vec<_> = std::fs::read_dir(dir)
@@ -155,29 +176,12 @@ fn mtimes(dir: &Path) -> Vec<(PathBuf, SystemTime)> {
 #[test]
 fn every_question_is_answered_by_every_method_and_summarised() {
     let inputs = inputs();
-    let out = eval(&inputs, "llm-only,vanilla-rag", false);
+    let out = eval(&inputs, "llm-only,vanilla-rag", &[]);
     let stderr = succeeded(&out);
     assert!(stderr.contains("[4/4] vanilla-rag q2"), "{stderr}");
 
     let first = rows(&inputs.out);
-    let order: Vec<(&str, &str)> = first
-        .iter()
-        .map(|r| {
-            (
-                r["question_id"].as_str().unwrap(),
-                r["spec"].as_str().unwrap(),
-            )
-        })
-        .collect();
-    assert_eq!(
-        order,
-        [
-            ("q1", "llm-only"),
-            ("q1", "vanilla-rag"),
-            ("q2", "llm-only"),
-            ("q2", "vanilla-rag")
-        ]
-    );
+    assert_eq!(pairs(&first), EVERY_PAIR);
     let corpus_dir = std::fs::canonicalize(inputs.out.join("corpus")).unwrap();
     for row in &first {
         for field in ROW_FIELDS {
@@ -218,11 +222,14 @@ fn every_question_is_answered_by_every_method_and_summarised() {
     assert_eq!(summary["ingest"]["indexed"], PASSAGES.len() as u64);
 
     // A second run over the same folder reuses the index: no passage file is
-    // rewritten and nothing is indexed or embedded again.
+    // rewritten and nothing is indexed or embedded again; every answer is
+    // already given.
     let before = mtimes(&corpus_dir);
-    let again = eval(&inputs, "llm-only,vanilla-rag", true);
+    let answers = results(&inputs.out);
+    let again = eval(&inputs, "llm-only,vanilla-rag", &["--json"]);
     let stderr = succeeded(&again);
     assert!(stderr.contains("the index is up to date"), "{stderr}");
+    assert!(stderr.contains("resuming: 4 of 4 answers"), "{stderr}");
     let summary: Value = serde_json::from_slice(&again.stdout).unwrap();
     assert_eq!(summary["corpus_files"]["written"], 0);
     assert_eq!(summary["corpus_files"]["unchanged"], PASSAGES.len() as u64);
@@ -230,20 +237,126 @@ fn every_question_is_answered_by_every_method_and_summarised() {
     assert_eq!(summary["ingest"]["chunks_embedded"], 0);
     assert_eq!(summary["methods"].as_array().unwrap().len(), 2);
     assert_eq!(mtimes(&corpus_dir), before);
-    assert_eq!(rows(&inputs.out).len(), 4, "the results are this run's");
+    assert_eq!(results(&inputs.out), answers, "nothing is answered twice");
+}
+
+#[test]
+fn a_larger_limit_goes_on_from_the_answers_already_given() {
+    let inputs = inputs();
+    let methods = "llm-only,vanilla-rag";
+    succeeded(&eval(&inputs, methods, &["--limit", "1"]));
+    let first = results(&inputs.out);
+    let first_ids = run_ids(&rows(&inputs.out));
+    assert_eq!(first_ids.len(), 2);
+
+    let stderr = succeeded(&eval(&inputs, methods, &["--limit", "2"]));
+    assert!(
+        stderr.contains("resuming: 2 of 4 answers already in results.jsonl"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("[3/4] llm-only q2"), "{stderr}");
+    assert!(!stderr.contains(" q1 …"), "q1 is not asked again: {stderr}");
+    let second = results(&inputs.out);
+    assert!(
+        second.starts_with(&first),
+        "q1's rows are kept as they were"
+    );
+    let all = rows(&inputs.out);
+    assert_eq!(pairs(&all), EVERY_PAIR);
+    let all_ids = run_ids(&all);
+    assert!(all_ids.is_superset(&first_ids) && all_ids.len() == 4);
+    let table = std::fs::read_to_string(inputs.out.join("summary.md")).unwrap();
+    assert!(
+        table.contains("| llm-only | 2 | "),
+        "old and new rows: {table}"
+    );
+    assert!(table.contains("| vanilla-rag | 2 | "), "{table}");
+
+    // Another answer length is another evaluation: refused before anything
+    // runs, naming what differs.
+    let manifest = std::fs::read_to_string(inputs.out.join("eval.json")).unwrap();
+    let refused = eval_command(&inputs, methods, "32", &["--limit", "2"])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("max_tokens: 24 before, 32 now") && stderr.contains("--fresh"),
+        "{stderr}"
+    );
+    assert_eq!(results(&inputs.out), second, "results.jsonl is untouched");
+    assert_eq!(
+        std::fs::read_to_string(inputs.out.join("eval.json")).unwrap(),
+        manifest
+    );
+
+    // --fresh starts over with it.
+    let fresh = eval_command(&inputs, methods, "32", &["--limit", "1", "--fresh"])
+        .output()
+        .unwrap();
+    let stderr = succeeded(&fresh);
+    assert!(!stderr.contains("resuming"), "{stderr}");
+    let rows = rows(&inputs.out);
+    assert_eq!(pairs(&rows), EVERY_PAIR[..2]);
+    assert!(run_ids(&rows).is_disjoint(&all_ids), "answered again");
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(inputs.out.join("eval.json")).unwrap())
+            .unwrap();
+    assert_eq!(manifest["settings"]["max_tokens"], 32);
+    assert_eq!(manifest["questions"], serde_json::json!(["q1"]));
+}
+
+#[test]
+fn a_killed_run_is_resumed_without_answering_anything_twice() {
+    let inputs = inputs();
+    let methods = "llm-only,vanilla-rag";
+    let mut child = eval_command(&inputs, methods, MAX_TOKENS, &[])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let path = inputs.out.join("results.jsonl");
+    let deadline = Instant::now() + Duration::from_secs(600);
+    while !std::fs::read_to_string(&path).is_ok_and(|text| text.contains('\n')) {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "folio eval ended before its first answer"
+        );
+        assert!(Instant::now() < deadline, "no answer in 10 minutes");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL: nothing is cleaned up or flushed.
+    child.wait().unwrap();
+    let kept = results(&inputs.out);
+    let kept = &kept[..=kept.rfind('\n').unwrap()];
+    // And as if it had died in the middle of writing a row.
+    std::fs::write(&path, format!("{kept}{{\"question_id\": \"q2\", \"spe")).unwrap();
+
+    let stderr = succeeded(&eval(&inputs, methods, &[]));
+    assert!(
+        stderr.contains("warning: line") && stderr.contains("cut off mid-write"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("resuming: "), "{stderr}");
+    assert!(results(&inputs.out).starts_with(kept));
+    let rows = rows(&inputs.out);
+    let mut answered = pairs(&rows);
+    answered.sort();
+    assert_eq!(answered, EVERY_PAIR, "every pair exactly once");
+    assert_eq!(run_ids(&rows).len(), 4);
 }
 
 #[test]
 fn bad_specs_and_lines_fail_before_any_question() {
     let inputs = inputs();
-    let out = eval(&inputs, "llm-only,vanilla-rag:mood=x", false);
+    let out = eval(&inputs, "llm-only,vanilla-rag:mood=x", &[]);
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("method spec `vanilla-rag:mood=x`") && stderr.contains("mood"),
         "{stderr}"
     );
-    let out = eval(&inputs, "pager:variant", false);
+    let out = eval(&inputs, "pager:variant", &[]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("`variant` is not name=value"));
 
     std::fs::write(
@@ -251,7 +364,7 @@ fn bad_specs_and_lines_fail_before_any_question() {
         format!("{QUESTIONS}{{\"id\": \"q3\", \"question\": \"Why?\"}}\n"),
     )
     .unwrap();
-    let out = eval(&inputs, "llm-only", false);
+    let out = eval(&inputs, "llm-only", &[]);
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     let at = format!("{}:3: ", inputs.dataset.display());

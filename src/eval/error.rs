@@ -5,6 +5,7 @@
 
 use std::path::PathBuf;
 
+use super::manifest::Difference;
 use crate::methods::MethodError;
 
 #[derive(Debug, thiserror::Error)]
@@ -31,6 +32,23 @@ pub enum EvalError {
     BadSpec { spec: String, message: String },
     #[error("method spec `{spec}`: {source}")]
     Method { spec: String, source: MethodError },
+    #[error(
+        "{} holds another evaluation's results ({}); a larger --limit or more \
+         --methods continue an evaluation, anything else needs a new --out, or \
+         --fresh to start over",
+        out.display(),
+        differences.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+    )]
+    Mismatch {
+        out: PathBuf,
+        differences: Vec<Difference>,
+    },
+    #[error(
+        "{} holds answers but no eval.json saying what they answer (an older \
+         folio wrote them); use a new --out, or --fresh to replace them",
+        .0.display()
+    )]
+    NoManifest(PathBuf),
     #[error(transparent)]
     Engine(#[from] crate::Error),
 }

@@ -2,11 +2,13 @@
 //! a corpus indexed by the normal pipeline, score the answers (EM, F1,
 //! Cover-EM) and summarise quality, failures, model usage and time per spec.
 //! Everything an evaluation makes lives under one output folder ([`OutDir`]),
-//! so re-running it reuses the index and results can be compared later.
+//! so re-running it reuses the index, goes on where an interrupted run
+//! stopped ([`manifest`]), and results can be compared later.
 
 pub mod corpus;
 pub mod dataset;
 mod error;
+pub mod manifest;
 pub mod metrics;
 pub mod results;
 pub mod run;
@@ -18,9 +20,10 @@ use std::path::{Path, PathBuf};
 pub use corpus::{PreparedCorpus, WrittenCorpus};
 pub use dataset::{Question, Supporting};
 pub use error::{EvalError, Result};
-pub use results::{ResultsFile, Row};
-pub use run::{answer_all, Answered, Progress};
-pub use spec::{AskSettings, MethodSpec};
+pub use manifest::Manifest;
+pub use results::{Opened, ResultsFile, Row};
+pub use run::{answer_all, Answered, Progress, Remaining};
+pub use spec::{AskSettings, MethodSpec, ResolvedSettings};
 pub use summary::{SpecSummary, Summary};
 
 /// The layout of an evaluation's output folder.
@@ -49,6 +52,11 @@ impl OutDir {
     /// user's own index.
     pub fn index(&self) -> PathBuf {
         self.0.join("index")
+    }
+
+    /// What the results answer: see [`Manifest`].
+    pub fn manifest(&self) -> PathBuf {
+        self.0.join("eval.json")
     }
 
     pub fn results(&self) -> PathBuf {

@@ -2,8 +2,10 @@
 //! moment it is known, so a crash or Ctrl-C keeps every answer already
 //! paid for. Rows hold what later tools need without opening the index:
 //! the answer, the scores, the model usage and the run to look up for more.
+//! The rows are also what lets a re-run go on where an interrupted one
+//! stopped ([`ResultsFile::resume`]).
 
-use std::fs::File;
+use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -113,21 +115,99 @@ fn sources(trace: &serde_json::Value) -> Vec<String> {
 
 /// `results.jsonl`, one JSON row a line, each written through to the file
 /// before the next question starts.
+#[derive(Debug)]
 pub struct ResultsFile {
     path: PathBuf,
     file: File,
 }
 
+/// `results.jsonl` opened for appending, with the rows already in it.
+#[derive(Debug)]
+pub struct Opened {
+    pub file: ResultsFile,
+    pub rows: Vec<Row>,
+    /// The number of a last line that was not a whole row, cut off the file:
+    /// the process was killed while writing it, so its answer is asked again.
+    pub torn_line: Option<usize>,
+}
+
 impl ResultsFile {
     /// Starts the file afresh: its rows are this run's.
-    pub fn create(path: &Path) -> Result<ResultsFile> {
+    pub fn create(path: &Path) -> Result<Opened> {
         let file = File::create(path).map_err(|source| EvalError::Write {
             path: path.to_path_buf(),
             source,
         })?;
-        Ok(ResultsFile {
+        Ok(Opened {
+            file: ResultsFile {
+                path: path.to_path_buf(),
+                file,
+            },
+            rows: Vec::new(),
+            torn_line: None,
+        })
+    }
+
+    /// Reads the rows an earlier run wrote (none when there is no file) and
+    /// opens the file to append after them. Only the last line can be torn,
+    /// since rows are appended one at a time; it is cut off so the next row
+    /// starts a line of its own. A bad line before it was not written by a
+    /// killed run, and is an error rather than an answer silently lost.
+    pub fn resume(path: &Path) -> Result<Opened> {
+        let text = match std::fs::read(path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(source) => {
+                return Err(EvalError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                })
+            }
+        };
+        let mut rows = Vec::new();
+        let mut torn_line = None;
+        let mut kept = 0;
+        for (index, line) in text.split_inclusive(|&b| b == b'\n').enumerate() {
+            if !line.trim_ascii().is_empty() {
+                match serde_json::from_slice::<Row>(line) {
+                    Ok(row) => rows.push(row),
+                    Err(_) if !line.ends_with(b"\n") => {
+                        torn_line = Some(index + 1);
+                        break;
+                    }
+                    Err(e) => {
+                        return Err(EvalError::BadLine {
+                            path: path.to_path_buf(),
+                            line: index + 1,
+                            message: e.to_string(),
+                        })
+                    }
+                }
+            }
+            kept += line.len();
+        }
+        let write_error = |source| EvalError::Write {
+            path: path.to_path_buf(),
+            source,
+        };
+        let file = OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(path)
+            .map_err(write_error)?;
+        file.set_len(kept as u64).map_err(write_error)?;
+        let mut file = ResultsFile {
             path: path.to_path_buf(),
             file,
+        };
+        // A whole row whose newline was never written.
+        if text[..kept].last().is_some_and(|&b| b != b'\n') {
+            file.write(b"\n")?;
+        }
+        Ok(Opened {
+            file,
+            rows,
+            torn_line,
         })
     }
 
@@ -137,8 +217,12 @@ impl ResultsFile {
             source: e.into(),
         })?;
         line.push('\n');
+        self.write(line.as_bytes())
+    }
+
+    fn write(&mut self, bytes: &[u8]) -> Result<()> {
         self.file
-            .write_all(line.as_bytes())
+            .write_all(bytes)
             .map_err(|source| EvalError::Write {
                 path: self.path.clone(),
                 source,
@@ -173,7 +257,7 @@ mod tests {
         };
         let spec: MethodSpec = "llm-only".parse().unwrap();
         let row = Row::failed(&question, &spec, &crate::Error::Task("boom".into()), 12);
-        let mut file = ResultsFile::create(&path).unwrap();
+        let mut file = ResultsFile::create(&path).unwrap().file;
         file.append(&row).unwrap();
         file.append(&row).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
@@ -189,5 +273,71 @@ mod tests {
             serde_json::from_value::<Row>(lines[1].clone()).unwrap(),
             row
         );
+    }
+
+    fn row(id: &str) -> Row {
+        let question = Question {
+            id: id.into(),
+            question: "Who?".into(),
+            answers: vec!["Ann".into()],
+            supporting: crate::eval::Supporting::Unknown,
+        };
+        let spec: MethodSpec = "llm-only".parse().unwrap();
+        Row::failed(&question, &spec, &crate::Error::Task("boom".into()), 12)
+    }
+
+    fn line(row: &Row) -> String {
+        serde_json::to_string(row).unwrap() + "\n"
+    }
+
+    #[test]
+    fn a_torn_last_line_is_dropped_and_appending_goes_on_after_the_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.jsonl");
+        let whole = line(&row("q1"));
+        let torn = &line(&row("q2"))[..40];
+        std::fs::write(&path, format!("{whole}{torn}")).unwrap();
+        let mut opened = ResultsFile::resume(&path).unwrap();
+        assert_eq!(opened.rows, [row("q1")]);
+        assert_eq!(opened.torn_line, Some(2));
+        opened.file.append(&row("q3")).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            format!("{whole}{}", line(&row("q3")))
+        );
+    }
+
+    #[test]
+    fn a_whole_last_row_without_its_newline_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.jsonl");
+        let whole = line(&row("q1"));
+        std::fs::write(&path, whole.trim_end()).unwrap();
+        let mut opened = ResultsFile::resume(&path).unwrap();
+        assert_eq!((opened.rows.len(), opened.torn_line), (1, None));
+        opened.file.append(&row("q2")).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            format!("{whole}{}", line(&row("q2")))
+        );
+    }
+
+    #[test]
+    fn a_bad_line_before_the_last_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.jsonl");
+        let text = format!("{}not a row\n{}", line(&row("q1")), line(&row("q2")));
+        std::fs::write(&path, &text).unwrap();
+        let err = ResultsFile::resume(&path).unwrap_err();
+        assert!(matches!(err, EvalError::BadLine { line: 2, .. }), "{err}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), text, "untouched");
+    }
+
+    #[test]
+    fn resuming_without_a_file_starts_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.jsonl");
+        let opened = ResultsFile::resume(&path).unwrap();
+        assert!(opened.rows.is_empty() && path.exists());
     }
 }

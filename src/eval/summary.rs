@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::corpus::WrittenCorpus;
 use super::error::{EvalError, Result};
 use super::results::Row;
-use super::spec::AskSettings;
+use super::spec::ResolvedSettings;
 use crate::ingest::pipeline::PassSummary;
 use crate::llm::ModelInfo;
 use crate::stats::percentile;
@@ -22,7 +22,7 @@ pub struct Summary {
     pub corpus: String,
     pub questions: usize,
     #[serde(flatten)]
-    pub settings: AskSettings,
+    pub settings: ResolvedSettings,
     pub model: ModelInfo,
     pub corpus_files: Option<WrittenCorpus>,
     pub ingest: PassSummary,

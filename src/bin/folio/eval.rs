@@ -11,8 +11,8 @@ use clap::Args;
 use tokio_util::sync::CancellationToken;
 
 use folio::eval::{
-    answer_all, corpus, dataset, spec, summary, AskSettings, MethodSpec, OutDir, Progress,
-    ResultsFile, Summary,
+    answer_all, corpus, dataset, manifest, spec, summary, AskSettings, Manifest, MethodSpec,
+    OutDir, Progress, Remaining, Summary,
 };
 use folio::ingest::pipeline::PassSummary;
 use folio::methods::find;
@@ -43,21 +43,54 @@ pub struct EvalArgs {
     /// Only the first N questions.
     #[arg(long, value_name = "N")]
     limit: Option<usize>,
-    /// Where the index, results.jsonl, summary.json and summary.md go (the
-    /// index is kept here, not in --data-dir, and reused by later runs).
+    /// Where the index, results.jsonl, eval.json, summary.json and
+    /// summary.md go (the index is kept here, not in --data-dir, and reused
+    /// by later runs). A run with the same settings goes on where an earlier
+    /// one stopped, answering only what results.jsonl lacks.
     #[arg(long, value_name = "DIR", default_value = "eval-out")]
     out: PathBuf,
+    /// Replace the answers already in --out instead of going on from them
+    /// (the index is still reused).
+    #[arg(long)]
+    fresh: bool,
     #[command(flatten)]
     settings: AskSettings,
 }
 
 pub async fn run(args: EvalArgs, mut config: Config, json: bool) -> Result<()> {
     let settings = args.settings;
-    let temperature = settings.temperature.unwrap_or(config.llm.temperature);
-    let max_tokens = settings.max_tokens.unwrap_or(config.llm.max_tokens);
-    spec::check_all(&args.methods, settings.k, temperature, max_tokens)?;
+    let resolved = settings.resolve(&config.llm);
+    spec::check_all(
+        &args.methods,
+        resolved.k,
+        resolved.temperature,
+        resolved.max_tokens,
+    )?;
     let questions = dataset::read(&args.dataset, args.limit)?;
+    let manifest = Manifest::new(
+        &args.dataset,
+        &args.corpus,
+        &questions,
+        &args.methods,
+        resolved,
+        &config,
+    )?;
     let out = OutDir::create(&args.out)?;
+    let opened = manifest::open(&out, &manifest, args.fresh)?;
+    if let Some(line) = opened.torn_line {
+        eprintln!(
+            "warning: line {line} of results.jsonl was cut off mid-write (the run was killed); \
+             dropped, that answer is asked again"
+        );
+    }
+    let remaining = Remaining::new(&questions, &args.methods, &opened.rows);
+    if remaining.done() > 0 {
+        eprintln!(
+            "resuming: {} of {} answers already in results.jsonl",
+            remaining.done(),
+            remaining.total
+        );
+    }
     let prepared = corpus::prepare(&args.corpus, &out.passages())?;
     if let Some(w) = &prepared.written {
         eprintln!(
@@ -79,7 +112,10 @@ pub async fn run(args: EvalArgs, mut config: Config, json: bool) -> Result<()> {
     let stop = cancel.clone();
     tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!("\nstopping; answers so far are in results.jsonl");
+            eprintln!(
+                "\nstopping; answers so far are in results.jsonl, \
+                 and the same command goes on from them"
+            );
             ingest_cancel.store(true, Ordering::Relaxed);
             stop.cancel();
         }
@@ -121,29 +157,29 @@ pub async fn run(args: EvalArgs, mut config: Config, json: bool) -> Result<()> {
         library.warm_vectors().await?;
     }
 
-    let mut results = ResultsFile::create(&out.results())?;
+    let mut results = opened.file;
     let answered = answer_all(
         &library,
-        &questions,
-        &args.methods,
+        &remaining,
         settings,
         &cancel,
         &mut results,
         show_progress,
     )
     .await?;
+    let mut rows = opened.rows;
+    rows.extend(answered.rows);
 
-    let specs: Vec<String> = args.methods.iter().map(|s| s.to_string()).collect();
     let summary = Summary {
         dataset: args.dataset.display().to_string(),
         corpus: args.corpus.display().to_string(),
         questions: questions.len(),
-        settings,
+        settings: resolved,
         model,
         corpus_files: prepared.written,
         ingest,
         interrupted: answered.interrupted,
-        methods: summary::summarize(&specs, &answered.rows),
+        methods: summary::summarize(&manifest.specs, &rows),
     };
     summary::write(&summary, &out.summary_json(), &out.summary_md())?;
     if json {
@@ -154,9 +190,9 @@ pub async fn run(args: EvalArgs, mut config: Config, json: bool) -> Result<()> {
     eprintln!("results in {}", out.root().display());
     if answered.interrupted {
         bail!(
-            "interrupted after {} of {} answers",
-            answered.rows.len(),
-            questions.len() * specs.len()
+            "interrupted after {} of {} answers; run the same command again to go on",
+            rows.len(),
+            remaining.total
         );
     }
     Ok(())

@@ -1,0 +1,500 @@
+//! `eval.json`, beside `results.jsonl`: what the rows there answer. A re-run
+//! with the same `--out` reads it to tell whether those rows are answers to
+//! the questions it would ask, so an interrupted evaluation goes on where it
+//! stopped instead of paying for its answers again, and rows of another
+//! evaluation are never mixed into its summary.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::dataset::Question;
+use super::error::{EvalError, Result};
+use super::results::{Opened, ResultsFile};
+use super::spec::{MethodSpec, ResolvedSettings};
+use super::OutDir;
+use crate::ingest::scan::scan;
+use crate::llm::{Backend, LlmSettings};
+use crate::Config;
+
+/// Everything an answer depends on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub dataset: Fingerprint,
+    pub corpus: Fingerprint,
+    /// The ids of the questions asked, in order, after `--limit`.
+    pub questions: Vec<String>,
+    /// The spec texts, in the order given: rows name their spec by its text.
+    pub specs: Vec<String>,
+    pub settings: ResolvedSettings,
+    pub model: ModelId,
+    /// The embedding model's folder as configured: retrieval, and so every
+    /// answer of a method that retrieves, depends on it.
+    pub embedding_model: PathBuf,
+}
+
+/// A file's or folder's content, by its BLAKE3 hash rather than its size and
+/// modification time: a dataset copied or downloaded again still matches
+/// (its modification time changes), and an edit that keeps the size is still
+/// caught. Hashing a few megabytes takes milliseconds, less than one answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fingerprint {
+    /// Where it was read, for people: only the content is compared, so
+    /// moving the files does not void the answers.
+    pub path: PathBuf,
+    pub bytes: u64,
+    pub blake3: String,
+}
+
+impl Fingerprint {
+    /// A folder's fingerprint covers the documents the scanner indexes
+    /// (each one's path in the folder and content, in order), so files the
+    /// index never reads, hidden ones, do not count.
+    pub fn of(path: &Path) -> Result<Fingerprint> {
+        let read = |file: &Path| {
+            std::fs::read(file).map_err(|source| EvalError::Read {
+                path: file.to_path_buf(),
+                source,
+            })
+        };
+        let mut hasher = blake3::Hasher::new();
+        let mut bytes = 0;
+        if path.is_dir() {
+            for file in scan(path).files {
+                let content = read(&file.path)?;
+                let name = file.path.strip_prefix(path).unwrap_or(&file.path);
+                hasher.update(name.as_os_str().as_encoded_bytes());
+                hasher.update(&[0]);
+                hasher.update(&(content.len() as u64).to_le_bytes());
+                hasher.update(&content);
+                bytes += content.len() as u64;
+            }
+        } else {
+            let content = read(path)?;
+            hasher.update(&content);
+            bytes = content.len() as u64;
+        }
+        Ok(Fingerprint {
+            path: path.to_path_buf(),
+            bytes,
+            blake3: hasher.finalize().to_hex().to_string(),
+        })
+    }
+
+    fn same_content(&self, other: &Fingerprint) -> bool {
+        (self.bytes, &self.blake3) == (other.bytes, &other.blake3)
+    }
+}
+
+impl fmt::Display for Fingerprint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let hash = self.blake3.get(..12).unwrap_or(&self.blake3);
+        write!(
+            f,
+            "{} ({} bytes, blake3 {hash}…)",
+            self.path.display(),
+            self.bytes
+        )
+    }
+}
+
+/// The model that answers, as the configuration names it: the GGUF file of
+/// the embedded backend, or the server and model name of an OpenAI-style one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "backend", rename_all = "lowercase")]
+pub enum ModelId {
+    Embedded { gguf: String },
+    Openai { base_url: String, model: String },
+}
+
+impl From<&LlmSettings> for ModelId {
+    fn from(llm: &LlmSettings) -> ModelId {
+        match llm.backend {
+            Backend::Embedded => ModelId::Embedded {
+                gguf: llm.model.clone(),
+            },
+            Backend::Openai => ModelId::Openai {
+                base_url: llm.base_url.clone(),
+                model: llm.model.clone(),
+            },
+        }
+    }
+}
+
+impl fmt::Display for ModelId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ModelId::Embedded { gguf } => write!(f, "embedded {gguf}"),
+            ModelId::Openai { base_url, model } => write!(f, "openai {model} at {base_url}"),
+        }
+    }
+}
+
+/// One way this run differs from the earlier evaluation in its `--out`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Difference {
+    /// The setting, as a flag or field name: `max_tokens`, `dataset`, …
+    pub what: &'static str,
+    pub was: String,
+    pub now: String,
+}
+
+impl fmt::Display for Difference {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {} before, {} now", self.what, self.was, self.now)
+    }
+}
+
+impl Manifest {
+    pub fn new(
+        dataset: &Path,
+        corpus: &Path,
+        questions: &[Question],
+        specs: &[MethodSpec],
+        settings: ResolvedSettings,
+        config: &Config,
+    ) -> Result<Manifest> {
+        Ok(Manifest {
+            dataset: Fingerprint::of(dataset)?,
+            corpus: Fingerprint::of(corpus)?,
+            questions: questions.iter().map(|q| q.id.clone()).collect(),
+            specs: specs.iter().map(ToString::to_string).collect(),
+            settings,
+            model: ModelId::from(&config.llm),
+            embedding_model: config.embedding_model_dir.clone(),
+        })
+    }
+
+    /// How `now` differs from this earlier evaluation in ways that make its
+    /// rows no answers to `now`'s questions; empty when `now` continues it.
+    /// More questions that start with this one's (a larger `--limit`) and
+    /// added specs continue it; so does another spec order, which changes no
+    /// answer.
+    pub fn differences(&self, now: &Manifest) -> Vec<Difference> {
+        let mut found = Vec::new();
+        let mut check = |what, differs: bool, was: &dyn fmt::Display, now: &dyn fmt::Display| {
+            if differs {
+                found.push(Difference {
+                    what,
+                    was: was.to_string(),
+                    now: now.to_string(),
+                });
+            }
+        };
+        let (a, b) = (&self.dataset, &now.dataset);
+        check("dataset", !a.same_content(b), a, b);
+        let (a, b) = (&self.corpus, &now.corpus);
+        check("corpus", !a.same_content(b), a, b);
+        let (a, b) = (&self.questions, &now.questions);
+        check(
+            "questions (--limit)",
+            !b.starts_with(a),
+            &question_list(a),
+            &question_list(b),
+        );
+        let (a, b) = (&self.specs, &now.specs);
+        check(
+            "methods",
+            !a.iter().all(|spec| b.contains(spec)),
+            &a.join(","),
+            &b.join(","),
+        );
+        let (a, b) = (&self.settings, &now.settings);
+        check("k", a.k != b.k, &a.k, &b.k);
+        check(
+            "temperature",
+            a.temperature != b.temperature,
+            &a.temperature,
+            &b.temperature,
+        );
+        check(
+            "max_tokens",
+            a.max_tokens != b.max_tokens,
+            &a.max_tokens,
+            &b.max_tokens,
+        );
+        check("model", self.model != now.model, &self.model, &now.model);
+        let (a, b) = (&self.embedding_model, &now.embedding_model);
+        check("embedding model", a != b, &a.display(), &b.display());
+        found
+    }
+
+    /// `None` when there is no manifest: a new output folder.
+    pub fn read(path: &Path) -> Result<Option<Manifest>> {
+        let read_error = |source| EvalError::Read {
+            path: path.to_path_buf(),
+            source,
+        };
+        match std::fs::read(path) {
+            Ok(text) => serde_json::from_slice(&text)
+                .map(Some)
+                .map_err(|e| read_error(e.into())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(read_error(e)),
+        }
+    }
+
+    /// Replaces the file at once, so a crash never leaves half a manifest.
+    pub fn write(&self, path: &Path) -> Result<()> {
+        let write_error = |source| EvalError::Write {
+            path: path.to_path_buf(),
+            source,
+        };
+        let json = serde_json::to_string_pretty(self).map_err(|e| write_error(e.into()))?;
+        crate::atomic_file::replace(path, (json + "\n").as_bytes(), 0o644).map_err(write_error)
+    }
+}
+
+fn question_list(ids: &[String]) -> String {
+    match ids {
+        [] => "none".into(),
+        [only] => format!("1 ({only})"),
+        [first, .., last] => format!("{} ({first} … {last})", ids.len()),
+    }
+}
+
+/// Opens `out`'s results for `manifest`'s evaluation, with the rows earlier
+/// runs left there. Without `fresh`, an earlier evaluation is continued when
+/// `manifest` only extends it and refused otherwise, before anything in
+/// `out` changes; with `fresh`, or in a new folder, the results start empty.
+/// The manifest is written after the results are ready, so a crash between
+/// the two leaves the earlier manifest over results it still describes.
+pub fn open(out: &OutDir, manifest: &Manifest, fresh: bool) -> Result<Opened> {
+    let earlier = if fresh {
+        None
+    } else {
+        Manifest::read(&out.manifest())?
+    };
+    let opened = match earlier {
+        Some(earlier) => {
+            let differences = earlier.differences(manifest);
+            if !differences.is_empty() {
+                return Err(EvalError::Mismatch {
+                    out: out.root().to_path_buf(),
+                    differences,
+                });
+            }
+            ResultsFile::resume(&out.results())?
+        }
+        None if !fresh && std::fs::metadata(out.results()).is_ok_and(|m| m.len() > 0) => {
+            return Err(EvalError::NoManifest(out.results()))
+        }
+        None => ResultsFile::create(&out.results())?,
+    };
+    manifest.write(&out.manifest())?;
+    Ok(opened)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::Supporting;
+
+    fn fingerprint(path: &str, content: &str) -> Fingerprint {
+        Fingerprint {
+            path: path.into(),
+            bytes: content.len() as u64,
+            blake3: blake3::hash(content.as_bytes()).to_hex().to_string(),
+        }
+    }
+
+    fn strings(items: &[&str]) -> Vec<String> {
+        items.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn manifest() -> Manifest {
+        Manifest {
+            dataset: fingerprint("dev.jsonl", "questions"),
+            corpus: fingerprint("corpus.jsonl", "passages"),
+            questions: strings(&["q1", "q2"]),
+            specs: strings(&["llm-only", "vanilla-rag"]),
+            settings: ResolvedSettings {
+                k: 5,
+                temperature: 0.0,
+                max_tokens: 24,
+            },
+            model: ModelId::Embedded {
+                gguf: "smollm2.gguf".into(),
+            },
+            embedding_model: "models/emb".into(),
+        }
+    }
+
+    fn differing(now: &Manifest) -> Vec<&'static str> {
+        manifest().differences(now).iter().map(|d| d.what).collect()
+    }
+
+    #[test]
+    fn the_same_evaluation_resumes() {
+        assert!(differing(&manifest()).is_empty());
+        let moved = Manifest {
+            dataset: fingerprint("elsewhere/dev.jsonl", "questions"),
+            ..manifest()
+        };
+        assert!(differing(&moved).is_empty(), "only content counts");
+    }
+
+    #[test]
+    fn a_larger_limit_continues_a_smaller_one_does_not() {
+        let longer = Manifest {
+            questions: strings(&["q1", "q2", "q3"]),
+            ..manifest()
+        };
+        assert!(differing(&longer).is_empty());
+        let shorter = Manifest {
+            questions: strings(&["q1"]),
+            ..manifest()
+        };
+        let differences = manifest().differences(&shorter);
+        assert_eq!(differences.len(), 1);
+        assert_eq!(
+            differences[0].to_string(),
+            "questions (--limit): 2 (q1 … q2) before, 1 (q1) now"
+        );
+    }
+
+    #[test]
+    fn added_specs_continue_dropped_ones_do_not() {
+        let added = Manifest {
+            specs: strings(&["vanilla-rag", "pager", "llm-only"]),
+            ..manifest()
+        };
+        assert!(differing(&added).is_empty(), "order changes no answer");
+        let dropped = Manifest {
+            specs: strings(&["llm-only", "pager"]),
+            ..manifest()
+        };
+        assert_eq!(differing(&dropped), ["methods"]);
+    }
+
+    #[test]
+    fn other_changes_are_named() {
+        let mut now = manifest();
+        now.settings.max_tokens = 32;
+        let differences = manifest().differences(&now);
+        assert_eq!(
+            differences,
+            [Difference {
+                what: "max_tokens",
+                was: "24".into(),
+                now: "32".into()
+            }]
+        );
+        let err = EvalError::Mismatch {
+            out: "eval-out".into(),
+            differences,
+        }
+        .to_string();
+        assert!(
+            err.starts_with(
+                "eval-out holds another evaluation's results (max_tokens: 24 before, 32 now)"
+            ),
+            "{err}"
+        );
+        assert!(
+            err.contains("--fresh") && err.contains("new --out"),
+            "{err}"
+        );
+
+        let now = Manifest {
+            dataset: fingerprint("dev.jsonl", "other questions"),
+            corpus: fingerprint("corpus.jsonl", "other passages"),
+            settings: ResolvedSettings {
+                k: 8,
+                temperature: 0.7,
+                max_tokens: 24,
+            },
+            model: ModelId::Openai {
+                base_url: "http://127.0.0.1:8080/v1".into(),
+                model: "qwen".into(),
+            },
+            embedding_model: "models/other".into(),
+            ..manifest()
+        };
+        assert_eq!(
+            differing(&now),
+            [
+                "dataset",
+                "corpus",
+                "k",
+                "temperature",
+                "model",
+                "embedding model"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_folder_is_fingerprinted_by_the_documents_indexed() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.md"), "# A").unwrap();
+        let first = Fingerprint::of(dir.path()).unwrap();
+        std::fs::write(dir.path().join(".notes.md"), "hidden").unwrap();
+        assert_eq!(Fingerprint::of(dir.path()).unwrap(), first);
+        std::fs::write(dir.path().join("a.md"), "# B").unwrap();
+        let edited = Fingerprint::of(dir.path()).unwrap();
+        assert_eq!(edited.bytes, first.bytes);
+        assert!(!edited.same_content(&first), "same size, other content");
+    }
+
+    fn question(id: &str) -> Question {
+        Question {
+            id: id.into(),
+            question: "Who?".into(),
+            answers: vec!["Ann".into()],
+            supporting: Supporting::Unknown,
+        }
+    }
+
+    fn answer(opened: &mut Opened, id: &str) {
+        let spec: MethodSpec = "llm-only".parse().unwrap();
+        let error = crate::Error::Task("boom".into());
+        let row = crate::eval::Row::failed(&question(id), &spec, &error, 1);
+        opened.file.append(&row).unwrap();
+    }
+
+    #[test]
+    fn open_resumes_refuses_or_starts_afresh() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = OutDir::create(dir.path()).unwrap();
+        let mut first = open(&out, &manifest(), false).unwrap();
+        assert!(first.rows.is_empty());
+        answer(&mut first, "q1");
+        drop(first);
+        assert_eq!(Manifest::read(&out.manifest()).unwrap(), Some(manifest()));
+
+        let longer = Manifest {
+            questions: strings(&["q1", "q2", "q3"]),
+            ..manifest()
+        };
+        let mut resumed = open(&out, &longer, false).unwrap();
+        assert_eq!(resumed.rows.len(), 1);
+        answer(&mut resumed, "q2");
+        drop(resumed);
+        assert_eq!(Manifest::read(&out.manifest()).unwrap(), Some(longer));
+
+        let before = std::fs::read(out.results()).unwrap();
+        let mut other = manifest();
+        other.settings.max_tokens = 32;
+        let err = open(&out, &other, false).unwrap_err();
+        assert!(matches!(err, EvalError::Mismatch { .. }), "{err}");
+        assert_eq!(std::fs::read(out.results()).unwrap(), before);
+
+        let fresh = open(&out, &other, true).unwrap();
+        assert!(fresh.rows.is_empty());
+        assert_eq!(std::fs::read(out.results()).unwrap(), b"");
+        assert_eq!(Manifest::read(&out.manifest()).unwrap(), Some(other));
+    }
+
+    #[test]
+    fn answers_without_a_manifest_are_not_taken_on_trust() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = OutDir::create(dir.path()).unwrap();
+        std::fs::write(out.results(), "{}\n").unwrap();
+        let err = open(&out, &manifest(), false).unwrap_err();
+        assert!(matches!(&err, EvalError::NoManifest(_)), "{err}");
+        assert!(err.to_string().contains("--fresh"), "{err}");
+        assert!(open(&out, &manifest(), true).unwrap().rows.is_empty());
+    }
+}
