@@ -61,7 +61,10 @@ impl Indexed {
     /// real byte range inside it.
     fn assert_resolves(&self, source: &Value) {
         let path = Path::new(source["path"].as_str().unwrap());
-        assert!(path.starts_with(&self.corpus), "{path:?} is outside the corpus");
+        assert!(
+            path.starts_with(&self.corpus),
+            "{path:?} is outside the corpus"
+        );
         let len = std::fs::metadata(path)
             .unwrap_or_else(|_| panic!("{path:?} does not exist"))
             .len() as i64;
@@ -586,7 +589,10 @@ fn assert_slots_filled_in_order(ix: &Indexed, trace: &Value) {
         assert!(!step["sub_query"].as_str().unwrap().trim().is_empty());
         assert!(!step["sources"].as_array().unwrap().is_empty());
         for n in step["sources"].as_array().unwrap() {
-            assert!(passages.iter().any(|p| p["number"] == *n), "source {n} is not in the pool");
+            assert!(
+                passages.iter().any(|p| p["number"] == *n),
+                "source {n} is not in the pool"
+            );
         }
         let page_after = step["page_after"].as_str().unwrap();
         assert_eq!(
@@ -621,7 +627,15 @@ fn assert_iterative_calls(result: &Value, trace: &Value) {
 #[test]
 fn pager_fills_a_page_of_the_rust_book_slot_by_slot() {
     let result = book().ask(
-        &["How do I make a variable mutable?", "--method", "pager", "-k", "3", "--slots-max", "3"],
+        &[
+            "How do I make a variable mutable?",
+            "--method",
+            "pager",
+            "-k",
+            "3",
+            "--slots-max",
+            "3",
+        ],
         &[],
     );
     let trace = pager_trace(&result);
@@ -637,26 +651,64 @@ fn pager_fills_a_page_of_the_rust_book_slot_by_slot() {
     let out_dir = tempfile::tempdir().unwrap();
     let file = out_dir.path().join("page.md");
     let id = result["run"]["id"].to_string();
-    let out = folio(&book().data, &["export", &id, "-o", file.to_str().unwrap()], &[]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = folio(
+        &book().data,
+        &["export", &id, "-o", file.to_str().unwrap()],
+        &[],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let markdown = std::fs::read_to_string(&file).unwrap();
     let built = markdown.find("## How this answer was built").unwrap();
     let body = &markdown[..built];
     // Headings as export writes model text: one line, HTML escaped.
     let heading = |level: &str, text: &Value| {
-        let line = text.as_str().unwrap().split_whitespace().collect::<Vec<_>>().join(" ");
-        format!("{level} {}", line.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;"))
+        let line = text
+            .as_str()
+            .unwrap()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        format!(
+            "{level} {}",
+            line.replace('&', "&amp;")
+                .replace('<', "&lt;")
+                .replace('>', "&gt;")
+        )
     };
-    assert!(body.contains(&heading("##", &trace["page"]["title"])), "{body}");
+    assert!(
+        body.contains(&heading("##", &trace["page"]["title"])),
+        "{body}"
+    );
     for section in trace["page"]["sections"].as_array().unwrap() {
-        assert!(body.contains(&heading("###", &section["heading"])), "{body}");
+        assert!(
+            body.contains(&heading("###", &section["heading"])),
+            "{body}"
+        );
     }
 }
 
 #[test]
 fn pager_answers_a_hotpotqa_question_from_its_page() {
-    let question = hotpotqa_questions()[0]["question"].as_str().unwrap().to_string();
-    let result = hotpotqa().ask(&[&question, "--method", "pager", "-k", "3", "--slots-max", "3"], &[]);
+    let question = hotpotqa_questions()[0]["question"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let result = hotpotqa().ask(
+        &[
+            &question,
+            "--method",
+            "pager",
+            "-k",
+            "3",
+            "--slots-max",
+            "3",
+        ],
+        &[],
+    );
     let trace = pager_trace(&result);
     assert_slots_filled_in_order(hotpotqa(), trace);
     assert_iterative_calls(&result, trace);
@@ -668,8 +720,17 @@ fn pager_variants_keep_their_shapes() {
     let ask = |variant: &str| {
         let result = book().ask(
             &[
-                "What is shadowing?", "--method", "pager", "--variant", variant,
-                "-k", "2", "--slots-max", "2", "--max-tokens", "160",
+                "What is shadowing?",
+                "--method",
+                "pager",
+                "--variant",
+                variant,
+                "-k",
+                "2",
+                "--slots-max",
+                "2",
+                "--max-tokens",
+                "160",
             ],
             &[],
         );
@@ -681,14 +742,24 @@ fn pager_variants_keep_their_shapes() {
     let (calls, trace) = ask("parallel");
     assert_slots_filled_in_order(book(), &trace);
     let outlines = asked("outline", &trace["outline_notes"]);
-    assert_eq!(calls[..outlines + 1].last().unwrap(), "sub-queries", "{calls:?}");
+    assert_eq!(
+        calls[..outlines + 1].last().unwrap(),
+        "sub-queries",
+        "{calls:?}"
+    );
     assert_eq!(calls.last().unwrap(), "answer");
 
     let (calls, trace) = ask("no-iter");
     assert_slots_filled_in_order(book(), &trace);
-    assert!(!calls.iter().any(|c| c.starts_with("sub-quer")), "{calls:?}");
+    assert!(
+        !calls.iter().any(|c| c.starts_with("sub-quer")),
+        "{calls:?}"
+    );
     let steps = trace["steps"].as_array().unwrap();
-    assert!(steps.iter().all(|s| s["sources"] == steps[0]["sources"]), "one retrieval for every slot");
+    assert!(
+        steps.iter().all(|s| s["sources"] == steps[0]["sources"]),
+        "one retrieval for every slot"
+    );
 
     let (calls, trace) = ask("no-outline");
     assert!(!calls.contains(&"outline".to_string()), "{calls:?}");
@@ -696,19 +767,28 @@ fn pager_variants_keep_their_shapes() {
     assert!((1..=2).contains(&steps.len()));
     assert_eq!(steps[0]["sub_query"], "What is shadowing?");
     assert!(steps.iter().all(|s| s["sufficient"].is_boolean()));
-    assert_eq!(trace["page"]["sections"].as_array().unwrap().len(), steps.len());
+    assert_eq!(
+        trace["page"]["sections"].as_array().unwrap().len(),
+        steps.len()
+    );
 }
 
 /// ActiveRAG's three agents on a library: their calls in order, each
 /// output in the trace, the passages real files of the corpus.
 fn assert_three_agents(ix: &Indexed, result: &Value, variant: &str) {
     assert_usage_counted(result, 3);
-    assert_eq!(call_steps(result), ["self-inquiry", "assimilation", "accommodation"]);
+    assert_eq!(
+        call_steps(result),
+        ["self-inquiry", "assimilation", "accommodation"]
+    );
     let trace = &result["run"]["trace"];
     assert_eq!(trace["method"], "activerag");
     assert_eq!(trace["variant"], variant);
     for agent in ["self_inquiry", "assimilation", "accommodation"] {
-        assert!(!trace[agent].as_str().unwrap().trim().is_empty(), "{agent} is empty");
+        assert!(
+            !trace[agent].as_str().unwrap().trim().is_empty(),
+            "{agent} is empty"
+        );
     }
     let passages = trace["passages"].as_array().unwrap();
     assert!(!passages.is_empty());
@@ -720,15 +800,35 @@ fn assert_three_agents(ix: &Indexed, result: &Value, variant: &str) {
 
 #[test]
 fn activerag_runs_its_three_agents_on_the_rust_book() {
-    let result = book().ask(&["What does the borrow checker prevent?", "--method", "activerag", "-k", "3"], &[]);
+    let result = book().ask(
+        &[
+            "What does the borrow checker prevent?",
+            "--method",
+            "activerag",
+            "-k",
+            "3",
+        ],
+        &[],
+    );
     assert_three_agents(book(), &result, "association");
 }
 
 #[test]
 fn activerag_reflects_on_a_hotpotqa_question() {
-    let question = hotpotqa_questions()[1]["question"].as_str().unwrap().to_string();
+    let question = hotpotqa_questions()[1]["question"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let result = hotpotqa().ask(
-        &[&question, "--method", "activerag", "--variant", "reflection", "-k", "3"],
+        &[
+            &question,
+            "--method",
+            "activerag",
+            "--variant",
+            "reflection",
+            "-k",
+            "3",
+        ],
         &[],
     );
     assert_three_agents(hotpotqa(), &result, "reflection");

@@ -89,7 +89,11 @@ fn render_pager(out: &mut String, trace: &PagerTrace, citations: &[Citation]) {
         trace.k,
     );
     if !trace.reasoning.is_empty() {
-        let _ = writeln!(out, "**Planning:** {}\n", escape_html(trace.reasoning.trim()));
+        let _ = writeln!(
+            out,
+            "**Planning:** {}\n",
+            escape_html(trace.reasoning.trim())
+        );
     }
     render_notes(out, "Outline", &trace.outline_notes);
     for step in &trace.steps {
@@ -104,7 +108,11 @@ fn render_pager(out: &mut String, trace: &PagerTrace, citations: &[Citation]) {
             inline(&step.heading),
             inline(&step.sub_query),
             sources.join(" "),
-            if step.failed { " — no usable text" } else { "" }
+            if step.failed {
+                " — no usable text"
+            } else {
+                ""
+            }
         );
         for note in &step.notes {
             let _ = writeln!(out, "  - {}", inline(note));
@@ -145,7 +153,12 @@ fn render_notes(out: &mut String, what: &str, notes: &[String]) {
 
 /// The passages the model was shown, cited ones marked, after a word on
 /// citation markers that named no passage.
-fn render_passages(out: &mut String, passages: &[Passage], unknown: &[usize], citations: &[Citation]) {
+fn render_passages(
+    out: &mut String,
+    passages: &[Passage],
+    unknown: &[usize],
+    citations: &[Citation],
+) {
     if !unknown.is_empty() {
         let numbers: Vec<String> = unknown.iter().map(|n| format!("[{n}]")).collect();
         let _ = writeln!(

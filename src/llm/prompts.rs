@@ -78,7 +78,14 @@ const SPECS: &[PromptSpec] = &[
     spec!(
         PagerFill,
         "pager/fill.j2",
-        ["question", "sub_query", "heading", "page", "passages", "retry"]
+        [
+            "question",
+            "sub_query",
+            "heading",
+            "page",
+            "passages",
+            "retry"
+        ]
     ),
     spec!(
         PagerSummary,

@@ -11,7 +11,9 @@ use serde_json::Value;
 use super::citations::resolve;
 use super::context::{finished_text, partial_text};
 use super::shown::shown;
-use super::{Answer, Method, MethodContext, MethodError, MethodInfo, MethodOption, Params, Passage, Trace};
+use super::{
+    Answer, Method, MethodContext, MethodError, MethodInfo, MethodOption, Params, Passage, Trace,
+};
 use crate::llm::prompts::{as_document_data, PromptId};
 use crate::retrieve::SearchMode;
 
@@ -80,7 +82,12 @@ impl Method for ActiveRag {
         let variant: ActiveRagVariant = params.option("variant")?;
         let mut notes = Vec::new();
         let (thought, passages) = tokio::join!(
-            ctx.generate(SELF_INQUIRY, PromptId::ActiveRagSelfInquiry, context!(question), params),
+            ctx.generate(
+                SELF_INQUIRY,
+                PromptId::ActiveRagSelfInquiry,
+                context!(question),
+                params
+            ),
             ctx.retrieve(question, params.k, SearchMode::Hybrid),
         );
         let self_inquiry = partial_text(SELF_INQUIRY, thought?, &mut notes)?;
@@ -147,7 +154,13 @@ fn final_answer(reply: &str) -> Option<String> {
         let bare = l.trim().trim_start_matches(['*', '#', ' ']);
         bare.get(..ANSWER_LABEL.len())
             .filter(|p| p.eq_ignore_ascii_case(ANSWER_LABEL))
-            .map(|_| bare[ANSWER_LABEL.len()..].trim().trim_matches('*').trim().to_string())
+            .map(|_| {
+                bare[ANSWER_LABEL.len()..]
+                    .trim()
+                    .trim_matches('*')
+                    .trim()
+                    .to_string()
+            })
     })?;
     (!line.is_empty()).then_some(line)
 }
@@ -155,9 +168,11 @@ fn final_answer(reply: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::methods::runner::AskRequest;
     use crate::llm::FinishReason;
-    use crate::methods::testing::{ask_with, library_with, reply, says, ScriptedLlm, ADA_NOTES, ADA_QUESTION};
+    use crate::methods::runner::AskRequest;
+    use crate::methods::testing::{
+        ask_with, library_with, reply, says, ScriptedLlm, ADA_NOTES, ADA_QUESTION,
+    };
     use crate::store::RunStatus;
 
     const THOUGHT: &str = "I think it was Ada Lovelace, born in Paris.\nAnswer: Paris";
@@ -186,8 +201,12 @@ mod tests {
 
     #[tokio::test]
     async fn three_agents_in_order_and_the_answer_line_is_the_answer() {
-        let (run, trace, prompts) =
-            run_activerag("reflection", says(THOUGHT), "Paris was wrong; the notes say London [1].\nAnswer: London").await;
+        let (run, trace, prompts) = run_activerag(
+            "reflection",
+            says(THOUGHT),
+            "Paris was wrong; the notes say London [1].\nAnswer: London",
+        )
+        .await;
         assert_eq!(run.status, RunStatus::Done, "{:?}", run.error);
         assert_eq!(run.llm_calls, 3);
         assert_eq!(run.answer.as_deref(), Some("London"));
@@ -195,8 +214,13 @@ mod tests {
         assert!(trace.self_inquiry.contains("Paris"));
         assert!(trace.assimilation.contains("London [1]"));
         assert!(!trace.answer_line_missing);
-        assert!(!prompts[0].contains("<document"), "self-inquiry sees no sources");
-        assert!(prompts[1].contains("fact-checker") && prompts[1].contains("<document number=\"1\""));
+        assert!(
+            !prompts[0].contains("<document"),
+            "self-inquiry sees no sources"
+        );
+        assert!(
+            prompts[1].contains("fact-checker") && prompts[1].contains("<document number=\"1\"")
+        );
         assert!(prompts[2].contains("born in Paris") && prompts[2].contains("London [1]"));
         let cited = trace.passages.iter().find(|p| p.number == 1).unwrap();
         assert_eq!(run.citations[0]["path"], cited.path.as_str());
@@ -204,7 +228,8 @@ mod tests {
 
     #[tokio::test]
     async fn without_an_answer_line_the_whole_reply_answers() {
-        let (run, trace, prompts) = run_activerag("association", says(THOUGHT), "It was London [1].").await;
+        let (run, trace, prompts) =
+            run_activerag("association", says(THOUGHT), "It was London [1].").await;
         assert_eq!(run.answer.as_deref(), Some("It was London [1]."));
         assert!(trace.answer_line_missing);
         assert!(!prompts[1].contains("fact-checker"));
@@ -217,7 +242,10 @@ mod tests {
         assert_eq!(run.status, RunStatus::Done, "{:?}", run.error);
         assert_eq!(trace.self_inquiry, "I think it was Ada Lovelace, born in");
         assert!(prompts[2].contains("born in"));
-        assert_eq!(trace.notes, ["the self-inquiry reply reached max_tokens; what it had written was used"]);
+        assert_eq!(
+            trace.notes,
+            ["the self-inquiry reply reached max_tokens; what it had written was used"]
+        );
     }
 
     #[test]
@@ -226,7 +254,10 @@ mod tests {
             final_answer("Step 1.\nAnswer: draft\nMore.\n**Answer:** Paris [2]"),
             Some("Paris [2]".into())
         );
-        assert_eq!(final_answer("answer: lower case"), Some("lower case".into()));
+        assert_eq!(
+            final_answer("answer: lower case"),
+            Some("lower case".into())
+        );
         assert_eq!(final_answer("No label here."), None);
         assert_eq!(final_answer("Answer:   "), None);
     }

@@ -43,14 +43,16 @@ fn source_label(path: &str, heading_path: &str) -> String {
 pub fn pool(pool: &mut Vec<Passage>, found: Vec<Passage>) -> Vec<usize> {
     found
         .into_iter()
-        .map(|mut p| match pool.iter().find(|q| q.chunk_id == p.chunk_id) {
-            Some(known) => known.number,
-            None => {
-                p.number = pool.len() + 1;
-                pool.push(p);
-                pool.len()
-            }
-        })
+        .map(
+            |mut p| match pool.iter().find(|q| q.chunk_id == p.chunk_id) {
+                Some(known) => known.number,
+                None => {
+                    p.number = pool.len() + 1;
+                    pool.push(p);
+                    pool.len()
+                }
+            },
+        )
         .collect()
 }
 
@@ -78,7 +80,9 @@ mod tests {
         assert_eq!(pool(&mut all, vec![passage(7, 1), passage(9, 2)]), [1, 2]);
         assert_eq!(pool(&mut all, vec![passage(3, 1), passage(7, 2)]), [3, 1]);
         assert_eq!(
-            all.iter().map(|p| (p.number, p.chunk_id)).collect::<Vec<_>>(),
+            all.iter()
+                .map(|p| (p.number, p.chunk_id))
+                .collect::<Vec<_>>(),
             [(1, 7), (2, 9), (3, 3)]
         );
     }

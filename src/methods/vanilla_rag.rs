@@ -55,7 +55,13 @@ impl Method for VanillaRag {
         ctx.checkpoint(&Trace::VanillaRag(trace.clone()));
         let vars = context!(question, passages => shown(&trace.passages));
         let answer = ctx
-            .cited_answer(STEP, PromptId::VanillaRagAnswer, vars, params, &trace.passages)
+            .cited_answer(
+                STEP,
+                PromptId::VanillaRagAnswer,
+                vars,
+                params,
+                &trace.passages,
+            )
             .await?;
         trace.unknown_citations = answer.unknown;
         Ok(Answer {

@@ -50,7 +50,10 @@ fn method_option_flags() -> Vec<(&'static str, String)> {
             } else {
                 format!(" [{}]", option.choices.join("|"))
             };
-            let help = format!("{}: {}{choices} (default {})", info.id, option.help, option.default);
+            let help = format!(
+                "{}: {}{choices} (default {})",
+                info.id, option.help, option.default
+            );
             match flags.iter_mut().find(|(name, _)| *name == option.name) {
                 Some((_, text)) => {
                     text.push('\n');

@@ -39,7 +39,8 @@ pub async fn iteratively(
         let query = parse::sub_query(&completion.text, &fallback_query(&heading, question));
         let sources = retrieve(ctx, &query.value, params.k, trace).await?;
         let request = Slot::new(slot, query.value, sources, query.repairs);
-        let filled = fill_slot(ctx, question, params, &trace.page, &trace.passages, request).await?;
+        let filled =
+            fill_slot(ctx, question, params, &trace.page, &trace.passages, request).await?;
         record(ctx, trace, filled);
     }
     Ok(())
@@ -51,7 +52,12 @@ pub async fn in_parallel(
     params: &Params,
     trace: &mut PagerTrace,
 ) -> Result<(), MethodError> {
-    let headings: Vec<String> = trace.page.sections.iter().map(|s| s.heading.clone()).collect();
+    let headings: Vec<String> = trace
+        .page
+        .sections
+        .iter()
+        .map(|s| s.heading.clone())
+        .collect();
     let completion = ctx
         .generate(
             SUB_QUERIES,
@@ -60,9 +66,14 @@ pub async fn in_parallel(
             params,
         )
         .await?;
-    let fallbacks: Vec<String> = headings.iter().map(|h| fallback_query(h, question)).collect();
+    let fallbacks: Vec<String> = headings
+        .iter()
+        .map(|h| fallback_query(h, question))
+        .collect();
     let queries = parse::sub_queries(&completion.text, &fallbacks);
-    trace.outline_notes.extend(queries.repairs.iter().map(|r| format!("sub-queries: {r}")));
+    trace
+        .outline_notes
+        .extend(queries.repairs.iter().map(|r| format!("sub-queries: {r}")));
     let mut slots = Vec::with_capacity(queries.value.len());
     for (slot, query) in queries.value.into_iter().enumerate() {
         let sources = retrieve(ctx, &query, params.k, trace).await?;
@@ -71,7 +82,9 @@ pub async fn in_parallel(
     // Every fill sees the first page: the slots are filled at once.
     let (page, passages) = (&trace.page, &trace.passages);
     let fills = futures::future::try_join_all(
-        slots.into_iter().map(|slot| fill_slot(ctx, question, params, page, passages, slot)),
+        slots
+            .into_iter()
+            .map(|slot| fill_slot(ctx, question, params, page, passages, slot)),
     )
     .await?;
     for filled in fills {
@@ -89,7 +102,8 @@ pub async fn from_one_retrieval(
     let sources = retrieve(ctx, question, params.k, trace).await?;
     while let Some(slot) = trace.page.first_empty() {
         let request = Slot::new(slot, question.to_string(), sources.clone(), Vec::new());
-        let filled = fill_slot(ctx, question, params, &trace.page, &trace.passages, request).await?;
+        let filled =
+            fill_slot(ctx, question, params, &trace.page, &trace.passages, request).await?;
         record(ctx, trace, filled);
     }
     Ok(())
@@ -168,7 +182,11 @@ pub fn record(ctx: &MethodContext<'_>, trace: &mut PagerTrace, slot: Slot) {
     let failed = slot.text.is_none();
     let text = slot.text.unwrap_or_else(|| UNFILLED.to_string());
     trace.page.sections[slot.index].body = Some(text.clone());
-    let earlier: HashSet<usize> = trace.steps.iter().flat_map(|s| s.sources.iter().copied()).collect();
+    let earlier: HashSet<usize> = trace
+        .steps
+        .iter()
+        .flat_map(|s| s.sources.iter().copied())
+        .collect();
     let overlap = (!trace.steps.is_empty()).then(|| jaccard(&slot.sources, &earlier));
     trace.steps.push(PagerStep {
         slot: slot.index,

@@ -16,7 +16,7 @@ use serde_json::Value;
 pub use page::{Page, Section};
 pub use trace::{PagerStep, PagerTrace, PagerVariant};
 
-use self::parse::{ReplyError, Repaired};
+use self::parse::{Repaired, ReplyError};
 use super::context::note_if_cut_off;
 use super::{Answer, Method, MethodContext, MethodError, MethodInfo, MethodOption, Params, Trace};
 use crate::llm::prompts::{as_document_data, PromptId};
@@ -85,9 +85,15 @@ impl Method for Pager {
         } else {
             outline(ctx, question, params, &mut trace).await?;
             match variant {
-                PagerVariant::Iterative => fill::iteratively(ctx, question, params, &mut trace).await?,
-                PagerVariant::Parallel => fill::in_parallel(ctx, question, params, &mut trace).await?,
-                PagerVariant::NoIter => fill::from_one_retrieval(ctx, question, params, &mut trace).await?,
+                PagerVariant::Iterative => {
+                    fill::iteratively(ctx, question, params, &mut trace).await?
+                }
+                PagerVariant::Parallel => {
+                    fill::in_parallel(ctx, question, params, &mut trace).await?
+                }
+                PagerVariant::NoIter => {
+                    fill::from_one_retrieval(ctx, question, params, &mut trace).await?
+                }
                 PagerVariant::NoOutline => unreachable!("handled above"),
             }
         }
@@ -116,7 +122,10 @@ async fn outline(
         trace.outline_notes.push(
             "no usable outline in two replies; the question became the page's only section".into(),
         );
-        (String::new(), Page::new(question.trim(), vec![question.trim().to_string()]))
+        (
+            String::new(),
+            Page::new(question.trim(), vec![question.trim().to_string()]),
+        )
     });
     trace.reasoning = reasoning;
     trace.outline = page.clone();

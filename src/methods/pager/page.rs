@@ -128,10 +128,16 @@ mod tests {
 
     #[test]
     fn headings_are_cleaned_and_compared_loosely() {
-        assert_eq!(heading("## **[Early life]** ##"), Some((2, "Early life".into())));
+        assert_eq!(
+            heading("## **[Early life]** ##"),
+            Some((2, "Early life".into()))
+        );
         assert_eq!(heading("#hashtag"), None);
         assert_eq!(heading("##   "), None);
-        assert_eq!(heading("## Career <TO BE FILLED>"), Some((2, "Career".into())));
+        assert_eq!(
+            heading("## Career <TO BE FILLED>"),
+            Some((2, "Career".into()))
+        );
         assert_eq!(heading("#1: Early life"), Some((1, "Early life".into())));
         assert_eq!(heading("## 2. Career"), Some((2, "Career".into())));
         assert_eq!(heading("## 1984 in film"), Some((2, "1984 in film".into())));

@@ -166,7 +166,10 @@ pub fn sub_query(reply: &str, fallback: &str) -> Repaired<String> {
         },
         None => Repaired {
             value: fallback.to_string(),
-            repairs: vec!["the sub-query reply was empty; searched with the section heading and the question".into()],
+            repairs: vec![
+                "the sub-query reply was empty; searched with the section heading and the question"
+                    .into(),
+            ],
         },
     }
 }
@@ -236,7 +239,11 @@ fn query_lines(reply: &str) -> Vec<String> {
         .map(|l| clean_query(&l.replace(PLACEHOLDER, "")))
         .filter(|q| !q.is_empty())
         .collect();
-    let queries: Vec<String> = lines.iter().filter(|q| !q.ends_with(':')).cloned().collect();
+    let queries: Vec<String> = lines
+        .iter()
+        .filter(|q| !q.ends_with(':'))
+        .cloned()
+        .collect();
     if queries.is_empty() {
         lines
     } else {
@@ -246,14 +253,26 @@ fn query_lines(reply: &str) -> Vec<String> {
 
 fn clean_query(line: &str) -> String {
     let mut q = line.trim();
-    q = q.trim_start_matches(|c: char| c.is_ascii_digit() || matches!(c, '.' | ')' | '-' | '*' | ' '));
-    for label in ["sub-query:", "subquery:", "retrieval question:", "query:", "question:"] {
+    q = q.trim_start_matches(|c: char| {
+        c.is_ascii_digit() || matches!(c, '.' | ')' | '-' | '*' | ' ')
+    });
+    for label in [
+        "sub-query:",
+        "subquery:",
+        "retrieval question:",
+        "query:",
+        "question:",
+    ] {
         if q.len() >= label.len() && q[..label.len()].eq_ignore_ascii_case(label) {
             q = q[label.len()..].trim();
         }
     }
     let q = q.trim_matches(|c: char| matches!(c, '"' | '\'' | '`' | '“' | '”'));
-    q.chars().take(MAX_QUERY_CHARS).collect::<String>().trim().to_string()
+    q.chars()
+        .take(MAX_QUERY_CHARS)
+        .collect::<String>()
+        .trim()
+        .to_string()
 }
 
 fn list_items(text: &str) -> Vec<String> {
@@ -266,7 +285,11 @@ fn list_items(text: &str) -> Vec<String> {
                 .or_else(|| {
                     let digits = t.chars().take_while(char::is_ascii_digit).count();
                     (digits > 0)
-                        .then(|| t[digits..].strip_prefix(". ").or(t[digits..].strip_prefix(") ")))
+                        .then(|| {
+                            t[digits..]
+                                .strip_prefix(". ")
+                                .or(t[digits..].strip_prefix(") "))
+                        })
                         .flatten()
                 })?;
             let item = clean_heading(rest);
@@ -308,7 +331,12 @@ mod tests {
         assert_eq!(parsed.value.1.title, "Who?");
         assert_eq!(headings(&parsed.value.1), ["A", "B"]);
         let repairs = parsed.repairs.join(" | ");
-        for expected in ["no <OUTLINE> marker", "repeated", "first 2 of 3", "no title"] {
+        for expected in [
+            "no <OUTLINE> marker",
+            "repeated",
+            "first 2 of 3",
+            "no title",
+        ] {
             assert!(repairs.contains(expected), "{repairs}");
         }
     }
@@ -316,13 +344,19 @@ mod tests {
     #[test]
     fn list_items_stand_in_for_missing_headings() {
         let parsed = outline("<OUTLINE>\n1. Birth place\n2) Career\n- Family", "q", 5).unwrap();
-        assert_eq!(headings(&parsed.value.1), ["Birth place", "Career", "Family"]);
+        assert_eq!(
+            headings(&parsed.value.1),
+            ["Birth place", "Career", "Family"]
+        );
     }
 
     #[test]
     fn an_outline_without_sections_is_rejected() {
         assert_eq!(outline("I think so.", "q", 5), Err(ReplyError::NoSections));
-        assert_eq!(outline("<OUTLINE>\n# Only a title", "q", 5), Err(ReplyError::NoSections));
+        assert_eq!(
+            outline("<OUTLINE>\n# Only a title", "q", 5),
+            Err(ReplyError::NoSections)
+        );
         assert_eq!(outline("", "q", 5), Err(ReplyError::NoSections));
     }
 
@@ -349,12 +383,18 @@ mod tests {
 
     #[test]
     fn bad_fills_are_errors() {
-        assert_eq!(fill("  \n<TO BE FILLED>\n", &page(), 1), Err(ReplyError::EmptyFill));
+        assert_eq!(
+            fill("  \n<TO BE FILLED>\n", &page(), 1),
+            Err(ReplyError::EmptyFill)
+        );
         assert_eq!(
             fill("## C\nsomething", &page(), 1),
             Err(ReplyError::WrongSection("B".into()))
         );
-        assert_eq!(fill("## B\n<TO BE FILLED>\n## C", &page(), 1), Err(ReplyError::EmptyFill));
+        assert_eq!(
+            fill("## B\n<TO BE FILLED>\n## C", &page(), 1),
+            Err(ReplyError::EmptyFill)
+        );
         let lead = fill("B text.\n## C\nmore", &page(), 1).unwrap();
         assert_eq!(lead.value, "B text.");
         assert_eq!(lead.repairs.len(), 1);
@@ -362,15 +402,24 @@ mod tests {
 
     #[test]
     fn sub_queries_lose_labels_and_fall_back() {
-        assert_eq!(sub_query("Query: \"where was X born?\"\nmore", "f").value, "where was X born?");
+        assert_eq!(
+            sub_query("Query: \"where was X born?\"\nmore", "f").value,
+            "where was X born?"
+        );
         let empty = sub_query("```\n```", "A q");
         assert_eq!(empty.value, "A q");
         assert_eq!(empty.repairs.len(), 1);
         let many = sub_queries("1. one\n2. two", &["a".into(), "b".into(), "c".into()]);
         assert_eq!(many.value, ["one", "two", "c"]);
         assert_eq!(many.repairs.len(), 1);
-        assert_eq!(sub_query(&"x".repeat(1000), "f").value.len(), MAX_QUERY_CHARS);
-        let lead_in = sub_query("The answer to this question is:\n<TO BE FILLED>\nmutable variables let mut", "f");
+        assert_eq!(
+            sub_query(&"x".repeat(1000), "f").value.len(),
+            MAX_QUERY_CHARS
+        );
+        let lead_in = sub_query(
+            "The answer to this question is:\n<TO BE FILLED>\nmutable variables let mut",
+            "f",
+        );
         assert_eq!(lead_in.value, "mutable variables let mut");
         assert_eq!(sub_query("Search for:", "f").value, "Search for:");
     }

@@ -6,13 +6,18 @@ use super::fill::UNFILLED;
 use super::page::PLACEHOLDER;
 use super::*;
 use crate::methods::runner::AskRequest;
-use crate::methods::testing::{ask_with, library_with, reply, says, ScriptedLlm, ADA_NOTES, ADA_QUESTION as QUESTION};
+use crate::methods::testing::{
+    ask_with, library_with, reply, says, ScriptedLlm, ADA_NOTES, ADA_QUESTION as QUESTION,
+};
 use crate::methods::RunEvent;
 use crate::store::{RunRecord, RunStatus};
 
 const OUTLINE_REPLY: &str = "The answer needs the woman, then her birthplace.\n<OUTLINE>\n# Ada and her birthplace\n## Who wrote the first algorithm\n<TO BE FILLED>\n## Where she was born\n<TO BE FILLED>";
 
-async fn run_pager(variant: &str, script: Vec<crate::llm::Result<crate::llm::Completion>>) -> (RunRecord, Vec<RunEvent>, PagerTrace, ScriptedLlm) {
+async fn run_pager(
+    variant: &str,
+    script: Vec<crate::llm::Result<crate::llm::Completion>>,
+) -> (RunRecord, Vec<RunEvent>, PagerTrace, ScriptedLlm) {
     let dir = tempfile::tempdir().unwrap();
     let library = library_with(dir.path(), ADA_NOTES).await;
     let llm = ScriptedLlm::new(script);
@@ -46,18 +51,34 @@ async fn iterative_fills_slots_in_order_with_one_sub_query_each() {
     )
     .await;
     assert_eq!(run.status, RunStatus::Done, "{:?}", run.error);
-    assert_eq!(run.llm_calls, 1 + 2 * 2 + 1, "outline, two calls per slot, answer");
+    assert_eq!(
+        run.llm_calls,
+        1 + 2 * 2 + 1,
+        "outline, two calls per slot, answer"
+    );
     assert_eq!(llm.unused(), 0);
-    assert_eq!(trace.steps.iter().map(|s| s.slot).collect::<Vec<_>>(), [0, 1]);
+    assert_eq!(
+        trace.steps.iter().map(|s| s.slot).collect::<Vec<_>>(),
+        [0, 1]
+    );
     assert_eq!(
         bodies(&trace.page),
-        [Some("Ada Lovelace wrote it [1]."), Some("She was born in London [1].")]
+        [
+            Some("Ada Lovelace wrote it [1]."),
+            Some("She was born in London [1].")
+        ]
     );
-    assert_eq!(trace.steps[0].sub_query, "who wrote the first algorithm for the Analytical Engine");
+    assert_eq!(
+        trace.steps[0].sub_query,
+        "who wrote the first algorithm for the Analytical Engine"
+    );
     assert!(trace.steps[0].overlap.is_none() && trace.steps[1].overlap.is_some());
     assert!(trace.steps[0].page_after.contains(PLACEHOLDER));
     assert!(!trace.steps[1].page_after.contains(PLACEHOLDER));
-    assert_eq!(trace.reasoning, "The answer needs the woman, then her birthplace.");
+    assert_eq!(
+        trace.reasoning,
+        "The answer needs the woman, then her birthplace."
+    );
     // The second slot's prompts see the first slot filled, the second empty.
     let prompts = llm.prompts();
     assert!(prompts[3].contains("Ada Lovelace wrote it [1].") && prompts[3].contains(PLACEHOLDER));
@@ -68,7 +89,9 @@ async fn iterative_fills_slots_in_order_with_one_sub_query_each() {
     let traced: Vec<usize> = events
         .iter()
         .filter_map(|e| match e {
-            RunEvent::Trace { trace: Trace::Pager(t) } => Some(t.steps.len()),
+            RunEvent::Trace {
+                trace: Trace::Pager(t),
+            } => Some(t.steps.len()),
             _ => None,
         })
         .collect();
@@ -90,7 +113,11 @@ async fn a_bad_outline_is_asked_again_then_repaired() {
     .await;
     assert_eq!(run.status, RunStatus::Done, "{:?}", run.error);
     let notes = trace.outline_notes.join(" | ");
-    for expected in ["rejected the outline reply: the outline has no sections; asked again", "repeated", "no title"] {
+    for expected in [
+        "rejected the outline reply: the outline has no sections; asked again",
+        "repeated",
+        "no title",
+    ] {
         assert!(notes.contains(expected), "{notes}");
     }
     assert_eq!(trace.page.title, QUESTION);
@@ -111,12 +138,22 @@ async fn an_outline_that_stays_unusable_leaves_the_question_as_the_only_section(
     )
     .await;
     assert_eq!(run.status, RunStatus::Done, "{:?}", run.error);
-    assert_eq!(run.llm_calls, 2 + 2 + 1, "two outline replies, one slot, answer");
+    assert_eq!(
+        run.llm_calls,
+        2 + 2 + 1,
+        "two outline replies, one slot, answer"
+    );
     let notes = trace.outline_notes.join(" | ");
-    assert!(notes.contains("the question became the page's only section"), "{notes}");
+    assert!(
+        notes.contains("the question became the page's only section"),
+        "{notes}"
+    );
     assert_eq!(trace.page.sections.len(), 1);
     assert_eq!(trace.page.sections[0].heading, QUESTION);
-    assert_eq!(trace.page.sections[0].body.as_deref(), Some("Ada Lovelace wrote it [1]."));
+    assert_eq!(
+        trace.page.sections[0].body.as_deref(),
+        Some("Ada Lovelace wrote it [1].")
+    );
 }
 
 #[tokio::test]
@@ -133,12 +170,21 @@ async fn fills_that_overreach_are_cut_down_and_empty_ones_marked() {
     )
     .await;
     assert_eq!(run.status, RunStatus::Done, "{:?}", run.error);
-    assert_eq!(bodies(&trace.page), [Some("Ada Lovelace [1]."), Some(UNFILLED)]);
+    assert_eq!(
+        bodies(&trace.page),
+        [Some("Ada Lovelace [1]."), Some(UNFILLED)]
+    );
     assert!(trace.steps[0].notes[0].contains("only \"Who wrote the first algorithm\" was kept"));
     assert!(trace.steps[1].failed);
     let notes = trace.steps[1].notes.join(" | ");
-    assert!(notes.contains("asked again") && notes.contains("max_tokens"), "{notes}");
-    assert_eq!(trace.steps[0].sub_query, QUESTION, "no-iter searches with the question");
+    assert!(
+        notes.contains("asked again") && notes.contains("max_tokens"),
+        "{notes}"
+    );
+    assert_eq!(
+        trace.steps[0].sub_query, QUESTION,
+        "no-iter searches with the question"
+    );
     assert_eq!(trace.steps[0].sources, trace.steps[1].sources);
 }
 
@@ -157,12 +203,25 @@ async fn parallel_writes_all_sub_queries_at_once_and_fills_from_the_first_page()
     .await;
     assert_eq!(run.status, RunStatus::Done, "{:?}", run.error);
     assert_eq!(run.llm_calls, 1 + 1 + 2 + 1);
-    assert_eq!(trace.steps[0].sub_query, "first algorithm Analytical Engine author");
-    assert_eq!(trace.steps[1].sub_query, fill::fallback_query("Where she was born", QUESTION));
-    assert!(trace.outline_notes.iter().any(|n| n.starts_with("sub-queries: 1 of 2")));
+    assert_eq!(
+        trace.steps[0].sub_query,
+        "first algorithm Analytical Engine author"
+    );
+    assert_eq!(
+        trace.steps[1].sub_query,
+        fill::fallback_query("Where she was born", QUESTION)
+    );
+    assert!(trace
+        .outline_notes
+        .iter()
+        .any(|n| n.starts_with("sub-queries: 1 of 2")));
     let prompts = llm.prompts();
     assert_eq!(prompts[2].matches(PLACEHOLDER).count(), 2);
-    assert_eq!(prompts[3].matches(PLACEHOLDER).count(), 2, "the second fill sees the first page");
+    assert_eq!(
+        prompts[3].matches(PLACEHOLDER).count(),
+        2,
+        "the second fill sees the first page"
+    );
 }
 
 #[tokio::test]
@@ -179,7 +238,10 @@ async fn no_outline_summarises_until_sufficient() {
     .await;
     assert_eq!(run.status, RunStatus::Done, "{:?}", run.error);
     assert_eq!(llm.unused(), 0);
-    assert_eq!(trace.steps.iter().map(|s| s.sufficient).collect::<Vec<_>>(), [Some(false), Some(true)]);
+    assert_eq!(
+        trace.steps.iter().map(|s| s.sufficient).collect::<Vec<_>>(),
+        [Some(false), Some(true)]
+    );
     assert_eq!(trace.steps[0].sub_query, QUESTION);
     assert_eq!(trace.page.sections[1].heading, "Ada Lovelace birthplace");
     assert!(trace.outline.sections.is_empty());
