@@ -12,10 +12,11 @@ use serde::{Deserialize, Serialize};
 use super::dataset::Question;
 use super::error::{EvalError, Result};
 use super::results::{Opened, ResultsFile};
-use super::spec::{MethodSpec, ResolvedSettings};
+use super::spec::MethodSpec;
 use super::OutDir;
 use crate::ingest::scan::scan;
 use crate::llm::{Backend, LlmSettings};
+use crate::methods::runner::ResolvedSettings;
 use crate::Config;
 
 /// Everything an answer depends on.

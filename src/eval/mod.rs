@@ -23,7 +23,7 @@ pub use error::{EvalError, Result};
 pub use manifest::Manifest;
 pub use results::{Opened, ResultsFile, Row};
 pub use run::{answer_all, Answered, Progress, Remaining};
-pub use spec::{AskSettings, MethodSpec, ResolvedSettings};
+pub use spec::MethodSpec;
 pub use summary::{SpecSummary, Summary};
 
 /// The layout of an evaluation's output folder.

@@ -13,8 +13,9 @@ use tokio_util::sync::CancellationToken;
 use super::dataset::Question;
 use super::error::Result;
 use super::results::{ResultsFile, Row};
-use super::spec::{AskSettings, MethodSpec};
+use super::spec::MethodSpec;
 use crate::library::Library;
+use crate::methods::runner::AskSettings;
 use crate::methods::EventSink;
 use crate::store::RunStatus;
 

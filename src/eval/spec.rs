@@ -8,8 +8,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use super::error::{EvalError, Result};
-use crate::llm::LlmSettings;
-use crate::methods::runner::{AskRequest, DEFAULT_K};
+use crate::methods::runner::{AskRequest, AskSettings};
 use crate::methods::{find, Params};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,41 +16,6 @@ pub struct MethodSpec {
     text: String,
     pub method: String,
     pub options: BTreeMap<String, String>,
-}
-
-/// The request settings every spec shares; `None` takes the configured
-/// value. Also the flags `folio ask` takes for the same settings.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, clap::Args)]
-pub struct AskSettings {
-    /// Passages to retrieve.
-    #[arg(short, long, default_value_t = DEFAULT_K)]
-    pub k: usize,
-    /// Sampling temperature (default from folio.toml).
-    #[arg(long)]
-    pub temperature: Option<f32>,
-    /// Most tokens the model may write per step (default from folio.toml).
-    #[arg(long)]
-    pub max_tokens: Option<u32>,
-}
-
-/// The settings the runs use: the flags, with `folio.toml`'s values where a
-/// flag is not given. Answers depend on these, not on which were typed, so
-/// they are what summaries report and what a resumed evaluation must share.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct ResolvedSettings {
-    pub k: usize,
-    pub temperature: f32,
-    pub max_tokens: u32,
-}
-
-impl AskSettings {
-    pub fn resolve(self, llm: &LlmSettings) -> ResolvedSettings {
-        ResolvedSettings {
-            k: self.k,
-            temperature: self.temperature.unwrap_or(llm.temperature),
-            max_tokens: self.max_tokens.unwrap_or(llm.max_tokens),
-        }
-    }
 }
 
 impl FromStr for MethodSpec {

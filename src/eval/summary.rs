@@ -10,9 +10,9 @@ use serde::Serialize;
 use super::corpus::WrittenCorpus;
 use super::error::{EvalError, Result};
 use super::results::Row;
-use super::spec::ResolvedSettings;
 use crate::ingest::pipeline::PassSummary;
 use crate::llm::ModelInfo;
+use crate::methods::runner::ResolvedSettings;
 use crate::stats::percentile;
 use crate::store::RunStatus;
 

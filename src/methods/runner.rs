@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use super::{find, EventSink, MethodContext, MethodError, Params, RunEvent};
 use crate::error::Result;
 use crate::library::Library;
-use crate::llm::Llm;
+use crate::llm::{Llm, LlmSettings};
 use crate::store::{NewRun, RunOutcome, RunRecord, RunStatus};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
@@ -30,6 +30,41 @@ pub struct AskRequest {
 }
 
 pub const DEFAULT_K: usize = 5;
+
+/// The request settings a caller chooses, shared by `folio ask` and every
+/// spec of `folio eval`; `None` takes the configured value.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, clap::Args)]
+pub struct AskSettings {
+    /// Passages to retrieve.
+    #[arg(short, long, default_value_t = DEFAULT_K)]
+    pub k: usize,
+    /// Sampling temperature (default from folio.toml).
+    #[arg(long)]
+    pub temperature: Option<f32>,
+    /// Most tokens the model may write per step (default from folio.toml).
+    #[arg(long)]
+    pub max_tokens: Option<u32>,
+}
+
+/// The settings the runs use: the flags, with `folio.toml`'s values where a
+/// flag is not given. Answers depend on these, not on which were typed, so
+/// they are what summaries report and what a resumed evaluation must share.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ResolvedSettings {
+    pub k: usize,
+    pub temperature: f32,
+    pub max_tokens: u32,
+}
+
+impl AskSettings {
+    pub fn resolve(self, llm: &LlmSettings) -> ResolvedSettings {
+        ResolvedSettings {
+            k: self.k,
+            temperature: self.temperature.unwrap_or(llm.temperature),
+            max_tokens: self.max_tokens.unwrap_or(llm.max_tokens),
+        }
+    }
+}
 
 impl AskRequest {
     pub fn new(question: impl Into<String>, method: impl Into<String>) -> AskRequest {

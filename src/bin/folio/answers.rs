@@ -9,8 +9,7 @@ use anyhow::{bail, Result};
 use clap::Args;
 use tokio_util::sync::CancellationToken;
 
-use folio::eval::AskSettings;
-use folio::methods::runner::AskRequest;
+use folio::methods::runner::{AskRequest, AskSettings};
 use folio::methods::{methods, Citation, EventSink, RunEvent};
 use folio::store::{RunRecord, RunStatus};
 use folio::Library;

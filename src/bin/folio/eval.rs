@@ -11,11 +11,12 @@ use clap::Args;
 use tokio_util::sync::CancellationToken;
 
 use folio::eval::{
-    answer_all, corpus, dataset, manifest, spec, summary, AskSettings, Manifest, MethodSpec,
-    OutDir, Progress, Remaining, Summary,
+    answer_all, corpus, dataset, manifest, spec, summary, Manifest, MethodSpec, OutDir, Progress,
+    Remaining, Summary,
 };
 use folio::ingest::pipeline::PassSummary;
 use folio::methods::find;
+use folio::methods::runner::AskSettings;
 use folio::store::RunStatus;
 use folio::{Config, Library};
 
