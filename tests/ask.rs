@@ -624,25 +624,25 @@ fn assert_iterative_calls(result: &Value, trace: &Value) {
     eprintln!("pager: {} calls, {retries} of them retries", expected.len());
 }
 
-#[test]
-fn pager_fills_a_page_of_the_rust_book_slot_by_slot() {
-    let result = book().ask(
-        &[
-            "How do I make a variable mutable?",
-            "--method",
-            "pager",
-            "-k",
-            "3",
-            "--slots-max",
-            "3",
-        ],
+/// Iterative PAGER with three slots at most on `ix`, checked for slot
+/// order and call count.
+fn iterative_pager(ix: &Indexed, question: &str) -> Value {
+    let result = ix.ask(
+        &[question, "--method", "pager", "-k", "3", "--slots-max", "3"],
         &[],
     );
     let trace = pager_trace(&result);
     assert_eq!(trace["variant"], "iterative");
     assert!(trace["page"]["sections"].as_array().unwrap().len() <= 3);
-    assert_slots_filled_in_order(book(), trace);
+    assert_slots_filled_in_order(ix, trace);
     assert_iterative_calls(&result, trace);
+    result
+}
+
+#[test]
+fn pager_fills_a_page_of_the_rust_book_slot_by_slot() {
+    let result = iterative_pager(book(), "How do I make a variable mutable?");
+    let trace = &result["run"]["trace"];
     for c in result["run"]["citations"].as_array().unwrap() {
         book().assert_resolves(c);
     }
@@ -697,21 +697,7 @@ fn pager_answers_a_hotpotqa_question_from_its_page() {
         .as_str()
         .unwrap()
         .to_string();
-    let result = hotpotqa().ask(
-        &[
-            &question,
-            "--method",
-            "pager",
-            "-k",
-            "3",
-            "--slots-max",
-            "3",
-        ],
-        &[],
-    );
-    let trace = pager_trace(&result);
-    assert_slots_filled_in_order(hotpotqa(), trace);
-    assert_iterative_calls(&result, trace);
+    let result = iterative_pager(hotpotqa(), &question);
     assert!(!result["run"]["answer"].as_str().unwrap().trim().is_empty());
 }
 
