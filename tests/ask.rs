@@ -106,15 +106,20 @@ fn hotpotqa() -> &'static Indexed {
             .map(|t| t.as_str().unwrap().to_string())
             .collect();
         let corpus = std::fs::read_to_string(shared_eval().join("hotpotqa/corpus.jsonl")).unwrap();
-        Indexed::build(|dir| {
-            for (i, line) in corpus.lines().enumerate() {
+        let slice: String = corpus
+            .lines()
+            .enumerate()
+            .filter(|(i, line)| {
                 let passage: Value = serde_json::from_str(line).unwrap();
-                let title = passage["title"].as_str().unwrap();
-                if i < 100 || gold.iter().any(|g| g == title) {
-                    let text = format!("# {title}\n\n{}\n", passage["text"].as_str().unwrap());
-                    std::fs::write(dir.join(format!("p{i:05}.md")), text).unwrap();
-                }
-            }
+                *i < 100 || gold.iter().any(|g| passage["title"] == g.as_str())
+            })
+            .map(|(_, line)| format!("{line}\n"))
+            .collect();
+        Indexed::build(|dir| {
+            // The slice is written out the way `folio eval` writes a corpus.
+            let jsonl = dir.with_extension("jsonl");
+            std::fs::write(&jsonl, slice).unwrap();
+            folio::eval::corpus::write_passages(&jsonl, dir, None).unwrap();
         })
     })
 }
