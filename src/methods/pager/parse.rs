@@ -167,7 +167,7 @@ pub fn sub_query(reply: &str, fallback: &str) -> Repaired<String> {
         None => Repaired {
             value: fallback.to_string(),
             repairs: vec![
-                "the sub-query reply was empty; searched with the section heading and the question"
+                "the sub-query reply held no query; searched with the section heading and the question"
                     .into(),
             ],
         },
@@ -231,24 +231,13 @@ pub fn summary(reply: &str) -> Result<Repaired<(String, bool)>, ReplyError> {
     })
 }
 
-/// The reply's lines that can be queries. Lead-ins such as "The answer to
-/// this question is:" and copied placeholders are not, unless nothing else
-/// is there.
+/// The reply's lines that can be queries. A lead-in such as "The answer to
+/// this question is:" and a copied placeholder never are, even alone.
 fn query_lines(reply: &str) -> Vec<String> {
-    let lines: Vec<String> = unfenced(reply)
+    unfenced(reply)
         .map(|l| clean_query(&l.replace(PLACEHOLDER, "")))
-        .filter(|q| !q.is_empty())
-        .collect();
-    let queries: Vec<String> = lines
-        .iter()
-        .filter(|q| !q.ends_with(':'))
-        .cloned()
-        .collect();
-    if queries.is_empty() {
-        lines
-    } else {
-        queries
-    }
+        .filter(|q| !q.is_empty() && !q.ends_with(':'))
+        .collect()
 }
 
 fn clean_query(line: &str) -> String {
@@ -421,7 +410,9 @@ mod tests {
             "f",
         );
         assert_eq!(lead_in.value, "mutable variables let mut");
-        assert_eq!(sub_query("Search for:", "f").value, "Search for:");
+        let alone = sub_query("The answer to this question is:", "f");
+        assert_eq!(alone.value, "f");
+        assert_eq!(alone.repairs.len(), 1);
     }
 
     #[test]
