@@ -21,7 +21,7 @@ export FOLIO_E2E_CORPUS="$root/../shared/eval/rust-book/docs"
 profile="${FOLIO_E2E_PROFILE:-debug}"
 export FOLIO_APP="$root/target/$profile/folio-app"
 export FOLIO_E2E_HOTPOTQA="$root/../shared/eval/hotpotqa/corpus.jsonl"
-export FOLIO_CLI="$root/target/debug/folio"
+export FOLIO_CLI="$root/target/$profile/folio"
 export FOLIO_PROMPTS_DIR="$root/ui/e2e/prompts"
 export FOLIO_LLM_TEMPERATURE=0 FOLIO_LLM_MAX_TOKENS=120
 # No session bus: the keyring is absent, as on a bare machine, so the API
@@ -32,11 +32,11 @@ export WEBDRIVER_URL="http://127.0.0.1:4444"
 
 if [ "${1:-}" != "--in-display" ]; then
   npm --prefix ui run build --silent
-  cargo build --locked --bin folio
+  # One build of both binaries, so they share one build of the engine.
   if [ "$profile" = release ]; then
-    cargo build --locked --release -p folio-desktop
+    cargo build --locked --workspace --bins --release
   else
-    cargo build --locked -p folio-desktop
+    cargo build --locked --workspace --bins
   fi
   rm -rf "$out"
   mkdir -p "$out/home/config" "$out/home/data"

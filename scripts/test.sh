@@ -4,7 +4,7 @@
 # SmolLM2, a real llama-cpp-python server for the OpenAI-compatible backend,
 # and the desktop app in a real window). Installs what it needs first
 # (scripts/setup.sh --test-deps), so it works on a fresh machine.
-# Arguments go to `cargo test` of the engine.
+# Arguments go to `cargo test` of the workspace.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$root/scripts/setup.sh" --test-deps
@@ -12,13 +12,11 @@ cd "$root"
 
 step() { printf '\n\033[1m[test]\033[0m %s\n' "$*" >&2; }
 
-step "engine and CLI"
-cargo test --locked --all-targets "$@"
-
-step "desktop shell"
-# The shell embeds the built frontend (ui/dist), so build it first.
+step "engine, CLI and desktop shell"
+# The shell embeds the built frontend (ui/dist), so build it first. One cargo
+# run for the whole workspace builds the engine once, not once per package.
 npm --prefix ui run build --silent
-cargo test --locked -p folio-desktop
+cargo test --locked --workspace --all-targets "$@"
 
 # The export tests above rewrote the UI's generated types from the Rust
 # ones; committed types that differ mean the UI was checked against stale ones.
