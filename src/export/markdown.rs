@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 
 use crate::methods::pager::{Page, PagerTrace};
+use crate::methods::rdr2::{ActionKind, Rdr2Trace, Route, RouteOutcome};
 use crate::methods::{ActiveRagTrace, Citation, Passage, Trace, VanillaRagTrace};
 use crate::store::{LlmCallRow, RunRecord, RunStatus};
 
@@ -68,6 +69,7 @@ fn render_trace(out: &mut String, trace: &Trace, citations: &[Citation]) {
         Trace::VanillaRag(t) => render_vanilla_rag(out, t, citations),
         Trace::Pager(t) => render_pager(out, t, citations),
         Trace::ActiveRag(t) => render_activerag(out, t, citations),
+        Trace::Rdr2(t) => render_rdr2(out, t, citations),
     }
 }
 
@@ -140,6 +142,83 @@ fn render_activerag(out: &mut String, trace: &ActiveRagTrace, citations: &[Citat
     }
     render_notes(out, "Agents", &trace.notes);
     render_passages(out, &trace.passages, &trace.unknown_citations, citations);
+}
+
+fn render_rdr2(out: &mut String, trace: &Rdr2Trace, citations: &[Citation]) {
+    let _ = writeln!(
+        out,
+        "RDR² ({} variant) retrieved {} passages and routed through {} of their documents' structure trees (up to {} expansions each), then answered from the passages the routes selected.\n",
+        option_name(trace.variant),
+        trace.retrieved.len(),
+        trace.routes.len(),
+        trace.expand_iter,
+    );
+    for route in &trace.routes {
+        render_route(out, route);
+    }
+    out.push('\n');
+    render_notes(out, "Reading", &trace.notes);
+    render_passages(out, &trace.passages, &trace.unknown_citations, citations);
+}
+
+fn render_route(out: &mut String, route: &Route) {
+    let outcome = match route.outcome {
+        RouteOutcome::Routing => "unfinished".to_string(),
+        RouteOutcome::Selected => format!("selected nodes {}", ids(&route.selected)),
+        RouteOutcome::Refused => "refused".to_string(),
+        RouteOutcome::FellBack => "fell back to its retrieved passages".to_string(),
+    };
+    let _ = writeln!(
+        out,
+        "- [{}]({}) — started from nodes {}; {outcome}",
+        escape_label(&route.title),
+        file_url(&route.path),
+        ids(&route.hits),
+    );
+    for (i, step) in route.steps.iter().enumerate() {
+        let actions: Vec<String> = step
+            .actions
+            .iter()
+            .map(|a| match a.kind {
+                ActionKind::Answer => format!("answer {}", a.node),
+                ActionKind::Expand => format!("expand {}", a.node),
+            })
+            .chain(step.refused.then(|| "refuse".to_string()))
+            .collect();
+        let _ = writeln!(
+            out,
+            "  - step {}: saw passages {}; {}",
+            i + 1,
+            ids(&step.visible),
+            if actions.is_empty() {
+                "no usable action".to_string()
+            } else {
+                actions.join(", ")
+            }
+        );
+        for ignored in &step.ignored {
+            let _ = writeln!(
+                out,
+                "    - ignored `{}`: {}",
+                ignored.text.replace('`', "'"),
+                inline(&ignored.reason)
+            );
+        }
+    }
+    for note in &route.notes {
+        let _ = writeln!(out, "  - {}", inline(note));
+    }
+}
+
+fn ids(nodes: &[usize]) -> String {
+    if nodes.is_empty() {
+        return "none".into();
+    }
+    nodes
+        .iter()
+        .map(usize::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn render_notes(out: &mut String, what: &str, notes: &[String]) {

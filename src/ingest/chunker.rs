@@ -135,7 +135,7 @@ pub fn chunk(tree: &StructureTree, sizes: ChunkSizes) -> Vec<ChunkPlan> {
 fn finish(tree: &StructureTree, p: Pending) -> ChunkPlan {
     let heading_path = p
         .parent
-        .map(|parent| tree.heading_path(parent).join(" > "))
+        .map(|parent| tree.heading_label(parent))
         .unwrap_or_default();
     ChunkPlan {
         text: p.text,

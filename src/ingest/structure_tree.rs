@@ -166,6 +166,11 @@ impl StructureTree {
         path
     }
 
+    /// The heading path as chunks label their text: "Book > Chapter".
+    pub fn heading_label(&self, id: usize) -> String {
+        self.heading_path(id).join(" > ")
+    }
+
     /// Indented outline for `folio tree`: structure nodes show their title,
     /// content nodes the start of their text.
     pub fn render(&self, content_chars: usize) -> String {

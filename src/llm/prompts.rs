@@ -31,6 +31,8 @@ pub enum PromptId {
     ActiveRagSelfInquiry,
     ActiveRagAssimilate,
     ActiveRagAccommodate,
+    Rdr2Route,
+    Rdr2Read,
 }
 
 struct PromptSpec {
@@ -108,6 +110,12 @@ const SPECS: &[PromptSpec] = &[
         "activerag/accommodate.j2",
         ["question", "thought", "knowledge", "variant"]
     ),
+    spec!(
+        Rdr2Route,
+        "rdr2/route.j2",
+        ["question", "title", "tree", "expand"]
+    ),
+    spec!(Rdr2Read, "rdr2/read.j2", ["question", "passages"]),
 ];
 
 /// Names minijinja itself provides inside templates.

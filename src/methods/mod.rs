@@ -13,6 +13,7 @@ mod events;
 mod llm_only;
 pub mod pager;
 mod params;
+pub mod rdr2;
 pub mod runner;
 mod shown;
 #[cfg(test)]
@@ -66,6 +67,7 @@ static REGISTRY: &[&dyn Method] = &[
     &vanilla_rag::VanillaRag,
     &pager::Pager,
     &activerag::ActiveRag,
+    &rdr2::Rdr2,
 ];
 
 pub fn methods() -> &'static [&'static dyn Method] {

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::pager::PagerTrace;
+use super::rdr2::Rdr2Trace;
 use super::ActiveRagTrace;
 use crate::retrieve::SearchMode;
 
@@ -45,4 +46,5 @@ pub enum Trace {
     Pager(PagerTrace),
     #[serde(rename = "activerag")]
     ActiveRag(ActiveRagTrace),
+    Rdr2(Rdr2Trace),
 }

@@ -1,0 +1,213 @@
+//! Reading the router's reply. The format is `[ANSWER] id` and
+//! `[EXPAND] id` (several ids may follow one tag, and a `: text` after an id
+//! is the paper's grounding prefix), or "Cannot answer". Everything else is
+//! free text: it is ignored and reported, never guessed at.
+
+use super::trace::{ActionKind, IgnoredAction};
+
+#[derive(Debug, Default, PartialEq)]
+pub struct Reply {
+    pub actions: Vec<(ActionKind, usize)>,
+    pub refused: bool,
+    pub ignored: Vec<IgnoredAction>,
+}
+
+const REFUSAL: &str = "cannot answer";
+/// Reported free text is cut to this many characters.
+const QUOTE_CHARS: usize = 120;
+
+enum Tag {
+    Action(ActionKind),
+    Refuse,
+}
+
+fn tag(name: &str) -> Option<Tag> {
+    match name.trim().to_ascii_uppercase().as_str() {
+        "ANSWER" | "ANS" => Some(Tag::Action(ActionKind::Answer)),
+        "EXPAND" | "EXP" => Some(Tag::Action(ActionKind::Expand)),
+        "REFUSE" | "REF" => Some(Tag::Refuse),
+        _ => None,
+    }
+}
+
+pub fn parse(reply: &str) -> Reply {
+    let mut out = Reply::default();
+    for line in reply.lines() {
+        parse_line(line, &mut out);
+    }
+    out
+}
+
+fn parse_line(line: &str, out: &mut Reply) {
+    let mut free = String::new();
+    let mut rest = line;
+    while let Some(open) = rest.find('[') {
+        let Some(close) = rest[open..].find(']').map(|c| open + c) else {
+            break;
+        };
+        let Some(tag) = tag(&rest[open + 1..close]) else {
+            free.push_str(&rest[..=close]);
+            rest = &rest[close + 1..];
+            continue;
+        };
+        free.push_str(&rest[..open]);
+        let body_end = rest[close + 1..]
+            .find('[')
+            .map_or(rest.len(), |i| close + 1 + i);
+        let body = &rest[close + 1..body_end];
+        match tag {
+            Tag::Refuse => {
+                out.refused = true;
+                free.push_str(body);
+            }
+            Tag::Action(kind) => read_ids(kind, body, out),
+        }
+        rest = &rest[body_end..];
+    }
+    free.push_str(rest);
+    let free = free.trim();
+    if free.to_ascii_lowercase().contains(REFUSAL) {
+        out.refused = true;
+    } else if free.chars().any(char::is_alphanumeric) {
+        out.ignored.push(IgnoredAction {
+            text: quote(free),
+            reason: "not an action".into(),
+        });
+    }
+}
+
+/// The ids after a tag: numbers separated by commas, spaces or "and", up to
+/// the first `:` (the grounding prefix) or anything that is not a number.
+fn read_ids(kind: ActionKind, body: &str, out: &mut Reply) {
+    let ids = body.split(':').next().unwrap_or_default();
+    let mut found = false;
+    for word in ids.split([',', ' ', ';']).filter(|w| !w.is_empty()) {
+        if word.eq_ignore_ascii_case("and") {
+            continue;
+        }
+        match word.trim_end_matches('.').parse::<usize>() {
+            Ok(id) => {
+                out.actions.push((kind, id));
+                found = true;
+            }
+            Err(_) => break,
+        }
+    }
+    if !found {
+        let name = match kind {
+            ActionKind::Answer => "[ANSWER]",
+            ActionKind::Expand => "[EXPAND]",
+        };
+        out.ignored.push(IgnoredAction {
+            text: quote(&format!("{name}{body}")),
+            reason: "no node id after the tag".into(),
+        });
+    }
+}
+
+fn quote(text: &str) -> String {
+    let text = text.trim();
+    if text.chars().count() <= QUOTE_CHARS {
+        return text.to_string();
+    }
+    let kept: String = text.chars().take(QUOTE_CHARS).collect();
+    format!("{kept}…")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ActionKind::{Answer, Expand};
+
+    fn actions(reply: &str) -> Vec<(ActionKind, usize)> {
+        parse(reply).actions
+    }
+
+    #[test]
+    fn the_papers_formats_parse() {
+        assert_eq!(
+            actions("[ANSWER] 19 [EXPAND] 40"),
+            [(Answer, 19), (Expand, 40)]
+        );
+        assert_eq!(actions("[ANSWER] 41, 44"), [(Answer, 41), (Answer, 44)]);
+        assert_eq!(
+            actions("[ANSWER] 8: In 2001 the park\n[EXPAND] 11: Records"),
+            [(Answer, 8), (Expand, 11)]
+        );
+        assert_eq!(
+            actions("[answer] 3 and 4\n[Exp] 2."),
+            [(Answer, 3), (Answer, 4), (Expand, 2)]
+        );
+        assert_eq!(
+            parse("- [ANSWER] 5").ignored,
+            [],
+            "list bullets are not free text"
+        );
+        let r = parse("[ANSWER] 8");
+        assert!(!r.refused && r.ignored.is_empty());
+    }
+
+    #[test]
+    fn refusals_are_recognised_in_either_form() {
+        for reply in [
+            "Cannot answer",
+            "cannot answer.",
+            "[REFUSE]",
+            "\"Cannot answer\"",
+        ] {
+            let r = parse(reply);
+            assert!(
+                r.refused && r.actions.is_empty() && r.ignored.is_empty(),
+                "{reply}: {r:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn free_text_and_broken_tags_are_ignored_and_reported() {
+        let r =
+            parse("Sure! Here is my answer.\n[ANSWER] the second paragraph\n[MAYBE] 4\n[EXPAND]");
+        assert!(r.actions.is_empty() && !r.refused);
+        let reasons: Vec<&str> = r.ignored.iter().map(|i| i.reason.as_str()).collect();
+        assert_eq!(
+            reasons,
+            [
+                "not an action",
+                "no node id after the tag",
+                "not an action",
+                "no node id after the tag"
+            ]
+        );
+        assert_eq!(r.ignored[0].text, "Sure! Here is my answer.");
+        assert_eq!(r.ignored[2].text, "[MAYBE] 4");
+    }
+
+    #[test]
+    fn text_around_valid_actions_is_reported_but_does_not_spoil_them() {
+        let r = parse("I think [ANSWER] 12 is right");
+        assert_eq!(r.actions, [(Answer, 12)]);
+        assert_eq!(
+            r.ignored[0].text, "I think",
+            "words after the ids are the prefix"
+        );
+        let r = parse("The answer is in node 12.\n[ANSWER] 12");
+        assert_eq!(r.actions, [(Answer, 12)]);
+        assert_eq!(r.ignored[0].text, "The answer is in node 12.");
+    }
+
+    #[test]
+    fn nonsense_never_panics() {
+        for reply in [
+            "",
+            "[",
+            "]]][[",
+            "[ANSWER]]]",
+            "[ANSWER] 99999999999999999999999",
+            "[ANSWER] -3",
+            "ünïcödé [ÉXPAND] 1",
+        ] {
+            let _ = parse(reply);
+        }
+        assert!(parse("[ANSWER] 99999999999999999999999").actions.is_empty());
+    }
+}

@@ -1,0 +1,137 @@
+//! The read step (RDR² eq. 7): the selected passages, document by document
+//! in the order retrieval found them and in document order within each,
+//! numbered for citing. A document whose route fell back gives its
+//! retrieved chunks; a refused one gives nothing.
+
+use std::collections::BTreeSet;
+
+use minijinja::context;
+
+use super::trace::{Rdr2Trace, RouteOutcome};
+use super::units::{Routable, Unit};
+use super::view::shortened;
+use crate::llm::prompts::PromptId;
+use crate::methods::shown::shown;
+use crate::methods::{Answer, MethodContext, MethodError, Params, Passage, Trace};
+
+const READ: &str = "read";
+/// The answer when every document was refused: the model is not asked to
+/// answer from nothing.
+const ALL_REFUSED: &str = "None of the retrieved documents answers this question.";
+
+pub async fn read(
+    ctx: &MethodContext<'_>,
+    question: &str,
+    params: &Params,
+    units: &[Unit],
+    budget_chars: usize,
+    mut trace: Rdr2Trace,
+) -> Result<Answer, MethodError> {
+    let (passages, left_out) = reader_passages(units, &trace, budget_chars);
+    trace.passages = passages;
+    if left_out > 0 {
+        trace.notes.push(format!(
+            "{left_out} selected passages did not fit the reader's budget of {} tokens and were left out",
+            trace.budget_tokens
+        ));
+    }
+    ctx.checkpoint(&Trace::Rdr2(trace.clone()));
+    if trace.passages.is_empty() {
+        trace
+            .notes
+            .push("the router refused every document, so the model was not asked to answer".into());
+        return Ok(Answer {
+            text: ALL_REFUSED.into(),
+            citations: Vec::new(),
+            trace: Trace::Rdr2(trace),
+        });
+    }
+    let vars = context!(question, passages => shown(&trace.passages));
+    let answer = ctx
+        .cited_answer(READ, PromptId::Rdr2Read, vars, params, &trace.passages)
+        .await?;
+    trace.unknown_citations = answer.unknown;
+    Ok(Answer {
+        text: answer.text,
+        citations: answer.citations,
+        trace: Trace::Rdr2(trace),
+    })
+}
+
+/// The reader's passages within `budget_chars`, and how many selected ones
+/// did not fit. The first passage always goes in, shortened if it must.
+fn reader_passages(
+    units: &[Unit],
+    trace: &Rdr2Trace,
+    budget_chars: usize,
+) -> (Vec<Passage>, usize) {
+    let mut chosen: Vec<Passage> = Vec::new();
+    let mut seen = BTreeSet::new();
+    for (unit, route) in units.iter().zip(&trace.routes) {
+        let candidates: Vec<Passage> = match (route.outcome, &unit.routable) {
+            (RouteOutcome::Selected, Ok(doc)) => route
+                .selected
+                .iter()
+                .filter_map(|&node| node_passage(unit, doc, node, &trace.retrieved))
+                .collect(),
+            (RouteOutcome::FellBack, _) => unit
+                .retrieved
+                .iter()
+                .filter_map(|n| trace.retrieved.iter().find(|p| p.number == *n).cloned())
+                .collect(),
+            _ => Vec::new(),
+        };
+        for p in candidates {
+            if seen.insert((p.path.clone(), p.span_start, p.span_end, p.page)) {
+                chosen.push(p);
+            }
+        }
+    }
+    let mut used = 0;
+    let mut passages = Vec::new();
+    for mut p in chosen.iter().cloned() {
+        let size = p.text.chars().count();
+        if used + size > budget_chars {
+            if !passages.is_empty() {
+                break;
+            }
+            p.text = shortened(&p.text, budget_chars).0;
+        }
+        used += size;
+        p.number = passages.len() + 1;
+        passages.push(p);
+    }
+    let left_out = chosen.len() - passages.len();
+    (passages, left_out)
+}
+
+fn node_passage(
+    unit: &Unit,
+    doc: &Routable,
+    node: usize,
+    retrieved: &[Passage],
+) -> Option<Passage> {
+    let n = doc.tree.node(node);
+    if n.text.trim().is_empty() {
+        return None;
+    }
+    let chunk_id = doc.node_chunk.get(&node).copied().unwrap_or_default();
+    let score = retrieved
+        .iter()
+        .find(|p| p.chunk_id == chunk_id)
+        .map_or(0.0, |p| p.score);
+    Some(Passage {
+        number: 0,
+        chunk_id,
+        path: unit.path.clone(),
+        heading_path: n
+            .parent
+            .map(|p| doc.tree.heading_label(p))
+            .unwrap_or_default(),
+        span_start: n.span.start as i64,
+        span_end: n.span.end as i64,
+        page: n.span.page.map(i64::from),
+        score,
+        text: n.text.clone(),
+    })
+}

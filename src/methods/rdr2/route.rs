@@ -1,0 +1,229 @@
+//! One document's route (RDR² section 3.3): show the router the subtree,
+//! take the passages it selects, unfold the headings it expands, and go
+//! again until it stops, refuses, or the expansions run out. Each step is
+//! reported as it finishes, so the app can follow the route live.
+
+use std::collections::BTreeSet;
+
+use minijinja::context;
+
+use super::parse::{parse, Reply};
+use super::subtree::Subtree;
+use super::trace::{
+    ActionKind, IgnoredAction, Route, RouteAction, RouteNode, RouteOutcome, RouteStep,
+};
+use super::units::{Routable, Unit};
+use super::view::{render, shortened, Layout, View};
+use crate::ingest::structure_tree::NodeKind;
+use crate::llm::prompts::{as_document_data, PromptId};
+use crate::methods::context::note_if_cut_off;
+use crate::methods::{MethodContext, MethodError, Params};
+
+const ROUTE: &str = "route";
+/// Passage text kept in the trace's copy of the tree; the selected
+/// passages are kept whole with the answer.
+const TRACE_TEXT_CHARS: usize = 300;
+
+#[derive(Debug, Clone, Copy)]
+pub struct Settings {
+    pub structure: bool,
+    pub expand_iter: usize,
+    pub budget_chars: usize,
+}
+
+/// A route not yet started.
+pub fn pending(unit: &Unit) -> Route {
+    Route {
+        path: unit.path.clone(),
+        title: String::new(),
+        nodes: Vec::new(),
+        retrieved: unit.retrieved.clone(),
+        hits: Vec::new(),
+        steps: Vec::new(),
+        selected: Vec::new(),
+        outcome: RouteOutcome::Routing,
+        notes: Vec::new(),
+    }
+}
+
+pub async fn route(
+    ctx: &MethodContext<'_>,
+    question: &str,
+    params: &Params,
+    unit: &Unit,
+    settings: Settings,
+    on_step: impl Fn(&Route),
+) -> Result<Route, MethodError> {
+    let mut route = pending(unit);
+    let doc = match &unit.routable {
+        Ok(doc) => doc,
+        Err(why) => {
+            route.outcome = RouteOutcome::FellBack;
+            route
+                .notes
+                .push(format!("{why}; its retrieved passages were used"));
+            return Ok(route);
+        }
+    };
+    route.title = doc.tree.title().to_string();
+    route.hits = doc.hits.iter().copied().collect();
+    let mut subtree = if settings.structure {
+        Subtree::new(&doc.tree, &doc.hits)
+    } else {
+        Subtree::only(&doc.tree, &doc.hits)
+    };
+    let mut selected = BTreeSet::new();
+    for step in 0..=settings.expand_iter {
+        let offer_expand = settings.structure && step < settings.expand_iter;
+        let layout = Layout {
+            structure: settings.structure,
+            offer_expand,
+            budget_chars: settings.budget_chars,
+        };
+        let view = render(&subtree, &doc.hits, layout);
+        route.nodes = nodes_seen(&subtree, settings.structure);
+        let completion = ctx
+            .generate(
+                ROUTE,
+                PromptId::Rdr2Route,
+                context!(
+                    question,
+                    title => as_document_data(&route.title).replace('"', "'"),
+                    tree => as_document_data(view.text.trim_end()),
+                    expand => offer_expand,
+                ),
+                params,
+            )
+            .await?;
+        note_if_cut_off(ROUTE, &completion, &mut route.notes);
+        let judged = judge(parse(&completion.text), &view, doc, layout, completion.text);
+        let usable = !judged.actions.is_empty() || judged.refused;
+        if judged.refused && !judged.actions.is_empty() {
+            route.notes.push(format!(
+                "step {}: the reply both acted and refused; its actions were taken",
+                step + 1
+            ));
+        }
+        selected.extend(
+            judged
+                .actions
+                .iter()
+                .filter(|a| a.kind == ActionKind::Answer)
+                .map(|a| a.node),
+        );
+        let expand: Vec<usize> = judged
+            .actions
+            .iter()
+            .filter(|a| a.kind == ActionKind::Expand)
+            .map(|a| a.node)
+            .collect();
+        route.steps.push(judged);
+        route.selected = selected.iter().copied().collect();
+        if !usable || expand.is_empty() {
+            break;
+        }
+        subtree.expand(&expand);
+        on_step(&route);
+    }
+    route.nodes = nodes_seen(&subtree, settings.structure);
+    route.outcome = if !selected.is_empty() {
+        RouteOutcome::Selected
+    } else if route
+        .steps
+        .iter()
+        .any(|s| s.refused && s.actions.is_empty())
+    {
+        RouteOutcome::Refused
+    } else {
+        route
+            .notes
+            .push("no usable routing reply; its retrieved passages were used".into());
+        RouteOutcome::FellBack
+    };
+    Ok(route)
+}
+
+/// The reply's actions checked against what the router was shown: only
+/// visible passages can be selected and only collapsed headings expanded.
+fn judge(reply: Reply, view: &View, doc: &Routable, layout: Layout, raw: String) -> RouteStep {
+    let mut step = RouteStep {
+        visible: view.shown.iter().copied().collect(),
+        collapsed: view.collapsed.iter().copied().collect(),
+        truncated: view.truncated.clone(),
+        elided: view.elided,
+        reply: raw,
+        actions: Vec::new(),
+        ignored: reply.ignored,
+        refused: reply.refused,
+    };
+    for (kind, node) in reply.actions {
+        let action = RouteAction { kind, node };
+        if step.actions.contains(&action) {
+            continue;
+        }
+        match why_not(kind, node, view, doc, layout) {
+            None => step.actions.push(action),
+            Some(reason) => step.ignored.push(IgnoredAction {
+                text: match kind {
+                    ActionKind::Answer => format!("[ANSWER] {node}"),
+                    ActionKind::Expand => format!("[EXPAND] {node}"),
+                },
+                reason,
+            }),
+        }
+    }
+    step
+}
+
+fn why_not(
+    kind: ActionKind,
+    node: usize,
+    view: &View,
+    doc: &Routable,
+    layout: Layout,
+) -> Option<String> {
+    if node >= doc.tree.len() {
+        return Some(format!("there is no node {node}"));
+    }
+    let is_heading = doc.tree.node(node).kind == NodeKind::Structure;
+    match kind {
+        ActionKind::Answer if view.shown.contains(&node) => None,
+        ActionKind::Answer if is_heading => Some(format!(
+            "node {node} is a heading; only passages can be selected"
+        )),
+        ActionKind::Answer => Some(format!("passage {node} was not shown")),
+        ActionKind::Expand if !layout.offer_expand => Some(if layout.structure {
+            "no expansions were left".into()
+        } else {
+            "expanding is off in this variant".into()
+        }),
+        ActionKind::Expand if view.collapsed.contains(&node) => None,
+        ActionKind::Expand if !is_heading => Some(format!(
+            "node {node} is a passage; only collapsed headings can be expanded"
+        )),
+        ActionKind::Expand => Some(format!("heading {node} was not shown collapsed")),
+    }
+}
+
+/// The tree as far as the route has seen it: every heading (when the
+/// variant shows headings) and every passage that was ever in view.
+fn nodes_seen(subtree: &Subtree, structure: bool) -> Vec<RouteNode> {
+    let tree = subtree.tree();
+    tree.nodes()
+        .iter()
+        .enumerate()
+        .filter(|(id, n)| {
+            subtree.seen().contains(id) || (structure && n.kind == NodeKind::Structure)
+        })
+        .map(|(id, n)| RouteNode {
+            id,
+            parent: n.parent.filter(|_| structure),
+            kind: n.kind,
+            depth: if structure { n.depth } else { 0 },
+            text: match n.kind {
+                NodeKind::Structure => n.text.clone(),
+                NodeKind::Content => shortened(&n.text, TRACE_TEXT_CHARS).0,
+            },
+        })
+        .collect()
+}

@@ -1,0 +1,326 @@
+//! RDR²'s control flow with a scripted router over a real library: what the
+//! router is shown, how expansions change the view, strict handling of bad
+//! replies, fallbacks and refusals, and the ablations' call counts.
+
+use super::*;
+use crate::ingest::structure_tree::StructureTree;
+use crate::methods::runner::AskRequest;
+use crate::methods::testing::{ask_with, library_with, says, ScriptedLlm};
+use crate::store::{RunRecord, RunStatus};
+use crate::Library;
+
+const PARK: &str = "# Seaside Park
+
+## Getting there
+
+The park is reached by ferry from the north pier.
+
+Ferries leave at eight and at two every day.
+
+## Rides
+
+### Coasters
+
+The Titan coaster is 245 feet tall and opened in 2001.
+
+### Towers
+
+The SkyScreamer swing ride is 400 feet tall, the tallest ride in the park.
+
+## History
+
+The park opened in 1961 on the old shipyard.
+";
+const GARDEN: &str = "# Garden notes\n\nTomatoes need six hours of sun a day.\n";
+const QUESTION: &str = "How tall is the SkyScreamer swing ride?";
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    library: Library,
+    tree: StructureTree,
+}
+
+impl Fixture {
+    async fn new() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let library = library_with(dir.path(), &[("park.md", PARK), ("garden.md", GARDEN)]).await;
+        let store = library.store();
+        let park = store
+            .all_documents()
+            .await
+            .unwrap()
+            .into_iter()
+            .find(|d| d.path.ends_with("park.md"))
+            .unwrap();
+        let tree = store.structure_tree(park.id).await.unwrap();
+        Fixture {
+            _dir: dir,
+            library,
+            tree,
+        }
+    }
+
+    /// The id of the park node whose text starts with `start`.
+    fn id(&self, start: &str) -> usize {
+        self.tree
+            .nodes()
+            .iter()
+            .position(|n| n.text.starts_with(start))
+            .unwrap_or_else(|| panic!("no node starts with {start:?}"))
+    }
+
+    async fn ask(
+        &self,
+        k: usize,
+        options: &[(&str, &str)],
+        script: Vec<&str>,
+    ) -> (RunRecord, Rdr2Trace, ScriptedLlm) {
+        let llm = ScriptedLlm::new(script.into_iter().map(says).collect());
+        let mut request = AskRequest::new(QUESTION, "rdr2");
+        request.k = k;
+        for (name, value) in options {
+            request.options.insert(name.to_string(), value.to_string());
+        }
+        let (run, _) = ask_with(&self.library, &llm, &request).await;
+        assert_eq!(llm.unused(), 0, "the script had replies left");
+        let trace = match serde_json::from_value(run.trace.clone().unwrap()).unwrap() {
+            Trace::Rdr2(t) => t,
+            other => panic!("not an RDR2 trace: {other:?}"),
+        };
+        (run, trace, llm)
+    }
+}
+
+#[tokio::test]
+async fn the_route_expands_a_heading_then_selects_from_it() {
+    let f = Fixture::new().await;
+    let (towers, coasters) = (f.id("The SkyScreamer"), f.id("Coasters"));
+    let titan = f.id("The Titan");
+    let (run, trace, llm) = f
+        .ask(
+            1,
+            &[],
+            vec![
+                &format!("[ANSWER] {towers}\n[EXPAND] {coasters}"),
+                &format!("[ANSWER] {titan}"),
+                "The SkyScreamer is 400 feet tall [1]; the Titan is 245 [2].",
+            ],
+        )
+        .await;
+    assert_eq!(run.status, RunStatus::Done, "{:?}", run.error);
+    assert_eq!(run.llm_calls, 3, "two routing turns and the read");
+    let prompts = llm.prompts();
+    let (first, second) = (shown_tree(&prompts[0]), shown_tree(&prompts[1]));
+    assert!(first.contains(&format!("{towers}: The SkyScreamer")));
+    assert!(first.contains(&format!("{coasters}: ### Coasters (collapsed)")));
+    assert!(
+        !first.contains("The Titan coaster"),
+        "collapsed text is hidden"
+    );
+    assert!(
+        second.contains("The Titan coaster") && !second.contains("SkyScreamer swing"),
+        "the expansion replaced what was in view"
+    );
+
+    let route = &trace.routes[0];
+    assert!(route.path.ends_with("park.md"));
+    assert_eq!(route.title, "Seaside Park");
+    assert_eq!(route.hits, [towers]);
+    assert_eq!(route.outcome, RouteOutcome::Selected);
+    assert_eq!(route.selected, [titan, towers]);
+    assert_eq!(route.steps.len(), 2);
+    assert_eq!(route.steps[0].visible, [towers]);
+    assert!(route.steps[0].collapsed.contains(&coasters));
+    assert_eq!(route.steps[1].visible, [titan]);
+    assert!(
+        route.nodes.iter().any(|n| n.id == titan)
+            && route.nodes.iter().all(|n| !n.text.contains("1961"))
+    );
+
+    let texts: Vec<&str> = trace.passages.iter().map(|p| p.text.as_str()).collect();
+    assert_eq!(
+        texts,
+        [
+            "The Titan coaster is 245 feet tall and opened in 2001.",
+            "The SkyScreamer swing ride is 400 feet tall, the tallest ride in the park."
+        ],
+        "selected passages in document order"
+    );
+    assert_eq!(
+        trace.passages[0].heading_path,
+        "Seaside Park > Rides > Coasters"
+    );
+    assert!(prompts[2].contains("<document number=\"2\"") && prompts[2].contains("SkyScreamer"));
+    assert_eq!(run.citations.as_array().unwrap().len(), 2);
+    assert_eq!(run.citations[1]["span_start"], trace.passages[1].span_start);
+}
+
+#[tokio::test]
+async fn bad_actions_are_ignored_with_reasons_and_an_unusable_route_falls_back() {
+    let f = Fixture::new().await;
+    let (history, rides) = (f.id("The park opened"), f.id("Rides"));
+    let towers = f.id("The SkyScreamer");
+    let (run, trace, llm) = f
+        .ask(
+            1,
+            &[],
+            vec![
+                &format!("Sure, here you go.\n[ANSWER] 999\n[ANSWER] {history}\n[ANSWER] {rides}\n[EXPAND] {towers}"),
+                "It is 400 feet tall [1].",
+            ],
+        )
+        .await;
+    assert_eq!(run.status, RunStatus::Done, "{:?}", run.error);
+    let route = &trace.routes[0];
+    assert_eq!(route.outcome, RouteOutcome::FellBack);
+    let reasons: Vec<&str> = route.steps[0]
+        .ignored
+        .iter()
+        .map(|i| i.reason.as_str())
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            "not an action".to_string(),
+            "there is no node 999".to_string(),
+            format!("passage {history} was not shown"),
+            format!("node {rides} is a heading; only passages can be selected"),
+            format!("node {towers} is a passage; only collapsed headings can be expanded"),
+        ]
+    );
+    assert!(route
+        .notes
+        .iter()
+        .any(|n| n.contains("no usable routing reply")));
+    assert_eq!(trace.passages.len(), 1);
+    assert_eq!(
+        trace.passages[0].chunk_id, trace.retrieved[0].chunk_id,
+        "the retrieved chunk itself"
+    );
+    assert!(llm.prompts()[1].contains("SkyScreamer"));
+}
+
+#[tokio::test]
+async fn when_every_document_refuses_the_model_is_not_asked_to_answer() {
+    let f = Fixture::new().await;
+    let (run, trace, _) = f.ask(1, &[], vec!["Cannot answer."]).await;
+    assert_eq!(run.status, RunStatus::Done, "{:?}", run.error);
+    assert_eq!(run.llm_calls, 1);
+    assert_eq!(run.answer.as_deref(), Some(read_refusal()));
+    assert!(trace
+        .routes
+        .iter()
+        .all(|r| r.outcome == RouteOutcome::Refused));
+    assert!(trace.passages.is_empty() && run.citations.as_array().unwrap().is_empty());
+}
+
+fn read_refusal() -> &'static str {
+    "None of the retrieved documents answers this question."
+}
+
+#[tokio::test]
+async fn expansions_stop_at_expand_iter() {
+    let f = Fixture::new().await;
+    let (coasters, history) = (f.id("Coasters"), f.id("History"));
+    let (run, trace, _) = f
+        .ask(
+            1,
+            &[("expand-iter", "1")],
+            vec![
+                &format!("[EXPAND] {coasters}"),
+                &format!("[EXPAND] {history}"),
+                "It is 400 feet tall [1].",
+            ],
+        )
+        .await;
+    assert_eq!(run.llm_calls, 3);
+    let route = &trace.routes[0];
+    assert_eq!(route.steps.len(), 2);
+    assert!(
+        route.steps[1].collapsed.is_empty(),
+        "nothing is offered on the last turn"
+    );
+    assert_eq!(route.steps[1].ignored[0].reason, "no expansions were left");
+    assert_eq!(route.outcome, RouteOutcome::FellBack);
+}
+
+#[tokio::test]
+async fn no_expand_routes_once_and_never_offers_headings() {
+    let f = Fixture::new().await;
+    let towers = f.id("The SkyScreamer");
+    let (run, trace, llm) = f
+        .ask(
+            1,
+            &[("variant", "no-expand")],
+            vec![&format!("[ANSWER] {towers}"), "It is 400 feet tall [1]."],
+        )
+        .await;
+    assert_eq!(run.llm_calls, 2);
+    assert_eq!(trace.expand_iter, 0);
+    let prompt = &llm.prompts()[0];
+    assert!(
+        !prompt.contains("collapsed") && !prompt.contains("[EXPAND]"),
+        "{prompt}"
+    );
+    assert!(
+        shown_tree(prompt).contains("## Rides"),
+        "the headings are still shown"
+    );
+    assert_eq!(trace.routes[0].selected, [towers]);
+}
+
+#[tokio::test]
+async fn no_structure_judges_each_passage_alone() {
+    let f = Fixture::new().await;
+    let towers = f.id("The SkyScreamer");
+    let (run, trace, llm) = f
+        .ask(
+            2,
+            &[("variant", "no-structure")],
+            vec![
+                &format!("[ANSWER] {towers}"),
+                "Cannot answer",
+                "It is 400 feet tall [1].",
+            ],
+        )
+        .await;
+    assert_eq!(run.status, RunStatus::Done, "{:?}", run.error);
+    assert_eq!(trace.routes.len(), 2, "one route per retrieved passage");
+    let prompts = llm.prompts();
+    let first = shown_tree(&prompts[0]);
+    assert!(
+        !first.contains('#') && !shown_tree(&prompts[1]).contains('#'),
+        "no headings: {first}"
+    );
+    assert!(first.contains(&format!("\n{towers}: The SkyScreamer")));
+    assert_eq!(trace.routes[0].outcome, RouteOutcome::Selected);
+    assert_eq!(trace.routes[1].outcome, RouteOutcome::Refused);
+    assert_eq!(trace.passages.len(), 1);
+    assert!(trace.routes[0]
+        .nodes
+        .iter()
+        .all(|n| n.parent.is_none() && n.depth == 0));
+}
+
+#[tokio::test]
+async fn out_of_range_options_fail_the_run_before_any_call() {
+    let f = Fixture::new().await;
+    for (name, value) in [("expand-iter", "99"), ("budget-tokens", "10")] {
+        let llm = ScriptedLlm::new(vec![]);
+        let mut request = AskRequest::new(QUESTION, "rdr2");
+        request.options.insert(name.into(), value.into());
+        let (run, _) = ask_with(&f.library, &llm, &request).await;
+        assert_eq!(run.status, RunStatus::Failed, "{name}={value}");
+        assert!(
+            run.error.as_deref().unwrap().contains(name),
+            "{:?}",
+            run.error
+        );
+        assert_eq!(run.llm_calls, 0);
+    }
+}
+
+/// The document part of a routing prompt, after the few-shot examples.
+fn shown_tree(prompt: &str) -> &str {
+    &prompt[prompt.rfind("<document title=").expect("a routing prompt")..]
+}

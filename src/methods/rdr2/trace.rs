@@ -1,0 +1,127 @@
+//! How an RDR2 answer was built: per document, the tree the router saw,
+//! where retrieval lit it, and every routing step's actions, so the app can
+//! replay the route one step at a time.
+
+use serde::{Deserialize, Serialize};
+
+use crate::ingest::structure_tree::NodeKind;
+use crate::methods::Passage;
+
+/// The paper's method and its ablations (RDR², section 5.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+#[serde(rename_all = "kebab-case")]
+pub enum Rdr2Variant {
+    /// Route through each document's tree, expanding headings.
+    Full,
+    /// No tree: each retrieved passage alone is accepted or refused.
+    NoStructure,
+    /// The tree, but one routing turn: select or refuse, never expand.
+    NoExpand,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+pub struct Rdr2Trace {
+    pub variant: Rdr2Variant,
+    pub k: usize,
+    pub expand_iter: usize,
+    /// The token budget of one routing view, and of the reader's passages.
+    pub budget_tokens: usize,
+    /// The chunks retrieval found, numbered by rank.
+    pub retrieved: Vec<Passage>,
+    /// One route per document (per retrieved passage for `no-structure`),
+    /// in the order retrieval first found them.
+    pub routes: Vec<Route>,
+    /// What the reader saw, numbered as the answer cites it.
+    pub passages: Vec<Passage>,
+    pub unknown_citations: Vec<usize>,
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+pub struct Route {
+    pub path: String,
+    pub title: String,
+    /// The part of the tree the route saw, in document order: every node
+    /// that was ever shown to the router, with the headings above them.
+    pub nodes: Vec<RouteNode>,
+    /// Numbers of the retrieved passages that come from this document.
+    pub retrieved: Vec<usize>,
+    /// Content nodes the retrieved chunks cover: where the route started.
+    pub hits: Vec<usize>,
+    pub steps: Vec<RouteStep>,
+    /// Content nodes chosen for the reader, in document order.
+    pub selected: Vec<usize>,
+    pub outcome: RouteOutcome,
+    /// Why the route ended as it did, when that is not plain from the steps.
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+pub struct RouteNode {
+    pub id: usize,
+    pub parent: Option<usize>,
+    pub kind: NodeKind,
+    pub depth: u32,
+    /// A heading's title, or the start of a passage's text.
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+#[serde(rename_all = "kebab-case")]
+pub enum RouteOutcome {
+    /// Still routing (a live trace).
+    Routing,
+    /// The router chose passages.
+    Selected,
+    /// The router said the document cannot answer the question.
+    Refused,
+    /// The router's replies were unusable (or the document changed since it
+    /// was retrieved): the reader gets the retrieved chunks instead.
+    FellBack,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+pub struct RouteStep {
+    /// Content nodes the router was shown, and so could select.
+    pub visible: Vec<usize>,
+    /// Headings it could expand at this step.
+    pub collapsed: Vec<usize>,
+    /// Shown nodes whose text was shortened to fit the budget.
+    pub truncated: Vec<usize>,
+    /// Nodes left out of the view to fit the budget (a marker stood in for them).
+    pub elided: usize,
+    /// The router's reply as it came.
+    pub reply: String,
+    pub actions: Vec<RouteAction>,
+    /// Parts of the reply that were not usable actions, and why.
+    pub ignored: Vec<IgnoredAction>,
+    pub refused: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+#[serde(rename_all = "lowercase")]
+pub enum ActionKind {
+    Answer,
+    Expand,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+pub struct RouteAction {
+    pub kind: ActionKind,
+    pub node: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+pub struct IgnoredAction {
+    pub text: String,
+    pub reason: String,
+}

@@ -1,0 +1,107 @@
+//! What each route works on: a retrieved document's structure tree, the
+//! content nodes its retrieved chunks cover, and which chunk holds each
+//! node. A document removed or rewritten since retrieval cannot be routed;
+//! it keeps its retrieved chunks and says why.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::ingest::structure_tree::StructureTree;
+use crate::methods::{MethodContext, MethodError, Passage};
+
+pub struct Unit {
+    pub path: String,
+    /// Numbers of the retrieved passages routed here.
+    pub retrieved: Vec<usize>,
+    pub routable: Result<Routable, String>,
+}
+
+pub struct Routable {
+    pub tree: StructureTree,
+    pub hits: BTreeSet<usize>,
+    /// The chunk that holds each content node (the first, for a node split
+    /// over several).
+    pub node_chunk: BTreeMap<usize, i64>,
+}
+
+/// One unit per document in the order retrieval first found it, or, with
+/// `per_passage`, one per retrieved passage.
+pub async fn units(
+    ctx: &MethodContext<'_>,
+    retrieved: &[Passage],
+    per_passage: bool,
+) -> Result<Vec<Unit>, MethodError> {
+    let mut groups: Vec<(String, Vec<&Passage>)> = Vec::new();
+    for p in retrieved {
+        match groups
+            .iter_mut()
+            .find(|(path, _)| !per_passage && *path == p.path)
+        {
+            Some((_, group)) => group.push(p),
+            None => groups.push((p.path.clone(), vec![p])),
+        }
+    }
+    let mut documents: BTreeMap<String, Result<Document, String>> = BTreeMap::new();
+    let mut units = Vec::with_capacity(groups.len());
+    for (path, passages) in groups {
+        if !documents.contains_key(&path) {
+            documents.insert(path.clone(), document(ctx, &path).await?);
+        }
+        let routable = match &documents[&path] {
+            Ok(doc) => doc.routable(&passages),
+            Err(why) => Err(why.clone()),
+        };
+        units.push(Unit {
+            path,
+            retrieved: passages.iter().map(|p| p.number).collect(),
+            routable,
+        });
+    }
+    Ok(units)
+}
+
+struct Document {
+    tree: StructureTree,
+    chunk_nodes: BTreeMap<i64, Vec<usize>>,
+}
+
+async fn document(
+    ctx: &MethodContext<'_>,
+    path: &str,
+) -> Result<Result<Document, String>, MethodError> {
+    let store = ctx.library.store();
+    let Some(record) = store.document(path).await? else {
+        return Ok(Err("the document was removed after it was retrieved".into()));
+    };
+    let tree = store.structure_tree(record.id).await?;
+    let mut chunk_nodes = BTreeMap::new();
+    for chunk in store.chunks_of(record.id).await? {
+        let nodes: Vec<usize> = serde_json::from_str(&chunk.node_ordinals).unwrap_or_default();
+        chunk_nodes.insert(chunk.id, nodes);
+    }
+    Ok(Ok(Document { tree, chunk_nodes }))
+}
+
+impl Document {
+    fn routable(&self, passages: &[&Passage]) -> Result<Routable, String> {
+        let mut hits = BTreeSet::new();
+        for p in passages {
+            let nodes = self
+                .chunk_nodes
+                .get(&p.chunk_id)
+                .filter(|nodes| !nodes.is_empty() && nodes.iter().all(|&n| n < self.tree.len()))
+                .ok_or("the document changed after it was retrieved")?;
+            hits.extend(nodes.iter().copied());
+        }
+        let mut node_chunk = BTreeMap::new();
+        for (&chunk, nodes) in &self.chunk_nodes {
+            for &node in nodes {
+                node_chunk.entry(node).or_insert(chunk);
+            }
+        }
+        Ok(Routable {
+            tree: self.tree.clone(),
+            hits,
+            node_chunk,
+        })
+    }
+}
