@@ -824,3 +824,134 @@ fn activerag_reflects_on_a_hotpotqa_question() {
     );
     assert_three_agents(hotpotqa(), &result, "reflection");
 }
+
+/// An RDR² run's shape on a library: one routing call per step of every
+/// route and one read (none when every route refused); each step only
+/// acted on what it was shown; the reader's passages are real places.
+fn assert_routed(ix: &Indexed, result: &Value, variant: &str) -> Value {
+    let trace = result["run"]["trace"].clone();
+    assert_eq!(trace["method"], "rdr2");
+    assert_eq!(trace["variant"], variant);
+    let routes = trace["routes"].as_array().unwrap();
+    assert!(!routes.is_empty());
+    let mut route_calls = 0;
+    for route in routes {
+        let outcome = route["outcome"].as_str().unwrap();
+        assert!(
+            ["selected", "refused", "fell-back"].contains(&outcome),
+            "{outcome}"
+        );
+        let steps = route["steps"].as_array().unwrap();
+        assert!(!steps.is_empty(), "every document was routed: {route}");
+        route_calls += steps.len();
+        let known: Vec<&Value> = route["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| &n["id"])
+            .collect();
+        let mut shown = Vec::new();
+        for step in steps {
+            for id in step["visible"].as_array().unwrap() {
+                assert!(known.contains(&id), "step saw node {id} the trace lacks");
+                shown.push(id.clone());
+            }
+            for action in step["actions"].as_array().unwrap() {
+                if action["kind"] == "answer" {
+                    assert!(step["visible"]
+                        .as_array()
+                        .unwrap()
+                        .contains(&action["node"]));
+                } else {
+                    assert!(step["collapsed"]
+                        .as_array()
+                        .unwrap()
+                        .contains(&action["node"]));
+                }
+            }
+        }
+        for id in route["selected"].as_array().unwrap() {
+            assert!(shown.contains(id), "selected {id} was never shown");
+        }
+    }
+    let passages = trace["passages"].as_array().unwrap();
+    for p in passages {
+        ix.assert_resolves(p);
+    }
+    let read = usize::from(!passages.is_empty());
+    assert_usage_counted(result, route_calls + read);
+    let steps = call_steps(result);
+    assert_eq!(steps.iter().filter(|s| *s == "route").count(), route_calls);
+    assert_eq!(
+        steps.last().map(String::as_str),
+        Some(if read == 1 { "read" } else { "route" })
+    );
+    assert!(!result["run"]["answer"].as_str().unwrap().trim().is_empty());
+    trace
+}
+
+#[test]
+fn rdr2_routes_through_the_rust_book_trees() {
+    let result = book().ask(
+        &[
+            "How many bytes in size is Rust's char type?",
+            "--method",
+            "rdr2",
+            "-k",
+            "3",
+        ],
+        &[],
+    );
+    let trace = assert_routed(book(), &result, "full");
+    // The book's chapters have headings: the first view frames the hits
+    // with them, and offers the collapsed ones.
+    let first = &trace["routes"][0];
+    assert!(first["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|n| n["kind"] == "structure" && n["depth"] == 1));
+    assert!(!first["steps"][0]["collapsed"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+}
+
+#[test]
+fn rdr2_selects_or_refuses_in_flat_hotpotqa_passages() {
+    let question = hotpotqa_questions()[0]["question"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for variant in ["full", "no-structure"] {
+        let result = hotpotqa().ask(
+            &[
+                &question,
+                "--method",
+                "rdr2",
+                "--variant",
+                variant,
+                "-k",
+                "3",
+            ],
+            &[],
+        );
+        let trace = assert_routed(hotpotqa(), &result, variant);
+        // A passage file is a title over a paragraph or two: nothing to
+        // expand, so each route is a single selection turn.
+        for route in trace["routes"].as_array().unwrap() {
+            assert_eq!(route["steps"].as_array().unwrap().len(), 1, "{route}");
+            assert!(route["steps"][0]["collapsed"]
+                .as_array()
+                .unwrap()
+                .is_empty());
+        }
+        if variant == "no-structure" {
+            assert_eq!(
+                trace["routes"].as_array().unwrap().len(),
+                3,
+                "one route per passage"
+            );
+        }
+    }
+}

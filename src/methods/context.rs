@@ -53,6 +53,46 @@ pub struct MethodContext<'a> {
     calls: Mutex<Vec<LlmCallRow>>,
     trace: Mutex<Option<Trace>>,
     retrieval_ms: AtomicU64,
+    llm_busy: Mutex<Busy>,
+}
+
+/// Time with at least one model call in flight. Calls can overlap (routes
+/// and slots run in parallel), so summing their wall times would count the
+/// same seconds twice.
+#[derive(Default)]
+struct Busy {
+    in_flight: usize,
+    since: Option<Instant>,
+    total: Duration,
+}
+
+/// One call in flight; ends when dropped, so a call abandoned midway (a
+/// parallel sibling failed) still stops the clock.
+struct InFlight<'a>(&'a Mutex<Busy>);
+
+impl<'a> InFlight<'a> {
+    fn start(busy: &'a Mutex<Busy>) -> InFlight<'a> {
+        if let Ok(mut b) = busy.lock() {
+            if b.in_flight == 0 {
+                b.since = Some(Instant::now());
+            }
+            b.in_flight += 1;
+        }
+        InFlight(busy)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut b) = self.0.lock() {
+            b.in_flight = b.in_flight.saturating_sub(1);
+            if b.in_flight == 0 {
+                if let Some(since) = b.since.take() {
+                    b.total += since.elapsed();
+                }
+            }
+        }
+    }
 }
 
 /// What the runner keeps from a context once the method returns.
@@ -60,6 +100,8 @@ pub(super) struct Recorded {
     pub calls: Vec<LlmCallRow>,
     pub trace: Option<Trace>,
     pub retrieval_ms: u64,
+    /// Wall time with a model call in flight.
+    pub llm_ms: u64,
 }
 
 impl<'a> MethodContext<'a> {
@@ -81,6 +123,7 @@ impl<'a> MethodContext<'a> {
             calls: Mutex::new(Vec::new()),
             trace: Mutex::new(None),
             retrieval_ms: AtomicU64::new(0),
+            llm_busy: Mutex::new(Busy::default()),
         }
     }
 
@@ -192,6 +235,7 @@ impl<'a> MethodContext<'a> {
             })
         };
         let started = Instant::now();
+        let in_flight = InFlight::start(&self.llm_busy);
         let result = self
             .llm
             .chat(ChatRequest {
@@ -201,6 +245,7 @@ impl<'a> MethodContext<'a> {
                 cancel: self.cancel,
             })
             .await;
+        drop(in_flight);
         let wall_ms = started.elapsed().as_millis() as u64;
         let (usage, finish, error) = match &result {
             Ok(c) => (c.usage, Some(c.finish), None),
@@ -226,7 +271,9 @@ impl<'a> MethodContext<'a> {
     }
 
     pub(super) fn into_recorded(self) -> Recorded {
+        let llm_busy = self.llm_busy.into_inner().unwrap_or_default();
         Recorded {
+            llm_ms: llm_busy.total.as_millis() as u64,
             calls: self.calls.into_inner().unwrap_or_default(),
             trace: self.trace.into_inner().unwrap_or_default(),
             retrieval_ms: self.retrieval_ms.into_inner(),

@@ -127,7 +127,7 @@ pub async fn ask(
     let total_ms = started.elapsed().as_millis() as u64;
     let recorded = ctx.into_recorded();
 
-    let llm_ms: u64 = recorded.calls.iter().map(|c| c.wall_ms as u64).sum();
+    let llm_ms = recorded.llm_ms;
     let timings = json!({
         "total_ms": total_ms,
         "retrieval_ms": recorded.retrieval_ms,

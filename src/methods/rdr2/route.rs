@@ -20,6 +20,10 @@ use crate::methods::context::note_if_cut_off;
 use crate::methods::{MethodContext, MethodError, Params};
 
 const ROUTE: &str = "route";
+/// A routing reply is a few short action lines (the paper measures about
+/// 20 output tokens a turn); a model that rambles past this is cut off
+/// rather than left to burn the run's time.
+const ROUTE_MAX_TOKENS: u32 = 128;
 /// Passage text kept in the trace's copy of the tree; the selected
 /// passages are kept whole with the answer.
 const TRACE_TEXT_CHARS: usize = 300;
@@ -71,6 +75,10 @@ pub async fn route(
         Subtree::new(&doc.tree, &doc.hits)
     } else {
         Subtree::only(&doc.tree, &doc.hits)
+    };
+    let params = &Params {
+        max_tokens: params.max_tokens.min(ROUTE_MAX_TOKENS),
+        ..params.clone()
     };
     let mut selected = BTreeSet::new();
     for step in 0..=settings.expand_iter {

@@ -3,6 +3,7 @@
 import ActiveRagTrace from "./ActiveRagTrace.svelte";
 import LlmOnlyTrace from "./LlmOnlyTrace.svelte";
 import PagerTrace from "./PagerTrace.svelte";
+import Rdr2Trace from "./Rdr2Trace.svelte";
 import { registerTraceRenderer } from "./registry";
 import VanillaRagTrace from "./VanillaRagTrace.svelte";
 
@@ -11,4 +12,5 @@ export function registerBuiltinTraceRenderers(): void {
   registerTraceRenderer("vanilla-rag", VanillaRagTrace);
   registerTraceRenderer("pager", PagerTrace);
   registerTraceRenderer("activerag", ActiveRagTrace);
+  registerTraceRenderer("rdr2", Rdr2Trace);
 }

@@ -4,6 +4,7 @@ import { registerBuiltinTraceRenderers } from "./builtin";
 import GenericTrace from "./GenericTrace.svelte";
 import LlmOnlyTrace from "./LlmOnlyTrace.svelte";
 import PagerTrace from "./PagerTrace.svelte";
+import Rdr2Trace from "./Rdr2Trace.svelte";
 import { registerTraceRenderer, rendererFor, type TraceProps } from "./registry";
 import { render } from "./testing";
 import VanillaRagTrace from "./VanillaRagTrace.svelte";
@@ -26,6 +27,7 @@ describe("trace renderer registry", () => {
     expect(rendererFor("vanilla-rag")).toBe(VanillaRagTrace);
     expect(rendererFor("pager")).toBe(PagerTrace);
     expect(rendererFor("activerag")).toBe(ActiveRagTrace);
+    expect(rendererFor("rdr2")).toBe(Rdr2Trace);
   });
 });
 

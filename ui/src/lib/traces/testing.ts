@@ -9,6 +9,7 @@ import type { TraceProps, TraceRenderer } from "./registry";
 
 export type PagerFixture = Extract<Trace, { method: "pager" }>;
 export type ActiveRagFixture = Extract<Trace, { method: "activerag" }>;
+export type Rdr2Fixture = Extract<Trace, { method: "rdr2" }>;
 
 const PASSAGES: Omit<Passage, "number" | "chunk_id">[] = [
   {
@@ -106,6 +107,97 @@ export function activeRagTrace(overrides: Partial<ActiveRagFixture> = {}): Activ
     assimilation: "Rc is not Send and must stay on one thread [2]. Arc uses atomic counts [3].",
     accommodation: "The first attempt had it backwards: Arc is the thread-safe one [3].\nAnswer: Arc",
     answer_line_missing: false,
+    unknown_citations: [],
+    notes: [],
+    ...overrides,
+  };
+}
+
+/**
+ * A full RDR2 run over two documents: the notes were routed in two steps
+ * (select a passage and open a heading, then select what it held), the
+ * book was refused.
+ */
+export function rdr2Trace(overrides: Partial<Rdr2Fixture> = {}): Rdr2Fixture {
+  const [rc, send, arc] = PASSAGES.map((p) => p.text);
+  return {
+    method: "rdr2",
+    variant: "full",
+    k: 2,
+    expand_iter: 5,
+    budget_tokens: 1000,
+    retrieved: [passage(1), { ...passage(3), number: 2 }],
+    routes: [
+      {
+        path: "/notes/rust/smart-pointers.md",
+        title: "Smart pointers",
+        nodes: [
+          { id: 0, parent: null, kind: "structure", depth: 0, text: "Smart pointers" },
+          { id: 1, parent: 0, kind: "structure", depth: 1, text: "Rc" },
+          { id: 2, parent: 1, kind: "content", depth: 2, text: rc },
+          { id: 3, parent: 1, kind: "structure", depth: 2, text: "Threads" },
+          { id: 4, parent: 3, kind: "content", depth: 3, text: send },
+          { id: 5, parent: 0, kind: "structure", depth: 1, text: "Arc" },
+        ],
+        retrieved: [1],
+        hits: [2],
+        steps: [
+          {
+            visible: [2],
+            collapsed: [3, 5],
+            truncated: [],
+            elided: 0,
+            reply: "[ANSWER] 2\n[EXPAND] 3\n[ANSWER] 1",
+            actions: [
+              { kind: "answer", node: 2 },
+              { kind: "expand", node: 3 },
+            ],
+            ignored: [{ text: "[ANSWER] 1", reason: "node 1 is a heading; only passages can be selected" }],
+            refused: false,
+          },
+          {
+            visible: [4],
+            collapsed: [1, 5],
+            truncated: [4],
+            elided: 2,
+            reply: "[ANSWER] 4",
+            actions: [{ kind: "answer", node: 4 }],
+            ignored: [],
+            refused: false,
+          },
+        ],
+        selected: [2, 4],
+        outcome: "selected",
+        notes: [],
+      },
+      {
+        path: "/books/rust-book.pdf",
+        title: "The Rust Programming Language",
+        nodes: [
+          { id: 0, parent: null, kind: "structure", depth: 0, text: "The Rust Programming Language" },
+          { id: 1, parent: 0, kind: "structure", depth: 1, text: "Fearless concurrency" },
+          { id: 2, parent: 1, kind: "content", depth: 2, text: arc },
+        ],
+        retrieved: [2],
+        hits: [2],
+        steps: [
+          {
+            visible: [2],
+            collapsed: [],
+            truncated: [],
+            elided: 0,
+            reply: "Cannot answer",
+            actions: [],
+            ignored: [],
+            refused: true,
+          },
+        ],
+        selected: [],
+        outcome: "refused",
+        notes: [],
+      },
+    ],
+    passages: [passage(1), passage(2)],
     unknown_citations: [],
     notes: [],
     ...overrides,
