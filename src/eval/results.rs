@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::dataset::Question;
 use super::error::{EvalError, Result};
-use super::metrics::{score, Scores};
+use super::metrics::{cover_em, score, Scores};
 use super::spec::MethodSpec;
 use crate::store::{RunRecord, RunStatus};
 
@@ -40,10 +40,16 @@ pub struct Row {
     /// The files of the passages the method retrieved, each once, in the
     /// order its trace lists them; empty for methods that retrieve nothing.
     pub sources: Vec<String>,
+    /// Whether a passage the answer was built from holds a gold answer
+    /// (Cover-EM over passage text); `None` when the run showed the model
+    /// no passages.
+    #[serde(default)]
+    pub evidence_hit: Option<bool>,
 }
 
 impl Row {
     pub fn answered(question: &Question, spec: &MethodSpec, run: &RunRecord, wall_ms: u64) -> Row {
+        let shown = run.trace.as_ref().map(shown_passages).unwrap_or_default();
         let scores = match (&run.status, &run.answer) {
             (RunStatus::Done, Some(answer)) => score(answer, &question.answers),
             _ => Scores::default(),
@@ -60,7 +66,8 @@ impl Row {
             completion_tokens: run.completion_tokens,
             wall_ms,
             run_id: Some(run.id),
-            sources: run.trace.as_ref().map(sources).unwrap_or_default(),
+            sources: sources(&shown),
+            evidence_hit: evidence_hit(&shown, &question.answers),
         }
     }
 
@@ -84,6 +91,7 @@ impl Row {
             wall_ms,
             run_id: None,
             sources: Vec::new(),
+            evidence_hit: None,
         }
     }
 }
@@ -91,26 +99,40 @@ impl Row {
 /// Every method that retrieves keeps the passages it showed the model as
 /// `passages` at the top of its trace; reading just that field keeps the
 /// harness independent of each method's own trace shape.
-fn sources(trace: &serde_json::Value) -> Vec<String> {
-    #[derive(Deserialize)]
-    struct Retrieved {
-        #[serde(default)]
-        passages: Vec<Source>,
-    }
-    #[derive(Deserialize)]
-    struct Source {
-        path: String,
-    }
-    let passages = serde_json::from_value::<Retrieved>(trace.clone())
-        .map(|r| r.passages)
-        .unwrap_or_default();
+#[derive(Deserialize)]
+struct Shown {
+    path: String,
+    text: String,
+}
+
+/// The files of `shown`, each once, in order.
+fn sources(shown: &[Shown]) -> Vec<String> {
     let mut paths: Vec<String> = Vec::new();
-    for passage in passages {
-        if !paths.contains(&passage.path) {
-            paths.push(passage.path);
+    for p in shown {
+        if !paths.contains(&p.path) {
+            paths.push(p.path.clone());
         }
     }
     paths
+}
+
+fn evidence_hit(shown: &[Shown], answers: &[String]) -> Option<bool> {
+    (!shown.is_empty()).then(|| {
+        shown
+            .iter()
+            .any(|p| answers.iter().any(|gold| cover_em(&p.text, gold)))
+    })
+}
+
+fn shown_passages(trace: &serde_json::Value) -> Vec<Shown> {
+    #[derive(Deserialize)]
+    struct Passages {
+        #[serde(default)]
+        passages: Vec<Shown>,
+    }
+    serde_json::from_value::<Passages>(trace.clone())
+        .map(|r| r.passages)
+        .unwrap_or_default()
 }
 
 /// `results.jsonl`, one JSON row a line, each written through to the file
@@ -239,10 +261,22 @@ mod tests {
     fn sources_come_from_the_traces_passages() {
         let trace = json!({
             "method": "vanilla-rag",
-            "passages": [{"path": "/c/a.md", "number": 1}, {"path": "/c/b.md"}, {"path": "/c/a.md"}],
+            "passages": [
+                {"path": "/c/a.md", "number": 1, "text": "Ann was born in 1984."},
+                {"path": "/c/b.md", "text": "It is 4 bytes."},
+                {"path": "/c/a.md", "text": "x"},
+            ],
         });
-        assert_eq!(sources(&trace), vec!["/c/a.md", "/c/b.md"]);
-        assert!(sources(&json!({ "method": "llm-only" })).is_empty());
+        let shown = shown_passages(&trace);
+        assert_eq!(sources(&shown), vec!["/c/a.md", "/c/b.md"]);
+        assert!(shown_passages(&json!({ "method": "llm-only" })).is_empty());
+        // Whole words after normalising, as Cover-EM: "4" is not in "1984".
+        assert_eq!(
+            evidence_hit(&shown, &["four".into(), "4".into()]),
+            Some(true)
+        );
+        assert_eq!(evidence_hit(&shown[..1], &["4".into()]), Some(false));
+        assert_eq!(evidence_hit(&[], &["4".into()]), None);
     }
 
     #[test]

@@ -41,6 +41,9 @@ pub struct SpecSummary {
     pub em_percent: f64,
     pub f1_percent: f64,
     pub failures: usize,
+    /// Share of the questions whose shown passages held a gold answer, over
+    /// the questions where passages were shown; `None` when none were.
+    pub evidence_hit_percent: Option<f64>,
     pub llm_calls: Spread,
     pub prompt_tokens_mean: f64,
     pub completion_tokens_mean: f64,
@@ -86,6 +89,11 @@ fn summarize_spec(spec: &str, rows: &[&Row]) -> SpecSummary {
         em_percent: percent(&|r| f64::from(u8::from(r.scores.em))),
         f1_percent: percent(&|r| r.scores.f1),
         failures: rows.iter().filter(|r| r.status != RunStatus::Done).count(),
+        evidence_hit_percent: {
+            let judged: Vec<bool> = rows.iter().filter_map(|r| r.evidence_hit).collect();
+            (!judged.is_empty())
+                .then(|| 100.0 * judged.iter().filter(|h| **h).count() as f64 / judged.len() as f64)
+        },
         llm_calls: Spread {
             mean: mean(&|r| r.llm_calls as f64),
             min: rows.iter().map(|r| r.llm_calls).min().unwrap_or(0),
@@ -101,17 +109,19 @@ fn summarize_spec(spec: &str, rows: &[&Row]) -> SpecSummary {
 /// The table of `summary.md`, one row per spec.
 pub fn markdown(methods: &[SpecSummary]) -> String {
     let mut table = String::from(
-        "| method | n | Cover-EM | EM | F1 | failures | LLM calls mean (min–max) | prompt tokens / q | completion tokens / q | wall p50 | wall p95 |\n\
-         | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+        "| method | n | Cover-EM | EM | F1 | evidence hit | failures | LLM calls mean (min–max) | prompt tokens / q | completion tokens / q | wall p50 | wall p95 |\n\
+         | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
     );
     for m in methods {
         table.push_str(&format!(
-            "| {} | {} | {:.1}% | {:.1}% | {:.1}% | {} | {:.1} ({}–{}) | {:.0} | {:.0} | {:.1} s | {:.1} s |\n",
+            "| {} | {} | {:.1}% | {:.1}% | {:.1}% | {} | {} | {:.1} ({}–{}) | {:.0} | {:.0} | {:.1} s | {:.1} s |\n",
             m.spec.replace('|', "\\|"),
             m.n,
             m.cover_em_percent,
             m.em_percent,
             m.f1_percent,
+            m.evidence_hit_percent
+                .map_or("–".to_string(), |p| format!("{p:.1}%")),
             m.failures,
             m.llm_calls.mean,
             m.llm_calls.min,
@@ -160,6 +170,7 @@ mod tests {
             wall_ms,
             run_id: None,
             sources: Vec::new(),
+            evidence_hit: None,
         }
     }
 
@@ -213,6 +224,8 @@ mod tests {
         assert_eq!(rag.f1_percent, 25.0);
         assert_eq!((rag.wall_ms_p50, rag.wall_ms_p95), (100.0, 300.0));
 
+        assert_eq!(pager.evidence_hit_percent, None, "no row showed passages");
+
         let unreached = &summaries[2];
         assert_eq!(unreached.n, 0);
         assert_eq!(unreached.f1_percent, 0.0);
@@ -244,13 +257,16 @@ mod tests {
                 3500,
             ),
         ];
+        let mut rows = rows;
+        rows[0].evidence_hit = Some(true);
+        rows[1].evidence_hit = Some(false);
         let table = markdown(&summarize(&["pager:variant=parallel".into()], &rows));
         let lines: Vec<&str> = table.lines().collect();
         assert_eq!(lines.len(), 3);
         assert!(lines[0].starts_with("| method | n | Cover-EM | EM | F1 |"));
         assert_eq!(
             lines[2],
-            "| pager:variant=parallel | 3 | 66.7% | 33.3% | 33.3% | 0 | 2.0 (2–2) | 200 | 20 | 2.5 s | 3.5 s |"
+            "| pager:variant=parallel | 3 | 66.7% | 33.3% | 33.3% | 50.0% | 0 | 2.0 (2–2) | 200 | 20 | 2.5 s | 3.5 s |"
         );
     }
 }

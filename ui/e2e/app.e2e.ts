@@ -1,7 +1,7 @@
 // The real app in a real window (Xvfb + tauri-driver + WebKitWebDriver), on
 // the embedded models: add the rust-book folder, wait for indexing, ask
 // with vanilla-rag, open a citation, compare two methods, export a run,
-// watch PAGER's page fill in and ActiveRAG's agents,
+// watch PAGER's page fill in, ActiveRAG's agents and RDR2's routes,
 // check hostile document text renders inert, and close the window in the
 // middle of ingesting 8,094 hotpotqa passages. Screenshots of every view go
 // to $FOLIO_E2E_OUT/screenshots. Run through scripts/e2e.sh.
@@ -256,10 +256,29 @@ describe("Folio in a real window", () => {
     await shot("10-activerag-agents");
   });
 
+  it("draws RDR2's route through each retrieved document's tree", async () => {
+    await open("ask");
+    await chooseMethod("rdr2");
+    await askQuestion("How many bytes in size is Rust's char type?");
+    await app.waitFor("RDR2 to finish", 6 * MINUTE, answered);
+    expect((await (await app.byTestId("answer-status")).text()).trim()).toBe("done");
+    const routes = await app.all('[data-testid="rdr2-route"]');
+    expect(routes.length).toBeGreaterThan(0);
+    const outcomes = await app.execute<string[]>(
+      "return [...document.querySelectorAll('[data-testid=\"rdr2-route\"]')].map((r) => r.dataset.outcome);",
+    );
+    for (const outcome of outcomes) expect(["selected", "refused", "fell-back"]).toContain(outcome);
+    // The book's chapters have headings, so each tree has more than its passages.
+    expect((await app.all('[data-testid="rdr2-node"]')).length).toBeGreaterThan(routes.length);
+    expect(await app.all('[data-testid="rdr2-step"]')).toHaveLength(routes.length);
+    await app.execute("document.querySelector('[data-testid=\"rdr2-route\"]').scrollIntoView({ block: 'start' });");
+    await shot("11-rdr2-route");
+  });
+
   it("settings: key storage stated, bad input refused inline, dark theme", async () => {
     await open("settings");
     await app.byTestId("settings-backend-embedded");
-    await shot("11-settings");
+    await shot("12-settings");
     await (await app.byTestId("settings-backend-openai")).click();
     // No session bus here, so no keyring: the fallback file must be flagged.
     const warning = await app.find("p.warning", 10_000);
@@ -270,11 +289,11 @@ describe("Folio in a real window", () => {
     await (await app.byTestId("settings-save")).click();
     const error = await app.find(".field-error", 10_000);
     expect(await error.text()).toMatch(/http:\/\//);
-    await shot("12-settings-openai-invalid");
+    await shot("13-settings-openai-invalid");
     await (await app.find('input[name="theme"][value="dark"]')).click();
     expect(await app.execute<string>("return document.documentElement.dataset.theme;")).toBe("dark");
     await open("library");
-    await shot("13-library-dark");
+    await shot("14-library-dark");
   });
 
   it("closing the window mid-ingest stops cleanly, and the job resumes on the next start", async () => {
