@@ -81,6 +81,25 @@ impl Params {
         })
     }
 
+    /// A declared count option that must lie in `min..=max`.
+    pub fn count_within(&self, name: &str, min: usize, max: usize) -> Result<usize, MethodError> {
+        let value: usize = self.option(name)?;
+        if (min..=max).contains(&value) {
+            return Ok(value);
+        }
+        let message = if max == usize::MAX {
+            format!("must be at least {min}")
+        } else if min == 0 {
+            format!("must be at most {max}")
+        } else {
+            format!("must be between {min} and {max}")
+        };
+        Err(MethodError::InvalidOption {
+            name: name.to_string(),
+            message,
+        })
+    }
+
     /// A declared option's value; `resolve` guarantees it is present and of
     /// the declared type.
     pub fn option<T: DeserializeOwned>(&self, name: &str) -> Result<T, MethodError> {
@@ -162,6 +181,19 @@ mod tests {
         let p = Params::resolve(&info(), 5, 0.2, 64, &given(&[("depth", "7")])).unwrap();
         assert_eq!(p.option::<u32>("depth").unwrap(), 7);
         assert_eq!(p.option::<String>("mode").unwrap(), "hybrid");
+    }
+
+    #[test]
+    fn counts_outside_their_range_name_the_bounds() {
+        let p = Params::resolve(&info(), 5, 0.2, 64, &given(&[("depth", "7")])).unwrap();
+        assert_eq!(p.count_within("depth", 1, 7).unwrap(), 7);
+        let message = |min, max| match p.count_within("depth", min, max).unwrap_err() {
+            MethodError::InvalidOption { name, message } => format!("{name}: {message}"),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(message(1, 5), "depth: must be between 1 and 5");
+        assert_eq!(message(0, 5), "depth: must be at most 5");
+        assert_eq!(message(8, usize::MAX), "depth: must be at least 8");
     }
 
     #[test]

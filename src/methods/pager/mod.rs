@@ -61,13 +61,7 @@ impl Method for Pager {
         params: &Params,
     ) -> Result<Answer, MethodError> {
         let variant: PagerVariant = params.option("variant")?;
-        let slots_max: usize = params.option("slots-max")?;
-        if !(1..=SLOTS_LIMIT).contains(&slots_max) {
-            return Err(MethodError::InvalidOption {
-                name: "slots-max".into(),
-                message: format!("must be between 1 and {SLOTS_LIMIT}"),
-            });
-        }
+        let slots_max = params.count_within("slots-max", 1, SLOTS_LIMIT)?;
         let mut trace = PagerTrace {
             variant,
             slots_max,

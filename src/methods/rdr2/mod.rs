@@ -32,6 +32,8 @@ const DEFAULT_EXPAND_ITER: u64 = 5;
 const EXPAND_ITER_LIMIT: usize = 20;
 /// About the paper's routing turn (+0.8k input tokens).
 const DEFAULT_BUDGET_TOKENS: u64 = 1000;
+/// Less than this cannot show a heading path and one passage.
+const MIN_BUDGET_TOKENS: usize = 100;
 /// The characters a token stands for, near enough, in English prose.
 const CHARS_PER_TOKEN: usize = 4;
 
@@ -73,20 +75,8 @@ impl Method for Rdr2 {
         params: &Params,
     ) -> Result<Answer, MethodError> {
         let variant: Rdr2Variant = params.option("variant")?;
-        let expand_iter: usize = params.option("expand-iter")?;
-        if expand_iter > EXPAND_ITER_LIMIT {
-            return Err(MethodError::InvalidOption {
-                name: "expand-iter".into(),
-                message: format!("must be at most {EXPAND_ITER_LIMIT}"),
-            });
-        }
-        let budget_tokens: usize = params.option("budget-tokens")?;
-        if budget_tokens < 100 {
-            return Err(MethodError::InvalidOption {
-                name: "budget-tokens".into(),
-                message: "must be at least 100".into(),
-            });
-        }
+        let expand_iter = params.count_within("expand-iter", 0, EXPAND_ITER_LIMIT)?;
+        let budget_tokens = params.count_within("budget-tokens", MIN_BUDGET_TOKENS, usize::MAX)?;
         let settings = route::Settings {
             structure: variant != Rdr2Variant::NoStructure,
             expand_iter: if variant == Rdr2Variant::Full {
