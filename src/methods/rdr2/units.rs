@@ -4,6 +4,7 @@
 //! it keeps its retrieved chunks and says why.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use crate::ingest::structure_tree::StructureTree;
 use crate::methods::{MethodContext, MethodError, Passage};
@@ -15,12 +16,14 @@ pub struct Unit {
     pub routable: Result<Routable, String>,
 }
 
+/// The tree and node map are shared by every unit of one document (the
+/// `no-structure` variant makes one unit per passage).
 pub struct Routable {
-    pub tree: StructureTree,
+    pub tree: Arc<StructureTree>,
     pub hits: BTreeSet<usize>,
     /// The chunk that holds each content node (the first, for a node split
     /// over several).
-    pub node_chunk: BTreeMap<usize, i64>,
+    pub node_chunk: Arc<BTreeMap<usize, i64>>,
 }
 
 /// One unit per document in the order retrieval first found it, or, with
@@ -60,8 +63,9 @@ pub async fn units(
 }
 
 struct Document {
-    tree: StructureTree,
+    tree: Arc<StructureTree>,
     chunk_nodes: BTreeMap<i64, Vec<usize>>,
+    node_chunk: Arc<BTreeMap<usize, i64>>,
 }
 
 async fn document(
@@ -78,7 +82,17 @@ async fn document(
         let nodes: Vec<usize> = serde_json::from_str(&chunk.node_ordinals).unwrap_or_default();
         chunk_nodes.insert(chunk.id, nodes);
     }
-    Ok(Ok(Document { tree, chunk_nodes }))
+    let mut node_chunk = BTreeMap::new();
+    for (&chunk, nodes) in &chunk_nodes {
+        for &node in nodes {
+            node_chunk.entry(node).or_insert(chunk);
+        }
+    }
+    Ok(Ok(Document {
+        tree: Arc::new(tree),
+        chunk_nodes,
+        node_chunk: Arc::new(node_chunk),
+    }))
 }
 
 impl Document {
@@ -92,16 +106,10 @@ impl Document {
                 .ok_or("the document changed after it was retrieved")?;
             hits.extend(nodes.iter().copied());
         }
-        let mut node_chunk = BTreeMap::new();
-        for (&chunk, nodes) in &self.chunk_nodes {
-            for &node in nodes {
-                node_chunk.entry(node).or_insert(chunk);
-            }
-        }
         Ok(Routable {
-            tree: self.tree.clone(),
+            tree: Arc::clone(&self.tree),
             hits,
-            node_chunk,
+            node_chunk: Arc::clone(&self.node_chunk),
         })
     }
 }

@@ -5,7 +5,7 @@
 //! nothing leaves the tree unannounced. The headings above what is in view,
 //! and the passages retrieval hit, always stay.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::subtree::Subtree;
 use crate::ingest::structure_tree::{NodeKind, ROOT};
@@ -98,27 +98,24 @@ pub fn render(subtree: &Subtree, hits: &BTreeSet<usize>, layout: Layout) -> View
         }
     };
 
-    let cost = |id: usize, cap: usize| line(id, cap).0.chars().count();
-    let fixed: usize = candidates
+    // Every line is formatted once: the fixed lines first, since their
+    // length decides how much room the context passages share.
+    let mut lines: BTreeMap<usize, (String, bool)> = candidates
         .iter()
         .filter(|&&id| tier(id) != Tier::Context)
-        .map(|&id| cost(id, PASSAGE_CHARS))
-        .sum();
-    let context = candidates
+        .map(|&id| (id, line(id, PASSAGE_CHARS)))
+        .collect();
+    let fixed: usize = lines.values().map(|(text, _)| text.chars().count()).sum();
+    let context: Vec<usize> = candidates
         .iter()
-        .filter(|&&id| tier(id) == Tier::Context)
-        .count();
-    let share = match context {
-        0 => PASSAGE_CHARS,
-        n => (layout.budget_chars.saturating_sub(fixed) / n).clamp(PASSAGE_FLOOR, PASSAGE_CHARS),
-    };
-    let cap = |id: usize| {
-        if tier(id) == Tier::Context {
-            share
-        } else {
-            PASSAGE_CHARS
-        }
-    };
+        .copied()
+        .filter(|&id| tier(id) == Tier::Context)
+        .collect();
+    if !context.is_empty() {
+        let share = (layout.budget_chars.saturating_sub(fixed) / context.len())
+            .clamp(PASSAGE_FLOOR, PASSAGE_CHARS);
+        lines.extend(context.iter().map(|&id| (id, line(id, share))));
+    }
 
     let nearest_hit = |id: usize| hits.iter().map(|&h| h.abs_diff(id)).min().unwrap_or(0);
     let mut order = candidates.clone();
@@ -134,7 +131,7 @@ pub fn render(subtree: &Subtree, hits: &BTreeSet<usize>, layout: Layout) -> View
     let mut included = BTreeSet::new();
     let mut used = 0;
     for id in order {
-        let size = cost(id, cap(id));
+        let size = lines[&id].0.chars().count();
         let t = tier(id);
         let parent_shown = tree.node(id).parent.is_none_or(|p| included.contains(&p));
         let fits = used + size <= layout.budget_chars;
@@ -159,11 +156,11 @@ pub fn render(subtree: &Subtree, hits: &BTreeSet<usize>, layout: Layout) -> View
             continue;
         }
         flush_left_out(&mut view.text, left_out.take());
-        let (text, cut) = line(id, cap(id));
-        view.text.push_str(&text);
+        let (text, cut) = &lines[&id];
+        view.text.push_str(text);
         if is_content(subtree, id) {
             view.shown.insert(id);
-            if cut {
+            if *cut {
                 view.truncated.push(id);
             }
         } else if layout.offer_expand && subtree.is_collapsed(id) {
