@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs Folio's benchmarks: `scripts/bench.sh ingest [--quick] [tree|embed|watch|write-amp…]`,
-# `scripts/bench.sh search [--quick]`, `scripts/bench.sh llm [--quick]` or
+# `scripts/bench.sh search [--quick]`, `scripts/bench.sh ppr [--quick]`,
+# `scripts/bench.sh llm [--quick]` or
 # `scripts/bench.sh app` (the desktop app in a real window: cold start, input
 # lag while ingesting, idle memory; see ui/e2e/app.perf.ts). Tables go to stdout, JSON to
-# bench/results/. The Python baselines (raw ONNX Runtime, numpy) run in a venv
+# bench/results/. The Python baselines (raw ONNX Runtime, numpy, scipy, networkx) run in a venv
 # at .venv-bench, created here once; the Rust side is told which python to use
 # through FOLIO_BENCH_PYTHON. Benchmarks always run a release build.
 set -euo pipefail
@@ -11,13 +12,14 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="$root/.venv-bench"
 # The same ONNX Runtime as the model kit's libonnxruntime, or the embedding
-# baseline would compare two runtimes.
-PACKAGES=(numpy onnxruntime==1.31.1 tokenizers)
+# baseline would compare two runtimes. scipy and networkx are pinned so the
+# PPR baselines' timings stay comparable from one run to the next.
+PACKAGES=(numpy onnxruntime==1.31.1 tokenizers scipy==1.17.1 networkx==3.6.1)
 
 log() { printf '\033[1m[bench]\033[0m %s\n' "$*" >&2; }
 
 if [ "$#" -eq 0 ]; then
-  echo "usage: $0 ingest|search|llm|app [--quick] [benchmarks…]" >&2
+  echo "usage: $0 ingest|search|ppr|llm|app [--quick] [benchmarks…]" >&2
   exit 2
 fi
 
@@ -30,7 +32,8 @@ if [ "$1" = app ]; then
   exit 0
 fi
 
-if ! "$venv/bin/python" -c "import numpy, tokenizers, onnxruntime as o; assert o.__version__ == '1.31.1'" 2>/dev/null; then
+if ! "$venv/bin/python" -c "import numpy, tokenizers, onnxruntime as o, scipy, networkx
+assert (o.__version__, scipy.__version__, networkx.__version__) == ('1.31.1', '1.17.1', '3.6.1')" 2>/dev/null; then
   log "creating $venv with ${PACKAGES[*]}"
   python3 -m venv "$venv"
   "$venv/bin/python" -m pip install --quiet --upgrade pip

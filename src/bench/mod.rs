@@ -1,14 +1,15 @@
 //! `folio bench`: the speed and memory checks of DESIGN.md ("Benchmarks, not
 //! timed tests"). Every number is measured next to a baseline in the same run
 //! on the same machine (pulldown-cmark alone, a raw ONNX Runtime session in
-//! Python, a direct index call, the input size, numpy brute force) and is
-//! reported as a ratio beside the issue's target: a table on stdout and one
-//! JSON file per benchmark under `bench/results/`. A CLI-only feature, so
-//! errors are `anyhow` here.
+//! Python, a direct index call, the input size, numpy brute force, scipy and
+//! networkx PageRank) and is reported as a ratio beside the issue's target: a
+//! table on stdout and one JSON file per benchmark under `bench/results/`. A
+//! CLI-only feature, so errors are `anyhow` here.
 
 mod answer_overhead;
 mod embed;
 mod llm;
+mod ppr;
 mod python;
 mod report;
 mod search;
@@ -54,6 +55,8 @@ enum BenchCommand {
     },
     /// Dense, BM25 and hybrid search latency at 10k and 100k chunks.
     Search,
+    /// Personalized PageRank latency on random graphs of 10k and 100k nodes.
+    Ppr,
     /// The configured model's tokens/s against llama.cpp's own count, and
     /// vanilla-rag's per-question overhead outside the model.
     Llm,
@@ -110,10 +113,10 @@ pub async fn run(args: BenchArgs, config: Config, json: bool) -> Result<()> {
             ]
         }
         BenchCommand::Ingest { only } => only.clone(),
-        BenchCommand::Search | BenchCommand::Llm => Vec::new(),
+        BenchCommand::Search | BenchCommand::Ppr | BenchCommand::Llm => Vec::new(),
     };
-    let needs_python =
-        matches!(args.command, BenchCommand::Search) || benches.contains(&IngestBench::Embed);
+    let needs_python = matches!(args.command, BenchCommand::Search | BenchCommand::Ppr)
+        || benches.contains(&IngestBench::Embed);
     // Checked up front so a missing package fails in a second, not after
     // minutes of Folio-side measurement.
     let python = if needs_python {
@@ -141,6 +144,7 @@ pub async fn run(args: BenchArgs, config: Config, json: bool) -> Result<()> {
     };
     match args.command {
         BenchCommand::Search => out.write(&search::run(&ctx).await?)?,
+        BenchCommand::Ppr => out.write(&ppr::run(&ctx)?)?,
         BenchCommand::Llm => {
             out.write(&llm::tokens_per_second(&ctx.config.llm, ctx.quick).await?)?;
             out.write(&answer_overhead::run(&ctx).await?)?;

@@ -13,8 +13,9 @@ use serde_json::Value;
 /// the same version or the comparison measures two runtimes.
 pub const ORT_VERSION: &str = "1.31.1";
 
-const SETUP_HINT: &str = "run scripts/bench.sh (it creates .venv-bench with numpy, onnxruntime==1.31.1 and tokenizers), \
-     or point FOLIO_BENCH_PYTHON at a python that has them";
+const SETUP_HINT: &str =
+    "run scripts/bench.sh (it creates .venv-bench with numpy, onnxruntime==1.31.1, \
+     tokenizers, scipy and networkx), or point FOLIO_BENCH_PYTHON at a python that has them";
 
 pub struct Python {
     exe: PathBuf,
@@ -33,7 +34,7 @@ impl Python {
         let probe = Command::new(&python.exe)
             .args([
                 "-c",
-                "import numpy, tokenizers, onnxruntime; print(onnxruntime.__version__)",
+                "import numpy, tokenizers, scipy, networkx, onnxruntime; print(onnxruntime.__version__)",
             ])
             .output();
         let out = match probe {

@@ -4,6 +4,7 @@
 
 mod bm25;
 mod fusion;
+pub mod ppr;
 mod snippet;
 mod vector_index;
 
