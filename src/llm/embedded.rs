@@ -8,7 +8,9 @@
 //!   later caller the same [`Arc`] while anyone still holds it.
 //! - One worker thread owns the model and its single context and answers
 //!   requests one at a time, in arrival order, with an empty KV cache each
-//!   time. Concurrent [`Llm::chat`] calls simply queue.
+//!   time unless a request asks to reuse the prefix it shares with the
+//!   previous such request (`cache_prefix`). Concurrent [`Llm::chat`] calls
+//!   simply queue.
 //! - `timeout` covers queueing and generation; `cancel` is honoured while
 //!   queued and before every generated token; a caller that goes away (its
 //!   future dropped) stops the generation at the next token too.
@@ -349,6 +351,7 @@ impl Worker {
             return;
         }
         // Ends when the last `EmbeddedLlm` handle drops its sender.
+        let mut kept = KeptPrompt::default();
         for job in queue {
             // A poisoned lock only means another model's request panicked.
             let _turn = COMPUTE
@@ -358,13 +361,14 @@ impl Worker {
                 continue;
             }
             ctx.reset_timings();
-            let result =
-                std::panic::catch_unwind(AssertUnwindSafe(|| self.generate(&mut ctx, &job)))
-                    .unwrap_or_else(|_| {
-                        Err(LlmError::Backend(
-                            "llama.cpp failed mid-answer (a panic)".to_string(),
-                        ))
-                    });
+            let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                self.generate(&mut ctx, &job, &mut kept)
+            }))
+            .unwrap_or_else(|_| {
+                Err(LlmError::Backend(
+                    "llama.cpp failed mid-answer (a panic)".to_string(),
+                ))
+            });
             let t = ctx.timings();
             if let Ok(mut last) = self.last_timings.lock() {
                 *last = Some(LlamaCppTimings {
@@ -374,12 +378,20 @@ impl Worker {
                     generation_ms: t.t_eval_ms(),
                 });
             }
-            ctx.clear_kv_cache();
+            if result.is_err() || !kept.keep(&mut ctx) {
+                ctx.clear_kv_cache();
+                kept.tokens.clear();
+            }
             let _ = job.events.send(Event::Done(result));
         }
     }
 
-    fn generate(&self, ctx: &mut LlamaContext<'_>, job: &Job) -> Result<Completion> {
+    fn generate(
+        &self,
+        ctx: &mut LlamaContext<'_>,
+        job: &Job,
+        kept: &mut KeptPrompt,
+    ) -> Result<Completion> {
         let options = &job.options;
         let vocab = self.model.vocab();
         let stopped = || job.cancel.is_cancelled() || job.events.is_closed();
@@ -397,23 +409,27 @@ impl Worker {
         // A long answer ends at the context's edge rather than failing.
         let limit = max_tokens.min(n_ctx - tokens.len());
 
+        let cached = kept.reuse(ctx, &tokens, options.cache_prefix);
         let n_batch = (ctx.n_batch() as usize).max(1);
         let mut batch = LlamaBatch::new(n_batch, 1);
-        for (i, chunk) in tokens.chunks(n_batch).enumerate() {
+        for (i, chunk) in tokens[cached..].chunks(n_batch).enumerate() {
             if stopped() {
                 return Err(LlmError::Cancelled);
             }
             batch.clear();
             for (j, token) in chunk.iter().enumerate() {
-                let pos = i * n_batch + j;
+                let pos = cached + i * n_batch + j;
                 batch
                     .add(*token, pos as i32, &[0], pos + 1 == tokens.len())
                     .map_err(backend_error)?;
             }
             ctx.decode(&mut batch).map_err(backend_error)?;
         }
+        if options.cache_prefix {
+            kept.tokens.clone_from(&tokens);
+        }
 
-        let mut sampler = sampler(options, self.model.n_vocab());
+        let mut sampler = sampler(&self.model, options)?;
         let mut decoder = encoding_rs::UTF_8.new_decoder();
         let mut out = Output::new(&options.stop);
         let mut logprobs = options.logprobs.then(Vec::new);
@@ -471,6 +487,7 @@ impl Worker {
             usage: Usage {
                 prompt_tokens: tokens.len() as u32,
                 completion_tokens: generated as u32,
+                cached_tokens: cached as u32,
             },
             logprobs,
         })
@@ -527,20 +544,84 @@ fn backend_error(e: impl std::fmt::Display) -> LlmError {
 }
 
 /// Greedy at temperature zero, so answers are reproducible; otherwise
-/// llama.cpp's usual truncations before the seeded draw.
-fn sampler(options: &GenerateOptions, n_vocab: i32) -> LlamaSampler {
-    let penalties = LlamaSampler::penalties(n_vocab, REPEAT_LAST_N, REPEAT_PENALTY, 0.0, 0.0);
-    if options.temperature <= 0.0 {
-        return LlamaSampler::chain_simple([penalties, LlamaSampler::greedy()]);
+/// llama.cpp's usual truncations before the seeded draw. A grammar, when
+/// given, masks every token it does not allow before anything else.
+fn sampler(model: &LlamaModel, options: &GenerateOptions) -> Result<LlamaSampler> {
+    let grammar = options
+        .grammar
+        .as_deref()
+        .map(|g| {
+            LlamaSampler::grammar(model, g, "root")
+                .map_err(|e| LlmError::Backend(format!("the reply's grammar is invalid: {e}")))
+        })
+        .transpose()?;
+    let penalties =
+        LlamaSampler::penalties(model.n_vocab(), REPEAT_LAST_N, REPEAT_PENALTY, 0.0, 0.0);
+    let draw = if options.temperature <= 0.0 {
+        vec![LlamaSampler::greedy()]
+    } else {
+        vec![
+            LlamaSampler::top_k(TOP_K),
+            LlamaSampler::top_p(TOP_P, 1),
+            LlamaSampler::min_p(MIN_P, 1),
+            LlamaSampler::temp(options.temperature),
+            LlamaSampler::dist(options.seed),
+        ]
+    };
+    Ok(LlamaSampler::chain_simple(
+        grammar.into_iter().chain([penalties]).chain(draw),
+    ))
+}
+
+/// The prompt a `cache_prefix` request left in the context's KV cache.
+#[derive(Default)]
+struct KeptPrompt {
+    tokens: Vec<llama_cpp_2::token::LlamaToken>,
+}
+
+impl KeptPrompt {
+    /// Readies the cache for `tokens` and returns how many of them it
+    /// already holds. At least the last token is always computed again, for
+    /// the logits the first sample needs.
+    fn reuse(
+        &mut self,
+        ctx: &mut LlamaContext<'_>,
+        tokens: &[llama_cpp_2::token::LlamaToken],
+        wanted: bool,
+    ) -> usize {
+        let shared = if wanted {
+            self.tokens
+                .iter()
+                .zip(tokens)
+                .take_while(|(a, b)| a == b)
+                .count()
+                .min(tokens.len().saturating_sub(1))
+        } else {
+            0
+        };
+        let trimmed = shared > 0
+            && u32::try_from(shared)
+                .ok()
+                .and_then(|p0| ctx.clear_kv_cache_seq(Some(0), Some(p0), None).ok())
+                .unwrap_or(false);
+        self.tokens.clear();
+        if trimmed {
+            shared
+        } else {
+            ctx.clear_kv_cache();
+            0
+        }
     }
-    LlamaSampler::chain_simple([
-        penalties,
-        LlamaSampler::top_k(TOP_K),
-        LlamaSampler::top_p(TOP_P, 1),
-        LlamaSampler::min_p(MIN_P, 1),
-        LlamaSampler::temp(options.temperature),
-        LlamaSampler::dist(options.seed),
-    ])
+
+    /// After a request: drops the generated tokens and keeps the prompt, if
+    /// the request asked for that. `false` means the cache must be cleared.
+    fn keep(&mut self, ctx: &mut LlamaContext<'_>) -> bool {
+        !self.tokens.is_empty()
+            && u32::try_from(self.tokens.len())
+                .ok()
+                .and_then(|p0| ctx.clear_kv_cache_seq(Some(0), Some(p0), None).ok())
+                .unwrap_or(false)
+    }
 }
 
 /// Decodes a token's bytes, keeping a character split across tokens in the

@@ -73,6 +73,17 @@ pub struct GenerateOptions {
     pub logprobs: bool,
     pub timeout: Duration,
     pub seed: u32,
+    /// A llama.cpp (GBNF) grammar the reply must follow, for replies a
+    /// program reads. The embedded backend enforces it; the HTTP backend
+    /// cannot rely on a server supporting one and ignores it, so callers
+    /// still check what comes back.
+    pub grammar: Option<String>,
+    /// Keep this prompt in the embedded model's cache and start the next
+    /// such request from the prefix the two share. For long runs of prompts
+    /// with a common beginning (the graph build's instructions); off
+    /// otherwise, so every other answer is computed from scratch and stays
+    /// reproducible to the bit.
+    pub cache_prefix: bool,
 }
 
 impl Default for GenerateOptions {
@@ -84,6 +95,8 @@ impl Default for GenerateOptions {
             logprobs: false,
             timeout: Duration::from_secs(300),
             seed: 42,
+            grammar: None,
+            cache_prefix: false,
         }
     }
 }
@@ -92,6 +105,10 @@ impl Default for GenerateOptions {
 pub struct Usage {
     pub prompt_tokens: u32,
     pub completion_tokens: u32,
+    /// Prompt tokens the backend did not compute again because its cache
+    /// held them from an earlier request (part of `prompt_tokens`).
+    #[serde(default)]
+    pub cached_tokens: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

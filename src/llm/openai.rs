@@ -444,6 +444,15 @@ struct LogprobsWire {
 struct UsageWire {
     prompt_tokens: u32,
     completion_tokens: u32,
+    /// OpenAI and llama.cpp's server report prompt-cache hits here.
+    #[serde(default)]
+    prompt_tokens_details: Option<PromptTokensDetails>,
+}
+
+#[derive(Deserialize)]
+struct PromptTokensDetails {
+    #[serde(default)]
+    cached_tokens: u32,
 }
 
 /// What the chunks of one streamed reply add up to.
@@ -484,6 +493,7 @@ impl StreamedReply {
             self.usage = Some(Usage {
                 prompt_tokens: usage.prompt_tokens,
                 completion_tokens: usage.completion_tokens,
+                cached_tokens: usage.prompt_tokens_details.map_or(0, |d| d.cached_tokens),
             });
         }
         for choice in chunk.choices.into_iter().filter(|choice| choice.index == 0) {
@@ -770,7 +780,8 @@ mod tests {
             completion.usage,
             Usage {
                 prompt_tokens: 12,
-                completion_tokens: 3
+                completion_tokens: 3,
+                cached_tokens: 0,
             }
         );
         assert_eq!(completion.logprobs, None);

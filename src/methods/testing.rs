@@ -47,6 +47,7 @@ pub fn reply(text: &str, finish: FinishReason) -> Result<Completion, LlmError> {
         usage: Usage {
             prompt_tokens: 10,
             completion_tokens: 3,
+            cached_tokens: 0,
         },
         logprobs: None,
     })
