@@ -46,6 +46,10 @@ pub enum Error {
     JobNotFound(i64),
     #[error(transparent)]
     Export(#[from] ExportError),
+    #[error("{0}")]
+    BadOption(String),
+    #[error("the graph walk failed: {0}")]
+    Walk(#[from] crate::retrieve::ppr::PprError),
 }
 
 impl Error {
@@ -57,7 +61,8 @@ impl Error {
             | Error::NotWatched(_)
             | Error::RunNotFound(_)
             | Error::RunInProgress(_)
-            | Error::JobNotFound(_) => true,
+            | Error::JobNotFound(_)
+            | Error::BadOption(_) => true,
             Error::Export(e) => !matches!(e, ExportError::Write { .. }),
             Error::Method(e) => e.is_user_error(),
             _ => false,

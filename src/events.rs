@@ -33,6 +33,8 @@ pub enum JobPhase {
     Scanning,
     Indexing,
     Embedding,
+    /// The information-gain graph's scorer at work.
+    Scoring,
     Finished,
 }
 

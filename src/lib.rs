@@ -10,6 +10,7 @@ pub mod error;
 pub mod eval;
 pub mod events;
 pub mod export;
+pub mod graph;
 pub mod ingest;
 pub mod library;
 pub mod llm;

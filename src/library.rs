@@ -3,9 +3,11 @@
 //! same. The embedding model is loaded on first use, so `status` and `tree`
 //! start instantly.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde::Serialize;
 use tokio::sync::{broadcast, OnceCell};
@@ -13,7 +15,10 @@ use tokio::sync::{broadcast, OnceCell};
 use crate::config::Config;
 use crate::embed::Embedder;
 use crate::error::{Error, Result};
-use crate::events::{EngineEvent, EventSender};
+use crate::events::{EngineEvent, EventSender, JobPhase, JobProgress};
+use crate::graph::{
+    BuildProgress, GraphBuild, GraphBuildOptions, GraphStatus, Rubric, WalkGraph, GRAPH_JOB,
+};
 use crate::ingest::pipeline::{CancelFlag, Change, Ingestor, PassSummary, Root};
 use crate::ingest::structure_tree::StructureTree;
 use crate::llm::prompts::Prompts;
@@ -29,6 +34,9 @@ use tokio_util::sync::CancellationToken;
 
 pub const INGEST_JOB: &str = "ingest";
 
+/// How often the graph worker looks for new chunks and queued graph jobs.
+const GRAPH_POLL: Duration = Duration::from_secs(2);
+
 pub struct Library {
     config: Config,
     store: Store,
@@ -39,6 +47,8 @@ pub struct Library {
     vectors: Arc<MemoryVectors>,
     llm: OnceCell<Arc<dyn Llm>>,
     prompts: OnceCell<Arc<Prompts>>,
+    /// Walkable copies of the information-gain graphs, per rubric.
+    graphs: tokio::sync::Mutex<HashMap<Rubric, Arc<WalkGraph>>>,
 }
 
 /// The user's hold on background work: paused, or the running job cancelled.
@@ -158,6 +168,7 @@ impl Library {
             vectors: Arc::default(),
             llm: OnceCell::new(),
             prompts: OnceCell::new(),
+            graphs: Default::default(),
         })
     }
 
@@ -630,5 +641,200 @@ impl Library {
             out,
             &crate::export::render(&run, &calls),
         )?)
+    }
+
+    /// Queues a graph job that scores every chunk still unscored under the
+    /// rubric; a waiting job with the same options is reused.
+    pub async fn queue_graph_build(&self, options: GraphBuildOptions) -> Result<i64> {
+        options.check()?;
+        let payload = serde_json::to_value(options).unwrap_or_default();
+        if let Some(job) = self
+            .store
+            .waiting_jobs()
+            .await?
+            .into_iter()
+            .find(|j| j.kind == GRAPH_JOB && j.payload == payload)
+        {
+            return Ok(job.id);
+        }
+        let state = if self.jobs_paused() {
+            JobState::Paused
+        } else {
+            JobState::Queued
+        };
+        Ok(self.store.create_job(GRAPH_JOB, &payload, state).await?)
+    }
+
+    /// Runs (or resumes) a graph job until every pending chunk is scored,
+    /// background work is paused, the job is cancelled, or `stop` fires.
+    /// `None` means the job is not free to run here.
+    pub async fn run_graph_job(
+        &self,
+        job_id: i64,
+        stop: &CancellationToken,
+        on_progress: &(dyn Fn(&BuildProgress) + Sync),
+    ) -> Result<Option<BuildProgress>> {
+        let job = self
+            .store
+            .job(job_id)
+            .await?
+            .ok_or(Error::JobNotFound(job_id))?;
+        let free = job.state == JobState::Queued || job.interrupted;
+        if job.kind != GRAPH_JOB
+            || !free
+            || self.jobs_paused()
+            || !self.store.claim_job(job_id, job.owner_pid).await?
+        {
+            return Ok(None);
+        }
+        let result = self.build_graph(&job, stop, on_progress).await;
+        match &result {
+            Ok(p) if p.stopped => self.settle_stopped_job(job_id).await?,
+            Ok(_) => self.store.finish_job(job_id, JobState::Done, None).await?,
+            Err(e) => {
+                self.store
+                    .finish_job(job_id, JobState::Failed, Some(&e.to_string()))
+                    .await?
+            }
+        }
+        result.map(Some)
+    }
+
+    async fn build_graph(
+        &self,
+        job: &Job,
+        stop: &CancellationToken,
+        on_progress: &(dyn Fn(&BuildProgress) + Sync),
+    ) -> Result<BuildProgress> {
+        let options: GraphBuildOptions = serde_json::from_value(job.payload.clone())
+            .map_err(|e| Error::Task(format!("job {} is unreadable: {e}", job.id)))?;
+        let dim = self.model().await?.1.dim;
+        let vectors = VectorIndex::load(&self.store, dim).await?;
+        let llm = self.llm().await?;
+        let prompts = self.prompts().await?;
+        let build = GraphBuild {
+            store: &self.store,
+            llm: llm.as_ref(),
+            prompts: &prompts,
+            vectors: &vectors,
+            options,
+            job: Some((job.id, job.active_ms)),
+            timeout: Duration::from_secs(self.config.llm.timeout_secs),
+            cancel: stop,
+        };
+        let report = |p: &BuildProgress| {
+            let _ = self.events.send(EngineEvent::JobProgress(JobProgress {
+                job_id: job.id,
+                kind: GRAPH_JOB.into(),
+                phase: if p.done < p.total {
+                    JobPhase::Scoring
+                } else {
+                    JobPhase::Finished
+                },
+                done: p.done,
+                total: p.total,
+                failed: p.failed,
+                rate: None,
+                eta_seconds: p.eta_seconds,
+            }));
+            on_progress(p);
+        };
+        build.run(&|| self.jobs_paused(), &report).await
+    }
+
+    /// The background graph worker of long-lived processes (the app,
+    /// `folio watch`): keeps every built graph up to date with the library
+    /// (Algorithm 3) and runs queued graph jobs, until `stop`.
+    pub async fn run_graph_jobs(&self, stop: &CancellationToken) -> Result<()> {
+        while !stop.is_cancelled() {
+            if !self.jobs_paused() {
+                self.queue_graph_updates().await?;
+                for job in self.store.pending_jobs().await? {
+                    if job.kind == GRAPH_JOB && !stop.is_cancelled() {
+                        self.run_graph_job(job.id, stop, &|_| {}).await.ok();
+                    }
+                }
+            }
+            tokio::select! {
+                _ = stop.cancelled() => break,
+                _ = tokio::time::sleep(GRAPH_POLL) => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Queues an update for each rubric whose last build finished and that
+    /// has unscored chunks now (new or edited documents). A build that
+    /// failed or was cancelled waits for the user instead.
+    async fn queue_graph_updates(&self) -> Result<()> {
+        let jobs = self.store.jobs(200).await?;
+        for rubric in self.store.built_rubrics().await? {
+            let last = jobs.iter().find(|j| {
+                j.kind == GRAPH_JOB
+                    && serde_json::from_value::<GraphBuildOptions>(j.payload.clone())
+                        .is_ok_and(|o| o.rubric == rubric)
+            });
+            let Some(last) = last.filter(|j| j.state == JobState::Done) else {
+                continue;
+            };
+            if self.store.pending_gain_chunks(rubric).await?.is_empty() {
+                continue;
+            }
+            let options = serde_json::from_value(last.payload.clone()).unwrap_or_default();
+            self.queue_graph_build(options).await?;
+        }
+        Ok(())
+    }
+
+    /// Coverage, cost and jobs of every built graph.
+    pub async fn graph_status(&self) -> Result<GraphStatus> {
+        let chunks = self.store.embedded_chunks().await?;
+        let mut rubrics = Vec::new();
+        for rubric in self.store.built_rubrics().await? {
+            rubrics.push(self.store.rubric_status(rubric, chunks).await?);
+        }
+        let jobs = self
+            .store
+            .jobs(200)
+            .await?
+            .into_iter()
+            .filter(|j| j.kind == GRAPH_JOB)
+            .take(10)
+            .collect();
+        Ok(GraphStatus {
+            chunks,
+            rubrics,
+            jobs,
+        })
+    }
+
+    /// The walkable graph of `rubric`, read again whenever edges or chunks
+    /// changed since the copy in memory was made.
+    pub async fn walk_graph(&self, rubric: Rubric) -> Result<Arc<WalkGraph>> {
+        let version = self.store.gain_graph_version().await?;
+        let mut graphs = self.graphs.lock().await;
+        if let Some(g) = graphs.get(&rubric).filter(|g| g.version == version) {
+            return Ok(g.clone());
+        }
+        let fresh = Arc::new(WalkGraph::load(&self.store, rubric).await?);
+        graphs.insert(rubric, fresh.clone());
+        Ok(fresh)
+    }
+
+    /// The `k` chunks nearest to `query` by embedding, with their cosine
+    /// similarity: iG²RAG's seeds.
+    pub async fn nearest(&self, query: &str, k: usize) -> Result<Vec<(i64, f64)>> {
+        let (embedder, _) = self.model().await?;
+        let vector = embedder.embed_one(query)?;
+        let memory = self.memory_vectors().await?;
+        crate::retrieve::rank_with_vector(
+            &self.store,
+            memory.as_deref(),
+            query,
+            &vector,
+            k,
+            SearchMode::Dense,
+        )
+        .await
     }
 }

@@ -955,3 +955,90 @@ fn rdr2_selects_or_refuses_in_flat_hotpotqa_passages() {
         }
     }
 }
+
+/// The first HotpotQA question's gold passages and the corpus's first few:
+/// a graph the real model builds in well under a minute.
+fn small_hotpotqa() -> Indexed {
+    let gold: Vec<String> = hotpotqa_questions()[0]["supporting_titles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap().to_string())
+        .collect();
+    let corpus = std::fs::read_to_string(shared_eval().join("hotpotqa/corpus.jsonl")).unwrap();
+    let slice: String = corpus
+        .lines()
+        .enumerate()
+        .filter(|(i, line)| {
+            let passage: Value = serde_json::from_str(line).unwrap();
+            *i < 6 || gold.iter().any(|g| passage["title"] == g.as_str())
+        })
+        .map(|(_, line)| format!("{line}\n"))
+        .collect();
+    Indexed::build(|dir| {
+        let jsonl = dir.with_extension("jsonl");
+        std::fs::write(&jsonl, slice).unwrap();
+        folio::eval::corpus::write_passages(&jsonl, dir, None).unwrap();
+    })
+}
+
+#[test]
+fn ig2rag_builds_its_graph_with_the_real_model_and_walks_it() {
+    let ix = small_hotpotqa();
+    let out = folio(&ix.data, &["--json", "graph", "build", "--n", "3"], &[]);
+    assert!(
+        out.status.success(),
+        "folio graph build: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let built = json_of(&out);
+    let p = &built["progress"];
+    let total = p["total"].as_u64().unwrap();
+    assert!(total >= 6, "{built}");
+    assert_eq!(p["done"].as_u64(), Some(total));
+    // The grammar holds SmolLM2 to the JSON the parser reads: no node fails.
+    assert_eq!(p["failed"].as_u64(), Some(0), "{built}");
+    assert_eq!(p["edges"].as_u64(), Some(total * 3));
+    assert_eq!(p["calls"].as_u64(), Some(total));
+    assert!(
+        p["cached_tokens"].as_u64().unwrap() > 0,
+        "the shared instructions come from the cache after the first node: {built}"
+    );
+
+    let status = json_of(&folio(&ix.data, &["--json", "graph", "status"], &[]));
+    let coarse = &status["rubrics"][0];
+    assert_eq!(coarse["rubric"], "coarse");
+    assert_eq!(coarse["pending"].as_i64(), Some(0));
+    assert_eq!(coarse["models"][0], "SmolLM2-135M-Instruct.Q4_1.gguf");
+    assert_eq!(
+        coarse["edges_by_class"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_i64().unwrap())
+            .sum::<i64>(),
+        coarse["edges"].as_i64().unwrap()
+    );
+
+    let question = hotpotqa_questions()[0]["question"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let result = ix.ask(&[&question, "--method", "ig2rag", "-k", "4"], &[]);
+    assert_usage_counted(&result, 1);
+    let trace = &result["run"]["trace"];
+    assert_eq!(trace["method"], "ig2rag");
+    assert_eq!(trace["seeds"].as_array().unwrap().len(), 5);
+    assert_eq!(trace["walk"]["converged"], true);
+    assert_eq!(trace["walk"]["graph_edges"].as_u64(), Some(total * 3));
+    let passages = trace["passages"].as_array().unwrap();
+    assert_eq!(passages.len(), 4);
+    for passage in passages {
+        ix.assert_resolves(passage);
+    }
+    assert!(trace["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|n| n["seed"] == true));
+}

@@ -1,5 +1,6 @@
 //! The engine inside the app: one `Library` plus its background work (the
-//! folder watcher with its jobs, and forwarding engine events to the UI).
+//! folder watcher with its jobs, the information-gain graph's jobs, and
+//! forwarding engine events to the UI).
 //! Saving settings swaps the whole engine; closing the app stops it cleanly,
 //! so a running ingest pass commits its batch and resumes on the next start.
 
@@ -37,6 +38,7 @@ impl Engine {
         let tasks = vec![
             tokio::spawn(forward_engine_events(app, library.clone(), stop.clone())),
             tokio::spawn(watch_folders(library.clone(), stop.clone())),
+            tokio::spawn(keep_graphs(library.clone(), stop.clone())),
         ];
         Ok(Engine {
             library,
@@ -84,6 +86,23 @@ async fn forward_engine_events(app: AppHandle, library: Arc<Library>, stop: Canc
         }
     });
     tokio::join!(pump, forward);
+}
+
+/// Runs queued graph jobs and keeps built graphs up to date with the
+/// library until the app closes; a failure is reported and retried.
+async fn keep_graphs(library: Arc<Library>, stop: CancellationToken) {
+    while !stop.is_cancelled() {
+        match library.run_graph_jobs(&stop).await {
+            Ok(()) => break,
+            Err(e) => {
+                eprintln!("folio: graph work stopped: {e}; retrying in {WATCH_RETRY:?}");
+                tokio::select! {
+                    _ = stop.cancelled() => break,
+                    _ = tokio::time::sleep(WATCH_RETRY) => {}
+                }
+            }
+        }
+    }
 }
 
 /// Runs the watcher (which also runs queued jobs) until the app closes. A

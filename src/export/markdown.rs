@@ -2,6 +2,7 @@
 
 use std::fmt::Write as _;
 
+use crate::methods::ig2rag::{Ig2RagTrace, Ig2RagVariant};
 use crate::methods::pager::{Page, PagerTrace};
 use crate::methods::rdr2::{ActionKind, Rdr2Trace, Route, RouteOutcome};
 use crate::methods::{ActiveRagTrace, Citation, Passage, Trace, VanillaRagTrace};
@@ -70,6 +71,7 @@ fn render_trace(out: &mut String, trace: &Trace, citations: &[Citation]) {
         Trace::Pager(t) => render_pager(out, t, citations),
         Trace::ActiveRag(t) => render_activerag(out, t, citations),
         Trace::Rdr2(t) => render_rdr2(out, t, citations),
+        Trace::Ig2rag(t) => render_ig2rag(out, t, citations),
     }
 }
 
@@ -121,6 +123,60 @@ fn render_pager(out: &mut String, trace: &PagerTrace, citations: &[Citation]) {
         }
     }
     out.push('\n');
+    render_passages(out, &trace.passages, &trace.unknown_citations, citations);
+}
+
+fn render_ig2rag(out: &mut String, trace: &Ig2RagTrace, citations: &[Citation]) {
+    let how = match trace.variant {
+        Ig2RagVariant::Greedy => "followed the strongest gain edges".to_string(),
+        v => format!(
+            "walked the {} graph (Personalized PageRank, α = {})",
+            if v == Ig2RagVariant::SimPpr {
+                "similarity"
+            } else {
+                "information-gain"
+            },
+            trace.alpha
+        ),
+    };
+    let _ = writeln!(
+        out,
+        "iG²RAG ({} variant, {} rubric) started from the {} passages most similar to the question and {how}, keeping the top {}. The graph covered {} of {} chunks with {} edges.\n",
+        trace.variant.as_str(),
+        trace.rubric.as_str(),
+        trace.seeds.len(),
+        trace.k,
+        trace.coverage.scored,
+        trace.coverage.chunks,
+        trace.coverage.edges,
+    );
+    if let Some(walk) = &trace.walk {
+        let _ = writeln!(
+            out,
+            "The walk took {} iterations ({}) over {} nodes and {} edges.\n",
+            walk.iterations,
+            if walk.converged {
+                "converged"
+            } else {
+                "did not converge"
+            },
+            walk.graph_nodes,
+            walk.graph_edges
+        );
+    }
+    out.push_str("| Node | Score | Seed | Passage |\n|---|---|---|---|\n");
+    for node in &trace.nodes {
+        let _ = writeln!(
+            out,
+            "| {} | {:.4} | {} | {} |",
+            inline(&node.label),
+            node.score,
+            if node.seed { "yes" } else { "" },
+            node.passage.map(|n| format!("[{n}]")).unwrap_or_default()
+        );
+    }
+    out.push('\n');
+    render_notes(out, "Walk", &trace.notes);
     render_passages(out, &trace.passages, &trace.unknown_citations, citations);
 }
 

@@ -4,7 +4,7 @@
 //! run that fails halfway still shows how far it got.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -13,11 +13,12 @@ use tokio_util::sync::CancellationToken;
 
 use super::citations::resolve;
 use super::{Citation, MethodError, Params, Passage, RunEvent, Trace};
+use crate::graph::{Rubric, RubricStatus, WalkGraph};
 use crate::library::Library;
 use crate::llm::prompts::{PromptId, Prompts};
 use crate::llm::{ChatMessage, ChatRequest, Completion, FinishReason, GenerateOptions, Llm};
 use crate::retrieve::SearchMode;
-use crate::store::LlmCallRow;
+use crate::store::{LlmCallRow, StoredChunk};
 
 pub struct CitedAnswer {
     pub text: String,
@@ -150,34 +151,100 @@ impl<'a> MethodContext<'a> {
         k: usize,
         mode: SearchMode,
     ) -> Result<Vec<Passage>, MethodError> {
-        let started = Instant::now();
         let found = self
-            .library
-            .retrieve(query, k, mode)
-            .await
-            .map_err(|e| MethodError::Retrieval(Box::new(e)))?;
-        self.retrieval_ms
-            .fetch_add(started.elapsed().as_millis() as u64, Ordering::Relaxed);
-        let passages: Vec<Passage> = found
-            .into_iter()
-            .enumerate()
-            .map(|(i, (chunk, score))| Passage {
-                number: i + 1,
-                chunk_id: chunk.id,
-                path: chunk.path,
-                heading_path: chunk.heading_path,
-                span_start: chunk.span_start,
-                span_end: chunk.span_end,
-                page: chunk.page,
-                score,
-                text: chunk.text,
-            })
-            .collect();
+            .timed_retrieval(self.library.retrieve(query, k, mode))
+            .await?;
+        let passages = numbered(found);
         self.emit(RunEvent::Retrieved {
             query: query.to_string(),
             passages: passages.len(),
         });
         Ok(passages)
+    }
+
+    /// The chunks `ranked` names, in that order and numbered from 1; chunks
+    /// deleted since they were ranked are left out.
+    pub async fn passages(
+        &self,
+        query: &str,
+        ranked: &[(i64, f64)],
+    ) -> Result<Vec<Passage>, MethodError> {
+        let ids: Vec<i64> = ranked.iter().map(|(id, _)| *id).collect();
+        let chunks = self
+            .timed_retrieval(async { Ok(self.library.store().chunks_by_id(&ids).await?) })
+            .await?;
+        let score = |id: i64| {
+            ranked
+                .iter()
+                .find(|(r, _)| *r == id)
+                .map_or(0.0, |(_, s)| *s)
+        };
+        let passages = numbered(chunks.into_iter().map(|c| {
+            let s = score(c.id);
+            (c, s)
+        }));
+        self.emit(RunEvent::Retrieved {
+            query: query.to_string(),
+            passages: passages.len(),
+        });
+        Ok(passages)
+    }
+
+    /// The `k` chunks nearest to `query` by embedding, with cosine similarity.
+    pub async fn nearest(&self, query: &str, k: usize) -> Result<Vec<(i64, f64)>, MethodError> {
+        self.timed_retrieval(self.library.nearest(query, k)).await
+    }
+
+    /// The information-gain graph of `rubric`, ready to walk.
+    pub async fn walk_graph(&self, rubric: Rubric) -> Result<Arc<WalkGraph>, MethodError> {
+        self.timed_retrieval(self.library.walk_graph(rubric)).await
+    }
+
+    /// "file › heading path" of each chunk, to name graph nodes by.
+    pub async fn chunk_labels(
+        &self,
+        ids: &[i64],
+    ) -> Result<std::collections::HashMap<i64, String>, MethodError> {
+        let chunks = self
+            .timed_retrieval(async { Ok(self.library.store().chunks_by_id(ids).await?) })
+            .await?;
+        Ok(chunks
+            .into_iter()
+            .map(|c| {
+                let file = std::path::Path::new(&c.path)
+                    .file_name()
+                    .map_or_else(|| c.path.clone(), |f| f.to_string_lossy().into_owned());
+                let label = if c.heading_path.is_empty() {
+                    file
+                } else {
+                    format!("{file} › {}", c.heading_path)
+                };
+                (c.id, label)
+            })
+            .collect())
+    }
+
+    /// How much of the library the graph of `rubric` covers.
+    pub async fn graph_coverage(&self, rubric: Rubric) -> Result<RubricStatus, MethodError> {
+        self.timed_retrieval(async {
+            let store = self.library.store();
+            Ok(store
+                .rubric_status(rubric, store.embedded_chunks().await?)
+                .await?)
+        })
+        .await
+    }
+
+    /// Runs a retrieval step, counting its time as retrieval.
+    async fn timed_retrieval<T>(
+        &self,
+        step: impl std::future::Future<Output = crate::Result<T>>,
+    ) -> Result<T, MethodError> {
+        let started = Instant::now();
+        let result = step.await.map_err(|e| MethodError::Retrieval(Box::new(e)));
+        self.retrieval_ms
+            .fetch_add(started.elapsed().as_millis() as u64, Ordering::Relaxed);
+        result
     }
 
     /// Renders the step's prompt and asks the model, with the run's
@@ -322,4 +389,23 @@ pub fn finished_text(
         FinishReason::Stop if text.is_empty() => Err(MethodError::EmptyOutput { step }),
         FinishReason::Stop => Ok(text),
     }
+}
+
+/// Chunks as passages numbered from 1, in the order given.
+fn numbered(found: impl IntoIterator<Item = (StoredChunk, f64)>) -> Vec<Passage> {
+    found
+        .into_iter()
+        .enumerate()
+        .map(|(i, (chunk, score))| Passage {
+            number: i + 1,
+            chunk_id: chunk.id,
+            path: chunk.path,
+            heading_path: chunk.heading_path,
+            span_start: chunk.span_start,
+            span_end: chunk.span_end,
+            page: chunk.page,
+            score,
+            text: chunk.text,
+        })
+        .collect()
 }

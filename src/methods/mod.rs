@@ -10,6 +10,7 @@ mod citations;
 mod context;
 mod error;
 mod events;
+pub mod ig2rag;
 mod llm_only;
 pub mod pager;
 mod params;
@@ -17,7 +18,7 @@ pub mod rdr2;
 pub mod runner;
 mod shown;
 #[cfg(test)]
-mod testing;
+pub(crate) mod testing;
 mod trace;
 mod vanilla_rag;
 
@@ -68,6 +69,7 @@ static REGISTRY: &[&dyn Method] = &[
     &pager::Pager,
     &activerag::ActiveRag,
     &rdr2::Rdr2,
+    &ig2rag::Ig2Rag,
 ];
 
 pub fn methods() -> &'static [&'static dyn Method] {

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::ig2rag::Ig2RagTrace;
 use super::pager::PagerTrace;
 use super::rdr2::Rdr2Trace;
 use super::ActiveRagTrace;
@@ -47,4 +48,5 @@ pub enum Trace {
     #[serde(rename = "activerag")]
     ActiveRag(ActiveRagTrace),
     Rdr2(Rdr2Trace),
+    Ig2rag(Ig2RagTrace),
 }

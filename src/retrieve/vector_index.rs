@@ -109,6 +109,14 @@ impl VectorIndex {
         self.ids.is_empty()
     }
 
+    /// Every chunk id with its vector.
+    pub fn vectors(&self) -> impl Iterator<Item = (i64, &[f32])> {
+        self.ids
+            .iter()
+            .copied()
+            .zip(self.data.chunks_exact(self.dim))
+    }
+
     /// The `k` nearest chunks by L2 distance, nearest first: the same answer
     /// as `Store::nearest_chunks`, from memory.
     pub fn nearest(&self, query: &[f32], k: usize) -> Vec<(i64, f32)> {

@@ -1,11 +1,12 @@
 //! The SQLite index: one database file in WAL mode holding folders, documents,
 //! structure trees, chunks, their vectors (sqlite-vec) and BM25 index (FTS5),
-//! and persisted jobs. Writers commit whole documents only, so a crash never
-//! leaves a half-indexed document behind.
+//! the information-gain graph, and persisted jobs. Writers commit whole
+//! documents only, so a crash never leaves a half-indexed document behind.
 
 mod documents;
 mod error;
 mod folders;
+mod gain;
 mod jobs;
 mod runs;
 mod settings;
@@ -26,6 +27,7 @@ pub use documents::{
 };
 pub use error::{Result, StoreError};
 pub use folders::{Folder, FolderSummary};
+pub use gain::{GainEdge, NodeScoring, NodeWritten};
 pub use jobs::{Job, JobState};
 pub use runs::{LlmCallRow, NewRun, RunOutcome, RunRecord, RunStatus};
 pub(crate) use vectors::vectors_version_in;

@@ -7,6 +7,7 @@ use std::sync::atomic::Ordering;
 
 mod answers;
 mod eval;
+mod graph;
 mod models;
 
 use anyhow::{Context, Result};
@@ -47,6 +48,9 @@ enum Command {
     Index(IndexCommand),
     #[command(flatten)]
     Answer(AnswerCommand),
+    /// iG²RAG's information-gain graph: build it, see how far it covers the library.
+    #[command(subcommand)]
+    Graph(graph::GraphCommand),
     /// The configured language model, embedding model and prompts, and whether each loads.
     Models,
     /// Benchmarks against same-run baselines; tables on stdout, JSON in bench/results/.
@@ -153,6 +157,9 @@ async fn run(cli: Cli) -> Result<()> {
         Command::Answer(command) => {
             return answer(&library, command, &answer_cancel, cli.json).await
         }
+        Command::Graph(command) => {
+            return graph::run(&library, command, &answer_cancel, cli.json).await
+        }
         Command::Index(command) => command,
         Command::Bench(_) | Command::Models | Command::Eval(_) => {
             unreachable!("handled before the library opens")
@@ -243,6 +250,7 @@ async fn with_progress<T>(
                     JobPhase::Scanning => "scanning",
                     JobPhase::Indexing => "indexing",
                     JobPhase::Embedding => "embedding",
+                    JobPhase::Scoring => "scoring",
                     JobPhase::Finished => "done",
                 });
             }
@@ -362,15 +370,24 @@ async fn watch(library: &Library, json: bool) -> Result<()> {
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         }
     };
-    folio::ingest::watcher::watch(library, shutdown, |summary| {
-        if json {
-            if let Ok(line) = serde_json::to_string(summary) {
-                println!("{line}");
+    // The graph worker keeps built graphs up to date while the watcher runs.
+    let graph_stop = CancellationToken::new();
+    let watching = async {
+        let watched = folio::ingest::watcher::watch(library, shutdown, |summary| {
+            if json {
+                if let Ok(line) = serde_json::to_string(summary) {
+                    println!("{line}");
+                }
+            } else if *summary != PassSummary::default() {
+                print_summary(summary);
             }
-        } else if *summary != PassSummary::default() {
-            print_summary(summary);
-        }
-    })
-    .await?;
+        })
+        .await;
+        graph_stop.cancel();
+        watched
+    };
+    let (watched, graphs) = tokio::join!(watching, library.run_graph_jobs(&graph_stop));
+    watched?;
+    graphs?;
     Ok(())
 }

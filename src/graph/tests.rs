@@ -1,0 +1,187 @@
+//! The graph job over a real library (real embeddings, store and prompts)
+//! with a scripted scorer: what it asks, what it stores, how it treats bad
+//! replies, and that later passes only score what is new.
+
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use super::*;
+use crate::methods::testing::{library_with, says, ScriptedLlm, ADA_NOTES};
+use crate::retrieve::VectorIndex;
+use crate::Library;
+
+async fn build(library: &Library, llm: &ScriptedLlm, rubric: Rubric) -> BuildProgress {
+    let dim = library.model().await.unwrap().1.dim;
+    let vectors = VectorIndex::load(library.store(), dim).await.unwrap();
+    let prompts = library.prompts().await.unwrap();
+    let cancel = CancellationToken::new();
+    GraphBuild {
+        store: library.store(),
+        llm,
+        prompts: &prompts,
+        vectors: &vectors,
+        options: GraphBuildOptions { rubric, n: 5 },
+        job: None,
+        timeout: Duration::from_secs(10),
+        cancel: &cancel,
+    }
+    .run(&|| false, &|_| {})
+    .await
+    .unwrap()
+}
+
+async fn status(library: &Library, rubric: Rubric) -> RubricStatus {
+    let store = library.store();
+    store
+        .rubric_status(rubric, store.embedded_chunks().await.unwrap())
+        .await
+        .unwrap()
+}
+
+const BOTH_NOVEL: &str = r#"{"P1": "novel", "P2": "minor"}"#;
+
+#[tokio::test]
+async fn every_chunk_gets_one_batched_call_and_its_edges() {
+    let dir = tempfile::tempdir().unwrap();
+    let library = library_with(dir.path(), ADA_NOTES).await;
+    let llm = ScriptedLlm::new((0..3).map(|_| says(BOTH_NOVEL)).collect());
+    let p = build(&library, &llm, Rubric::Coarse).await;
+    assert_eq!(
+        (p.done, p.total, p.failed, p.edges, p.calls),
+        (3, 3, 0, 6, 3)
+    );
+    let prompt = &llm.prompts()[0];
+    assert!(prompt.contains("<baseline>") && prompt.contains("<passage id=\"P2\">"));
+    assert!(
+        !prompt.contains("P3\">"),
+        "three chunks give two neighbours each"
+    );
+    let s = status(&library, Rubric::Coarse).await;
+    assert_eq!((s.scored, s.pending, s.edges), (3, 0, 6));
+    assert_eq!(s.edges_by_class, [0, 3, 0, 3]);
+    assert_eq!(s.models, ["scripted"]);
+    assert_eq!(s.cost.calls, 3);
+
+    let again = ScriptedLlm::new(vec![]);
+    assert_eq!(build(&library, &again, Rubric::Coarse).await.total, 0);
+    // Another rubric is a graph of its own.
+    let binary = ScriptedLlm::new((0..3).map(|_| says(r#"{"P1": 1, "P2": 0}"#)).collect());
+    assert_eq!(build(&library, &binary, Rubric::Binary).await.edges, 6);
+    assert_eq!(status(&library, Rubric::Coarse).await.edges, 6);
+}
+
+#[tokio::test]
+async fn a_bad_reply_is_retried_once_then_the_node_fails_without_edges() {
+    let dir = tempfile::tempdir().unwrap();
+    let library = library_with(dir.path(), ADA_NOTES).await;
+    let llm = ScriptedLlm::new(vec![
+        says("P1 is novel"),
+        says(BOTH_NOVEL),
+        says(r#"{"P1": "novel"}"#),
+        says(r#"{"P1": "novel", "P2": "huge"}"#),
+        says(BOTH_NOVEL),
+    ]);
+    let p = build(&library, &llm, Rubric::Coarse).await;
+    assert_eq!((p.done, p.failed, p.edges, p.calls), (3, 1, 4, 5));
+    let prompts = llm.prompts();
+    assert!(!prompts[0].contains("could not be used"));
+    assert!(prompts[1].contains("could not be used: the reply holds no JSON object"));
+    assert!(prompts[3].contains("it gives no grade for P2"));
+    let s = status(&library, Rubric::Coarse).await;
+    assert_eq!((s.scored, s.failed, s.edges), (2, 1, 4));
+    assert!(s.recent_failures[0].1.contains("\"huge\" is not redundant"));
+}
+
+#[tokio::test]
+async fn new_chunks_are_scored_alone_and_deleted_ones_take_their_edges() {
+    let dir = tempfile::tempdir().unwrap();
+    let library = library_with(dir.path(), ADA_NOTES).await;
+    build(
+        &library,
+        &ScriptedLlm::new((0..3).map(|_| says(BOTH_NOVEL)).collect()),
+        Rubric::Coarse,
+    )
+    .await;
+    let before = library.store().gain_edges(Rubric::Coarse).await.unwrap();
+
+    let notes = dir.path().join("notes");
+    std::fs::write(
+        notes.join("engine.md"),
+        "# The Analytical Engine\n\nThe Analytical Engine was to be programmed with punched cards.\n",
+    )
+    .unwrap();
+    library.reconcile_all().await.unwrap();
+    let llm = ScriptedLlm::new(vec![says(
+        r#"{"P1": "significant", "P2": "minor", "P3": "redundant"}"#,
+    )]);
+    let p = build(&library, &llm, Rubric::Coarse).await;
+    assert_eq!((p.total, p.edges), (1, 3));
+    let after = library.store().gain_edges(Rubric::Coarse).await.unwrap();
+    assert!(
+        before.iter().all(|e| after.contains(e)),
+        "existing edges stay"
+    );
+
+    std::fs::remove_file(notes.join("babbage.md")).unwrap();
+    library.reconcile_all().await.unwrap();
+    let ids = library.store().embedded_chunk_ids().await.unwrap();
+    let left = library.store().gain_edges(Rubric::Coarse).await.unwrap();
+    assert!(left.len() < after.len());
+    assert!(left
+        .iter()
+        .all(|e| ids.contains(&e.source) && ids.contains(&e.target)));
+    assert_eq!(status(&library, Rubric::Coarse).await.scored, 3);
+}
+
+#[tokio::test]
+async fn a_job_resumes_where_a_cancelled_pass_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let library = library_with(dir.path(), ADA_NOTES).await;
+    let job = library
+        .queue_graph_build(GraphBuildOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        library
+            .queue_graph_build(GraphBuildOptions::default())
+            .await
+            .unwrap(),
+        job,
+        "a waiting job with the same options is reused"
+    );
+    assert!(library
+        .queue_graph_build(GraphBuildOptions {
+            rubric: Rubric::Coarse,
+            n: 0
+        })
+        .await
+        .is_err());
+    let store = library.store();
+    let dim = library.model().await.unwrap().1.dim;
+    let vectors = VectorIndex::load(store, dim).await.unwrap();
+    let prompts = library.prompts().await.unwrap();
+    let cancel = CancellationToken::new();
+    let llm = ScriptedLlm::new(vec![says(BOTH_NOVEL)]);
+    let stop_after_one = || llm.unused() == 0;
+    let first = GraphBuild {
+        store,
+        llm: &llm,
+        prompts: &prompts,
+        vectors: &vectors,
+        options: GraphBuildOptions::default(),
+        job: Some((job, 0)),
+        timeout: Duration::from_secs(10),
+        cancel: &cancel,
+    }
+    .run(&stop_after_one, &|_| {})
+    .await
+    .unwrap();
+    assert!(first.stopped);
+    assert_eq!((first.done, first.total), (1, 3));
+    let row = store.job(job).await.unwrap().unwrap();
+    assert_eq!((row.done, row.total), (1, 3));
+
+    let rest = ScriptedLlm::new((0..2).map(|_| says(BOTH_NOVEL)).collect());
+    assert_eq!(build(&library, &rest, Rubric::Coarse).await.total, 2);
+}

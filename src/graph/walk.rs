@@ -1,0 +1,128 @@
+//! The graph a question walks (iG²RAG §3.2): every chunk with a vector is a
+//! node, and one rubric's edges, weighted by gain (or, for the `sim-ppr`
+//! ablation, by the similarity of the same pairs), make the transition
+//! matrices. Built once per change of the graph and shared by questions.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::error::Result;
+use crate::retrieve::ppr::{
+    personalized_pagerank, top_k, PersonalizedPageRank, PprError, PprParams, TransitionMatrix,
+};
+use crate::store::{GainEdge, Store};
+
+use super::Rubric;
+
+pub struct WalkGraph {
+    /// The store's graph version this copy was read at.
+    pub version: (i64, i64),
+    ids: Vec<i64>,
+    index_of: HashMap<i64, u32>,
+    gain: TransitionMatrix,
+    similarity: TransitionMatrix,
+    out: HashMap<i64, Vec<GainEdge>>,
+    edges: usize,
+}
+
+/// Which weights a walk follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Weights {
+    Gain,
+    Similarity,
+}
+
+/// A finished walk: every node it gave mass to, best first.
+pub struct Walk {
+    pub ranked: Vec<(i64, f64)>,
+    pub stats: PersonalizedPageRank,
+}
+
+impl WalkGraph {
+    pub async fn load(store: &Store, rubric: Rubric) -> Result<WalkGraph> {
+        let version = store.gain_graph_version().await?;
+        let ids = store.embedded_chunk_ids().await?;
+        let edges = store.gain_edges(rubric).await?;
+        let index_of: HashMap<i64, u32> = ids
+            .iter()
+            .enumerate()
+            .map(|(i, id)| (*id, i as u32))
+            .collect();
+        // Edges read after a chunk appeared or went may name chunks the id
+        // list lacks; the version check reloads the graph soon after.
+        let known: Vec<&GainEdge> = edges
+            .iter()
+            .filter(|e| index_of.contains_key(&e.source) && index_of.contains_key(&e.target))
+            .collect();
+        let matrix = |weight: fn(&GainEdge) -> f64| {
+            TransitionMatrix::from_edges(
+                ids.len(),
+                known
+                    .iter()
+                    .map(|e| (index_of[&e.source], index_of[&e.target], weight(e))),
+            )
+        };
+        let gain = matrix(|e| e.score)?;
+        let similarity = matrix(|e| e.similarity.max(0.0))?;
+        let mut out: HashMap<i64, Vec<GainEdge>> = HashMap::new();
+        for e in &known {
+            out.entry(e.source).or_default().push(**e);
+        }
+        Ok(WalkGraph {
+            version,
+            edges: known.len(),
+            ids,
+            index_of,
+            gain,
+            similarity,
+            out,
+        })
+    }
+
+    pub fn nodes(&self) -> usize {
+        self.ids.len()
+    }
+
+    pub fn edges(&self) -> usize {
+        self.edges
+    }
+
+    /// Personalized PageRank from `seeds` (chunk, weight); seeds that are
+    /// no longer in the graph are left out.
+    pub fn walk(
+        &self,
+        seeds: &[(i64, f64)],
+        weights: Weights,
+        params: PprParams,
+    ) -> std::result::Result<Walk, PprError> {
+        let personalization: Vec<(u32, f64)> = seeds
+            .iter()
+            .filter_map(|(id, w)| self.index_of.get(id).map(|i| (*i, *w)))
+            .collect();
+        let matrix = match weights {
+            Weights::Gain => &self.gain,
+            Weights::Similarity => &self.similarity,
+        };
+        let stats = personalized_pagerank(matrix, &personalization, params)?;
+        let reached = stats.scores.iter().filter(|s| **s > 0.0).count();
+        let ranked = top_k(&stats.scores, reached)
+            .into_iter()
+            .map(|(i, s)| (self.ids[i as usize], s))
+            .collect();
+        Ok(Walk { ranked, stats })
+    }
+
+    /// The gain edges out of `chunk`.
+    pub fn out_edges(&self, chunk: i64) -> &[GainEdge] {
+        self.out.get(&chunk).map_or(&[], Vec::as_slice)
+    }
+
+    /// The edges whose both ends are in `nodes`.
+    pub fn edges_among(&self, nodes: &HashSet<i64>) -> Vec<GainEdge> {
+        nodes
+            .iter()
+            .flat_map(|n| self.out_edges(*n))
+            .filter(|e| nodes.contains(&e.target))
+            .copied()
+            .collect()
+    }
+}

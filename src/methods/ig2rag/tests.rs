@@ -1,0 +1,127 @@
+//! iG²RAG's control flow over a real library and a real (scripted-scorer)
+//! graph: seeds, the walk and its ablations, the trace's subgraph, and the
+//! single answer call.
+
+use super::*;
+use crate::graph::{GraphBuild, GraphBuildOptions};
+use crate::methods::runner::AskRequest;
+use crate::methods::testing::{ask_with, library_with, says, ScriptedLlm, ADA_NOTES, ADA_QUESTION};
+use crate::retrieve::VectorIndex;
+use crate::Library;
+
+async fn built(dir: &std::path::Path) -> Library {
+    let library = library_with(dir, ADA_NOTES).await;
+    let dim = library.model().await.unwrap().1.dim;
+    let vectors = VectorIndex::load(library.store(), dim).await.unwrap();
+    let prompts = library.prompts().await.unwrap();
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let scorer = ScriptedLlm::new(
+        (0..3)
+            .map(|_| says(r#"{"P1": "novel", "P2": "redundant"}"#))
+            .collect(),
+    );
+    GraphBuild {
+        store: library.store(),
+        llm: &scorer,
+        prompts: &prompts,
+        vectors: &vectors,
+        options: GraphBuildOptions::default(),
+        job: None,
+        timeout: std::time::Duration::from_secs(10),
+        cancel: &cancel,
+    }
+    .run(&|| false, &|_| {})
+    .await
+    .unwrap();
+    library
+}
+
+async fn ask(library: &Library, k: usize, options: &[(&str, &str)]) -> (Ig2RagTrace, ScriptedLlm) {
+    let llm = ScriptedLlm::new(vec![says("She was born in London [1].")]);
+    let mut request = AskRequest::new(ADA_QUESTION, "ig2rag");
+    request.k = k;
+    for (name, value) in options {
+        request.options.insert(name.to_string(), value.to_string());
+    }
+    let (run, _) = ask_with(library, &llm, &request).await;
+    assert_eq!(llm.unused(), 0, "one answer call");
+    match serde_json::from_value(run.trace.clone().unwrap()).unwrap() {
+        Trace::Ig2rag(t) => (t, llm),
+        other => panic!("not an iG²RAG trace: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn the_walk_starts_at_the_seeds_and_reaches_past_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let library = built(dir.path()).await;
+    let (trace, llm) = ask(&library, 3, &[("h", "1")]).await;
+    assert_eq!(trace.seeds.len(), 1);
+    assert!((trace.seeds[0].weight - 1.0).abs() < 1e-12);
+    let walk = trace.walk.unwrap();
+    assert!(walk.converged && walk.graph_nodes == 3 && walk.graph_edges == 6);
+    assert_eq!(trace.passages.len(), 3, "the walk reaches every chunk");
+    assert_eq!(trace.passages[0].chunk_id, trace.seeds[0].chunk_id);
+    let scores: Vec<f64> = trace.nodes.iter().map(|n| n.score).collect();
+    assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
+    assert!(trace.nodes[0].seed && trace.nodes[0].passage == Some(1));
+    assert_eq!(trace.edges.len(), 6);
+    assert!(trace.edges.iter().all(|e| e.class.is_some()));
+    assert_eq!(trace.coverage.scored, 3);
+    assert!(trace.notes.is_empty(), "{:?}", trace.notes);
+    assert!(llm.prompts()[0].contains("Ada Lovelace"));
+}
+
+#[tokio::test]
+async fn the_ablations_walk_similarity_or_follow_the_strongest_edge() {
+    let dir = tempfile::tempdir().unwrap();
+    let library = built(dir.path()).await;
+    let (sim, _) = ask(&library, 2, &[("h", "1"), ("variant", "sim-ppr")]).await;
+    assert!(sim.walk.is_some());
+    assert!(sim.edges.iter().all(|e| e.class.is_none()));
+
+    let (greedy, _) = ask(&library, 2, &[("h", "1"), ("variant", "greedy")]).await;
+    assert!(greedy.walk.is_none());
+    assert_eq!(greedy.passages.len(), 2);
+    // Each chunk's P1 (its nearest neighbour) was graded novel.
+    let seed = greedy.seeds[0].chunk_id;
+    let second = greedy.passages[1].chunk_id;
+    let edge = greedy
+        .edges
+        .iter()
+        .find(|e| e.source == seed && e.target == second)
+        .expect("greedy took an edge out of the seed");
+    assert_eq!(edge.class, Some(crate::graph::GainClass::Novel));
+}
+
+#[tokio::test]
+async fn without_a_graph_the_walk_stays_on_the_seeds_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let library = library_with(dir.path(), ADA_NOTES).await;
+    let (trace, _) = ask(&library, 3, &[("h", "2")]).await;
+    assert_eq!(trace.passages.len(), 2);
+    assert!(trace.edges.is_empty());
+    assert!(
+        trace.notes[0].contains("has not been built"),
+        "{:?}",
+        trace.notes
+    );
+    assert!(trace.notes[1].contains("fewer than k = 3"));
+}
+
+#[tokio::test]
+async fn out_of_range_options_fail_before_any_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let library = library_with(dir.path(), ADA_NOTES).await;
+    for (name, value) in [("alpha", "0"), ("alpha", "1.5"), ("h", "0")] {
+        let llm = ScriptedLlm::new(vec![]);
+        let mut request = AskRequest::new(ADA_QUESTION, "ig2rag");
+        request.options.insert(name.into(), value.into());
+        let (run, _) = ask_with(&library, &llm, &request).await;
+        assert!(
+            run.error.as_deref().unwrap_or_default().contains(name),
+            "{name}={value}: {:?}",
+            run.error
+        );
+    }
+}

@@ -1,0 +1,112 @@
+//! What an iG²RAG answer was built from: the seeds, the walk, the part of
+//! the graph around the chosen passages, and the passages themselves.
+
+use serde::{Deserialize, Serialize};
+
+use crate::graph::{GainClass, Rubric};
+use crate::methods::Passage;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+#[serde(rename_all = "kebab-case")]
+pub enum Ig2RagVariant {
+    /// Personalized PageRank over the information-gain graph.
+    #[default]
+    Ig2rag,
+    /// The same walk over the same neighbour pairs weighted by similarity.
+    SimPpr,
+    /// From the seeds, repeatedly take the strongest gain edge out of what
+    /// is already chosen.
+    Greedy,
+}
+
+impl Ig2RagVariant {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Ig2RagVariant::Ig2rag => "ig2rag",
+            Ig2RagVariant::SimPpr => "sim-ppr",
+            Ig2RagVariant::Greedy => "greedy",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+pub struct Ig2RagTrace {
+    pub query: String,
+    pub variant: Ig2RagVariant,
+    pub rubric: Rubric,
+    pub h: usize,
+    pub alpha: f64,
+    pub k: usize,
+    /// How much of the library the graph covered when the question was asked.
+    pub coverage: GraphCoverage,
+    /// The top-h chunks by similarity, best first; `weight` is their share
+    /// of the personalization vector.
+    pub seeds: Vec<Seed>,
+    /// The power iteration; absent for the greedy variant.
+    pub walk: Option<WalkStats>,
+    /// The best-ranked nodes, best first: every chosen passage, every seed,
+    /// and the next few the walk reached.
+    pub nodes: Vec<GraphNode>,
+    /// The edges among `nodes`.
+    pub edges: Vec<GraphEdge>,
+    /// What the answer was written from, numbered as in the prompt.
+    pub passages: Vec<Passage>,
+    pub unknown_citations: Vec<usize>,
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+pub struct GraphCoverage {
+    /// Chunks with a vector: what the graph could cover.
+    pub chunks: i64,
+    pub scored: i64,
+    pub failed: i64,
+    pub edges: i64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+pub struct Seed {
+    pub chunk_id: i64,
+    pub similarity: f64,
+    pub weight: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+pub struct WalkStats {
+    pub iterations: usize,
+    pub converged: bool,
+    pub last_change: f64,
+    /// The graph the walk ran on.
+    pub graph_nodes: usize,
+    pub graph_edges: usize,
+    pub walk_ms: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+pub struct GraphNode {
+    pub chunk_id: i64,
+    /// File name and heading path, to tell nodes apart at a glance.
+    pub label: String,
+    /// PageRank mass for the walks; for greedy, the weight of the edge that
+    /// brought the node in (a seed's similarity).
+    pub score: f64,
+    pub seed: bool,
+    /// The passage number, when the node was given to the model.
+    pub passage: Option<usize>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+pub struct GraphEdge {
+    pub source: i64,
+    pub target: i64,
+    /// The gain class; none for the similarity graph of `sim-ppr`.
+    pub class: Option<GainClass>,
+    pub weight: f64,
+}
