@@ -33,6 +33,9 @@ pub enum PromptId {
     ActiveRagAccommodate,
     Rdr2Route,
     Rdr2Read,
+    GainCoarse,
+    GainFine,
+    GainBinary,
 }
 
 struct PromptSpec {
@@ -116,6 +119,21 @@ const SPECS: &[PromptSpec] = &[
         ["question", "title", "tree", "expand"]
     ),
     spec!(Rdr2Read, "rdr2/read.j2", ["question", "passages"]),
+    spec!(
+        GainCoarse,
+        "graph/coarse.j2",
+        ["baseline", "passages", "labels", "retry"]
+    ),
+    spec!(
+        GainFine,
+        "graph/fine.j2",
+        ["baseline", "passages", "labels", "retry"]
+    ),
+    spec!(
+        GainBinary,
+        "graph/binary.j2",
+        ["baseline", "passages", "labels", "retry"]
+    ),
 ];
 
 /// Names minijinja itself provides inside templates.
