@@ -105,22 +105,27 @@ fn hotpotqa() -> &'static Indexed {
             .flat_map(|q| q["supporting_titles"].as_array().unwrap().clone())
             .map(|t| t.as_str().unwrap().to_string())
             .collect();
-        let corpus = std::fs::read_to_string(shared_eval().join("hotpotqa/corpus.jsonl")).unwrap();
-        let slice: String = corpus
-            .lines()
-            .enumerate()
-            .filter(|(i, line)| {
-                let passage: Value = serde_json::from_str(line).unwrap();
-                *i < 100 || gold.iter().any(|g| passage["title"] == g.as_str())
-            })
-            .map(|(_, line)| format!("{line}\n"))
-            .collect();
-        Indexed::build(|dir| {
-            // The slice is written out the way `folio eval` writes a corpus.
-            let jsonl = dir.with_extension("jsonl");
-            std::fs::write(&jsonl, slice).unwrap();
-            folio::eval::corpus::write_passages(&jsonl, dir, None).unwrap();
+        hotpotqa_slice(100, &gold)
+    })
+}
+
+/// The corpus's first `first` passages and those titled `gold`, written out
+/// the way `folio eval` writes a corpus, and indexed.
+fn hotpotqa_slice(first: usize, gold: &[String]) -> Indexed {
+    let corpus = std::fs::read_to_string(shared_eval().join("hotpotqa/corpus.jsonl")).unwrap();
+    let slice: String = corpus
+        .lines()
+        .enumerate()
+        .filter(|(i, line)| {
+            let passage: Value = serde_json::from_str(line).unwrap();
+            *i < first || gold.iter().any(|g| passage["title"] == g.as_str())
         })
+        .map(|(_, line)| format!("{line}\n"))
+        .collect();
+    Indexed::build(|dir| {
+        let jsonl = dir.with_extension("jsonl");
+        std::fs::write(&jsonl, slice).unwrap();
+        folio::eval::corpus::write_passages(&jsonl, dir, None).unwrap();
     })
 }
 
@@ -965,21 +970,7 @@ fn small_hotpotqa() -> Indexed {
         .iter()
         .map(|t| t.as_str().unwrap().to_string())
         .collect();
-    let corpus = std::fs::read_to_string(shared_eval().join("hotpotqa/corpus.jsonl")).unwrap();
-    let slice: String = corpus
-        .lines()
-        .enumerate()
-        .filter(|(i, line)| {
-            let passage: Value = serde_json::from_str(line).unwrap();
-            *i < 6 || gold.iter().any(|g| passage["title"] == g.as_str())
-        })
-        .map(|(_, line)| format!("{line}\n"))
-        .collect();
-    Indexed::build(|dir| {
-        let jsonl = dir.with_extension("jsonl");
-        std::fs::write(&jsonl, slice).unwrap();
-        folio::eval::corpus::write_passages(&jsonl, dir, None).unwrap();
-    })
+    hotpotqa_slice(6, &gold)
 }
 
 #[test]

@@ -334,6 +334,22 @@ fn cores() -> usize {
         .unwrap_or(1)
 }
 
+/// Median and 95th percentile of per-query times in milliseconds.
+#[derive(Clone, Copy)]
+struct Latency {
+    p50: f64,
+    p95: f64,
+}
+
+impl Latency {
+    fn of(ms: &[f64]) -> Latency {
+        Latency {
+            p50: percentile(ms, 50.0),
+            p95: percentile(ms, 95.0),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 
 use super::python::{field, Python};
 use super::report::{Report, Row, Target};
-use super::{percentile, Context, Rng, TempDir};
+use super::{Context, Latency, Rng, TempDir};
 use crate::retrieve::ppr::{personalized_pagerank, top_k, PprParams, TransitionMatrix};
 
 /// iG²RAG's top-n: each chunk's gain is judged against its 5 nearest neighbours.
@@ -95,21 +95,6 @@ pub fn run(ctx: &Context) -> Result<Report> {
         details: Value::Object(details),
         notes,
     })
-}
-
-#[derive(Clone, Copy)]
-struct Latency {
-    p50: f64,
-    p95: f64,
-}
-
-impl Latency {
-    fn of(ms: &[f64]) -> Latency {
-        Latency {
-            p50: percentile(ms, 50.0),
-            p95: percentile(ms, 95.0),
-        }
-    }
 }
 
 /// How closely one reference's scores match Folio's over the queries it ran.

@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 
 use super::python::{field, Python};
 use super::report::{Report, Row, Target};
-use super::{percentile, rust_book_files, Context, Rng, TempDir};
+use super::{percentile, rust_book_files, Context, Latency, Rng, TempDir};
 use crate::embed::Embedder;
 use crate::ingest::loaders::{load, Format};
 use crate::ingest::structure_tree::{NodeKind, Span, StructureTree, ROOT};
@@ -180,21 +180,6 @@ fn embed_one_ms(ctx: &Context, queries: &[Query]) -> Result<Vec<f64>> {
             Ok(start.elapsed().as_secs_f64() * 1000.0)
         })
         .collect()
-}
-
-#[derive(Clone, Copy)]
-struct Latency {
-    p50: f64,
-    p95: f64,
-}
-
-impl Latency {
-    fn of(ms: &[f64]) -> Latency {
-        Latency {
-            p50: percentile(ms, 50.0),
-            p95: percentile(ms, 95.0),
-        }
-    }
 }
 
 struct Measured {

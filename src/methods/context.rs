@@ -12,6 +12,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 use super::citations::resolve;
+use super::shown::shown;
 use super::{Citation, MethodError, Params, Passage, RunEvent, Trace};
 use crate::graph::{Rubric, RubricStatus, WalkGraph};
 use crate::library::Library;
@@ -284,6 +285,19 @@ impl<'a> MethodContext<'a> {
             citations,
             unknown,
         })
+    }
+
+    /// The one answer call of a method that retrieves and then answers
+    /// (vanilla-rag, ig2rag): the numbered passages under the question.
+    pub async fn answer_from_passages(
+        &self,
+        question: &str,
+        passages: &[Passage],
+        params: &Params,
+    ) -> Result<CitedAnswer, MethodError> {
+        let vars = minijinja::context!(question, passages => shown(passages));
+        self.cited_answer("answer", PromptId::VanillaRagAnswer, vars, params, passages)
+            .await
     }
 
     /// One model call, streamed to the event sink and recorded whether it

@@ -2,20 +2,15 @@
 //! them to the model as numbered documents, and map the `[n]` markers in its
 //! answer back to files, heading paths and spans.
 
-use minijinja::context;
 use serde_json::Value;
 
-use super::shown::shown;
 use super::{
     Answer, Method, MethodContext, MethodError, MethodInfo, MethodOption, Params, Trace,
     VanillaRagTrace,
 };
-use crate::llm::prompts::PromptId;
 use crate::retrieve::SearchMode;
 
 pub struct VanillaRag;
-
-const STEP: &str = "answer";
 
 #[async_trait::async_trait]
 impl Method for VanillaRag {
@@ -53,15 +48,8 @@ impl Method for VanillaRag {
             unknown_citations: Vec::new(),
         };
         ctx.checkpoint(&Trace::VanillaRag(trace.clone()));
-        let vars = context!(question, passages => shown(&trace.passages));
         let answer = ctx
-            .cited_answer(
-                STEP,
-                PromptId::VanillaRagAnswer,
-                vars,
-                params,
-                &trace.passages,
-            )
+            .answer_from_passages(question, &trace.passages, params)
             .await?;
         trace.unknown_citations = answer.unknown;
         Ok(Answer {

@@ -13,20 +13,16 @@ mod trace;
 
 use std::collections::HashSet;
 
-use minijinja::context;
 use serde_json::Value;
 
 pub use trace::{GraphCoverage, GraphEdge, GraphNode, Ig2RagTrace, Ig2RagVariant, Seed, WalkStats};
 
-use super::shown::shown;
 use super::{Answer, Method, MethodContext, MethodError, MethodInfo, MethodOption, Params, Trace};
 use crate::graph::{Rubric, Weights};
-use crate::llm::prompts::PromptId;
 use crate::retrieve::ppr::PprParams;
 
 pub struct Ig2Rag;
 
-const STEP: &str = "answer";
 /// Nodes the trace shows past the chosen passages and the seeds.
 const NEXT_NODES: usize = 5;
 const MAX_SEEDS: usize = 100;
@@ -213,15 +209,8 @@ impl Method for Ig2Rag {
             notes,
         };
         ctx.checkpoint(&Trace::Ig2rag(trace.clone()));
-        let vars = context!(question, passages => shown(&trace.passages));
         let answer = ctx
-            .cited_answer(
-                STEP,
-                PromptId::VanillaRagAnswer,
-                vars,
-                params,
-                &trace.passages,
-            )
+            .answer_from_passages(question, &trace.passages, params)
             .await?;
         trace.unknown_citations = answer.unknown;
         Ok(Answer {
