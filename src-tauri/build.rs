@@ -13,6 +13,8 @@ fn main() {
         "resume_jobs",
         "cancel_job",
         "document_tree",
+        "graph_status",
+        "build_graph",
         "methods",
         "ask",
         "cancel_ask",

@@ -54,6 +54,8 @@ fn main() {
             library::resume_jobs,
             library::cancel_job,
             library::document_tree,
+            library::graph_status,
+            library::build_graph,
             answers::methods,
             answers::ask,
             answers::cancel_ask,

@@ -1,7 +1,8 @@
 // The real app in a real window (Xvfb + tauri-driver + WebKitWebDriver), on
 // the embedded models: add the rust-book folder, wait for indexing, ask
 // with vanilla-rag, open a citation, compare two methods, export a run,
-// watch PAGER's page fill in, ActiveRAG's agents and RDR2's routes,
+// watch PAGER's page fill in, ActiveRAG's agents and RDR2's routes, build
+// part of the information-gain graph and draw iG²RAG's walk over it,
 // check hostile document text renders inert, and close the window in the
 // middle of ingesting 8,094 hotpotqa passages. Screenshots of every view go
 // to $FOLIO_E2E_OUT/screenshots. Run through scripts/e2e.sh.
@@ -275,10 +276,74 @@ describe("Folio in a real window", () => {
     await shot("11-rdr2-route");
   });
 
+  it(
+    "builds the information-gain graph from the library and draws iG²RAG's walk over it",
+    async () => {
+      await open("library");
+      await app.byTestId("graph-panel", 30_000);
+      // Coarse grades with the paper's five neighbours are the defaults.
+      const form = await app.execute<{ rubric: string; n: string }>(
+        "return { rubric: document.querySelector('[data-testid=\"graph-rubric-select\"]').value," +
+          " n: document.querySelector('[data-testid=\"graph-neighbours\"]').value };",
+      );
+      expect(form).toEqual({ rubric: "coarse", n: "5" });
+      await (await app.byTestId("graph-build")).click();
+      await app.find('[data-testid="job-row"][data-kind="gain-graph"]', 30_000);
+
+      // Scoring the whole book takes SmolLM2 far longer than a test may
+      // (one model call per chunk); a few dozen scored chunks give the walk
+      // a partial graph, and cancelling the rest leaves the CPU to the tests
+      // after this one (a cancelled build is not resumed by itself).
+      const ENOUGH = 20;
+      type Coarse = { scored: number; pending: number; edges: number; job: string };
+      const coarse = () =>
+        app.execute<Coarse | null>(
+          "const r = document.querySelector('[data-testid=\"graph-rubric\"][data-rubric=\"coarse\"]');" +
+            " return r && { scored: Number(r.dataset.scored ?? 0), pending: Number(r.dataset.pending ?? -1)," +
+            " edges: Number(r.dataset.edges ?? 0), job: r.dataset.jobState ?? '' };",
+        );
+      await app.waitFor(`${ENOUGH} chunks scored for the coarse graph`, 8 * MINUTE, async () => {
+        const now = await coarse();
+        return now !== null && (now.scored >= ENOUGH || ["done", "failed", "cancelled"].includes(now.job));
+      }, 1000);
+      const built = await coarse();
+      expect(built?.job).not.toMatch(/failed|cancelled/);
+      expect(built?.scored).toBeGreaterThan(0);
+      expect(built?.edges).toBeGreaterThan(0);
+      expect(await (await app.byTestId("graph-coverage")).text()).toMatch(/^[1-9][\d,]* of [\d,]+ chunks scored, /);
+      if (built?.job !== "done") {
+        await (await app.find('[data-testid="job-row"][data-kind="gain-graph"] [data-testid="job-cancel"]')).click();
+        await app.waitFor("the graph job to stop", 2 * MINUTE, async () => (await coarse())?.job === "cancelled", 1000);
+      }
+
+      await open("ask");
+      await chooseMethod("ig2rag");
+      await askQuestion("What does Rust's ownership system do when a value goes out of scope?");
+      await app.waitFor("iG²RAG to finish", 6 * MINUTE, answered);
+      expect((await (await app.byTestId("answer-status")).text()).trim()).toBe("done");
+      await app.find('[data-testid="ig2rag-graph"] svg');
+      const nodes = await app.all('[data-testid="ig2rag-node"]');
+      expect(nodes.length).toBeGreaterThan(0);
+      expect((await app.all('[data-testid="ig2rag-node"][data-seed="true"]')).length).toBeGreaterThan(0);
+      expect((await app.all('[data-testid="ig2rag-node"][data-passage]')).length).toBeGreaterThan(0);
+      expect((await app.all('[data-testid="ig2rag-passages"] .passages li')).length).toBeGreaterThan(0);
+      // Some of the graph is built, so the walk is not told it has none.
+      expect(await app.all('[data-testid="ig2rag-not-built"]')).toHaveLength(0);
+      // Focusing a node lights it and names its chunk, as a keyboard user would see it.
+      await app.execute(
+        "const g = document.querySelector('[data-testid=\"ig2rag-graph\"]'); g.scrollIntoView({ block: 'start' });" +
+          " document.querySelector('[data-testid=\"ig2rag-node\"][data-seed=\"true\"]').focus();",
+      );
+      expect((await (await app.byTestId("ig2rag-detail", 10_000)).text()).length).toBeGreaterThan(0);
+      await shot("12-ig2rag-graph");
+    },
+    20 * MINUTE,
+  );
+
   it("settings: key storage stated, bad input refused inline, dark theme", async () => {
     await open("settings");
     await app.byTestId("settings-backend-embedded");
-    await shot("12-settings");
+    await shot("13-settings");
     await (await app.byTestId("settings-backend-openai")).click();
     // No session bus here, so no keyring: the fallback file must be flagged.
     const warning = await app.find("p.warning", 10_000);
@@ -289,11 +354,11 @@ describe("Folio in a real window", () => {
     await (await app.byTestId("settings-save")).click();
     const error = await app.find(".field-error", 10_000);
     expect(await error.text()).toMatch(/http:\/\//);
-    await shot("13-settings-openai-invalid");
+    await shot("14-settings-openai-invalid");
     await (await app.find('input[name="theme"][value="dark"]')).click();
     expect(await app.execute<string>("return document.documentElement.dataset.theme;")).toBe("dark");
     await open("library");
-    await shot("14-library-dark");
+    await shot("15-library-dark");
   });
 
   it("closing the window mid-ingest stops cleanly, and the job resumes on the next start", async () => {

@@ -109,6 +109,7 @@ const responses: Record<string, (args: Record<string, unknown>) => unknown> = {
     jobs_paused: false,
     watching: true,
   }),
+  graph_status: () => ({ chunks: 7, rubrics: [], jobs: [] }),
   folder_documents: () => ({
     total: 1,
     documents: [

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use folio::graph::{GraphBuildOptions, GraphStatus, Rubric};
 use folio::library::{DocumentTree, LibraryOverview};
 use folio::store::DocumentPage;
 use tauri::{AppHandle, State};
@@ -78,5 +79,28 @@ pub async fn document_tree(
         .library()
         .await?
         .tree(PathBuf::from(path).as_path())
+        .await?)
+}
+
+/// How far each rubric's information-gain graph covers the library, what
+/// scoring it has cost, and the graph jobs.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn graph_status(state: State<'_, AppState>) -> CommandResult<GraphStatus> {
+    Ok(state.library().await?.graph_status().await?)
+}
+
+/// Queues a graph job that scores each pending chunk's `n` nearest
+/// neighbours under `rubric`, and returns its id at once; the graph worker
+/// runs it and progress arrives as engine events.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn build_graph(
+    state: State<'_, AppState>,
+    rubric: Rubric,
+    n: usize,
+) -> CommandResult<i64> {
+    Ok(state
+        .library()
+        .await?
+        .queue_graph_build(GraphBuildOptions { rubric, n })
         .await?)
 }

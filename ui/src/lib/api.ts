@@ -8,9 +8,11 @@ import type { AskRequest } from "$lib/bindings/AskRequest";
 import type { DocumentPage } from "$lib/bindings/DocumentPage";
 import type { DocumentTree } from "$lib/bindings/DocumentTree";
 import type { EngineEvent } from "$lib/bindings/EngineEvent";
+import type { GraphStatus } from "$lib/bindings/GraphStatus";
 import type { IpcError } from "$lib/bindings/IpcError";
 import type { LibraryOverview } from "$lib/bindings/LibraryOverview";
 import type { MethodInfo } from "$lib/bindings/MethodInfo";
+import type { Rubric } from "$lib/bindings/Rubric";
 import type { RunDetail } from "$lib/bindings/RunDetail";
 import type { RunEvent } from "$lib/bindings/RunEvent";
 import type { RunRecord } from "$lib/bindings/RunRecord";
@@ -52,6 +54,9 @@ export const api = {
   resumeJobs: () => call<void>("resume_jobs"),
   cancelJob: (jobId: number) => call<void>("cancel_job", { job_id: jobId }),
   documentTree: (path: string) => call<DocumentTree>("document_tree", { path }),
+  graphStatus: () => call<GraphStatus>("graph_status"),
+  /** Queues a graph job (or finds the waiting one with these options); resolves to its id. */
+  buildGraph: (rubric: Rubric, n: number) => call<number>("build_graph", { rubric, n }),
   methods: () => call<MethodInfo[]>("methods"),
   ask: (request: AskRequest, askId: string, onEvents: (events: RunEvent[]) => void) => {
     const channel = new Channel<RunEvent[]>();

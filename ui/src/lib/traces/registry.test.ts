@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import ActiveRagTrace from "./ActiveRagTrace.svelte";
 import { registerBuiltinTraceRenderers } from "./builtin";
 import GenericTrace from "./GenericTrace.svelte";
+import Ig2RagTrace from "./Ig2RagTrace.svelte";
 import LlmOnlyTrace from "./LlmOnlyTrace.svelte";
 import PagerTrace from "./PagerTrace.svelte";
 import Rdr2Trace from "./Rdr2Trace.svelte";
@@ -28,6 +29,7 @@ describe("trace renderer registry", () => {
     expect(rendererFor("pager")).toBe(PagerTrace);
     expect(rendererFor("activerag")).toBe(ActiveRagTrace);
     expect(rendererFor("rdr2")).toBe(Rdr2Trace);
+    expect(rendererFor("ig2rag")).toBe(Ig2RagTrace);
   });
 });
 

@@ -10,6 +10,7 @@ import type { TraceProps, TraceRenderer } from "./registry";
 export type PagerFixture = Extract<Trace, { method: "pager" }>;
 export type ActiveRagFixture = Extract<Trace, { method: "activerag" }>;
 export type Rdr2Fixture = Extract<Trace, { method: "rdr2" }>;
+export type Ig2RagFixture = Extract<Trace, { method: "ig2rag" }>;
 
 const PASSAGES: Omit<Passage, "number" | "chunk_id">[] = [
   {
@@ -198,6 +199,50 @@ export function rdr2Trace(overrides: Partial<Rdr2Fixture> = {}): Rdr2Fixture {
       },
     ],
     passages: [passage(1), passage(2)],
+    unknown_citations: [],
+    notes: [],
+    ...overrides,
+  };
+}
+
+/**
+ * An iG²RAG walk over a built coarse graph: three seeds (chunks 101, 103,
+ * 104), the three passages the walk ranked highest (101, 102, 103; two of
+ * them seeds) and two more nodes it reached, joined by edges of every class.
+ */
+export function ig2ragTrace(overrides: Partial<Ig2RagFixture> = {}): Ig2RagFixture {
+  return {
+    method: "ig2rag",
+    query: TITLE,
+    variant: "ig2rag",
+    rubric: "coarse",
+    h: 3,
+    alpha: 0.3,
+    k: 3,
+    coverage: { chunks: 412, scored: 408, failed: 2, edges: 2040 },
+    seeds: [
+      { chunk_id: 101, similarity: 0.82, weight: 0.36 },
+      { chunk_id: 103, similarity: 0.74, weight: 0.33 },
+      { chunk_id: 104, similarity: 0.69, weight: 0.31 },
+    ],
+    walk: { iterations: 23, converged: true, last_change: 8.1e-7, graph_nodes: 412, graph_edges: 2040, walk_ms: 3.4 },
+    nodes: [
+      { chunk_id: 101, label: "smart-pointers.md › Smart pointers > Rc", score: 0.31, seed: true, passage: 1 },
+      { chunk_id: 102, label: "smart-pointers.md › Smart pointers > Rc > Threads", score: 0.22, seed: false, passage: 2 },
+      { chunk_id: 103, label: "rust-book.pdf", score: 0.14, seed: true, passage: 3 },
+      { chunk_id: 104, label: "smart-pointers.md › Smart pointers > Box", score: 0.08, seed: true, passage: null },
+      { chunk_id: 105, label: "concurrency.md › Shared state > Mutex", score: 0.05, seed: false, passage: null },
+      { chunk_id: 106, label: "smart-pointers.md › Smart pointers > RefCell", score: 0.02, seed: false, passage: null },
+    ],
+    edges: [
+      { source: 101, target: 102, class: "novel", weight: 0.95 },
+      { source: 102, target: 101, class: "minor", weight: 0.4 },
+      { source: 101, target: 103, class: "significant", weight: 0.7 },
+      { source: 104, target: 102, class: "redundant", weight: 0.1 },
+      { source: 103, target: 105, class: "novel", weight: 0.95 },
+      { source: 104, target: 106, class: "minor", weight: 0.4 },
+    ],
+    passages: [passage(1), passage(2), passage(3)],
     unknown_citations: [],
     notes: [],
     ...overrides,
