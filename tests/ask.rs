@@ -1033,3 +1033,54 @@ fn ig2rag_builds_its_graph_with_the_real_model_and_walks_it() {
         .iter()
         .any(|n| n["seed"] == true));
 }
+
+#[test]
+fn ctrl_c_mid_graph_build_exits_cleanly_and_the_next_build_resumes() {
+    let ix = small_hotpotqa();
+    let child = cli(&ix.data)
+        .args(["--json", "graph", "build", "--n", "3"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once a node is stored the next one is being scored: the model is busy.
+    let scored = || {
+        let status = json_of(&folio(&ix.data, &["--json", "graph", "status"], &[]));
+        status["rubrics"][0]["scored"].as_i64().unwrap_or(0)
+    };
+    let started = std::time::Instant::now();
+    while scored() == 0 {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(300),
+            "no node was scored"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let out = child.wait_with_output().unwrap();
+    // Before `folio::llm::quiesce`, exiting while llama.cpp decoded ended
+    // in SIGSEGV.
+    assert!(
+        out.status.code().is_some(),
+        "folio died of a signal: {:?}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stopped = json_of(&out);
+    let first = stopped["progress"]["done"].as_u64().unwrap();
+    let total = stopped["progress"]["total"].as_u64().unwrap();
+    if stopped["progress"]["stopped"] == true {
+        let rest = json_of(&folio(
+            &ix.data,
+            &["--json", "graph", "build", "--n", "3"],
+            &[],
+        ));
+        assert_eq!(rest["progress"]["total"].as_u64(), Some(total - first));
+        assert_eq!(rest["progress"]["stopped"], false);
+    }
+}

@@ -73,6 +73,9 @@ impl AppState {
         if let Some(Ok(engine)) = self.engine.write().await.take() {
             engine.stop().await;
         }
+        // The cancelled answers and graph scoring stop at their next token;
+        // exiting while the model still decodes crashes in llama.cpp.
+        folio::llm::quiesce(std::time::Duration::from_secs(10));
     }
 
     pub async fn library(&self) -> Result<Arc<Library>, IpcError> {

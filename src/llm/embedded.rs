@@ -22,7 +22,8 @@
 use std::num::NonZeroU32;
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
-use std::sync::{mpsc, Arc, Mutex, OnceLock, Weak};
+use std::sync::{mpsc, Arc, Mutex, OnceLock, TryLockError, Weak};
+use std::time::Instant;
 
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::context::LlamaContext;
@@ -78,6 +79,26 @@ static LOADED: tokio::sync::Mutex<Vec<(Key, Weak<EmbeddedLlm>)>> =
 /// tests took 188 s overlapping against 21 s in turn, on 2 cores); answering
 /// in turn is faster for everyone.
 static COMPUTE: Mutex<()> = Mutex::new(());
+
+/// Waits, at most `limit`, for the model threads to finish what they are
+/// computing, and keeps them from starting anything more: call it right
+/// before the process exits. Exiting runs llama.cpp's static destructors,
+/// which crash a thread still decoding (`folio eval` stopped with Ctrl-C in
+/// the middle of a prompt ended in SIGSEGV); a cancelled request stops at
+/// its next token, so the wait is short.
+pub fn quiesce(limit: Duration) {
+    let deadline = Instant::now() + limit;
+    loop {
+        match COMPUTE.try_lock() {
+            Ok(turn) => return std::mem::forget(turn),
+            Err(TryLockError::Poisoned(p)) => return std::mem::forget(p.into_inner()),
+            Err(TryLockError::WouldBlock) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(20))
+            }
+            Err(TryLockError::WouldBlock) => return,
+        }
+    }
+}
 
 /// llama.cpp's per-request performance counters: the baseline the LLM
 /// benchmark sets Folio's end-to-end tokens/s against.

@@ -16,7 +16,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-pub use embedded::EmbeddedLlm;
+pub use embedded::{quiesce, EmbeddedLlm};
 pub use error::{LlmError, Result};
 pub use openai::OpenAiLlm;
 pub use settings::{Backend, LlmSettings};

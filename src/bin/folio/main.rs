@@ -119,11 +119,16 @@ enum AnswerCommand {
 #[tokio::main]
 async fn main() {
     let cli = Cli::parse();
-    if let Err(e) = run(cli).await {
+    let outcome = run(cli).await;
+    folio::llm::quiesce(MODEL_EXIT_WAIT);
+    if let Err(e) = outcome {
         eprintln!("error: {e:#}");
         std::process::exit(1);
     }
 }
+
+/// Enough for a cancelled model request to reach its next token.
+const MODEL_EXIT_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 pub(crate) fn print_json<T: Serialize>(value: &T) -> Result<()> {
     println!("{}", serde_json::to_string_pretty(value)?);
