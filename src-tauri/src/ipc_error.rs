@@ -56,6 +56,7 @@ fn code(e: &folio::Error) -> &'static str {
         E::Llm(l) => llm_code(l),
         E::Method(folio::methods::MethodError::Llm { source, .. }) => llm_code(source),
         E::Method(m) if m.is_user_error() => "invalid_request",
+        E::BadOption(_) => "invalid_option",
         E::Method(folio::methods::MethodError::EmptyLibrary) => "empty_library",
         E::Export(_) => "export_failed",
         E::Embed(_) => "embedding_model",
@@ -107,5 +108,7 @@ mod tests {
         assert!(e.message.contains("no run 7"), "{}", e.message);
         let down = IpcError::from(folio::Error::Llm(LlmError::Cancelled));
         assert_eq!(down.code, "cancelled");
+        let option = IpcError::from(folio::Error::BadOption("n must be between 1 and 20".into()));
+        assert_eq!(option.code, "invalid_option");
     }
 }

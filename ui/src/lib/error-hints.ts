@@ -21,6 +21,7 @@ const HINTS: Record<string, Hint> = {
   },
   embedding_model: { text: "The embedding model could not be loaded. Check its folder.", action: SETTINGS },
   invalid_request: { text: "Check the question's options (passages, temperature, max tokens, method options)." },
+  invalid_option: { text: "An option is out of range; the message says which and what it allows." },
   prompt_template: { text: "A prompt template in your prompts folder has a mistake; the details name the file." },
   interrupted: { text: "Folio was closed while this answer was being written. Ask again to get a complete answer." },
   run_in_progress: { text: "Wait for the running answer to finish, or cancel it." },
