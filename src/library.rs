@@ -3,7 +3,7 @@
 //! same. The embedding model is loaded on first use, so `status` and `tree`
 //! start instantly.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -708,20 +708,6 @@ impl Library {
     ) -> Result<BuildProgress> {
         let options: GraphBuildOptions = serde_json::from_value(job.payload.clone())
             .map_err(|e| Error::Task(format!("job {} is unreadable: {e}", job.id)))?;
-        let dim = self.model().await?.1.dim;
-        let vectors = VectorIndex::load(&self.store, dim).await?;
-        let llm = self.llm().await?;
-        let prompts = self.prompts().await?;
-        let build = GraphBuild {
-            store: &self.store,
-            llm: llm.as_ref(),
-            prompts: &prompts,
-            vectors: &vectors,
-            options,
-            job: Some((job.id, job.active_ms)),
-            timeout: Duration::from_secs(self.config.llm.timeout_secs),
-            cancel: stop,
-        };
         let report = |p: &BuildProgress| {
             let _ = self.events.send(EngineEvent::JobProgress(JobProgress {
                 job_id: job.id,
@@ -734,12 +720,56 @@ impl Library {
                 done: p.done,
                 total: p.total,
                 failed: p.failed,
-                rate: None,
+                rate: p.rate,
                 eta_seconds: p.eta_seconds,
             }));
             on_progress(p);
         };
-        build.run(&|| self.jobs_paused(), &report).await
+        self.score_graph(options, Some(job), None, stop, &report)
+            .await
+    }
+
+    /// Scores the pending chunks among `scope` only, outside any job: an
+    /// evaluation's questions reach a small part of a large corpus, and the
+    /// graph is only needed there. Stopping keeps what was scored, and the
+    /// next call goes on with what is still pending.
+    pub async fn build_graph_within(
+        &self,
+        options: GraphBuildOptions,
+        scope: &HashSet<i64>,
+        stop: &CancellationToken,
+        on_progress: &(dyn Fn(&BuildProgress) + Sync),
+    ) -> Result<BuildProgress> {
+        self.score_graph(options, None, Some(scope), stop, on_progress)
+            .await
+    }
+
+    async fn score_graph(
+        &self,
+        options: GraphBuildOptions,
+        job: Option<&Job>,
+        scope: Option<&HashSet<i64>>,
+        stop: &CancellationToken,
+        on_progress: &(dyn Fn(&BuildProgress) + Sync),
+    ) -> Result<BuildProgress> {
+        let dim = self.model().await?.1.dim;
+        let vectors = VectorIndex::load(&self.store, dim).await?;
+        let llm = self.llm().await?;
+        let prompts = self.prompts().await?;
+        GraphBuild {
+            store: &self.store,
+            llm: llm.as_ref(),
+            prompts: &prompts,
+            vectors: &vectors,
+            options,
+            job: job.map(|j| (j.id, j.active_ms)),
+            scope,
+            timeout: Duration::from_secs(self.config.llm.timeout_secs),
+            cancel: stop,
+            reuse_prefix: true,
+        }
+        .run(&|| self.jobs_paused(), on_progress)
+        .await
     }
 
     /// The background graph worker of long-lived processes (the app,

@@ -6,6 +6,7 @@
 //! progress, so stopping (pause, cancel, kill -9) loses at most the node in
 //! flight, and the next run continues with the chunks still pending.
 
+use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -67,6 +68,8 @@ pub struct BuildProgress {
     pub prompt_tokens: u64,
     pub cached_tokens: u64,
     pub completion_tokens: u64,
+    /// Chunks scored per second so far in this pass.
+    pub rate: Option<f64>,
     /// Seconds left at this pass's pace so far.
     pub eta_seconds: Option<f64>,
     /// The pass stopped before the last pending chunk (paused, cancelled,
@@ -83,9 +86,15 @@ pub struct GraphBuild<'a> {
     /// The job whose progress is committed with each node, and the active
     /// time it had before this pass.
     pub job: Option<(i64, i64)>,
+    /// Only these chunks are scored (their neighbours may lie outside);
+    /// `None` scores every pending chunk.
+    pub scope: Option<&'a HashSet<i64>>,
     pub timeout: Duration,
     /// Stops the pass, the call in flight included (shutdown).
     pub cancel: &'a CancellationToken,
+    /// See [`Scorer::reuse_prefix`]; off only for `folio bench graph`'s
+    /// baseline.
+    pub reuse_prefix: bool,
 }
 
 impl GraphBuild<'_> {
@@ -97,7 +106,10 @@ impl GraphBuild<'_> {
         on_progress: &(dyn Fn(&BuildProgress) + Sync),
     ) -> Result<BuildProgress> {
         self.options.check()?;
-        let pending = self.store.pending_gain_chunks(self.options.rubric).await?;
+        let mut pending = self.store.pending_gain_chunks(self.options.rubric).await?;
+        if let Some(scope) = self.scope {
+            pending.retain(|c| scope.contains(c));
+        }
         let mut progress = BuildProgress {
             total: pending.len() as u64,
             ..BuildProgress::default()
@@ -113,6 +125,7 @@ impl GraphBuild<'_> {
             rubric: self.options.rubric,
             timeout: self.timeout,
             cancel: self.cancel,
+            reuse_prefix: self.reuse_prefix,
         };
         let model = self.llm.info().model;
         let started = Instant::now();
@@ -182,6 +195,7 @@ impl GraphBuild<'_> {
             progress.cached_tokens += node.cached_tokens;
             progress.completion_tokens += node.completion_tokens;
             let per_node = started.elapsed().as_secs_f64() / progress.done as f64;
+            progress.rate = (per_node > 0.0).then(|| 1.0 / per_node);
             progress.eta_seconds = Some(per_node * (progress.total - progress.done) as f64);
             on_progress(&progress);
         }

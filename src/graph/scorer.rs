@@ -52,6 +52,9 @@ pub struct Scorer<'a> {
     pub rubric: Rubric,
     pub timeout: Duration,
     pub cancel: &'a CancellationToken,
+    /// Keep each prompt in the model's cache so the next one decodes only
+    /// what follows their shared prefix (the instructions).
+    pub reuse_prefix: bool,
 }
 
 impl Scorer<'_> {
@@ -71,7 +74,7 @@ impl Scorer<'_> {
             temperature: 0.0,
             timeout: self.timeout,
             grammar: Some(self.rubric.grammar(&labels)),
-            cache_prefix: true,
+            cache_prefix: self.reuse_prefix,
             ..GenerateOptions::default()
         };
         let mut scored = Scored {

@@ -2,6 +2,7 @@
 //! with a scripted scorer: what it asks, what it stores, how it treats bad
 //! replies, and that later passes only score what is new.
 
+use std::collections::HashSet;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
@@ -12,6 +13,15 @@ use crate::retrieve::VectorIndex;
 use crate::Library;
 
 async fn build(library: &Library, llm: &ScriptedLlm, rubric: Rubric) -> BuildProgress {
+    build_within(library, llm, rubric, None).await
+}
+
+async fn build_within(
+    library: &Library,
+    llm: &ScriptedLlm,
+    rubric: Rubric,
+    scope: Option<&HashSet<i64>>,
+) -> BuildProgress {
     let dim = library.model().await.unwrap().1.dim;
     let vectors = VectorIndex::load(library.store(), dim).await.unwrap();
     let prompts = library.prompts().await.unwrap();
@@ -23,8 +33,10 @@ async fn build(library: &Library, llm: &ScriptedLlm, rubric: Rubric) -> BuildPro
         vectors: &vectors,
         options: GraphBuildOptions { rubric, n: 5 },
         job: None,
+        scope,
         timeout: Duration::from_secs(10),
         cancel: &cancel,
+        reuse_prefix: true,
     }
     .run(&|| false, &|_| {})
     .await
@@ -69,6 +81,20 @@ async fn every_chunk_gets_one_batched_call_and_its_edges() {
     let binary = ScriptedLlm::new((0..3).map(|_| says(r#"{"P1": 1, "P2": 0}"#)).collect());
     assert_eq!(build(&library, &binary, Rubric::Binary).await.edges, 6);
     assert_eq!(status(&library, Rubric::Coarse).await.edges, 6);
+}
+
+#[tokio::test]
+async fn a_scoped_pass_scores_only_its_chunks_and_leaves_the_rest_pending() {
+    let dir = tempfile::tempdir().unwrap();
+    let library = library_with(dir.path(), ADA_NOTES).await;
+    let ids = library.store().embedded_chunk_ids().await.unwrap();
+    let scope: HashSet<i64> = ids.iter().take(1).copied().collect();
+    let llm = ScriptedLlm::new(vec![says(BOTH_NOVEL)]);
+    let p = build_within(&library, &llm, Rubric::Coarse, Some(&scope)).await;
+    assert_eq!((p.done, p.total, p.edges), (1, 1, 2));
+    let edges = library.store().gain_edges(Rubric::Coarse).await.unwrap();
+    assert!(edges.iter().all(|e| scope.contains(&e.source)));
+    assert_eq!(status(&library, Rubric::Coarse).await.pending, 2);
 }
 
 #[tokio::test]
@@ -171,8 +197,10 @@ async fn a_job_resumes_where_a_cancelled_pass_stopped() {
         vectors: &vectors,
         options: GraphBuildOptions::default(),
         job: Some((job, 0)),
+        scope: None,
         timeout: Duration::from_secs(10),
         cancel: &cancel,
+        reuse_prefix: true,
     }
     .run(&stop_after_one, &|_| {})
     .await

@@ -27,8 +27,10 @@ async fn built(dir: &std::path::Path) -> Library {
         vectors: &vectors,
         options: GraphBuildOptions::default(),
         job: None,
+        scope: None,
         timeout: std::time::Duration::from_secs(10),
         cancel: &cancel,
+        reuse_prefix: true,
     }
     .run(&|| false, &|_| {})
     .await
