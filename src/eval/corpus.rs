@@ -21,7 +21,7 @@ struct Passage {
 }
 
 /// What writing a JSONL corpus out did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct WrittenCorpus {
     pub passages: usize,
     /// Bytes of all the passage files, written or not.
@@ -31,6 +31,22 @@ pub struct WrittenCorpus {
     pub unchanged: usize,
     /// Markdown files of an earlier corpus that this one no longer has.
     pub removed: usize,
+    #[serde(skip)]
+    pub titles: PassageTitles,
+}
+
+/// Which passage title each written file holds, so retrieved files can be
+/// matched against a question's supporting titles.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PassageTitles(HashMap<String, String>);
+
+impl PassageTitles {
+    /// The title of the passage at `path` (a source as runs list it), when
+    /// it is one of the written files.
+    pub fn of(&self, path: &str) -> Option<&str> {
+        let name = Path::new(path).file_name()?.to_str()?;
+        self.0.get(name).map(String::as_str)
+    }
 }
 
 /// Writes the first `limit` passages of `corpus` (all without a limit) to
@@ -73,6 +89,7 @@ pub fn write_passages(corpus: &Path, dir: &Path, limit: Option<usize>) -> Result
             )));
         }
         let body = format!("# {}\n\n{}\n", passage.title, passage.text);
+        done.titles.0.insert(name.clone(), passage.title.clone());
         let path = dir.join(&name);
         if std::fs::read(&path).is_ok_and(|old| old == body.as_bytes()) {
             done.unchanged += 1;

@@ -9,6 +9,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+use super::corpus::PassageTitles;
 use super::error::{EvalError, Result};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -26,6 +27,33 @@ pub enum Supporting {
     Unknown,
     Titles(Vec<String>),
     Files(Vec<String>),
+}
+
+impl Supporting {
+    /// Recall of the evidence among `sources` (the files a run showed the
+    /// model, as rows list them): the share of supporting titles whose
+    /// passage file is among them, or of supporting files that a source
+    /// path ends with. `None` when there is no evidence to find or the run
+    /// showed no passages (a method that does not retrieve).
+    pub fn recall(&self, sources: &[String], titles: &PassageTitles) -> Option<f64> {
+        let found = |wanted: &[String], hit: &dyn Fn(&str, &str) -> bool| {
+            let hits = wanted
+                .iter()
+                .filter(|w| sources.iter().any(|s| hit(s, w)))
+                .count();
+            hits as f64 / wanted.len() as f64
+        };
+        match self {
+            _ if sources.is_empty() => None,
+            Supporting::Titles(t) if !t.is_empty() => {
+                Some(found(t, &|source, title| titles.of(source) == Some(title)))
+            }
+            Supporting::Files(f) if !f.is_empty() => Some(found(f, &|source, file| {
+                Path::new(source).ends_with(Path::new(file))
+            })),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -173,5 +201,39 @@ mod tests {
             parse_text("\n\n", None),
             Err(EvalError::NoQuestions(_))
         ));
+    }
+
+    #[test]
+    fn recall_counts_supporting_titles_and_files_among_the_sources() {
+        let dir = tempfile::tempdir().unwrap();
+        let corpus = dir.path().join("corpus.jsonl");
+        std::fs::write(
+            &corpus,
+            "{\"id\": \"a\", \"title\": \"Ada Lovelace\", \"text\": \"x\"}\n\
+             {\"id\": \"b\", \"title\": \"Charles Babbage\", \"text\": \"y\"}\n",
+        )
+        .unwrap();
+        let titles = crate::eval::corpus::write_passages(&corpus, &dir.path().join("out"), None)
+            .unwrap()
+            .titles;
+        let gold = Supporting::Titles(vec!["Ada Lovelace".into(), "Charles Babbage".into()]);
+        let shown = |names: &[&str]| -> Vec<String> {
+            names.iter().map(|n| format!("/eval/corpus/{n}")).collect()
+        };
+        assert_eq!(gold.recall(&shown(&["a.md", "c.md"]), &titles), Some(0.5));
+        assert_eq!(gold.recall(&shown(&["b.md", "a.md"]), &titles), Some(1.0));
+        assert_eq!(gold.recall(&[], &titles), None, "nothing was retrieved");
+
+        let files = Supporting::Files(vec!["ch03-01.md".into(), "src/ch04.md".into()]);
+        let sources = [
+            "/book/src/ch04.md".to_string(),
+            "/book/xch03-01.md".to_string(),
+        ];
+        assert_eq!(
+            files.recall(&sources, &titles),
+            Some(0.5),
+            "whole path parts only"
+        );
+        assert_eq!(Supporting::Unknown.recall(&sources, &titles), None);
     }
 }

@@ -1,6 +1,7 @@
 //! `folio eval`: answer a dataset's questions with several method specs over
 //! a corpus indexed by the normal pipeline, score the answers (EM, F1,
-//! Cover-EM) and summarise quality, failures, model usage and time per spec.
+//! Cover-EM, retrieval recall) and summarise quality, failures, model usage
+//! and time per spec.
 //! Everything an evaluation makes lives under one output folder ([`OutDir`]),
 //! so re-running it reuses the index, goes on where an interrupted run
 //! stopped ([`manifest`]), and results can be compared later.
@@ -8,6 +9,7 @@
 pub mod corpus;
 pub mod dataset;
 mod error;
+pub mod graph;
 pub mod manifest;
 pub mod metrics;
 pub mod results;
@@ -17,9 +19,10 @@ pub mod summary;
 
 use std::path::{Path, PathBuf};
 
-pub use corpus::{PreparedCorpus, WrittenCorpus};
+pub use corpus::{PassageTitles, PreparedCorpus, WrittenCorpus};
 pub use dataset::{Question, Supporting};
 pub use error::{EvalError, Result};
+pub use graph::GraphScope;
 pub use manifest::Manifest;
 pub use results::{Opened, ResultsFile, Row};
 pub use run::{answer_all, Answered, Progress, Remaining};

@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use super::corpus::WrittenCorpus;
 use super::error::{EvalError, Result};
+use super::graph::GraphScope;
 use super::results::Row;
 use crate::ingest::pipeline::PassSummary;
 use crate::llm::ModelInfo;
@@ -28,6 +29,8 @@ pub struct Summary {
     pub ingest: PassSummary,
     /// Stopped before every question was answered.
     pub interrupted: bool,
+    /// The information-gain graphs the `ig2rag` specs walked.
+    pub graphs: Vec<GraphScope>,
     pub methods: Vec<SpecSummary>,
 }
 
@@ -44,6 +47,9 @@ pub struct SpecSummary {
     /// Share of the questions whose shown passages held a gold answer, over
     /// the questions where passages were shown; `None` when none were.
     pub evidence_hit_percent: Option<f64>,
+    /// Mean Recall@k of the supporting titles or files among the sources
+    /// shown, over the questions where it is defined; `None` when nowhere.
+    pub recall_percent: Option<f64>,
     pub llm_calls: Spread,
     pub prompt_tokens_mean: f64,
     pub completion_tokens_mean: f64,
@@ -59,19 +65,28 @@ pub struct Spread {
     pub max: i64,
 }
 
+/// A row's retrieval recall (see [`super::Supporting::recall`]).
+pub type RecallOf<'a> = &'a dyn Fn(&Row) -> Option<f64>;
+
 /// One summary per spec, in the order given, from the rows that are that
 /// spec's; a spec without rows (an evaluation interrupted early) has n = 0.
-pub fn summarize(specs: &[String], rows: &[Row]) -> Vec<SpecSummary> {
+pub fn summarize(specs: &[String], rows: &[Row], recall: RecallOf<'_>) -> Vec<SpecSummary> {
     specs
         .iter()
         .map(|spec| {
             let mine: Vec<&Row> = rows.iter().filter(|r| &r.spec == spec).collect();
-            summarize_spec(spec, &mine)
+            summarize_spec(spec, &mine, recall)
         })
         .collect()
 }
 
-fn summarize_spec(spec: &str, rows: &[&Row]) -> SpecSummary {
+/// The mean of the values that are there, `None` without any.
+fn mean_of_some(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
+    let present: Vec<f64> = values.flatten().collect();
+    (!present.is_empty()).then(|| present.iter().sum::<f64>() / present.len() as f64)
+}
+
+fn summarize_spec(spec: &str, rows: &[&Row], recall: RecallOf<'_>) -> SpecSummary {
     let mean = |value: &dyn Fn(&Row) -> f64| {
         if rows.is_empty() {
             0.0
@@ -89,11 +104,12 @@ fn summarize_spec(spec: &str, rows: &[&Row]) -> SpecSummary {
         em_percent: percent(&|r| f64::from(u8::from(r.scores.em))),
         f1_percent: percent(&|r| r.scores.f1),
         failures: rows.iter().filter(|r| r.status != RunStatus::Done).count(),
-        evidence_hit_percent: {
-            let judged: Vec<bool> = rows.iter().filter_map(|r| r.evidence_hit).collect();
-            (!judged.is_empty())
-                .then(|| 100.0 * judged.iter().filter(|h| **h).count() as f64 / judged.len() as f64)
-        },
+        evidence_hit_percent: mean_of_some(
+            rows.iter()
+                .map(|r| r.evidence_hit.map(|h| f64::from(u8::from(h)))),
+        )
+        .map(|m| 100.0 * m),
+        recall_percent: mean_of_some(rows.iter().map(|r| recall(r))).map(|m| 100.0 * m),
         llm_calls: Spread {
             mean: mean(&|r| r.llm_calls as f64),
             min: rows.iter().map(|r| r.llm_calls).min().unwrap_or(0),
@@ -109,19 +125,19 @@ fn summarize_spec(spec: &str, rows: &[&Row]) -> SpecSummary {
 /// The table of `summary.md`, one row per spec.
 pub fn markdown(methods: &[SpecSummary]) -> String {
     let mut table = String::from(
-        "| method | n | Cover-EM | EM | F1 | evidence hit | failures | LLM calls mean (min–max) | prompt tokens / q | completion tokens / q | wall p50 | wall p95 |\n\
-         | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+        "| method | n | Cover-EM | EM | F1 | evidence hit | recall@k | failures | LLM calls mean (min–max) | prompt tokens / q | completion tokens / q | wall p50 | wall p95 |\n\
+         | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
     );
     for m in methods {
         table.push_str(&format!(
-            "| {} | {} | {:.1}% | {:.1}% | {:.1}% | {} | {} | {:.1} ({}–{}) | {:.0} | {:.0} | {:.1} s | {:.1} s |\n",
+            "| {} | {} | {:.1}% | {:.1}% | {:.1}% | {} | {} | {} | {:.1} ({}–{}) | {:.0} | {:.0} | {:.1} s | {:.1} s |\n",
             m.spec.replace('|', "\\|"),
             m.n,
             m.cover_em_percent,
             m.em_percent,
             m.f1_percent,
-            m.evidence_hit_percent
-                .map_or("–".to_string(), |p| format!("{p:.1}%")),
+            percent_or_dash(m.evidence_hit_percent),
+            percent_or_dash(m.recall_percent),
             m.failures,
             m.llm_calls.mean,
             m.llm_calls.min,
@@ -133,6 +149,10 @@ pub fn markdown(methods: &[SpecSummary]) -> String {
         ));
     }
     table
+}
+
+fn percent_or_dash(p: Option<f64>) -> String {
+    p.map_or("–".to_string(), |p| format!("{p:.1}%"))
 }
 
 /// Writes `summary.json` and `summary.md`.
@@ -148,7 +168,35 @@ pub fn write(summary: &Summary, json_path: &Path, markdown_path: &Path) -> Resul
         source: e.into(),
     })?;
     write(json_path, json + "\n")?;
-    write(markdown_path, markdown(&summary.methods))
+    let mut text = markdown(&summary.methods);
+    for g in &summary.graphs {
+        text.push('\n');
+        text.push_str(&graph_note(g));
+    }
+    write(markdown_path, text)
+}
+
+/// One line on a graph an evaluation walked: how much of what the
+/// questions reach it covers, and its cost.
+pub fn graph_note(g: &GraphScope) -> String {
+    let s = &g.status;
+    let [redundant, minor, significant, novel] = s.edges_by_class;
+    format!(
+        "{} graph over the {} chunks nearest each question ({} in all): {} scored, {} failed, \
+         {} edges (redundant {redundant}, minor {minor}, significant {significant}, novel {novel}); \
+         {:.1} calls and {} per scored node, {:.0}% of prompt tokens from the prefix cache.\n",
+        s.rubric.as_str(),
+        g.reach,
+        g.chunks,
+        s.scored,
+        s.failed,
+        s.edges,
+        s.cost.calls as f64 / s.cost.nodes.max(1) as f64,
+        s.cost
+            .tokens_per_node()
+            .map_or("–".to_string(), |t| format!("{t:.0} tokens")),
+        100.0 * s.cost.cached_tokens as f64 / s.cost.prompt_tokens.max(1) as f64,
+    )
 }
 
 #[cfg(test)]
@@ -194,7 +242,7 @@ mod tests {
             "rag".to_string(),
             "unreached".to_string(),
         ];
-        let summaries = summarize(&specs, &rows);
+        let summaries = summarize(&specs, &rows, &|r| (r.spec == "rag").then_some(0.5));
         let pager = &summaries[0];
         assert_eq!(pager.spec, "pager");
         assert_eq!(pager.n, 4);
@@ -225,6 +273,8 @@ mod tests {
         assert_eq!((rag.wall_ms_p50, rag.wall_ms_p95), (100.0, 300.0));
 
         assert_eq!(pager.evidence_hit_percent, None, "no row showed passages");
+        assert_eq!(pager.recall_percent, None);
+        assert_eq!(rag.recall_percent, Some(50.0));
 
         let unreached = &summaries[2];
         assert_eq!(unreached.n, 0);
@@ -260,13 +310,18 @@ mod tests {
         let mut rows = rows;
         rows[0].evidence_hit = Some(true);
         rows[1].evidence_hit = Some(false);
-        let table = markdown(&summarize(&["pager:variant=parallel".into()], &rows));
+        let recall = |r: &Row| (r.wall_ms < 3000).then_some(0.5 + r.wall_ms as f64 / 5000.0);
+        let table = markdown(&summarize(
+            &["pager:variant=parallel".into()],
+            &rows,
+            &recall,
+        ));
         let lines: Vec<&str> = table.lines().collect();
         assert_eq!(lines.len(), 3);
         assert!(lines[0].starts_with("| method | n | Cover-EM | EM | F1 |"));
         assert_eq!(
             lines[2],
-            "| pager:variant=parallel | 3 | 66.7% | 33.3% | 33.3% | 50.0% | 0 | 2.0 (2–2) | 200 | 20 | 2.5 s | 3.5 s |"
+            "| pager:variant=parallel | 3 | 66.7% | 33.3% | 33.3% | 50.0% | 90.0% | 0 | 2.0 (2–2) | 200 | 20 | 2.5 s | 3.5 s |"
         );
     }
 }

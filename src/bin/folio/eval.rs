@@ -11,9 +11,10 @@ use clap::Args;
 use tokio_util::sync::CancellationToken;
 
 use folio::eval::{
-    answer_all, corpus, dataset, manifest, spec, summary, Manifest, MethodSpec, OutDir, Progress,
-    Remaining, Summary,
+    answer_all, corpus, dataset, graph as eval_graph, manifest, spec, summary, GraphScope,
+    Manifest, MethodSpec, OutDir, Progress, Question, Remaining, Summary,
 };
+use folio::graph::{GraphBuildOptions, Rubric};
 use folio::ingest::pipeline::PassSummary;
 use folio::methods::find;
 use folio::methods::runner::AskSettings;
@@ -54,6 +55,12 @@ pub struct EvalArgs {
     /// (the index is still reused).
     #[arg(long)]
     fresh: bool,
+    /// For `ig2rag` specs, the information-gain graph is scored over the
+    /// chunks this many nearest each question, not the whole corpus (one
+    /// model call per chunk). The graph stays in the index: a later run
+    /// with a larger reach scores only the chunks it adds.
+    #[arg(long, value_name = "N", default_value_t = eval_graph::DEFAULT_REACH)]
+    graph_reach: usize,
     #[command(flatten)]
     settings: AskSettings,
 }
@@ -157,6 +164,23 @@ pub async fn run(args: EvalArgs, mut config: Config, json: bool) -> Result<()> {
     if retrieves {
         library.warm_vectors().await?;
     }
+    let mut graphs = Vec::new();
+    for rubric in eval_graph::rubrics_walked(&args.methods) {
+        let scope = build_graph(
+            &library,
+            &questions,
+            rubric,
+            args.graph_reach,
+            &cancel,
+            json,
+        )
+        .await?;
+        eprint!("{}", summary::graph_note(&scope));
+        graphs.push(scope);
+    }
+    if cancel.is_cancelled() {
+        bail!("interrupted while scoring the graph; run the same command again to resume");
+    }
 
     let mut results = opened.file;
     let answered = answer_all(
@@ -171,6 +195,17 @@ pub async fn run(args: EvalArgs, mut config: Config, json: bool) -> Result<()> {
     let mut rows = opened.rows;
     rows.extend(answered.rows);
 
+    let titles = prepared
+        .written
+        .as_ref()
+        .map(|w| w.titles.clone())
+        .unwrap_or_default();
+    let recall = |row: &folio::eval::Row| {
+        questions
+            .iter()
+            .find(|q| q.id == row.question_id)
+            .and_then(|q| q.supporting.recall(&row.sources, &titles))
+    };
     let summary = Summary {
         dataset: args.dataset.display().to_string(),
         corpus: args.corpus.display().to_string(),
@@ -180,7 +215,8 @@ pub async fn run(args: EvalArgs, mut config: Config, json: bool) -> Result<()> {
         corpus_files: prepared.written,
         ingest,
         interrupted: answered.interrupted,
-        methods: summary::summarize(&manifest.specs, &rows),
+        graphs,
+        methods: summary::summarize(&manifest.specs, &rows, &recall),
     };
     summary::write(&summary, &out.summary_json(), &out.summary_md())?;
     if json {
@@ -197,6 +233,49 @@ pub async fn run(args: EvalArgs, mut config: Config, json: bool) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// Scores the chunks the questions reach into `rubric`'s graph, showing
+/// progress; Ctrl-C stops after the chunk in flight, keeping what was scored.
+async fn build_graph(
+    library: &Library,
+    questions: &[Question],
+    rubric: Rubric,
+    reach: usize,
+    cancel: &CancellationToken,
+    json: bool,
+) -> Result<GraphScope> {
+    let scope = eval_graph::reached_chunks(library, questions, reach).await?;
+    eprintln!(
+        "{} graph: scoring what is pending among the {} chunks nearest the questions",
+        rubric.as_str(),
+        scope.len()
+    );
+    let bar = crate::graph::scoring_bar(json);
+    let options = GraphBuildOptions {
+        rubric,
+        ..GraphBuildOptions::default()
+    };
+    let this_run = library
+        .build_graph_within(options, &scope, cancel, &|p| {
+            crate::graph::draw_scoring(&bar, p)
+        })
+        .await
+        .context("scoring the information-gain graph")?;
+    bar.finish_and_clear();
+    let status = library
+        .graph_status()
+        .await?
+        .rubrics
+        .into_iter()
+        .find(|r| r.rubric == rubric)
+        .context("the graph has no scored node")?;
+    Ok(GraphScope {
+        reach,
+        chunks: scope.len(),
+        status,
+        this_run,
+    })
 }
 
 fn show_progress(progress: Progress<'_>) {

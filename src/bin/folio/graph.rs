@@ -71,29 +71,8 @@ async fn build(
     let job = library
         .queue_graph_build(GraphBuildOptions { rubric, n })
         .await?;
-    let bar = if !json && std::io::stderr().is_terminal() {
-        ProgressBar::new(0)
-    } else {
-        ProgressBar::hidden()
-    };
-    bar.set_style(
-        ProgressStyle::with_template("scoring [{bar:30}] {pos}/{len} chunks · {msg}")
-            .map(|s| s.progress_chars("=> "))
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    let draw = |p: &BuildProgress| {
-        bar.set_length(p.total);
-        bar.set_position(p.done);
-        bar.set_message(format!(
-            "{} edges · {} failed · {} tokens{}",
-            p.edges,
-            p.failed,
-            p.prompt_tokens + p.completion_tokens,
-            p.eta_seconds
-                .map(|e| format!(" · eta {e:.0}s"))
-                .unwrap_or_default()
-        ));
-    };
+    let bar = scoring_bar(json);
+    let draw = |p: &BuildProgress| draw_scoring(&bar, p);
     let outcome = library.run_graph_job(job, stop, &draw).await;
     bar.finish_and_clear();
     let Some(progress) = outcome? else {
@@ -123,6 +102,36 @@ async fn build(
         }
     );
     Ok(())
+}
+
+/// The bar of a scoring pass on stderr; hidden for JSON output or when
+/// stderr is not a terminal.
+pub fn scoring_bar(json: bool) -> ProgressBar {
+    let bar = if !json && std::io::stderr().is_terminal() {
+        ProgressBar::new(0)
+    } else {
+        ProgressBar::hidden()
+    };
+    bar.set_style(
+        ProgressStyle::with_template("scoring [{bar:30}] {pos}/{len} chunks · {msg}")
+            .map(|s| s.progress_chars("=> "))
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar
+}
+
+pub fn draw_scoring(bar: &ProgressBar, p: &BuildProgress) {
+    bar.set_length(p.total);
+    bar.set_position(p.done);
+    bar.set_message(format!(
+        "{} edges · {} failed · {} tokens{}",
+        p.edges,
+        p.failed,
+        p.prompt_tokens + p.completion_tokens,
+        p.eta_seconds
+            .map(|e| format!(" · eta {e:.0}s"))
+            .unwrap_or_default()
+    ));
 }
 
 async fn status(library: &Library, json: bool) -> Result<()> {
