@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs Folio's benchmarks: `scripts/bench.sh ingest [--quick] [tree|embed|watch|write-amp…]`,
 # `scripts/bench.sh search [--quick]`, `scripts/bench.sh ppr [--quick]`,
+# `scripts/bench.sh graph [--quick]`,
 # `scripts/bench.sh llm [--quick]` or
 # `scripts/bench.sh app` (the desktop app in a real window: cold start, input
 # lag while ingesting, idle memory; see ui/e2e/app.perf.ts). Tables go to stdout, JSON to
@@ -19,7 +20,7 @@ PACKAGES=(numpy onnxruntime==1.31.1 tokenizers scipy==1.17.1 networkx==3.6.1)
 log() { printf '\033[1m[bench]\033[0m %s\n' "$*" >&2; }
 
 if [ "$#" -eq 0 ]; then
-  echo "usage: $0 ingest|search|ppr|llm|app [--quick] [benchmarks…]" >&2
+  echo "usage: $0 ingest|search|ppr|graph|llm|app [--quick] [benchmarks…]" >&2
   exit 2
 fi
 

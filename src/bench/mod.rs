@@ -8,6 +8,7 @@
 
 mod answer_overhead;
 mod embed;
+mod graph_build;
 mod llm;
 mod ppr;
 mod python;
@@ -57,6 +58,9 @@ enum BenchCommand {
     Search,
     /// Personalized PageRank latency on random graphs of 10k and 100k nodes.
     Ppr,
+    /// Information-gain graph build cost per node with the configured
+    /// model, with and without prompt-prefix reuse.
+    Graph,
     /// The configured model's tokens/s against llama.cpp's own count, and
     /// vanilla-rag's per-question overhead outside the model.
     Llm,
@@ -113,7 +117,9 @@ pub async fn run(args: BenchArgs, config: Config, json: bool) -> Result<()> {
             ]
         }
         BenchCommand::Ingest { only } => only.clone(),
-        BenchCommand::Search | BenchCommand::Ppr | BenchCommand::Llm => Vec::new(),
+        BenchCommand::Search | BenchCommand::Ppr | BenchCommand::Graph | BenchCommand::Llm => {
+            Vec::new()
+        }
     };
     let needs_python = matches!(args.command, BenchCommand::Search | BenchCommand::Ppr)
         || benches.contains(&IngestBench::Embed);
@@ -145,6 +151,7 @@ pub async fn run(args: BenchArgs, config: Config, json: bool) -> Result<()> {
     match args.command {
         BenchCommand::Search => out.write(&search::run(&ctx).await?)?,
         BenchCommand::Ppr => out.write(&ppr::run(&ctx)?)?,
+        BenchCommand::Graph => out.write(&graph_build::run(&ctx).await?)?,
         BenchCommand::Llm => {
             out.write(&llm::tokens_per_second(&ctx.config.llm, ctx.quick).await?)?;
             out.write(&answer_overhead::run(&ctx).await?)?;
