@@ -294,7 +294,9 @@ describe("Folio in a real window", () => {
       // (one model call per chunk); a few dozen scored chunks give the walk
       // a partial graph, and cancelling the rest leaves the CPU to the tests
       // after this one (a cancelled build is not resumed by itself).
-      const ENOUGH = 20;
+      // The first chunks scored are the first files indexed: the
+      // appendices, whose keywords appendix the question below is about.
+      const ENOUGH = 40;
       type Coarse = { scored: number; pending: number; edges: number; job: string };
       const coarse = () =>
         app.execute<Coarse | null>(
@@ -315,10 +317,14 @@ describe("Folio in a real window", () => {
         await (await app.find('[data-testid="job-row"][data-kind="gain-graph"] [data-testid="job-cancel"]')).click();
         await app.waitFor("the graph job to stop", 2 * MINUTE, async () => (await coarse())?.job === "cancelled", 1000);
       }
+      await app.execute(
+        "document.querySelector('[data-testid=\"graph-panel\"]').scrollIntoView({ block: 'start' });",
+      );
+      await shot("12-graph-panel");
 
       await open("ask");
       await chooseMethod("ig2rag");
-      await askQuestion("What does Rust's ownership system do when a value goes out of scope?");
+      await askQuestion("What is a raw identifier in Rust, and what syntax does it use?");
       await app.waitFor("iG²RAG to finish", 6 * MINUTE, answered);
       expect((await (await app.byTestId("answer-status")).text()).trim()).toBe("done");
       await app.find('[data-testid="ig2rag-graph"] svg');
@@ -326,6 +332,8 @@ describe("Folio in a real window", () => {
       expect(nodes.length).toBeGreaterThan(0);
       expect((await app.all('[data-testid="ig2rag-node"][data-seed="true"]')).length).toBeGreaterThan(0);
       expect((await app.all('[data-testid="ig2rag-node"][data-passage]')).length).toBeGreaterThan(0);
+      // The seeds lie in the scored chunks, so the walk followed gain edges.
+      expect((await app.all('[data-testid="ig2rag-edge"]')).length).toBeGreaterThan(0);
       expect((await app.all('[data-testid="ig2rag-passages"] .passages li')).length).toBeGreaterThan(0);
       // Some of the graph is built, so the walk is not told it has none.
       expect(await app.all('[data-testid="ig2rag-not-built"]')).toHaveLength(0);
@@ -335,7 +343,7 @@ describe("Folio in a real window", () => {
           " document.querySelector('[data-testid=\"ig2rag-node\"][data-seed=\"true\"]').focus();",
       );
       expect((await (await app.byTestId("ig2rag-detail", 10_000)).text()).length).toBeGreaterThan(0);
-      await shot("12-ig2rag-graph");
+      await shot("13-ig2rag-graph");
     },
     20 * MINUTE,
   );
@@ -343,7 +351,7 @@ describe("Folio in a real window", () => {
   it("settings: key storage stated, bad input refused inline, dark theme", async () => {
     await open("settings");
     await app.byTestId("settings-backend-embedded");
-    await shot("13-settings");
+    await shot("14-settings");
     await (await app.byTestId("settings-backend-openai")).click();
     // No session bus here, so no keyring: the fallback file must be flagged.
     const warning = await app.find("p.warning", 10_000);
@@ -354,11 +362,11 @@ describe("Folio in a real window", () => {
     await (await app.byTestId("settings-save")).click();
     const error = await app.find(".field-error", 10_000);
     expect(await error.text()).toMatch(/http:\/\//);
-    await shot("14-settings-openai-invalid");
+    await shot("15-settings-openai-invalid");
     await (await app.find('input[name="theme"][value="dark"]')).click();
     expect(await app.execute<string>("return document.documentElement.dataset.theme;")).toBe("dark");
     await open("library");
-    await shot("15-library-dark");
+    await shot("16-library-dark");
   });
 
   it("closing the window mid-ingest stops cleanly, and the job resumes on the next start", async () => {
