@@ -89,13 +89,24 @@ async fn forward_engine_events(app: AppHandle, library: Arc<Library>, stop: Canc
 }
 
 /// Runs queued graph jobs and keeps built graphs up to date with the
-/// library until the app closes; a failure is reported and retried.
+/// library until the app closes.
 async fn keep_graphs(library: Arc<Library>, stop: CancellationToken) {
+    retry_until_stopped("graph work", &stop, || library.run_graph_jobs(&stop)).await;
+}
+
+/// Runs `work` until it ends cleanly or the app closes; a failure is
+/// reported and `work` started again after [`WATCH_RETRY`].
+async fn retry_until_stopped<E, F, Fut>(what: &str, stop: &CancellationToken, mut work: F)
+where
+    E: std::fmt::Display,
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<(), E>>,
+{
     while !stop.is_cancelled() {
-        match library.run_graph_jobs(&stop).await {
+        match work().await {
             Ok(()) => break,
             Err(e) => {
-                eprintln!("folio: graph work stopped: {e}; retrying in {WATCH_RETRY:?}");
+                eprintln!("folio: {what} stopped: {e}; retrying in {WATCH_RETRY:?}");
                 tokio::select! {
                     _ = stop.cancelled() => break,
                     _ = tokio::time::sleep(WATCH_RETRY) => {}
@@ -111,17 +122,8 @@ async fn watch_folders(library: Arc<Library>, stop: CancellationToken) {
     if let Err(e) = library.warm_vectors().await {
         eprintln!("folio: search falls back to the on-disk index: {e}");
     }
-    while !stop.is_cancelled() {
-        let shutdown = stop.clone();
-        match folio::ingest::watcher::watch(&library, shutdown.cancelled_owned(), |_| {}).await {
-            Ok(()) => break,
-            Err(e) => {
-                eprintln!("folio: watching stopped: {e}; retrying in {WATCH_RETRY:?}");
-                tokio::select! {
-                    _ = stop.cancelled() => break,
-                    _ = tokio::time::sleep(WATCH_RETRY) => {}
-                }
-            }
-        }
-    }
+    retry_until_stopped("watching", &stop, || {
+        folio::ingest::watcher::watch(&library, stop.clone().cancelled_owned(), |_| {})
+    })
+    .await;
 }

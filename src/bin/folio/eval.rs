@@ -3,6 +3,7 @@
 //! answering loop) and the progress shown on stderr; stdout gets only the
 //! summary table, or its JSON with `--json`.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
@@ -12,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use folio::eval::{
     answer_all, corpus, dataset, graph as eval_graph, manifest, spec, summary, GraphScope,
-    Manifest, MethodSpec, OutDir, Progress, Question, Remaining, Summary,
+    Manifest, MethodSpec, OutDir, PassageTitles, Progress, Question, Remaining, Summary,
 };
 use folio::graph::{GraphBuildOptions, Rubric};
 use folio::ingest::pipeline::PassSummary;
@@ -195,17 +196,15 @@ pub async fn run(args: EvalArgs, mut config: Config, json: bool) -> Result<()> {
     let mut rows = opened.rows;
     rows.extend(answered.rows);
 
-    let titles = prepared
-        .written
-        .as_ref()
-        .map(|w| w.titles.clone())
-        .unwrap_or_default();
+    let no_titles = PassageTitles::default();
+    let titles = prepared.written.as_ref().map_or(&no_titles, |w| &w.titles);
+    let by_id: HashMap<&str, &Question> = questions.iter().map(|q| (q.id.as_str(), q)).collect();
     let recall = |row: &folio::eval::Row| {
-        questions
-            .iter()
-            .find(|q| q.id == row.question_id)
-            .and_then(|q| q.supporting.recall(&row.sources, &titles))
+        by_id
+            .get(row.question_id.as_str())
+            .and_then(|q| q.supporting.recall(&row.sources, titles))
     };
+    let methods = summary::summarize(&manifest.specs, &rows, &recall);
     let summary = Summary {
         dataset: args.dataset.display().to_string(),
         corpus: args.corpus.display().to_string(),
@@ -216,7 +215,7 @@ pub async fn run(args: EvalArgs, mut config: Config, json: bool) -> Result<()> {
         ingest,
         interrupted: answered.interrupted,
         graphs,
-        methods: summary::summarize(&manifest.specs, &rows, &recall),
+        methods,
     };
     summary::write(&summary, &out.summary_json(), &out.summary_md())?;
     if json {
