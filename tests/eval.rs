@@ -358,6 +358,8 @@ fn bad_specs_and_lines_fail_before_any_question() {
     );
     let out = eval(&inputs, "pager:variant", &[]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("`variant` is not name=value"));
+    let out = eval(&inputs, "ig2rag", &["--graph-reach", "0"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--graph-reach must be at least 1"));
 
     std::fs::write(
         &inputs.dataset,

@@ -75,6 +75,9 @@ pub async fn run(args: EvalArgs, mut config: Config, json: bool) -> Result<()> {
         resolved.temperature,
         resolved.max_tokens,
     )?;
+    if args.graph_reach == 0 {
+        bail!("--graph-reach must be at least 1: ig2rag's graph is scored over that many chunks nearest each question");
+    }
     let questions = dataset::read(&args.dataset, args.limit)?;
     let manifest = Manifest::new(
         &args.dataset,
