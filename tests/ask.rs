@@ -1084,3 +1084,96 @@ fn ctrl_c_mid_graph_build_exits_cleanly_and_the_next_build_resumes() {
         assert_eq!(rest["progress"]["stopped"], false);
     }
 }
+
+/// CRP-RAG on the first HotpotQA question: a reasoning graph the real model
+/// grew (a DAG below the question), knowledge and a perplexity check for
+/// every step from the embedded model's log-probabilities, and an answer
+/// reasoned along paths from the question to a sink. The threshold is set
+/// high so the run reaches the reasoning; refusal is tested with a
+/// scripted model in the library.
+#[test]
+fn crp_rag_grows_a_reasoning_graph_checks_each_step_and_answers_along_paths() {
+    let ix = hotpotqa();
+    let question = hotpotqa_questions()[0]["question"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let result = ix.ask(
+        &[
+            &question,
+            "--method",
+            "crp-rag",
+            "-k",
+            "3",
+            "--max-tokens",
+            "200",
+            "--perplexity-threshold",
+            "1000",
+        ],
+        &[],
+    );
+    let trace = &result["run"]["trace"];
+    assert_eq!(trace["method"], "crp-rag");
+    let nodes = trace["nodes"].as_array().unwrap();
+    assert_eq!(nodes[0]["text"], question.as_str());
+    assert!(nodes.len() >= 2, "{trace}");
+    let edges: Vec<(u64, u64)> = trace["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["from"].as_u64().unwrap(), e["to"].as_u64().unwrap()))
+        .collect();
+    // Steps only hang below earlier ones: ids rise along every edge, so
+    // the graph has no cycle, and every step has a way in.
+    assert!(edges.iter().all(|(from, to)| from < to), "{edges:?}");
+    for step in &nodes[1..] {
+        let id = step["id"].as_u64().unwrap();
+        assert!(
+            edges.iter().any(|(_, to)| *to == id),
+            "step {id} hangs loose"
+        );
+        assert!(!step["passages"].as_array().unwrap().is_empty());
+        assert!(!step["knowledge"].as_str().unwrap().trim().is_empty());
+        let check = &step["check"];
+        assert_eq!(
+            check["test"], "perplexity",
+            "the embedded model gives log-probabilities"
+        );
+        let perplexity = check["perplexity"].as_f64().unwrap();
+        assert!((1.0..1000.0).contains(&perplexity), "{check}");
+        assert_eq!(check["sufficient"], true);
+    }
+    for passage in trace["passages"].as_array().unwrap() {
+        ix.assert_resolves(passage);
+    }
+    assert_eq!(trace["refused"], false);
+    let paths = trace["paths"].as_array().unwrap();
+    assert!(!paths.is_empty() && paths.len() <= 2, "{trace}");
+    for path in paths {
+        let ids: Vec<u64> = path["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_u64().unwrap())
+            .collect();
+        assert_eq!(ids[0], 0);
+        assert!(
+            ids.windows(2).all(|w| edges.contains(&(w[0], w[1]))),
+            "{ids:?}"
+        );
+        let last = *ids.last().unwrap();
+        assert!(
+            !edges.iter().any(|(from, _)| *from == last),
+            "ends at a sink"
+        );
+        assert_eq!(path["results"].as_array().unwrap().len(), ids.len() - 1);
+    }
+    let steps = call_steps(&result);
+    let count = |name: &str| steps.iter().filter(|s| s.as_str() == name).count();
+    assert!(count("next steps") >= 1);
+    assert_eq!(count("knowledge"), nodes.len() - 1);
+    assert_eq!(count("sufficiency check"), nodes.len() - 1);
+    assert_eq!(count("self-assessment"), 0);
+    assert!(count("reason") >= 1);
+    assert_usage_counted(&result, steps.len());
+}

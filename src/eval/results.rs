@@ -45,6 +45,10 @@ pub struct Row {
     /// no passages.
     #[serde(default)]
     pub evidence_hit: Option<bool>,
+    /// The method declined to answer (its trace says `refused`), as
+    /// CRP-RAG does when no reasoning path has enough knowledge.
+    #[serde(default)]
+    pub refused: bool,
 }
 
 impl Row {
@@ -68,6 +72,12 @@ impl Row {
             run_id: Some(run.id),
             sources: sources(&shown),
             evidence_hit: evidence_hit(&shown, &question.answers),
+            refused: run
+                .trace
+                .as_ref()
+                .and_then(|t| t.get("refused"))
+                .and_then(serde_json::Value::as_bool)
+                .unwrap_or(false),
         }
     }
 
@@ -92,6 +102,7 @@ impl Row {
             run_id: None,
             sources: Vec::new(),
             evidence_hit: None,
+            refused: false,
         }
     }
 }

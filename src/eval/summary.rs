@@ -44,6 +44,8 @@ pub struct SpecSummary {
     pub em_percent: f64,
     pub f1_percent: f64,
     pub failures: usize,
+    /// Share of the questions the method declined to answer.
+    pub refused_percent: f64,
     /// Share of the questions whose shown passages held a gold answer, over
     /// the questions where passages were shown; `None` when none were.
     pub evidence_hit_percent: Option<f64>,
@@ -104,6 +106,7 @@ fn summarize_spec(spec: &str, rows: &[&Row], recall: RecallOf<'_>) -> SpecSummar
         em_percent: percent(&|r| f64::from(u8::from(r.scores.em))),
         f1_percent: percent(&|r| r.scores.f1),
         failures: rows.iter().filter(|r| r.status != RunStatus::Done).count(),
+        refused_percent: percent(&|r| f64::from(u8::from(r.refused))),
         evidence_hit_percent: mean_of_some(
             rows.iter()
                 .map(|r| r.evidence_hit.map(|h| f64::from(u8::from(h)))),
@@ -125,12 +128,12 @@ fn summarize_spec(spec: &str, rows: &[&Row], recall: RecallOf<'_>) -> SpecSummar
 /// The table of `summary.md`, one row per spec.
 pub fn markdown(methods: &[SpecSummary]) -> String {
     let mut table = String::from(
-        "| method | n | Cover-EM | EM | F1 | evidence hit | recall@k | failures | LLM calls mean (min–max) | prompt tokens / q | completion tokens / q | wall p50 | wall p95 |\n\
-         | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+        "| method | n | Cover-EM | EM | F1 | evidence hit | recall@k | failures | refused | LLM calls mean (min–max) | prompt tokens / q | completion tokens / q | wall p50 | wall p95 |\n\
+         | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
     );
     for m in methods {
         table.push_str(&format!(
-            "| {} | {} | {:.1}% | {:.1}% | {:.1}% | {} | {} | {} | {:.1} ({}–{}) | {:.0} | {:.0} | {:.1} s | {:.1} s |\n",
+            "| {} | {} | {:.1}% | {:.1}% | {:.1}% | {} | {} | {} | {:.1}% | {:.1} ({}–{}) | {:.0} | {:.0} | {:.1} s | {:.1} s |\n",
             m.spec.replace('|', "\\|"),
             m.n,
             m.cover_em_percent,
@@ -139,6 +142,7 @@ pub fn markdown(methods: &[SpecSummary]) -> String {
             percent_or_dash(m.evidence_hit_percent),
             percent_or_dash(m.recall_percent),
             m.failures,
+            m.refused_percent,
             m.llm_calls.mean,
             m.llm_calls.min,
             m.llm_calls.max,
@@ -219,6 +223,7 @@ mod tests {
             run_id: None,
             sources: Vec::new(),
             evidence_hit: None,
+            refused: false,
         }
     }
 
@@ -321,7 +326,7 @@ mod tests {
         assert!(lines[0].starts_with("| method | n | Cover-EM | EM | F1 |"));
         assert_eq!(
             lines[2],
-            "| pager:variant=parallel | 3 | 66.7% | 33.3% | 33.3% | 50.0% | 90.0% | 0 | 2.0 (2–2) | 200 | 20 | 2.5 s | 3.5 s |"
+            "| pager:variant=parallel | 3 | 66.7% | 33.3% | 33.3% | 50.0% | 90.0% | 0 | 0.0% | 2.0 (2–2) | 200 | 20 | 2.5 s | 3.5 s |"
         );
     }
 }

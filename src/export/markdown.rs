@@ -2,6 +2,7 @@
 
 use std::fmt::Write as _;
 
+use crate::methods::crp_rag::{CrpRagTrace, ReasoningNode, SufficiencyTest};
 use crate::methods::ig2rag::{Ig2RagTrace, Ig2RagVariant};
 use crate::methods::pager::{Page, PagerTrace};
 use crate::methods::rdr2::{ActionKind, Rdr2Trace, Route, RouteOutcome};
@@ -72,6 +73,7 @@ fn render_trace(out: &mut String, trace: &Trace, citations: &[Citation]) {
         Trace::ActiveRag(t) => render_activerag(out, t, citations),
         Trace::Rdr2(t) => render_rdr2(out, t, citations),
         Trace::Ig2rag(t) => render_ig2rag(out, t, citations),
+        Trace::CrpRag(t) => render_crp_rag(out, t, citations),
     }
 }
 
@@ -178,6 +180,103 @@ fn render_ig2rag(out: &mut String, trace: &Ig2RagTrace, citations: &[Citation]) 
     out.push('\n');
     render_notes(out, "Walk", &trace.notes);
     render_passages(out, &trace.passages, &trace.unknown_citations, citations);
+}
+
+fn render_crp_rag(out: &mut String, trace: &CrpRagTrace, citations: &[Citation]) {
+    let _ = writeln!(
+        out,
+        "CRP-RAG ({} variant) grew a reasoning graph of {} steps from the question (at most {} rounds, {} steps), retrieved {} passages for each step and reasoned along {} path(s).\n",
+        option_name(trace.variant),
+        trace.nodes.len().saturating_sub(1),
+        trace.budget.depth,
+        trace.budget.nodes,
+        trace.k,
+        trace.paths.len(),
+    );
+    out.push_str("| Step | After | Text | Passages | Check |\n|---|---|---|---|---|\n");
+    for node in &trace.nodes {
+        let after: Vec<usize> = trace
+            .edges
+            .iter()
+            .filter(|e| e.to == node.id)
+            .map(|e| e.from)
+            .collect();
+        let passages: Vec<String> = node.passages.iter().map(|n| format!("[{n}]")).collect();
+        let _ = writeln!(
+            out,
+            "| {}{} | {} | {} | {} | {} |",
+            node.id,
+            if node.is_final { " (final)" } else { "" },
+            if node.id == 0 {
+                "question".into()
+            } else {
+                ids(&after)
+            },
+            inline(&node.text),
+            passages.join(" "),
+            check_summary(node),
+        );
+    }
+    out.push('\n');
+    for merge in &trace.merges {
+        let texts: Vec<String> = merge.texts.iter().map(|t| inline(t)).collect();
+        let _ = writeln!(
+            out,
+            "- Step {} merges {} similar steps (similarity ≥ {:.2}): {}",
+            merge.node,
+            merge.texts.len(),
+            merge.similarity,
+            texts.join(" · ")
+        );
+    }
+    if !trace.merges.is_empty() {
+        out.push('\n');
+    }
+    for node in trace.nodes.iter().filter(|n| n.knowledge.is_some()) {
+        let knowledge = node.knowledge.as_deref().unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "### Knowledge for step {}\n\n{}\n",
+            node.id,
+            escape_html(knowledge.trim())
+        );
+    }
+    for path in &trace.paths {
+        let _ = writeln!(out, "### Path {}\n", path_label(&path.nodes));
+        for (step, result) in path.nodes.iter().skip(1).zip(&path.results) {
+            let _ = writeln!(out, "- Step {step}: {}", inline(result));
+        }
+        let _ = writeln!(
+            out,
+            "\n**Path answer:** {}\n",
+            escape_html(path.answer.trim())
+        );
+    }
+    render_notes(out, "Reasoning", &trace.notes);
+    render_passages(out, &trace.passages, &trace.unknown_citations, citations);
+}
+
+fn check_summary(node: &ReasoningNode) -> String {
+    let Some(check) = &node.check else {
+        return String::new();
+    };
+    let verdict = if check.sufficient {
+        "sufficient"
+    } else {
+        "insufficient"
+    };
+    match (check.test, check.perplexity) {
+        (SufficiencyTest::Perplexity, Some(p)) => format!("{verdict}, perplexity {p:.2}"),
+        _ => format!("{verdict} (self-assessed)"),
+    }
+}
+
+fn path_label(nodes: &[usize]) -> String {
+    nodes
+        .iter()
+        .map(usize::to_string)
+        .collect::<Vec<_>>()
+        .join(" → ")
 }
 
 fn render_activerag(out: &mut String, trace: &ActiveRagTrace, citations: &[Citation]) {

@@ -36,6 +36,14 @@ pub enum PromptId {
     GainCoarse,
     GainFine,
     GainBinary,
+    CrpRagNextSteps,
+    CrpRagFuse,
+    CrpRagKnowledge,
+    CrpRagCheck,
+    CrpRagAssess,
+    CrpRagReason,
+    CrpRagReasonOnce,
+    CrpRagMerge,
 }
 
 struct PromptSpec {
@@ -134,6 +142,30 @@ const SPECS: &[PromptSpec] = &[
         "graph/binary.j2",
         ["baseline", "passages", "labels", "retry"]
     ),
+    spec!(
+        CrpRagNextSteps,
+        "crp-rag/next-steps.j2",
+        ["question", "conditions", "branching", "retry"]
+    ),
+    spec!(CrpRagFuse, "crp-rag/fuse.j2", ["question", "steps"]),
+    spec!(
+        CrpRagKnowledge,
+        "crp-rag/knowledge.j2",
+        ["question", "step", "passages"]
+    ),
+    spec!(CrpRagCheck, "crp-rag/check.j2", ["step", "knowledge"]),
+    spec!(CrpRagAssess, "crp-rag/assess.j2", ["step", "knowledge"]),
+    spec!(
+        CrpRagReason,
+        "crp-rag/reason.j2",
+        ["question", "known", "step", "knowledge", "last"]
+    ),
+    spec!(
+        CrpRagReasonOnce,
+        "crp-rag/reason-once.j2",
+        ["question", "steps"]
+    ),
+    spec!(CrpRagMerge, "crp-rag/merge.j2", ["question", "answers"]),
 ];
 
 /// Names minijinja itself provides inside templates.

@@ -201,6 +201,16 @@ impl<'a> MethodContext<'a> {
         self.timed_retrieval(self.library.walk_graph(rubric)).await
     }
 
+    /// Unit vectors for `texts` from the library's embedding model, so a
+    /// method can compare its own texts the way retrieval compares chunks.
+    pub async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, MethodError> {
+        self.timed_retrieval(async {
+            let (embedder, _) = self.library.model().await?;
+            Ok(embedder.embed(texts)?)
+        })
+        .await
+    }
+
     /// "file › heading path" of each chunk, to name graph nodes by.
     pub async fn chunk_labels(
         &self,
@@ -257,14 +267,37 @@ impl<'a> MethodContext<'a> {
         vars: impl Serialize,
         params: &Params,
     ) -> Result<Completion, MethodError> {
-        let messages = self.prompts.messages(prompt, vars)?;
-        let options = GenerateOptions {
+        self.generate_with(step, prompt, vars, &self.options(params))
+            .await
+    }
+
+    /// The run's generation settings, for a step that changes some of them
+    /// (samples, constrains its reply or wants log-probabilities).
+    pub fn options(&self, params: &Params) -> GenerateOptions {
+        GenerateOptions {
             max_tokens: params.max_tokens,
             temperature: params.temperature,
             timeout: self.timeout,
             ..GenerateOptions::default()
-        };
-        self.complete(step, &messages, &options).await
+        }
+    }
+
+    /// Renders the step's prompt and asks the model with `options`.
+    pub async fn generate_with(
+        &self,
+        step: &'static str,
+        prompt: PromptId,
+        vars: impl Serialize,
+        options: &GenerateOptions,
+    ) -> Result<Completion, MethodError> {
+        let messages = self.prompts.messages(prompt, vars)?;
+        self.complete(step, &messages, options).await
+    }
+
+    /// Whether the model reports log-probabilities, so a method can pick a
+    /// test that needs them.
+    pub fn llm_capabilities(&self) -> crate::llm::Capabilities {
+        self.llm.capabilities()
     }
 
     /// The run's final step: a finished answer and the citations its `[n]`

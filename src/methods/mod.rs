@@ -8,6 +8,7 @@
 mod activerag;
 mod citations;
 mod context;
+pub mod crp_rag;
 mod error;
 mod events;
 pub mod ig2rag;
@@ -70,6 +71,7 @@ static REGISTRY: &[&dyn Method] = &[
     &activerag::ActiveRag,
     &rdr2::Rdr2,
     &ig2rag::Ig2Rag,
+    &crp_rag::CrpRag,
 ];
 
 pub fn methods() -> &'static [&'static dyn Method] {

@@ -100,6 +100,18 @@ impl Params {
         })
     }
 
+    /// A declared numeric option that must lie in `min..=max`.
+    pub fn number_within(&self, name: &str, min: f64, max: f64) -> Result<f64, MethodError> {
+        let value: f64 = self.option(name)?;
+        if (min..=max).contains(&value) {
+            return Ok(value);
+        }
+        Err(MethodError::InvalidOption {
+            name: name.to_string(),
+            message: format!("must be between {min} and {max}"),
+        })
+    }
+
     /// A declared option's value; `resolve` guarantees it is present and of
     /// the declared type.
     pub fn option<T: DeserializeOwned>(&self, name: &str) -> Result<T, MethodError> {
@@ -194,6 +206,11 @@ mod tests {
         assert_eq!(message(1, 5), "depth: must be between 1 and 5");
         assert_eq!(message(0, 5), "depth: must be at most 5");
         assert_eq!(message(8, usize::MAX), "depth: must be at least 8");
+        assert_eq!(p.number_within("depth", 0.5, 7.5).unwrap(), 7.0);
+        assert!(matches!(
+            p.number_within("depth", 0.0, 1.0),
+            Err(MethodError::InvalidOption { message, .. }) if message == "must be between 0 and 1"
+        ));
     }
 
     #[test]

@@ -10,7 +10,8 @@ use tokio_util::sync::CancellationToken;
 use super::runner::{ask, AskRequest};
 use super::{EventSink, RunEvent};
 use crate::llm::{
-    Backend, Capabilities, ChatRequest, Completion, FinishReason, Llm, LlmError, ModelInfo, Usage,
+    Backend, Capabilities, ChatRequest, Completion, FinishReason, Llm, LlmError, ModelInfo,
+    TokenLogprob, Usage,
 };
 use crate::store::RunRecord;
 use crate::{Config, Library};
@@ -20,6 +21,7 @@ use crate::{Config, Library};
 pub struct ScriptedLlm {
     replies: Mutex<VecDeque<Result<Completion, LlmError>>>,
     prompts: Mutex<Vec<String>>,
+    logprobs: bool,
 }
 
 impl ScriptedLlm {
@@ -27,7 +29,15 @@ impl ScriptedLlm {
         ScriptedLlm {
             replies: Mutex::new(replies.into()),
             prompts: Mutex::new(Vec::new()),
+            logprobs: false,
         }
+    }
+
+    /// Claims to report log-probabilities, as the embedded backend does;
+    /// the script's replies carry them ([`says_surely`]).
+    pub fn with_logprobs(mut self) -> ScriptedLlm {
+        self.logprobs = true;
+        self
     }
 
     /// The user message of every call so far, in order.
@@ -57,6 +67,21 @@ pub fn says(text: &str) -> Result<Completion, LlmError> {
     reply(text, FinishReason::Stop)
 }
 
+/// A finished reply whose tokens had these log-probabilities.
+pub fn says_surely(text: &str, logprobs: &[f32]) -> Result<Completion, LlmError> {
+    let mut completion = says(text)?;
+    completion.logprobs = Some(
+        logprobs
+            .iter()
+            .map(|&logprob| TokenLogprob {
+                token: "t".into(),
+                logprob,
+            })
+            .collect(),
+    );
+    Ok(completion)
+}
+
 #[async_trait::async_trait]
 impl Llm for ScriptedLlm {
     fn info(&self) -> ModelInfo {
@@ -69,7 +94,7 @@ impl Llm for ScriptedLlm {
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             streaming: true,
-            logprobs: false,
+            logprobs: self.logprobs,
         }
     }
     async fn chat(&self, request: ChatRequest<'_>) -> crate::llm::Result<Completion> {

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::crp_rag::CrpRagTrace;
 use super::ig2rag::Ig2RagTrace;
 use super::pager::PagerTrace;
 use super::rdr2::Rdr2Trace;
@@ -49,4 +50,5 @@ pub enum Trace {
     ActiveRag(ActiveRagTrace),
     Rdr2(Rdr2Trace),
     Ig2rag(Ig2RagTrace),
+    CrpRag(CrpRagTrace),
 }

@@ -1,0 +1,155 @@
+//! What a CRP-RAG answer was built from: the reasoning graph (steps, edges,
+//! merges), each step's knowledge and sufficiency check, the paths the
+//! answer was reasoned along, and the passages behind it all.
+
+use serde::{Deserialize, Serialize};
+
+use crate::methods::Passage;
+
+/// The method, or one of the paper's ablations (its section 5.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+#[serde(rename_all = "kebab-case")]
+pub enum CrpRagVariant {
+    #[default]
+    CrpRag,
+    /// Each step's knowledge is its retrieved passages as they are, not a
+    /// summary the model wrote.
+    NoAggregation,
+    /// No sufficiency check: the shortest and the longest path are reasoned
+    /// along, whatever their knowledge.
+    NoEvaluation,
+    /// Each path is answered in one call from all its steps at once.
+    NoIterative,
+}
+
+/// The limits the graph was grown under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+pub struct GraphBudget {
+    /// Rounds of step generation (the longest path has this many steps).
+    pub depth: usize,
+    /// Steps in the graph, the question not counted.
+    pub nodes: usize,
+    /// Next steps asked for per open step and round.
+    pub branching: usize,
+    /// Paths reasoned along at most.
+    pub paths: usize,
+}
+
+/// Why the graph stopped growing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+#[serde(rename_all = "kebab-case")]
+pub enum GraphStop {
+    /// Every open step led to a final one.
+    AllFinal,
+    /// The open steps' replies held no usable step.
+    NoNewSteps,
+    DepthBudget,
+    NodeBudget,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+pub struct CrpRagTrace {
+    pub variant: CrpRagVariant,
+    pub k: usize,
+    pub budget: GraphBudget,
+    /// Two new steps whose embeddings are at least this similar are merged.
+    pub merge_threshold: f64,
+    /// A step whose check answer has a lower perplexity is sufficient.
+    pub perplexity_threshold: f64,
+    /// Node 0 is the question itself, the graph's only source; the others
+    /// are reasoning steps in the order they were made.
+    pub nodes: Vec<ReasoningNode>,
+    pub edges: Vec<ReasoningEdge>,
+    pub merges: Vec<NodeMerge>,
+    pub stop: Option<GraphStop>,
+    /// The paths the answer was reasoned along, in the order they were
+    /// chosen.
+    pub paths: Vec<ReasoningPath>,
+    /// No path had sufficient knowledge at every step, so the method
+    /// declined to answer and said which steps lacked it.
+    pub refused: bool,
+    /// Every passage any step retrieved, each once, numbered as the
+    /// prompts showed them.
+    pub passages: Vec<Passage>,
+    pub unknown_citations: Vec<usize>,
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+pub struct ReasoningNode {
+    pub id: usize,
+    /// A sub-question or an explanation (the question, for node 0).
+    pub text: String,
+    /// The round that made it; 0 for the question.
+    pub depth: usize,
+    /// The model marked it as the last step before the answer.
+    pub is_final: bool,
+    /// Numbers of the passages retrieved for it, into the trace's passages.
+    pub passages: Vec<usize>,
+    /// What the model drew from those passages for this step; `None` for
+    /// the question and under `no-aggregation`, where the passages
+    /// themselves are the knowledge.
+    pub knowledge: Option<String>,
+    /// `None` for the question and under `no-evaluation`.
+    pub check: Option<SufficiencyCheck>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+#[serde(rename_all = "kebab-case")]
+pub enum SufficiencyTest {
+    /// The perplexity of the model's answer to the step, from the
+    /// log-probabilities of its tokens.
+    Perplexity,
+    /// The backend gave no log-probabilities, so the model was asked
+    /// whether the knowledge suffices.
+    SelfAssessment,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+pub struct SufficiencyCheck {
+    pub test: SufficiencyTest,
+    /// The model's answer to the step from its knowledge (perplexity), or
+    /// its verdict (self-assessment).
+    pub reply: String,
+    pub perplexity: Option<f64>,
+    pub sufficient: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+pub struct ReasoningEdge {
+    pub from: usize,
+    pub to: usize,
+}
+
+/// Similar new steps of one round that became one node, which took over
+/// every edge into them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+pub struct NodeMerge {
+    pub node: usize,
+    /// The steps as the model first wrote them.
+    pub texts: Vec<String>,
+    /// The lowest similarity between the first step and another.
+    pub similarity: f64,
+    /// The texts were the same, so no model call was needed to merge them.
+    pub identical: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+pub struct ReasoningPath {
+    /// Node ids from the question to a sink.
+    pub nodes: Vec<usize>,
+    /// What each step (after the question) concluded, in order; empty
+    /// under `no-iterative`.
+    pub results: Vec<String>,
+    pub answer: String,
+}
