@@ -2,7 +2,8 @@
 // the embedded models: add the rust-book folder, wait for indexing, ask
 // with vanilla-rag, open a citation, compare two methods, export a run,
 // watch PAGER's page fill in, ActiveRAG's agents and RDR2's routes, build
-// part of the information-gain graph and draw iG²RAG's walk over it,
+// part of the information-gain graph and draw iG²RAG's walk over it, draw
+// CRP-RAG's reasoning graph and open one of its steps,
 // check hostile document text renders inert, and close the window in the
 // middle of ingesting 8,094 hotpotqa passages. Screenshots of every view go
 // to $FOLIO_E2E_OUT/screenshots. Run through scripts/e2e.sh.
@@ -47,6 +48,15 @@ async function chooseMethod(id: string) {
     "const s = arguments[0]; s.value = arguments[1]; s.dispatchEvent(new Event('change', { bubbles: true }));",
     { "element-6066-11e4-a52e-4f735466cecf": method.id },
     id,
+  );
+}
+
+/** Sets the input with this id and tells the page, as typing would. */
+async function setField(id: string, value: string) {
+  await app.execute(
+    "const i = document.getElementById(arguments[0]); i.value = arguments[1]; i.dispatchEvent(new Event('input', { bubbles: true }));",
+    id,
+    value,
   );
 }
 
@@ -348,10 +358,46 @@ describe("Folio in a real window", () => {
     20 * MINUTE,
   );
 
+  it(
+    "draws CRP-RAG's reasoning graph, each step coloured by its sufficiency check",
+    async () => {
+      await open("ask");
+      await chooseMethod("crp-rag");
+      // The full method with its default graph budget; one path and room
+      // for its last step, since the suite's 120-token default would cut a
+      // tiny model's reasoning off and fail the run.
+      await setField("ask-max-tokens", "300");
+      await setField("ask-opt-paths", "1");
+      await askQuestion("Which takes more bytes in Rust, a char or a bool?");
+      await app.waitFor("CRP-RAG to finish", 10 * MINUTE, answered);
+      expect((await (await app.byTestId("answer-status")).text()).trim()).toBe("done");
+      await app.find('[data-testid="crp-rag-graph"] svg');
+      expect(await app.all('[data-testid="crp-rag-node"][data-status="question"]')).toHaveLength(1);
+      const steps = await app.all('[data-testid="crp-rag-node"]:not([data-status="question"])');
+      expect(steps.length).toBeGreaterThan(0);
+      // Every step hangs below the question or another step.
+      expect((await app.all('[data-testid="crp-rag-edge"]')).length).toBeGreaterThanOrEqual(steps.length);
+      // The full method checks every step it retrieved for.
+      const checked = await app.all(
+        '[data-testid="crp-rag-node"][data-status="sufficient"], [data-testid="crp-rag-node"][data-status="insufficient"]',
+      );
+      expect(checked.length).toBeGreaterThan(0);
+      await app.execute(
+        "document.querySelector('[data-testid=\"crp-rag-graph\"]').scrollIntoView({ block: 'start' });",
+      );
+      await checked[0].click();
+      const detail = await app.byTestId("crp-rag-detail", 10_000);
+      expect((await detail.text()).length).toBeGreaterThan(0);
+      expect((await (await app.byTestId("crp-rag-verdict")).text()).trim()).toMatch(/^(sufficient|insufficient)$/);
+      await shot("14-crp-rag-graph");
+    },
+    15 * MINUTE,
+  );
+
   it("settings: key storage stated, bad input refused inline, dark theme", async () => {
     await open("settings");
     await app.byTestId("settings-backend-embedded");
-    await shot("14-settings");
+    await shot("15-settings");
     await (await app.byTestId("settings-backend-openai")).click();
     // No session bus here, so no keyring: the fallback file must be flagged.
     const warning = await app.find("p.warning", 10_000);
@@ -362,11 +408,11 @@ describe("Folio in a real window", () => {
     await (await app.byTestId("settings-save")).click();
     const error = await app.find(".field-error", 10_000);
     expect(await error.text()).toMatch(/http:\/\//);
-    await shot("15-settings-openai-invalid");
+    await shot("16-settings-openai-invalid");
     await (await app.find('input[name="theme"][value="dark"]')).click();
     expect(await app.execute<string>("return document.documentElement.dataset.theme;")).toBe("dark");
     await open("library");
-    await shot("16-library-dark");
+    await shot("17-library-dark");
   });
 
   it("closing the window mid-ingest stops cleanly, and the job resumes on the next start", async () => {

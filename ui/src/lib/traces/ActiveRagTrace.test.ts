@@ -2,10 +2,9 @@ import { describe, expect, it } from "vitest";
 import type { SourceTarget } from "$lib/source";
 import type { TraceProps } from "./registry";
 import ActiveRagTrace from "./ActiveRagTrace.svelte";
-import { activeRagTrace, expectInert, HOSTILE, passage, render } from "./testing";
+import { activeRagTrace, expectInert, HOSTILE, passage, render, text } from "./testing";
 
 const agents = (root: Element) => [...root.querySelectorAll<HTMLElement>('[data-testid="activerag-agent"]')];
-const text = (el: Element | null | undefined) => el?.textContent?.replace(/\s+/g, " ").trim() ?? "";
 
 describe("ActiveRagTrace", () => {
   it("draws the three agents in order with what each wrote", () => {

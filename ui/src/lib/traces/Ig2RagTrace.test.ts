@@ -1,11 +1,9 @@
-import { flushSync } from "svelte";
 import { describe, expect, it } from "vitest";
 import type { SourceTarget } from "$lib/source";
 import Ig2RagTrace from "./Ig2RagTrace.svelte";
 import type { TraceProps } from "./registry";
-import { expectInert, HOSTILE, ig2ragTrace, passage, render } from "./testing";
+import { expectInert, fact, fire, HOSTILE, ig2ragTrace, passage, render, text } from "./testing";
 
-const text = (el: Element | null | undefined) => el?.textContent?.replace(/\s+/g, " ").trim() ?? "";
 const graph = (root: Element) => root.querySelector<HTMLElement>('[data-testid="ig2rag-graph"]');
 const nodes = (root: Element) => [...root.querySelectorAll<SVGGElement>('[data-testid="ig2rag-node"]')];
 const node = (root: Element, chunk: number) =>
@@ -14,18 +12,6 @@ const edges = (root: Element) => [...root.querySelectorAll<SVGPathElement>('[dat
 const edge = (root: Element, source: number, target: number) =>
   root.querySelector<SVGPathElement>(`[data-testid="ig2rag-edge"][data-source="${source}"][data-target="${target}"]`)!;
 const radius = (g: Element) => Number(g.querySelector("circle.disc")!.getAttribute("r"));
-const fact = (root: Element, label: string) => {
-  const dt = [...root.querySelectorAll(".facts dt")].find((d) => text(d) === label);
-  return text(dt?.nextElementSibling);
-};
-
-function fire(el: Element, type: string, init: KeyboardEventInit = {}) {
-  const event = type.startsWith("key")
-    ? new KeyboardEvent(type, { bubbles: true, cancelable: true, ...init })
-    : new Event(type, { bubbles: type !== "mouseenter" && type !== "mouseleave" && type !== "focus" && type !== "blur" });
-  el.dispatchEvent(event);
-  flushSync();
-}
 
 describe("Ig2RagTrace", () => {
   it("states the walk's settings, the seeds, the walk and the graph's coverage", () => {

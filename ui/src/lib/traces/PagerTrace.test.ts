@@ -3,10 +3,9 @@ import type { SourceTarget } from "$lib/source";
 import type { TraceProps } from "./registry";
 import { toasts } from "$lib/stores/toasts.svelte";
 import PagerTrace from "./PagerTrace.svelte";
-import { expectInert, HOSTILE, pagerTrace, passage, render, type PagerFixture } from "./testing";
+import { expectInert, HOSTILE, pagerTrace, passage, render, text, type PagerFixture } from "./testing";
 
 const slots = (root: Element) => [...root.querySelectorAll<HTMLElement>('[data-testid="pager-slot"]')];
-const text = (el: Element | null | undefined) => el?.textContent?.replace(/\s+/g, " ").trim() ?? "";
 
 describe("PagerTrace", () => {
   it("draws the page's slots in order, filled and empty, while the run goes on", () => {

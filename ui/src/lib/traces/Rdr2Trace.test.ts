@@ -3,13 +3,12 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import type { SourceTarget } from "$lib/source";
 import type { TraceProps } from "./registry";
 import Rdr2Trace from "./Rdr2Trace.svelte";
-import { expectInert, HOSTILE, passage, rdr2Trace, render } from "./testing";
+import { expectInert, HOSTILE, passage, rdr2Trace, render, text } from "./testing";
 
 const routes = (root: Element) => [...root.querySelectorAll<HTMLElement>('[data-testid="rdr2-route"]')];
 const nodes = (route: Element) => [...route.querySelectorAll<HTMLElement>('[data-testid="rdr2-node"]')];
 const node = (route: Element, id: number) =>
   route.querySelector<HTMLElement>(`[data-testid="rdr2-node"][data-id="${id}"]`)!;
-const text = (el: Element | null | undefined) => el?.textContent?.replace(/\s+/g, " ").trim() ?? "";
 // A node's own marks, not those of the nodes nested under it.
 const marks = (route: Element, id: number) => [...node(route, id).querySelectorAll(":scope > .node .mark")].map(text);
 const button = (root: Element, label: string) =>

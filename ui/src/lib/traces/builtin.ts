@@ -1,6 +1,7 @@
 // The trace renderers that ship with the app; a new method adds its
 // component next to these and one line here.
 import ActiveRagTrace from "./ActiveRagTrace.svelte";
+import CrpRagTrace from "./CrpRagTrace.svelte";
 import Ig2RagTrace from "./Ig2RagTrace.svelte";
 import LlmOnlyTrace from "./LlmOnlyTrace.svelte";
 import PagerTrace from "./PagerTrace.svelte";
@@ -15,4 +16,5 @@ export function registerBuiltinTraceRenderers(): void {
   registerTraceRenderer("activerag", ActiveRagTrace);
   registerTraceRenderer("rdr2", Rdr2Trace);
   registerTraceRenderer("ig2rag", Ig2RagTrace);
+  registerTraceRenderer("crp-rag", CrpRagTrace);
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import ActiveRagTrace from "./ActiveRagTrace.svelte";
 import { registerBuiltinTraceRenderers } from "./builtin";
+import CrpRagTrace from "./CrpRagTrace.svelte";
 import GenericTrace from "./GenericTrace.svelte";
 import Ig2RagTrace from "./Ig2RagTrace.svelte";
 import LlmOnlyTrace from "./LlmOnlyTrace.svelte";
@@ -30,6 +31,7 @@ describe("trace renderer registry", () => {
     expect(rendererFor("activerag")).toBe(ActiveRagTrace);
     expect(rendererFor("rdr2")).toBe(Rdr2Trace);
     expect(rendererFor("ig2rag")).toBe(Ig2RagTrace);
+    expect(rendererFor("crp-rag")).toBe(CrpRagTrace);
   });
 });
 

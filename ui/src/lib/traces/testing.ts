@@ -1,6 +1,7 @@
 // For the renderer tests: traces as the engine writes them, typed by the
 // generated bindings so a change on the Rust side fails `npm run check` here
-// before a renderer silently draws the wrong thing; and mounting helpers.
+// before a renderer silently draws the wrong thing; and helpers to mount a
+// renderer, read what it drew and act on it.
 import { flushSync, mount, unmount } from "svelte";
 import { expect } from "vitest";
 import type { Passage } from "$lib/bindings/Passage";
@@ -11,6 +12,7 @@ export type PagerFixture = Extract<Trace, { method: "pager" }>;
 export type ActiveRagFixture = Extract<Trace, { method: "activerag" }>;
 export type Rdr2Fixture = Extract<Trace, { method: "rdr2" }>;
 export type Ig2RagFixture = Extract<Trace, { method: "ig2rag" }>;
+export type CrpRagFixture = Extract<Trace, { method: "crp-rag" }>;
 
 const PASSAGES: Omit<Passage, "number" | "chunk_id">[] = [
   {
@@ -249,11 +251,158 @@ export function ig2ragTrace(overrides: Partial<Ig2RagFixture> = {}): Ig2RagFixtu
   };
 }
 
+const BANDS: [path: string, heading: string, text: string][] = [
+  ["/wiki/letters-to-cleo.md", "Letters to Cleo", "Letters to Cleo is an American alternative rock band from Boston, Massachusetts, formed in 1990."],
+  [
+    "/wiki/letters-to-cleo.md",
+    "Letters to Cleo > Members",
+    "The band's members are Kay Hanley, Greg McKenna, Michael Eisenstein, Stacy Jones, Scott Riebling and Tom Polce.",
+  ],
+  ["/wiki/screaming-trees.md", "Screaming Trees", "Screaming Trees were an American rock band formed in Ellensburg, Washington, in 1985."],
+  [
+    "/wiki/screaming-trees.md",
+    "Screaming Trees > Members",
+    "The band's line-up was Mark Lanegan, Gary Lee Conner, Van Conner and Barrett Martin.",
+  ],
+];
+
+/** One of the four passages the CRP-RAG fixture's steps retrieved, about the two bands. */
+export function bandPassage(number: number): Passage {
+  const [path, heading_path, text] = BANDS[(number - 1) % BANDS.length];
+  return passage(number, { path, heading_path, text, span_start: 0, span_end: text.length, score: 0.9 - number * 0.05 });
+}
+
+export const CRP_QUESTION = "Which band has more members, Letters to Cleo or Screaming Trees?";
+
+/**
+ * A finished CRP-RAG run: three first steps (the second merged from two
+ * near-identical ones), two final steps, one of them reached only through
+ * an insufficient step, and the two paths through the sufficient ones.
+ */
+export function crpRagTrace(overrides: Partial<CrpRagFixture> = {}): CrpRagFixture {
+  return {
+    method: "crp-rag",
+    variant: "crp-rag",
+    k: 2,
+    budget: { depth: 3, nodes: 8, branching: 3, paths: 2 },
+    merge_threshold: 0.9,
+    perplexity_threshold: 5,
+    nodes: [
+      { id: 0, text: CRP_QUESTION, depth: 0, is_final: false, passages: [], knowledge: null, check: null },
+      {
+        id: 1,
+        text: "How many members does Letters to Cleo have?",
+        depth: 1,
+        is_final: false,
+        passages: [1, 2],
+        knowledge:
+          "Letters to Cleo is an alternative rock band from Boston [1]. Its members are Kay Hanley, Greg McKenna, Michael Eisenstein, Stacy Jones, Scott Riebling and Tom Polce: six people [2].",
+        check: { test: "perplexity", reply: "Letters to Cleo has six members.", perplexity: 2.4137, sufficient: true },
+      },
+      {
+        id: 2,
+        text: "How many members did Screaming Trees have?",
+        depth: 1,
+        is_final: false,
+        passages: [3, 4],
+        knowledge:
+          "Screaming Trees were a rock band from Ellensburg, Washington [3]. The line-up was Mark Lanegan, Gary Lee Conner, Van Conner and Barrett Martin: four people [4].",
+        check: { test: "perplexity", reply: "Screaming Trees had four members.", perplexity: 1.8721, sufficient: true },
+      },
+      {
+        id: 3,
+        text: "Did either band change its line-up over the years?",
+        depth: 1,
+        is_final: false,
+        passages: [2, 4],
+        knowledge: "The documents list each band's members [2] [4] but say nothing about changes to the line-ups.",
+        check: { test: "perplexity", reply: "It is not known.", perplexity: 8.731, sufficient: false },
+      },
+      {
+        id: 4,
+        text: "Compare Letters to Cleo's six members with Screaming Trees' four",
+        depth: 2,
+        is_final: true,
+        passages: [2, 4],
+        knowledge: "Letters to Cleo has six members [2]; Screaming Trees had four [4].",
+        check: { test: "perplexity", reply: "Letters to Cleo, with six against four.", perplexity: 1.5213, sufficient: true },
+      },
+      {
+        id: 5,
+        text: "How many people have played in each band in all, counting former members?",
+        depth: 2,
+        is_final: true,
+        passages: [1, 3],
+        knowledge: "No document says who played in either band before its current line-up.",
+        check: { test: "perplexity", reply: "Unknown.", perplexity: 11.2, sufficient: false },
+      },
+    ],
+    edges: [
+      { from: 0, to: 1 },
+      { from: 0, to: 2 },
+      { from: 0, to: 3 },
+      { from: 1, to: 4 },
+      { from: 2, to: 4 },
+      { from: 3, to: 5 },
+    ],
+    merges: [
+      {
+        node: 2,
+        texts: ["How many members did Screaming Trees have?", "Who were the members of Screaming Trees?"],
+        similarity: 0.9312,
+        identical: false,
+      },
+    ],
+    stop: "all-final",
+    paths: [
+      {
+        nodes: [0, 1, 4],
+        results: [
+          "Letters to Cleo has six members [2].",
+          "Letters to Cleo has more members: six against Screaming Trees' four [2] [4].",
+        ],
+        answer: "Letters to Cleo has more members: six [2] against four [4].",
+      },
+      {
+        nodes: [0, 2, 4],
+        results: [
+          "Screaming Trees had four members [4].",
+          "Letters to Cleo, with six members [2], has more than Screaming Trees' four [4].",
+        ],
+        answer: "Letters to Cleo, with six members [2] to Screaming Trees' four [4].",
+      },
+    ],
+    refused: false,
+    passages: [1, 2, 3, 4].map(bandPassage),
+    unknown_citations: [],
+    notes: [],
+    ...overrides,
+  };
+}
+
 export function render(component: TraceRenderer, props: TraceProps) {
   const target = document.createElement("div");
   const instance = mount(component, { target, props });
   flushSync();
   return { target, destroy: () => unmount(instance) };
+}
+
+/** An element's text with its white space folded, as it reads on screen. */
+export const text = (el: Element | null | undefined) => el?.textContent?.replace(/\s+/g, " ").trim() ?? "";
+
+/** The value of the trace's setting (a row of Facts) with this label. */
+export const fact = (root: Element, label: string) => {
+  const dt = [...root.querySelectorAll(".facts dt")].find((d) => text(d) === label);
+  return text(dt?.nextElementSibling);
+};
+
+/** Dispatches an event as the browser would, bubbling or not, and lets the component update. */
+export function fire(el: Element, type: string, init: KeyboardEventInit = {}) {
+  const event = type.startsWith("key")
+    ? new KeyboardEvent(type, { bubbles: true, cancelable: true, ...init })
+    : new Event(type, { bubbles: type !== "mouseenter" && type !== "mouseleave" && type !== "focus" && type !== "blur" });
+  el.dispatchEvent(event);
+  flushSync();
 }
 
 /** Text from a document or a model, meant to run if it ever became markup. */
