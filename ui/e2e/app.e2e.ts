@@ -291,6 +291,8 @@ describe("Folio in a real window", () => {
     async () => {
       await open("library");
       await app.byTestId("graph-panel", 30_000);
+      // The form appears once the panel has read the graph's status.
+      await app.byTestId("graph-rubric-select", 30_000);
       // Coarse grades with the paper's five neighbours are the defaults.
       const form = await app.execute<{ rubric: string; n: string }>(
         "return { rubric: document.querySelector('[data-testid=\"graph-rubric-select\"]').value," +
@@ -382,10 +384,14 @@ describe("Folio in a real window", () => {
         '[data-testid="crp-rag-node"][data-status="sufficient"], [data-testid="crp-rag-node"][data-status="insufficient"]',
       );
       expect(checked.length).toBeGreaterThan(0);
+      // WebKitWebDriver will not click an SVG group, so open the step the
+      // way a keyboard user does: focus it and press Enter.
       await app.execute(
-        "document.querySelector('[data-testid=\"crp-rag-graph\"]').scrollIntoView({ block: 'start' });",
+        "document.querySelector('[data-testid=\"crp-rag-graph\"]').scrollIntoView({ block: 'start' });" +
+          " const step = arguments[0]; step.focus();" +
+          " step.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true }));",
+        { "element-6066-11e4-a52e-4f735466cecf": checked[0].id },
       );
-      await checked[0].click();
       const detail = await app.byTestId("crp-rag-detail", 10_000);
       expect((await detail.text()).length).toBeGreaterThan(0);
       expect((await (await app.byTestId("crp-rag-verdict")).text()).trim()).toMatch(/^(sufficient|insufficient)$/);
