@@ -106,9 +106,14 @@ impl Params {
         if (min..=max).contains(&value) {
             return Ok(value);
         }
+        let message = if max.is_infinite() {
+            format!("must be at least {min}")
+        } else {
+            format!("must be between {min} and {max}")
+        };
         Err(MethodError::InvalidOption {
             name: name.to_string(),
-            message: format!("must be between {min} and {max}"),
+            message,
         })
     }
 
@@ -210,6 +215,10 @@ mod tests {
         assert!(matches!(
             p.number_within("depth", 0.0, 1.0),
             Err(MethodError::InvalidOption { message, .. }) if message == "must be between 0 and 1"
+        ));
+        assert!(matches!(
+            p.number_within("depth", 8.0, f64::INFINITY),
+            Err(MethodError::InvalidOption { message, .. }) if message == "must be at least 8"
         ));
     }
 

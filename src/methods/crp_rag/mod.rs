@@ -91,7 +91,8 @@ impl Method for CrpRag {
             paths: params.count_within("paths", 1, 10)?,
         };
         let merge_threshold = params.number_within("merge-threshold", 0.0, 1.0)?;
-        let perplexity_threshold = params.number_within("perplexity-threshold", 1.0, f64::MAX)?;
+        let perplexity_threshold =
+            params.number_within("perplexity-threshold", 1.0, f64::INFINITY)?;
         let temperature = params.number_within("sample-temperature", 0.0, 2.0)? as f32;
         let mut trace = CrpRagTrace {
             variant,

@@ -148,8 +148,10 @@ async fn perplexity_decides_sufficiency_and_no_sufficient_path_refuses() {
         says_surely("Perhaps Paris.", &[unsure, unsure, unsure]),
         says("Ada Lovelace [1]."),
     ];
-    let (run, trace, _) = run_crp(ScriptedLlm::new(script).with_logprobs(), &[]).await;
+    let threshold = [("perplexity-threshold", "4")];
+    let (run, trace, _) = run_crp(ScriptedLlm::new(script).with_logprobs(), &threshold).await;
     assert_eq!(run.status, RunStatus::Done, "{:?}", run.error);
+    assert_eq!(trace.perplexity_threshold, 4.0);
     let checks: Vec<_> = trace.nodes[1..]
         .iter()
         .map(|n| n.check.clone().unwrap())
@@ -170,7 +172,7 @@ async fn perplexity_decides_sufficiency_and_no_sufficient_path_refuses() {
         says("Nothing about her birthplace."),
         says_surely("Perhaps Paris.", &[unsure, unsure]),
     ];
-    let (run, trace, _) = run_crp(ScriptedLlm::new(script).with_logprobs(), &[]).await;
+    let (run, trace, _) = run_crp(ScriptedLlm::new(script).with_logprobs(), &threshold).await;
     assert_eq!(run.status, RunStatus::Done, "{:?}", run.error);
     assert!(trace.refused && trace.paths.is_empty());
     let answer = run.answer.unwrap();
