@@ -17,6 +17,7 @@ use crate::store::{Store, StoredChunk};
 pub use bm25::fts_query;
 pub use fusion::reciprocal_rank_fusion;
 pub use snippet::snippet;
+pub(crate) use vector_index::dot;
 pub use vector_index::VectorIndex;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, ts_rs::TS)]

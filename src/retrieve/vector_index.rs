@@ -42,7 +42,7 @@ impl Ord for Candidate {
 
 /// Eight independent accumulators let the compiler vectorise the loop
 /// without reordering a single floating-point sum.
-fn dot(a: &[f32], b: &[f32]) -> f32 {
+pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
     let mut acc = [0f32; 8];
     let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
     let tail: f32 = ca

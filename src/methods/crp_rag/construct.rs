@@ -17,6 +17,7 @@ use crate::llm::prompts::PromptId;
 use crate::llm::{FinishReason, GenerateOptions};
 use crate::methods::context::partial_text;
 use crate::methods::{MethodContext, MethodError, Params};
+use crate::retrieve::dot;
 
 const NEXT_STEPS: &str = "next steps";
 const FUSE: &str = "merge steps";
@@ -211,7 +212,8 @@ impl Growth<'_> {
         let mut clusters: Vec<Cluster> = Vec::new();
         for (candidate, vector) in candidates.into_iter().zip(vectors) {
             let similar = clusters.iter_mut().find_map(|c| {
-                let s = cosine(&c.leader, &vector);
+                // Unit vectors: their dot product is the cosine.
+                let s = f64::from(dot(&c.leader, &vector));
                 (s >= self.merge_threshold).then_some((c, s))
             });
             match similar {
@@ -325,12 +327,4 @@ impl Cluster {
             .iter()
             .all(|m| normalize(&m.step.text) == first)
     }
-}
-
-/// Cosine similarity of two unit vectors.
-fn cosine(a: &[f32], b: &[f32]) -> f64 {
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| f64::from(*x) * f64::from(*y))
-        .sum()
 }
