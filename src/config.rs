@@ -22,6 +22,9 @@ pub struct Config {
     pub models_dir: PathBuf,
     pub max_file_size: u64,
     pub llm: LlmSettings,
+    /// The model `folio eval --judge` asks whether an answer means a gold
+    /// one; `None` asks the answering model (`llm`).
+    pub judge: Option<LlmSettings>,
     /// A folder with `model.onnx` and its tokenizer files.
     pub embedding_model_dir: PathBuf,
     /// Prompt overrides: files here replace the built-in templates.
@@ -59,6 +62,9 @@ pub struct ConfigFile {
     /// Where the index lives; `--data-dir` and `FOLIO_DATA_DIR` win over it.
     pub data_dir: Option<PathBuf>,
     pub llm: Option<LlmSettings>,
+    /// The `[judge]` table: a model for `folio eval --judge`, in the same
+    /// keys as `[llm]`.
+    pub judge: Option<LlmSettings>,
     pub embedding: EmbeddingSection,
     pub prompts: PromptsSection,
 }
@@ -130,6 +136,7 @@ impl Config {
         Config {
             data_dir,
             llm: LlmSettings::kit_default(&models_dir),
+            judge: None,
             embedding_model_dir: models_dir.join(crate::embed::KIT_MODEL_DIR),
             prompts_dir: platform_dir(dirs::config_dir()).join("prompts"),
             models_dir,
@@ -161,15 +168,20 @@ impl Config {
         // Relative paths in the file are relative to the file, not to wherever
         // the command happens to run.
         let base = path.parent().unwrap_or(Path::new("."));
-        if let Some(mut llm) = file.llm {
+        let kit_model = self.llm.model.clone();
+        let located = |mut llm: LlmSettings| {
             if llm.backend == Backend::Embedded {
                 llm.model = match llm.model.as_str() {
-                    "" => std::mem::take(&mut self.llm.model),
+                    "" => kit_model.clone(),
                     file => base.join(file).display().to_string(),
                 };
             }
-            self.llm = llm;
+            llm
+        };
+        if let Some(llm) = file.llm {
+            self.llm = located(llm);
         }
+        self.judge = file.judge.map(located);
         if let Some(dir) = file.embedding.model_dir {
             self.embedding_model_dir = base.join(dir);
         }
@@ -336,6 +348,28 @@ mod tests {
         let mut config = Config::new(None, None);
         config.apply_file(file, &path, false);
         assert_eq!(config.data_dir, dir.path().join("data"));
+        assert_eq!(config.judge, None);
+    }
+
+    #[test]
+    fn a_judge_table_names_a_model_of_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("folio.toml");
+        std::fs::write(
+            &path,
+            "[judge]\nbackend = \"embedded\"\nmodel = \"models/judge.gguf\"\ntemperature = 0.0\n",
+        )
+        .unwrap();
+        let mut config = Config::new(None, None);
+        let kit = config.llm.model.clone();
+        config.apply_file(ConfigFile::read(&path).unwrap(), &path, false);
+        let judge = config.judge.expect("a judge");
+        assert_eq!(
+            judge.model,
+            dir.path().join("models/judge.gguf").display().to_string()
+        );
+        assert_eq!(judge.temperature, 0.0);
+        assert_eq!(config.llm.model, kit, "the answering model is untouched");
     }
 
     #[test]

@@ -33,8 +33,8 @@ pub enum EvalError {
     #[error("method spec `{spec}`: {source}")]
     Method { spec: String, source: MethodError },
     #[error(
-        "{} holds another evaluation's results ({}); a larger --limit or more \
-         --methods continue an evaluation, anything else needs a new --out, or \
+        "{} holds another evaluation's results ({}); another --limit or other \
+         --methods reuse its answers, anything else needs a new --out, or \
          --fresh to start over",
         out.display(),
         differences.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
@@ -49,6 +49,23 @@ pub enum EvalError {
         .0.display()
     )]
     NoManifest(PathBuf),
+    #[error("{} has no eval.json: not a folder `folio eval --out` wrote", .0.display())]
+    NotAnEvaluation(PathBuf),
+    #[error(
+        "{}: {}; it evaluated {specs} (name one as {}#SPEC)",
+        dir.display(),
+        given.as_ref().map_or("several methods".to_string(), |g| format!("no method spec `{g}`")),
+        dir.display()
+    )]
+    NoSuchSpec {
+        dir: PathBuf,
+        given: Option<String>,
+        specs: String,
+    },
+    #[error("{name} {message}")]
+    BadSetting { name: &'static str, message: String },
+    #[error("interrupted while {0}; the same evaluation started again goes on from here")]
+    Interrupted(&'static str),
     #[error(transparent)]
     Engine(#[from] crate::Error),
 }

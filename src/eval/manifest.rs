@@ -4,6 +4,7 @@
 //! stopped instead of paying for its answers again, and rows of another
 //! evaluation are never mixed into its summary.
 
+use std::collections::HashSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -168,10 +169,10 @@ impl Manifest {
     }
 
     /// How `now` differs from this earlier evaluation in ways that make its
-    /// rows no answers to `now`'s questions; empty when `now` continues it.
-    /// More questions that start with this one's (a larger `--limit`) and
-    /// added specs continue it; so does another spec order, which changes no
-    /// answer.
+    /// rows no answers to `now`'s questions; empty when the two share them.
+    /// Another `--limit` (the questions of one start the other's) and another
+    /// set or order of specs share them: each row answers one question with
+    /// one spec under the same settings, whichever others were asked beside.
     pub fn differences(&self, now: &Manifest) -> Vec<Difference> {
         let mut found = Vec::new();
         let mut check = |what, differs: bool, was: &dyn fmt::Display, now: &dyn fmt::Display| {
@@ -189,17 +190,10 @@ impl Manifest {
         check("corpus", !a.same_content(b), a, b);
         let (a, b) = (&self.questions, &now.questions);
         check(
-            "questions (--limit)",
-            !b.starts_with(a),
+            "questions",
+            !(b.starts_with(a) || a.starts_with(b)),
             &question_list(a),
             &question_list(b),
-        );
-        let (a, b) = (&self.specs, &now.specs);
-        check(
-            "methods",
-            !a.iter().all(|spec| b.contains(spec)),
-            &a.join(","),
-            &b.join(","),
         );
         let (a, b) = (&self.settings, &now.settings);
         check("k", a.k != b.k, &a.k, &b.k);
@@ -215,10 +209,27 @@ impl Manifest {
             &a.max_tokens,
             &b.max_tokens,
         );
+        check("seed", a.seed != b.seed, &a.seed, &b.seed);
         check("model", self.model != now.model, &self.model, &now.model);
         let (a, b) = (&self.embedding_model, &now.embedding_model);
         check("embedding model", a != b, &a.display(), &b.display());
         found
+    }
+
+    /// What the results file answers once `now` has run beside this earlier
+    /// evaluation: the longer question list and every spec of either.
+    fn joined(&self, now: &Manifest) -> Manifest {
+        let mut joined = now.clone();
+        if self.questions.len() > now.questions.len() {
+            joined.questions = self.questions.clone();
+        }
+        joined.specs = self.specs.clone();
+        for spec in &now.specs {
+            if !joined.specs.contains(spec) {
+                joined.specs.push(spec.clone());
+            }
+        }
+        joined
     }
 
     /// `None` when there is no manifest: a new output folder.
@@ -256,18 +267,21 @@ fn question_list(ids: &[String]) -> String {
 }
 
 /// Opens `out`'s results for `manifest`'s evaluation, with the rows earlier
-/// runs left there. Without `fresh`, an earlier evaluation is continued when
-/// `manifest` only extends it and refused otherwise, before anything in
+/// runs left there for its questions and specs. Without `fresh`, an earlier
+/// evaluation's answers are reused when they answer the same questions under
+/// the same settings and the run is refused otherwise, before anything in
 /// `out` changes; with `fresh`, or in a new folder, the results start empty.
-/// The manifest is written after the results are ready, so a crash between
-/// the two leaves the earlier manifest over results it still describes.
+/// Rows of specs or questions this run does not ask stay in the file, and
+/// the manifest written covers them, so a later run may ask for them again.
+/// It is written after the results are ready, so a crash between the two
+/// leaves the earlier manifest over results it still describes.
 pub fn open(out: &OutDir, manifest: &Manifest, fresh: bool) -> Result<Opened> {
     let earlier = if fresh {
         None
     } else {
         Manifest::read(&out.manifest())?
     };
-    let opened = match earlier {
+    let (mut opened, covered): (Opened, Manifest) = match earlier {
         Some(earlier) => {
             let differences = earlier.differences(manifest);
             if !differences.is_empty() {
@@ -276,14 +290,21 @@ pub fn open(out: &OutDir, manifest: &Manifest, fresh: bool) -> Result<Opened> {
                     differences,
                 });
             }
-            ResultsFile::resume(&out.results())?
+            (
+                ResultsFile::resume(&out.results())?,
+                earlier.joined(manifest),
+            )
         }
         None if !fresh && std::fs::metadata(out.results()).is_ok_and(|m| m.len() > 0) => {
             return Err(EvalError::NoManifest(out.results()))
         }
-        None => ResultsFile::create(&out.results())?,
+        None => (ResultsFile::create(&out.results())?, manifest.clone()),
     };
-    manifest.write(&out.manifest())?;
+    covered.write(&out.manifest())?;
+    let questions: HashSet<&str> = manifest.questions.iter().map(String::as_str).collect();
+    opened
+        .rows
+        .retain(|r| questions.contains(r.question_id.as_str()) && manifest.specs.contains(&r.spec));
     Ok(opened)
 }
 
@@ -314,6 +335,7 @@ mod tests {
                 k: 5,
                 temperature: 0.0,
                 max_tokens: 24,
+                seed: 42,
             },
             model: ModelId::Embedded {
                 gguf: "smollm2.gguf".into(),
@@ -337,36 +359,37 @@ mod tests {
     }
 
     #[test]
-    fn a_larger_limit_continues_a_smaller_one_does_not() {
-        let longer = Manifest {
-            questions: strings(&["q1", "q2", "q3"]),
+    fn another_limit_shares_answers_other_questions_do_not() {
+        for ids in [&["q1", "q2", "q3"][..], &["q1"]] {
+            let limited = Manifest {
+                questions: strings(ids),
+                ..manifest()
+            };
+            assert!(differing(&limited).is_empty(), "{ids:?}");
+        }
+        let other = Manifest {
+            questions: strings(&["q2", "q1"]),
             ..manifest()
         };
-        assert!(differing(&longer).is_empty());
-        let shorter = Manifest {
-            questions: strings(&["q1"]),
-            ..manifest()
-        };
-        let differences = manifest().differences(&shorter);
+        let differences = manifest().differences(&other);
         assert_eq!(differences.len(), 1);
         assert_eq!(
             differences[0].to_string(),
-            "questions (--limit): 2 (q1 … q2) before, 1 (q1) now"
+            "questions: 2 (q1 … q2) before, 2 (q2 … q1) now"
         );
     }
 
     #[test]
-    fn added_specs_continue_dropped_ones_do_not() {
-        let added = Manifest {
-            specs: strings(&["vanilla-rag", "pager", "llm-only"]),
+    fn any_specs_share_answers_and_the_manifest_covers_them_all() {
+        let other = Manifest {
+            specs: strings(&["pager", "llm-only"]),
+            questions: strings(&["q1"]),
             ..manifest()
         };
-        assert!(differing(&added).is_empty(), "order changes no answer");
-        let dropped = Manifest {
-            specs: strings(&["llm-only", "pager"]),
-            ..manifest()
-        };
-        assert_eq!(differing(&dropped), ["methods"]);
+        assert!(differing(&other).is_empty());
+        let joined = manifest().joined(&other);
+        assert_eq!(joined.specs, ["llm-only", "vanilla-rag", "pager"]);
+        assert_eq!(joined.questions, ["q1", "q2"]);
     }
 
     #[test]
@@ -405,6 +428,7 @@ mod tests {
                 k: 8,
                 temperature: 0.7,
                 max_tokens: 24,
+                seed: 42,
             },
             model: ModelId::Openai {
                 base_url: "http://127.0.0.1:8080/v1".into(),
@@ -473,7 +497,29 @@ mod tests {
         assert_eq!(resumed.rows.len(), 1);
         answer(&mut resumed, "q2");
         drop(resumed);
-        assert_eq!(Manifest::read(&out.manifest()).unwrap(), Some(longer));
+        assert_eq!(
+            Manifest::read(&out.manifest()).unwrap(),
+            Some(longer.clone())
+        );
+
+        let one_question = Manifest {
+            questions: strings(&["q1"]),
+            ..manifest()
+        };
+        assert_eq!(open(&out, &one_question, false).unwrap().rows.len(), 1);
+        let other_spec = Manifest {
+            specs: strings(&["pager"]),
+            ..manifest()
+        };
+        assert!(open(&out, &other_spec, false).unwrap().rows.is_empty());
+        let covered = Manifest::read(&out.manifest()).unwrap().unwrap();
+        assert_eq!(covered.questions, longer.questions, "the longest list");
+        assert_eq!(covered.specs, ["llm-only", "vanilla-rag", "pager"]);
+        assert_eq!(
+            open(&out, &longer, false).unwrap().rows.len(),
+            2,
+            "rows kept"
+        );
 
         let before = std::fs::read(out.results()).unwrap();
         let mut other = manifest();

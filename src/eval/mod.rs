@@ -8,8 +8,11 @@
 
 pub mod corpus;
 pub mod dataset;
+pub mod diff;
 mod error;
+mod evaluation;
 pub mod graph;
+pub mod judge;
 pub mod manifest;
 pub mod metrics;
 pub mod results;
@@ -22,10 +25,11 @@ use std::path::{Path, PathBuf};
 pub use corpus::{PassageTitles, PreparedCorpus, WrittenCorpus};
 pub use dataset::{Question, Supporting};
 pub use error::{EvalError, Result};
+pub use evaluation::{EvalRequest, Evaluation, GraphProgress};
 pub use graph::GraphScope;
 pub use manifest::Manifest;
 pub use results::{Opened, ResultsFile, Row};
-pub use run::{answer_all, Answered, Progress, Remaining};
+pub use run::{answer_all, Answered, Batch, Progress, Remaining};
 pub use spec::MethodSpec;
 pub use summary::{SpecSummary, Summary};
 
@@ -64,6 +68,11 @@ impl OutDir {
 
     pub fn results(&self) -> PathBuf {
         self.0.join("results.jsonl")
+    }
+
+    /// The LLM judge's verdicts, when one was asked for.
+    pub fn judgements(&self) -> PathBuf {
+        self.0.join("judgements.jsonl")
     }
 
     pub fn summary_json(&self) -> PathBuf {

@@ -7,8 +7,10 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
+use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::dataset::Question;
@@ -146,27 +148,29 @@ fn shown_passages(trace: &serde_json::Value) -> Vec<Shown> {
         .unwrap_or_default()
 }
 
-/// `results.jsonl`, one JSON row a line, each written through to the file
-/// before the next question starts.
+/// `results.jsonl` (or another of the folder's JSON-lines files, such as the
+/// judge's verdicts): one JSON row a line, each written through to the file
+/// before the next one is worked on.
 #[derive(Debug)]
-pub struct ResultsFile {
+pub struct ResultsFile<R = Row> {
     path: PathBuf,
     file: File,
+    rows: PhantomData<fn(R)>,
 }
 
-/// `results.jsonl` opened for appending, with the rows already in it.
+/// A JSON-lines file opened for appending, with the rows already in it.
 #[derive(Debug)]
-pub struct Opened {
-    pub file: ResultsFile,
-    pub rows: Vec<Row>,
+pub struct Opened<R = Row> {
+    pub file: ResultsFile<R>,
+    pub rows: Vec<R>,
     /// The number of a last line that was not a whole row, cut off the file:
     /// the process was killed while writing it, so its answer is asked again.
     pub torn_line: Option<usize>,
 }
 
-impl ResultsFile {
+impl<R: Serialize + DeserializeOwned> ResultsFile<R> {
     /// Starts the file afresh: its rows are this run's.
-    pub fn create(path: &Path) -> Result<Opened> {
+    pub fn create(path: &Path) -> Result<Opened<R>> {
         let file = File::create(path).map_err(|source| EvalError::Write {
             path: path.to_path_buf(),
             source,
@@ -175,6 +179,7 @@ impl ResultsFile {
             file: ResultsFile {
                 path: path.to_path_buf(),
                 file,
+                rows: PhantomData,
             },
             rows: Vec::new(),
             torn_line: None,
@@ -182,43 +187,10 @@ impl ResultsFile {
     }
 
     /// Reads the rows an earlier run wrote (none when there is no file) and
-    /// opens the file to append after them. Only the last line can be torn,
-    /// since rows are appended one at a time; it is cut off so the next row
-    /// starts a line of its own. A bad line before it was not written by a
-    /// killed run, and is an error rather than an answer silently lost.
-    pub fn resume(path: &Path) -> Result<Opened> {
-        let text = match std::fs::read(path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-            Err(source) => {
-                return Err(EvalError::Read {
-                    path: path.to_path_buf(),
-                    source,
-                })
-            }
-        };
-        let mut rows = Vec::new();
-        let mut torn_line = None;
-        let mut kept = 0;
-        for (index, line) in text.split_inclusive(|&b| b == b'\n').enumerate() {
-            if !line.trim_ascii().is_empty() {
-                match serde_json::from_slice::<Row>(line) {
-                    Ok(row) => rows.push(row),
-                    Err(_) if !line.ends_with(b"\n") => {
-                        torn_line = Some(index + 1);
-                        break;
-                    }
-                    Err(e) => {
-                        return Err(EvalError::BadLine {
-                            path: path.to_path_buf(),
-                            line: index + 1,
-                            message: e.to_string(),
-                        })
-                    }
-                }
-            }
-            kept += line.len();
-        }
+    /// opens the file to append after them, cutting off a torn last line
+    /// (see [`read_rows`]) so the next row starts a line of its own.
+    pub fn resume(path: &Path) -> Result<Opened<R>> {
+        let read = read_rows(path)?;
         let write_error = |source| EvalError::Write {
             path: path.to_path_buf(),
             source,
@@ -228,23 +200,23 @@ impl ResultsFile {
             .create(true)
             .open(path)
             .map_err(write_error)?;
-        file.set_len(kept as u64).map_err(write_error)?;
+        file.set_len(read.whole_bytes).map_err(write_error)?;
         let mut file = ResultsFile {
             path: path.to_path_buf(),
             file,
+            rows: PhantomData,
         };
-        // A whole row whose newline was never written.
-        if text[..kept].last().is_some_and(|&b| b != b'\n') {
+        if read.unterminated {
             file.write(b"\n")?;
         }
         Ok(Opened {
             file,
-            rows,
-            torn_line,
+            rows: read.rows,
+            torn_line: read.torn_line,
         })
     }
 
-    pub fn append(&mut self, row: &Row) -> Result<()> {
+    pub fn append(&mut self, row: &R) -> Result<()> {
         let mut line = serde_json::to_string(row).map_err(|e| EvalError::Write {
             path: self.path.clone(),
             source: e.into(),
@@ -261,6 +233,62 @@ impl ResultsFile {
                 source,
             })
     }
+}
+
+/// A JSON-lines file's rows, read without changing it.
+pub struct ReadRows<R> {
+    pub rows: Vec<R>,
+    /// The number of a last line that is not a whole row.
+    pub torn_line: Option<usize>,
+    /// Bytes up to the end of the last whole row.
+    whole_bytes: u64,
+    /// The last whole row has no newline after it.
+    unterminated: bool,
+}
+
+/// Reads the rows of a JSON-lines file (none when there is no file). Only
+/// the last line can be torn, since rows are appended one at a time; a bad
+/// line before it was not written by a killed run, and is an error rather
+/// than an answer silently lost.
+pub fn read_rows<R: DeserializeOwned>(path: &Path) -> Result<ReadRows<R>> {
+    let text = match std::fs::read(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(source) => {
+            return Err(EvalError::Read {
+                path: path.to_path_buf(),
+                source,
+            })
+        }
+    };
+    let mut rows = Vec::new();
+    let mut torn_line = None;
+    let mut kept = 0;
+    for (index, line) in text.split_inclusive(|&b| b == b'\n').enumerate() {
+        if !line.trim_ascii().is_empty() {
+            match serde_json::from_slice::<R>(line) {
+                Ok(row) => rows.push(row),
+                Err(_) if !line.ends_with(b"\n") => {
+                    torn_line = Some(index + 1);
+                    break;
+                }
+                Err(e) => {
+                    return Err(EvalError::BadLine {
+                        path: path.to_path_buf(),
+                        line: index + 1,
+                        message: e.to_string(),
+                    })
+                }
+            }
+        }
+        kept += line.len();
+    }
+    Ok(ReadRows {
+        rows,
+        torn_line,
+        whole_bytes: kept as u64,
+        unterminated: text[..kept].last().is_some_and(|&b| b != b'\n'),
+    })
 }
 
 #[cfg(test)]
@@ -373,7 +401,7 @@ mod tests {
         let path = dir.path().join("results.jsonl");
         let text = format!("{}not a row\n{}", line(&row("q1")), line(&row("q2")));
         std::fs::write(&path, &text).unwrap();
-        let err = ResultsFile::resume(&path).unwrap_err();
+        let err = ResultsFile::<Row>::resume(&path).unwrap_err();
         assert!(matches!(err, EvalError::BadLine { line: 2, .. }), "{err}");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), text, "untouched");
     }
@@ -382,7 +410,7 @@ mod tests {
     fn resuming_without_a_file_starts_one() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("results.jsonl");
-        let opened = ResultsFile::resume(&path).unwrap();
+        let opened = ResultsFile::<Row>::resume(&path).unwrap();
         assert!(opened.rows.is_empty() && path.exists());
     }
 }

@@ -4,10 +4,14 @@
 //! [`Library::ask`] exactly as `folio ask` does (stored as a run, with the
 //! configured model); a failing question becomes a row and the rest go on.
 //! A resumed evaluation keeps that order for the answers it still needs.
+//! With a concurrency above 1, that many answers are in flight at once
+//! (a server answering several requests in parallel gains from it; the
+//! embedded model serves one at a time), and rows are written as they finish.
 
 use std::collections::HashSet;
 use std::time::Instant;
 
+use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
 use super::dataset::Question;
@@ -19,45 +23,41 @@ use crate::methods::runner::AskSettings;
 use crate::methods::EventSink;
 use crate::store::RunStatus;
 
-/// Where the evaluation is, for progress displays. `step` counts answers
-/// from 1 to `total` (questions × specs).
+/// Where the answering is, for progress displays. `done` counts answers
+/// given, earlier runs' included, out of `total` (questions × specs).
 #[derive(Debug, Clone, Copy)]
 pub enum Progress<'a> {
     Asking {
-        step: usize,
-        total: usize,
         question: &'a Question,
         spec: &'a MethodSpec,
     },
     Answered {
-        step: usize,
+        done: usize,
         total: usize,
         row: &'a Row,
     },
 }
 
 /// The answers an evaluation still needs, in order: every (question, spec)
-/// pair without a row from an earlier run.
-pub struct Remaining<'a> {
-    pub pairs: Vec<(&'a Question, &'a MethodSpec)>,
+/// pair without a row from an earlier run, as indices into the two lists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Remaining {
+    pub pairs: Vec<(usize, usize)>,
     /// Answers of the whole evaluation, given or not: questions × specs.
     pub total: usize,
 }
 
-impl<'a> Remaining<'a> {
-    pub fn new(
-        questions: &'a [Question],
-        specs: &'a [MethodSpec],
-        earlier: &[Row],
-    ) -> Remaining<'a> {
+impl Remaining {
+    pub fn new(questions: &[Question], specs: &[MethodSpec], earlier: &[Row]) -> Remaining {
         let answered: HashSet<(&str, &str)> = earlier
             .iter()
             .map(|r| (r.question_id.as_str(), r.spec.as_str()))
             .collect();
-        let pairs = questions
-            .iter()
-            .flat_map(|q| specs.iter().map(move |s| (q, s)))
-            .filter(|(q, s)| !answered.contains(&(q.id.as_str(), s.to_string().as_str())))
+        let pairs = (0..questions.len())
+            .flat_map(|q| (0..specs.len()).map(move |s| (q, s)))
+            .filter(|&(q, s)| {
+                !answered.contains(&(questions[q].id.as_str(), specs[s].to_string().as_str()))
+            })
             .collect();
         Remaining {
             pairs,
@@ -72,65 +72,75 @@ impl<'a> Remaining<'a> {
 }
 
 pub struct Answered {
-    /// This run's rows.
+    /// This run's rows, in the order they finished.
     pub rows: Vec<Row>,
-    /// Cancelled before every question was answered; the answer in progress
-    /// is not among the rows.
+    /// Cancelled before every question was answered; answers in progress
+    /// are not among the rows.
     pub interrupted: bool,
 }
 
-/// Gives the remaining answers; progress steps count on from the answers
-/// already given.
+/// What to answer and how.
+pub struct Batch<'a> {
+    pub questions: &'a [Question],
+    pub specs: &'a [MethodSpec],
+    pub remaining: &'a Remaining,
+    pub settings: AskSettings,
+    /// Answers in flight at once; at least 1.
+    pub concurrency: usize,
+}
+
+/// Gives the remaining answers, each row written to `results` as it comes.
 pub async fn answer_all(
     library: &Library,
-    remaining: &Remaining<'_>,
-    settings: AskSettings,
+    batch: Batch<'_>,
     cancel: &CancellationToken,
     results: &mut ResultsFile,
-    mut progress: impl FnMut(Progress<'_>),
+    progress: &(dyn Fn(Progress<'_>) + Sync),
 ) -> Result<Answered> {
-    let total = remaining.total;
-    let mut rows = Vec::with_capacity(remaining.pairs.len());
-    for (index, &(question, spec)) in remaining.pairs.iter().enumerate() {
-        if cancel.is_cancelled() {
-            return Ok(Answered {
-                rows,
-                interrupted: true,
-            });
-        }
-        let step = remaining.done() + index + 1;
-        progress(Progress::Asking {
-            step,
-            total,
-            question,
-            spec,
-        });
-        let request = spec.request(&question.question, settings);
-        let started = Instant::now();
-        let run = library.ask(&request, &EventSink::default(), cancel).await;
-        let wall_ms = started.elapsed().as_millis() as u64;
-        let row = match run {
-            Ok(run) if run.status == RunStatus::Cancelled => {
-                return Ok(Answered {
-                    rows,
-                    interrupted: true,
-                })
+    let Batch {
+        questions,
+        specs,
+        remaining,
+        settings,
+        concurrency,
+    } = batch;
+    let answer = |&(q, s): &(usize, usize)| {
+        let (question, spec) = (&questions[q], &specs[s]);
+        async move {
+            if cancel.is_cancelled() {
+                return None;
             }
-            Ok(run) => Row::answered(question, spec, &run, wall_ms),
-            Err(e) => Row::failed(question, spec, &e, wall_ms),
+            progress(Progress::Asking { question, spec });
+            let request = spec.request(&question.question, settings);
+            let started = Instant::now();
+            let run = library.ask(&request, &EventSink::default(), cancel).await;
+            let wall_ms = started.elapsed().as_millis() as u64;
+            match run {
+                Ok(run) if run.status == RunStatus::Cancelled => None,
+                Ok(run) => Some(Row::answered(question, spec, &run, wall_ms)),
+                Err(e) => Some(Row::failed(question, spec, &e, wall_ms)),
+            }
+        }
+    };
+    let mut answers = futures::stream::iter(&remaining.pairs)
+        .map(answer)
+        .buffer_unordered(concurrency.max(1));
+    let mut rows = Vec::with_capacity(remaining.pairs.len());
+    let mut interrupted = false;
+    while let Some(row) = answers.next().await {
+        let Some(row) = row else {
+            interrupted = true;
+            continue;
         };
         results.append(&row)?;
         progress(Progress::Answered {
-            step,
-            total,
+            done: remaining.done() + rows.len() + 1,
+            total: remaining.total,
             row: &row,
         });
         rows.push(row);
     }
-    Ok(Answered {
-        rows,
-        interrupted: false,
-    })
+    Ok(Answered { rows, interrupted })
 }
 
 #[cfg(test)]
@@ -159,17 +169,10 @@ mod tests {
             Row::failed(&questions[1], &specs[0], &error, 1),
         ];
         let remaining = Remaining::new(&questions, &specs, &earlier);
-        let pairs: Vec<(&str, String)> = remaining
-            .pairs
-            .iter()
-            .map(|(q, s)| (q.id.as_str(), s.to_string()))
-            .collect();
         assert_eq!(
-            pairs,
-            [
-                ("q1", "vanilla-rag".to_string()),
-                ("q2", "vanilla-rag".to_string())
-            ]
+            remaining.pairs,
+            [(0, 1), (1, 1)],
+            "vanilla-rag for q1, then q2"
         );
         assert_eq!((remaining.done(), remaining.total), (2, 4));
     }

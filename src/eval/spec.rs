@@ -8,7 +8,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use super::error::{EvalError, Result};
-use crate::methods::runner::{AskRequest, AskSettings};
+use crate::methods::runner::{AskRequest, AskSettings, ResolvedSettings};
 use crate::methods::{find, Params};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,10 +65,10 @@ impl fmt::Display for MethodSpec {
 /// The runner's own checks on every spec, done before any question is
 /// asked, so a typo in the last spec does not surface after hours of
 /// answering; and no spec twice, since rows are told apart by spec.
-/// `temperature` and `max_tokens` are the values the runs will use.
-pub fn check_all(specs: &[MethodSpec], k: usize, temperature: f32, max_tokens: u32) -> Result<()> {
+/// `settings` are the values the runs will use.
+pub fn check_all(specs: &[MethodSpec], settings: ResolvedSettings) -> Result<()> {
     for (i, spec) in specs.iter().enumerate() {
-        spec.check(k, temperature, max_tokens)?;
+        spec.check(settings)?;
         if specs[..i]
             .iter()
             .any(|s| s.method == spec.method && s.options == spec.options)
@@ -83,14 +83,13 @@ pub fn check_all(specs: &[MethodSpec], k: usize, temperature: f32, max_tokens: u
 }
 
 impl MethodSpec {
-    fn check(&self, k: usize, temperature: f32, max_tokens: u32) -> Result<()> {
+    fn check(&self, settings: ResolvedSettings) -> Result<()> {
         let method_error = |source| EvalError::Method {
             spec: self.text.clone(),
             source,
         };
         let method = find(&self.method).map_err(method_error)?;
-        Params::resolve(&method.info(), k, temperature, max_tokens, &self.options)
-            .map_err(method_error)?;
+        Params::resolve(&method.info(), settings, &self.options).map_err(method_error)?;
         Ok(())
     }
 
@@ -101,6 +100,7 @@ impl MethodSpec {
             k: settings.k,
             temperature: settings.temperature,
             max_tokens: settings.max_tokens,
+            seed: settings.seed,
             options: self.options.clone(),
         }
     }
@@ -110,6 +110,15 @@ impl MethodSpec {
 mod tests {
     use super::*;
     use crate::methods::MethodError;
+
+    fn settings() -> ResolvedSettings {
+        ResolvedSettings {
+            k: 5,
+            temperature: 0.0,
+            max_tokens: 64,
+            seed: 42,
+        }
+    }
 
     #[test]
     fn options_follow_the_method() {
@@ -153,17 +162,17 @@ mod tests {
     #[test]
     fn checks_are_the_runners() {
         let ok: MethodSpec = "vanilla-rag".parse().unwrap();
-        ok.check(5, 0.0, 64).unwrap();
+        ok.check(settings()).unwrap();
         let unknown_method: MethodSpec = "nope".parse().unwrap();
         assert!(matches!(
-            unknown_method.check(5, 0.0, 64),
+            unknown_method.check(settings()),
             Err(EvalError::Method {
                 source: MethodError::UnknownMethod { .. },
                 ..
             })
         ));
         let unknown_option: MethodSpec = "vanilla-rag:mood=x".parse().unwrap();
-        let err = unknown_option.check(5, 0.0, 64).unwrap_err();
+        let err = unknown_option.check(settings()).unwrap_err();
         assert!(
             matches!(
                 &err,
@@ -185,12 +194,12 @@ mod tests {
             .iter()
             .map(|s| s.parse().unwrap())
             .collect();
-        check_all(&specs, 5, 0.0, 64).unwrap();
+        check_all(&specs, settings()).unwrap();
         let twice: Vec<MethodSpec> = ["llm-only", "vanilla-rag", " vanilla-rag "]
             .iter()
             .map(|s| s.parse().unwrap())
             .collect();
-        let err = check_all(&twice, 5, 0.0, 64).unwrap_err().to_string();
+        let err = check_all(&twice, settings()).unwrap_err().to_string();
         assert_eq!(
             err,
             "method spec `vanilla-rag`: the same method and options are given twice"
@@ -208,10 +217,11 @@ mod tests {
             k: 3,
             temperature: Some(0.0),
             max_tokens: None,
+            seed: Some(7),
         };
         let request = spec.request("Why?", settings);
         assert_eq!(request.method, "pager");
-        assert_eq!(request.k, 3);
+        assert_eq!((request.k, request.seed), (3, Some(7)));
         assert_eq!(request.options["variant"], "parallel");
     }
 }

@@ -24,7 +24,10 @@ pub struct Summary {
     pub questions: usize,
     #[serde(flatten)]
     pub settings: ResolvedSettings,
-    pub model: ModelInfo,
+    /// `None` when the run stopped before the model was loaded.
+    pub model: Option<ModelInfo>,
+    /// The LLM judge, as its model is named, when one was asked for.
+    pub judge: Option<String>,
     pub corpus_files: Option<WrittenCorpus>,
     pub ingest: PassSummary,
     /// Stopped before every question was answered.
@@ -52,6 +55,9 @@ pub struct SpecSummary {
     /// Mean Recall@k of the supporting titles or files among the sources
     /// shown, over the questions where it is defined; `None` when nowhere.
     pub recall_percent: Option<f64>,
+    /// Share of the answers the LLM judge said give a gold answer; `None`
+    /// without a judge. A model's opinion, not a string match.
+    pub judge_percent: Option<f64>,
     pub llm_calls: Spread,
     pub prompt_tokens_mean: f64,
     pub completion_tokens_mean: f64,
@@ -70,14 +76,22 @@ pub struct Spread {
 /// A row's retrieval recall (see [`super::Supporting::recall`]).
 pub type RecallOf<'a> = &'a dyn Fn(&Row) -> Option<f64>;
 
+/// The judge's verdict on a row's answer; `None` when no judge was asked.
+pub type VerdictOf<'a> = &'a dyn Fn(&Row) -> Option<bool>;
+
 /// One summary per spec, in the order given, from the rows that are that
 /// spec's; a spec without rows (an evaluation interrupted early) has n = 0.
-pub fn summarize(specs: &[String], rows: &[Row], recall: RecallOf<'_>) -> Vec<SpecSummary> {
+pub fn summarize(
+    specs: &[String],
+    rows: &[Row],
+    recall: RecallOf<'_>,
+    verdict: VerdictOf<'_>,
+) -> Vec<SpecSummary> {
     specs
         .iter()
         .map(|spec| {
             let mine: Vec<&Row> = rows.iter().filter(|r| &r.spec == spec).collect();
-            summarize_spec(spec, &mine, recall)
+            summarize_spec(spec, &mine, recall, verdict)
         })
         .collect()
 }
@@ -88,7 +102,12 @@ fn mean_of_some(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
     (!present.is_empty()).then(|| present.iter().sum::<f64>() / present.len() as f64)
 }
 
-fn summarize_spec(spec: &str, rows: &[&Row], recall: RecallOf<'_>) -> SpecSummary {
+fn summarize_spec(
+    spec: &str,
+    rows: &[&Row],
+    recall: RecallOf<'_>,
+    verdict: VerdictOf<'_>,
+) -> SpecSummary {
     let mean = |value: &dyn Fn(&Row) -> f64| {
         if rows.is_empty() {
             0.0
@@ -113,6 +132,11 @@ fn summarize_spec(spec: &str, rows: &[&Row], recall: RecallOf<'_>) -> SpecSummar
         )
         .map(|m| 100.0 * m),
         recall_percent: mean_of_some(rows.iter().map(|r| recall(r))).map(|m| 100.0 * m),
+        judge_percent: mean_of_some(
+            rows.iter()
+                .map(|r| verdict(r).map(|v| f64::from(u8::from(v)))),
+        )
+        .map(|m| 100.0 * m),
         llm_calls: Spread {
             mean: mean(&|r| r.llm_calls as f64),
             min: rows.iter().map(|r| r.llm_calls).min().unwrap_or(0),
@@ -125,15 +149,25 @@ fn summarize_spec(spec: &str, rows: &[&Row], recall: RecallOf<'_>) -> SpecSummar
     }
 }
 
-/// The table of `summary.md`, one row per spec.
+/// The table of `summary.md`, one row per spec. The LLM judge's column
+/// comes only when a judge was asked, last and marked, so it is never read
+/// as one of the string metrics.
 pub fn markdown(methods: &[SpecSummary]) -> String {
-    let mut table = String::from(
-        "| method | n | Cover-EM | EM | F1 | evidence hit | recall@k | failures | refused | LLM calls mean (min–max) | prompt tokens / q | completion tokens / q | wall p50 | wall p95 |\n\
-         | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+    let judged = methods.iter().any(|m| m.judge_percent.is_some());
+    let mut header = String::from(
+        "| method | n | Cover-EM | EM | F1 | evidence hit | recall@k | failures | refused | LLM calls mean (min–max) | prompt tokens / q | completion tokens / q | wall p50 | wall p95 |",
     );
+    let mut rule = String::from(
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    );
+    if judged {
+        header.push_str(" LLM judge* |");
+        rule.push_str(" ---: |");
+    }
+    let mut table = format!("{header}\n{rule}\n");
     for m in methods {
         table.push_str(&format!(
-            "| {} | {} | {:.1}% | {:.1}% | {:.1}% | {} | {} | {} | {:.1}% | {:.1} ({}–{}) | {:.0} | {:.0} | {:.1} s | {:.1} s |\n",
+            "| {} | {} | {:.1}% | {:.1}% | {:.1}% | {} | {} | {} | {:.1}% | {:.1} ({}–{}) | {:.0} | {:.0} | {:.1} s | {:.1} s |",
             m.spec.replace('|', "\\|"),
             m.n,
             m.cover_em_percent,
@@ -151,8 +185,21 @@ pub fn markdown(methods: &[SpecSummary]) -> String {
             m.wall_ms_p50 / 1000.0,
             m.wall_ms_p95 / 1000.0,
         ));
+        if judged {
+            table.push_str(&format!(" {} |", percent_or_dash(m.judge_percent)));
+        }
+        table.push('\n');
     }
     table
+}
+
+/// The footnote to the judge's column: who judged, and what it is worth.
+pub fn judge_note(judge: &str) -> String {
+    format!(
+        "\n\\* LLM judge: the share of answers that {judge} said give a gold answer. \
+         A model's opinion, not a string match: it catches right answers worded \
+         otherwise and makes mistakes of its own.\n"
+    )
 }
 
 fn percent_or_dash(p: Option<f64>) -> String {
@@ -173,6 +220,9 @@ pub fn write(summary: &Summary, json_path: &Path, markdown_path: &Path) -> Resul
     })?;
     write(json_path, json + "\n")?;
     let mut text = markdown(&summary.methods);
+    if let Some(judge) = &summary.judge {
+        text.push_str(&judge_note(judge));
+    }
     for g in &summary.graphs {
         text.push('\n');
         text.push_str(&graph_note(g));
@@ -247,7 +297,12 @@ mod tests {
             "rag".to_string(),
             "unreached".to_string(),
         ];
-        let summaries = summarize(&specs, &rows, &|r| (r.spec == "rag").then_some(0.5));
+        let summaries = summarize(
+            &specs,
+            &rows,
+            &|r| (r.spec == "rag").then_some(0.5),
+            &|_| None,
+        );
         let pager = &summaries[0];
         assert_eq!(pager.spec, "pager");
         assert_eq!(pager.n, 4);
@@ -285,6 +340,35 @@ mod tests {
         assert_eq!(unreached.n, 0);
         assert_eq!(unreached.f1_percent, 0.0);
         assert_eq!(unreached.wall_ms_p95, 0.0);
+        assert_eq!(pager.judge_percent, None, "no judge was asked");
+    }
+
+    #[test]
+    fn the_judge_has_its_own_marked_column_only_when_asked() {
+        let done = RunStatus::Done;
+        let rows = vec![
+            row("rag", done, scores(false, 0.2, false), 1, 100),
+            row("rag", done, scores(false, 0.0, false), 1, 200),
+            row("rag", RunStatus::Failed, Scores::default(), 1, 300),
+            row("rag", done, scores(true, 1.0, true), 1, 400),
+        ];
+        // The judge accepts the first answer, which no string metric does.
+        let verdict = |r: &Row| Some(r.wall_ms == 100 || r.wall_ms == 400);
+        let summaries = summarize(&["rag".into()], &rows, &|_| None, &verdict);
+        assert_eq!(summaries[0].judge_percent, Some(50.0));
+        assert_eq!(summaries[0].cover_em_percent, 25.0);
+        let table = markdown(&summaries);
+        let lines: Vec<&str> = table.lines().collect();
+        assert!(
+            lines[0].ends_with("| wall p95 | LLM judge* |"),
+            "{}",
+            lines[0]
+        );
+        assert!(lines[2].ends_with("| 50.0% |"), "{}", lines[2]);
+        assert_eq!(lines[1].matches('|').count(), lines[2].matches('|').count());
+        let note = judge_note("embedded smollm2.gguf");
+        assert!(note.contains("* LLM judge: the share of answers that embedded smollm2.gguf said"));
+        assert!(note.contains("not a string match"));
     }
 
     #[test]
@@ -320,6 +404,7 @@ mod tests {
             &["pager:variant=parallel".into()],
             &rows,
             &recall,
+            &|_| None,
         ));
         let lines: Vec<&str> = table.lines().collect();
         assert_eq!(lines.len(), 3);

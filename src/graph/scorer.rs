@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::rubric::{Grade, Rubric};
 use crate::llm::prompts::{PromptError, Prompts};
-use crate::llm::{ChatRequest, GenerateOptions, Llm, LlmError};
+use crate::llm::{GenerateOptions, Llm, LlmError};
 use crate::store::StoredChunk;
 
 /// Longest passage text put in a scoring prompt, so a baseline and its
@@ -95,15 +95,8 @@ impl Scorer<'_> {
                     retry => &retry,
                 ),
             )?;
-            let completion = self
-                .llm
-                .chat(ChatRequest {
-                    messages: &messages,
-                    options: &options,
-                    on_token: None,
-                    cancel: self.cancel,
-                })
-                .await?;
+            let completion =
+                crate::llm::reply(&*self.llm, &messages, &options, self.cancel).await?;
             scored.calls += 1;
             scored.prompt_tokens += u64::from(completion.usage.prompt_tokens);
             scored.cached_tokens += u64::from(completion.usage.cached_tokens);

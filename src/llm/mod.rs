@@ -9,6 +9,7 @@ mod openai;
 pub mod prompts;
 pub mod settings;
 mod sse;
+pub mod verdict;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -61,6 +62,10 @@ impl ChatMessage {
     }
 }
 
+/// The seed of sampled replies unless a run names another: a question asked
+/// again with the same settings samples the same replies.
+pub const DEFAULT_SEED: u32 = 42;
+
 /// How one completion is generated. `timeout` bounds the whole call, queueing
 /// included, so a busy embedded model cannot stall a method forever.
 #[derive(Debug, Clone, PartialEq)]
@@ -94,7 +99,7 @@ impl Default for GenerateOptions {
             stop: Vec::new(),
             logprobs: false,
             timeout: Duration::from_secs(300),
-            seed: 42,
+            seed: DEFAULT_SEED,
             grammar: None,
             cache_prefix: false,
         }
@@ -177,6 +182,22 @@ pub trait Llm: Send + Sync {
     fn info(&self) -> ModelInfo;
     fn capabilities(&self) -> Capabilities;
     async fn chat(&self, request: ChatRequest<'_>) -> Result<Completion>;
+}
+
+/// A whole reply with nothing streamed, for replies a program reads.
+pub async fn reply(
+    llm: &dyn Llm,
+    messages: &[ChatMessage],
+    options: &GenerateOptions,
+    cancel: &CancellationToken,
+) -> Result<Completion> {
+    llm.chat(ChatRequest {
+        messages,
+        options,
+        on_token: None,
+        cancel,
+    })
+    .await
 }
 
 /// Opens the configured backend. The embedded model is loaded once per

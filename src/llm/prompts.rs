@@ -44,6 +44,7 @@ pub enum PromptId {
     CrpRagReason,
     CrpRagReasonOnce,
     CrpRagMerge,
+    EvalJudge,
 }
 
 struct PromptSpec {
@@ -166,6 +167,7 @@ const SPECS: &[PromptSpec] = &[
         ["question", "steps"]
     ),
     spec!(CrpRagMerge, "crp-rag/merge.j2", ["question", "answers"]),
+    spec!(EvalJudge, "eval/judge.j2", ["question", "golds", "answer"]),
 ];
 
 /// Names minijinja itself provides inside templates.

@@ -277,6 +277,7 @@ impl<'a> MethodContext<'a> {
         GenerateOptions {
             max_tokens: params.max_tokens,
             temperature: params.temperature,
+            seed: params.seed,
             timeout: self.timeout,
             ..GenerateOptions::default()
         }

@@ -12,6 +12,7 @@ pub mod crp_rag;
 mod error;
 mod events;
 pub mod ig2rag;
+mod key_parts;
 mod llm_only;
 pub mod pager;
 mod params;

@@ -8,6 +8,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::runner::ResolvedSettings;
 use super::{MethodError, MethodInfo};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
@@ -26,6 +27,7 @@ pub struct Params {
     pub k: usize,
     pub temperature: f32,
     pub max_tokens: u32,
+    pub seed: u32,
     /// Method options by name, defaults filled in.
     pub options: BTreeMap<String, Value>,
 }
@@ -35,11 +37,15 @@ impl Params {
     /// checked against the method's declarations and completed with defaults.
     pub fn resolve(
         info: &MethodInfo,
-        k: usize,
-        temperature: f32,
-        max_tokens: u32,
+        settings: ResolvedSettings,
         given: &BTreeMap<String, String>,
     ) -> Result<Params, MethodError> {
+        let ResolvedSettings {
+            k,
+            temperature,
+            max_tokens,
+            seed,
+        } = settings;
         if k == 0 {
             return Err(MethodError::InvalidOption {
                 name: "k".into(),
@@ -77,6 +83,7 @@ impl Params {
             k,
             temperature,
             max_tokens,
+            seed,
             options,
         })
     }
@@ -186,6 +193,15 @@ mod tests {
         }
     }
 
+    fn settings() -> ResolvedSettings {
+        ResolvedSettings {
+            k: 5,
+            temperature: 0.2,
+            max_tokens: 64,
+            seed: 42,
+        }
+    }
+
     fn given(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs
             .iter()
@@ -195,14 +211,14 @@ mod tests {
 
     #[test]
     fn defaults_fill_in_and_values_parse() {
-        let p = Params::resolve(&info(), 5, 0.2, 64, &given(&[("depth", "7")])).unwrap();
+        let p = Params::resolve(&info(), settings(), &given(&[("depth", "7")])).unwrap();
         assert_eq!(p.option::<u32>("depth").unwrap(), 7);
         assert_eq!(p.option::<String>("mode").unwrap(), "hybrid");
     }
 
     #[test]
     fn counts_outside_their_range_name_the_bounds() {
-        let p = Params::resolve(&info(), 5, 0.2, 64, &given(&[("depth", "7")])).unwrap();
+        let p = Params::resolve(&info(), settings(), &given(&[("depth", "7")])).unwrap();
         assert_eq!(p.count_within("depth", 1, 7).unwrap(), 7);
         let message = |min, max| match p.count_within("depth", min, max).unwrap_err() {
             MethodError::InvalidOption { name, message } => format!("{name}: {message}"),
@@ -224,14 +240,15 @@ mod tests {
 
     #[test]
     fn bad_options_are_user_errors() {
-        let err = Params::resolve(&info(), 5, 0.2, 64, &given(&[("dpth", "7")])).unwrap_err();
+        let err = Params::resolve(&info(), settings(), &given(&[("dpth", "7")])).unwrap_err();
         assert!(matches!(err, MethodError::UnknownOption { .. }) && err.is_user_error());
-        let err = Params::resolve(&info(), 5, 0.2, 64, &given(&[("depth", "deep")])).unwrap_err();
+        let err = Params::resolve(&info(), settings(), &given(&[("depth", "deep")])).unwrap_err();
         assert!(matches!(err, MethodError::InvalidOption { .. }));
-        let err = Params::resolve(&info(), 5, 0.2, 64, &given(&[("depth", "2.5")])).unwrap_err();
+        let err = Params::resolve(&info(), settings(), &given(&[("depth", "2.5")])).unwrap_err();
         assert!(matches!(err, MethodError::InvalidOption { .. }));
-        let err = Params::resolve(&info(), 5, 0.2, 64, &given(&[("mode", "sparse")])).unwrap_err();
+        let err = Params::resolve(&info(), settings(), &given(&[("mode", "sparse")])).unwrap_err();
         assert!(matches!(err, MethodError::InvalidOption { .. }));
-        assert!(Params::resolve(&info(), 0, 0.2, 64, &given(&[])).is_err());
+        let no_k = ResolvedSettings { k: 0, ..settings() };
+        assert!(Params::resolve(&info(), no_k, &given(&[])).is_err());
     }
 }

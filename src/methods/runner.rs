@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use super::{find, EventSink, MethodContext, MethodError, Params, RunEvent};
 use crate::error::Result;
 use crate::library::Library;
-use crate::llm::{Llm, LlmSettings};
+use crate::llm::{Llm, LlmSettings, DEFAULT_SEED};
 use crate::store::{NewRun, RunOutcome, RunRecord, RunStatus};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
@@ -25,6 +25,12 @@ pub struct AskRequest {
     pub temperature: Option<f32>,
     /// Defaults to the configured `max_tokens`.
     pub max_tokens: Option<u32>,
+    /// Seeds every sampled reply; defaults to [`DEFAULT_SEED`]. It changes
+    /// an answer only where something is sampled: a temperature above 0, or
+    /// a method step that samples on purpose.
+    #[serde(default)]
+    #[ts(optional)]
+    pub seed: Option<u32>,
     /// Method options as `name = value` text, checked against the method.
     pub options: BTreeMap<String, String>,
 }
@@ -44,6 +50,10 @@ pub struct AskSettings {
     /// Most tokens the model may write per step (default from folio.toml).
     #[arg(long)]
     pub max_tokens: Option<u32>,
+    /// Seed of sampled replies (default 42); matters only where something
+    /// is sampled.
+    #[arg(long)]
+    pub seed: Option<u32>,
 }
 
 /// The settings the runs use: the flags, with `folio.toml`'s values where a
@@ -54,6 +64,14 @@ pub struct ResolvedSettings {
     pub k: usize,
     pub temperature: f32,
     pub max_tokens: u32,
+    /// Missing from evaluations recorded before runs had a seed: they used
+    /// the default.
+    #[serde(default = "default_seed")]
+    pub seed: u32,
+}
+
+fn default_seed() -> u32 {
+    DEFAULT_SEED
 }
 
 impl AskSettings {
@@ -62,6 +80,7 @@ impl AskSettings {
             k: self.k,
             temperature: self.temperature.unwrap_or(llm.temperature),
             max_tokens: self.max_tokens.unwrap_or(llm.max_tokens),
+            seed: self.seed.unwrap_or(DEFAULT_SEED),
         }
     }
 }
@@ -74,6 +93,7 @@ impl AskRequest {
             k: DEFAULT_K,
             temperature: None,
             max_tokens: None,
+            seed: None,
             options: BTreeMap::new(),
         }
     }
@@ -96,13 +116,13 @@ pub async fn ask(
     let method = find(&request.method)?;
     let info = method.info();
     let settings = &library.config().llm;
-    let params = Params::resolve(
-        &info,
-        request.k,
-        request.temperature.unwrap_or(settings.temperature),
-        request.max_tokens.unwrap_or(settings.max_tokens),
-        &request.options,
-    )?;
+    let chosen = AskSettings {
+        k: request.k,
+        temperature: request.temperature,
+        max_tokens: request.max_tokens,
+        seed: request.seed,
+    };
+    let params = Params::resolve(&info, chosen.resolve(settings), &request.options)?;
     let prompts = library.prompts().await?;
     let store = library.store();
     let params_json = serde_json::to_value(&params).unwrap_or(Value::Null);

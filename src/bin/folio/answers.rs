@@ -123,6 +123,7 @@ pub async fn ask(
         k: args.settings.k,
         temperature: args.settings.temperature,
         max_tokens: args.settings.max_tokens,
+        seed: args.settings.seed,
         options: args
             .options
             .into_iter()

@@ -227,12 +227,11 @@ async fn answer(
 }
 
 /// Draws job progress from the engine's events while `work` runs.
-async fn with_progress<T>(
-    library: &Library,
+async fn with_progress<T, E>(
+    mut events: tokio::sync::broadcast::Receiver<EngineEvent>,
     show: bool,
-    work: impl std::future::Future<Output = folio::Result<T>>,
-) -> folio::Result<T> {
-    let mut events = library.subscribe();
+    work: impl std::future::Future<Output = std::result::Result<T, E>>,
+) -> std::result::Result<T, E> {
     let bar = if show && std::io::stderr().is_terminal() {
         ProgressBar::new(0)
     } else {
@@ -293,7 +292,7 @@ async fn add(library: &Library, paths: &[PathBuf], no_wait: bool, json: bool) ->
         println!("queued job {job}; `folio watch` (or the app) will index it");
         return Ok(());
     }
-    let passes = with_progress(library, !json, library.run_pending()).await?;
+    let passes = with_progress(library.subscribe(), !json, library.run_pending()).await?;
     let summary = passes
         .iter()
         .find(|(id, _)| *id == job)

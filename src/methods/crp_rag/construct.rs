@@ -166,7 +166,7 @@ impl Growth<'_> {
             temperature: self.temperature,
             // One seed per open step: the alternatives differ between steps
             // and the same question grows the same graph again.
-            seed: 1 + parent as u32,
+            seed: params.seed.wrapping_add(parent as u32),
             grammar: Some(steps::grammar(self.budget.branching)),
             ..ctx.options(params)
         };

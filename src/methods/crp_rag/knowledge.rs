@@ -5,9 +5,10 @@ use futures::future::try_join_all;
 use minijinja::context;
 
 use super::graph::Graph;
-use super::sufficiency::{perplexity, verdict, VERDICT_GRAMMAR};
+use super::sufficiency::perplexity;
 use super::trace::{CrpRagVariant, SufficiencyCheck, SufficiencyTest};
 use crate::llm::prompts::{as_document_data, PromptId};
+use crate::llm::verdict::{verdict, VERDICT_GRAMMAR};
 use crate::llm::GenerateOptions;
 use crate::methods::context::partial_text;
 use crate::methods::shown::shown;

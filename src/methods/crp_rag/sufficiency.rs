@@ -1,6 +1,7 @@
 //! Whether a step's knowledge is enough to carry it out (the paper's
 //! eqs. 9–10): the perplexity of the model's answer to the step, or, where
-//! the backend gives no log-probabilities, the model's own verdict.
+//! the backend gives no log-probabilities, the model's own verdict
+//! ([`crate::llm::verdict`]).
 
 use crate::llm::TokenLogprob;
 
@@ -13,24 +14,6 @@ pub fn perplexity(tokens: &[TokenLogprob]) -> Option<f64> {
     }
     let mean = tokens.iter().map(|t| -f64::from(t.logprob)).sum::<f64>() / tokens.len() as f64;
     Some(mean.exp())
-}
-
-/// The grammar for a self-assessment reply.
-pub const VERDICT_GRAMMAR: &str = "root ::= (\"Yes\" | \"No\") [^\\n]{0,120}\n";
-
-/// The verdict in a self-assessment reply: its first word, yes or no.
-pub fn verdict(reply: &str) -> Option<bool> {
-    let word: String = reply
-        .trim_start_matches(|c: char| !c.is_alphanumeric())
-        .chars()
-        .take_while(|c| c.is_alphanumeric())
-        .collect::<String>()
-        .to_lowercase();
-    match word.as_str() {
-        "yes" => Some(true),
-        "no" => Some(false),
-        _ => None,
-    }
 }
 
 #[cfg(test)]
@@ -58,14 +41,5 @@ mod tests {
         let p = perplexity(&tokens(&[(0.5f32).ln(), (0.125f32).ln()])).unwrap();
         assert!((p - 4.0).abs() < 1e-5, "{p}");
         assert_eq!(perplexity(&[]), None);
-    }
-
-    #[test]
-    fn verdicts_are_the_first_word() {
-        assert_eq!(verdict("Yes, the knowledge names her."), Some(true));
-        assert_eq!(verdict("**No** — it does not say."), Some(false));
-        assert_eq!(verdict("NO."), Some(false));
-        assert_eq!(verdict("Maybe"), None);
-        assert_eq!(verdict("Nothing says so"), None);
     }
 }

@@ -101,6 +101,7 @@ impl Method for Rdr2 {
             routes: units.iter().map(route::pending).collect(),
             passages: Vec::new(),
             unknown_citations: Vec::new(),
+            refused: false,
             notes: Vec::new(),
         });
         let publish = |slot: usize, route: &Route| {

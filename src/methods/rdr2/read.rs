@@ -37,6 +37,7 @@ pub async fn read(
     }
     ctx.checkpoint(&Trace::Rdr2(trace.clone()));
     if trace.passages.is_empty() {
+        trace.refused = true;
         trace
             .notes
             .push("the router refused every document, so the model was not asked to answer".into());

@@ -212,6 +212,7 @@ async fn when_every_document_refuses_the_model_is_not_asked_to_answer() {
         .iter()
         .all(|r| r.outcome == RouteOutcome::Refused));
     assert!(trace.passages.is_empty() && run.citations.as_array().unwrap().is_empty());
+    assert!(trace.refused);
 }
 
 fn read_refusal() -> &'static str {

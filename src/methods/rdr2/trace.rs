@@ -36,6 +36,9 @@ pub struct Rdr2Trace {
     /// What the reader saw, numbered as the answer cites it.
     pub passages: Vec<Passage>,
     pub unknown_citations: Vec<usize>,
+    /// Every route refused, so the model was not asked to answer: what an
+    /// evaluation counts as a refusal.
+    pub refused: bool,
     pub notes: Vec<String>,
 }
 

@@ -10,6 +10,12 @@ temperature: number | null,
  */
 max_tokens: number | null, 
 /**
+ * Seeds every sampled reply; defaults to [`DEFAULT_SEED`]. It changes
+ * an answer only where something is sampled: a temperature above 0, or
+ * a method step that samples on purpose.
+ */
+seed?: number, 
+/**
  * Method options as `name = value` text, checked against the method.
  */
 options: { [key in string]: string }, };

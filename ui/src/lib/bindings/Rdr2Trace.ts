@@ -20,4 +20,9 @@ routes: Array<Route>,
 /**
  * What the reader saw, numbered as the answer cites it.
  */
-passages: Array<Passage>, unknown_citations: Array<number>, notes: Array<string>, };
+passages: Array<Passage>, unknown_citations: Array<number>, 
+/**
+ * Every route refused, so the model was not asked to answer: what an
+ * evaluation counts as a refusal.
+ */
+refused: boolean, notes: Array<string>, };

@@ -202,6 +202,7 @@ export function rdr2Trace(overrides: Partial<Rdr2Fixture> = {}): Rdr2Fixture {
     ],
     passages: [passage(1), passage(2)],
     unknown_citations: [],
+    refused: false,
     notes: [],
     ...overrides,
   };

@@ -1,0 +1,363 @@
+//! One evaluation from its request to its summary, in the steps a front end
+//! shows progress for: [`Evaluation::open`] (the checks that cost nothing,
+//! the output folder, the corpus on disk), [`Evaluation::index`],
+//! [`Evaluation::prepare`] (the model, the vectors, iG²RAG's graphs),
+//! [`Evaluation::answer`], [`Evaluation::judge`] and
+//! [`Evaluation::finish`]. `folio eval` and the app's Evaluate view drive the
+//! same steps, so an evaluation started in one goes on in the other.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use tokio_util::sync::CancellationToken;
+
+use super::corpus::{self, PassageTitles, PreparedCorpus};
+use super::dataset::{self, Question};
+use super::error::{EvalError, Result};
+use super::graph::{self as eval_graph, GraphScope};
+use super::judge::{judge_all, Judge, Judgement};
+use super::manifest::{self, Manifest};
+use super::results::{ResultsFile, Row};
+use super::run::{answer_all, Batch, Progress, Remaining};
+use super::spec::{self, MethodSpec};
+use super::summary::{self, Summary};
+use super::OutDir;
+use crate::graph::{BuildProgress, GraphBuildOptions, Rubric};
+use crate::ingest::pipeline::PassSummary;
+use crate::library::Library;
+use crate::llm::ModelInfo;
+use crate::methods::find;
+use crate::methods::runner::{AskSettings, ResolvedSettings};
+use crate::Config;
+
+/// What to evaluate, as `folio eval`'s flags say it.
+#[derive(Debug, Clone)]
+pub struct EvalRequest {
+    pub dataset: PathBuf,
+    pub corpus: PathBuf,
+    pub methods: Vec<MethodSpec>,
+    /// Only the first N questions.
+    pub limit: Option<usize>,
+    pub out: PathBuf,
+    /// Replace the answers already in `out` instead of reusing them.
+    pub fresh: bool,
+    /// Chunks nearest each question scored into `ig2rag`'s graph.
+    pub graph_reach: usize,
+    /// Answers in flight at once.
+    pub concurrency: usize,
+    /// Also ask the judge model whether each answer means a gold one.
+    pub judge: bool,
+    pub settings: AskSettings,
+}
+
+/// Where scoring a graph is, for progress displays.
+#[derive(Debug, Clone, Copy)]
+pub enum GraphProgress<'a> {
+    Started { rubric: Rubric, chunks: usize },
+    Scoring(&'a BuildProgress),
+    Done(&'a GraphScope),
+}
+
+pub struct Evaluation {
+    request: EvalRequest,
+    resolved: ResolvedSettings,
+    questions: Vec<Question>,
+    manifest: Manifest,
+    out: OutDir,
+    results: ResultsFile,
+    rows: Vec<Row>,
+    prepared: PreparedCorpus,
+    library: Library,
+    notices: Vec<String>,
+    ingest: PassSummary,
+    model: Option<ModelInfo>,
+    graphs: Vec<GraphScope>,
+    interrupted: bool,
+    judged: Option<Judged>,
+}
+
+struct Judged {
+    judge: String,
+    judgements: Vec<Judgement>,
+}
+
+impl Evaluation {
+    /// Checks the request and everything that costs nothing (specs, dataset
+    /// lines, whether `out` holds answers to reuse) before any work, then
+    /// writes a JSONL corpus out and opens the evaluation's own index.
+    pub async fn open(request: EvalRequest, mut config: Config) -> Result<Evaluation> {
+        if request.graph_reach == 0 {
+            return Err(EvalError::BadSetting {
+                name: "graph reach",
+                message: "must be at least 1: ig2rag's graph is scored over that many chunks nearest each question".into(),
+            });
+        }
+        if request.concurrency == 0 {
+            return Err(EvalError::BadSetting {
+                name: "concurrency",
+                message: "must be at least 1: it is how many answers are in flight at once".into(),
+            });
+        }
+        let resolved = request.settings.resolve(&config.llm);
+        spec::check_all(&request.methods, resolved)?;
+        let questions = dataset::read(&request.dataset, request.limit)?;
+        let manifest = Manifest::new(
+            &request.dataset,
+            &request.corpus,
+            &questions,
+            &request.methods,
+            resolved,
+            &config,
+        )?;
+        let out = OutDir::create(&request.out)?;
+        let opened = manifest::open(&out, &manifest, request.fresh)?;
+        let mut notices = Vec::new();
+        if let Some(line) = opened.torn_line {
+            notices.push(format!(
+                "warning: line {line} of results.jsonl was cut off mid-write (the run was killed); \
+                 dropped, that answer is asked again"
+            ));
+        }
+        if !opened.rows.is_empty() {
+            notices.push(format!(
+                "resuming: {} of {} answers already in results.jsonl",
+                opened.rows.len(),
+                questions.len() * request.methods.len()
+            ));
+        }
+        let prepared = corpus::prepare(&request.corpus, &out.passages())?;
+        if let Some(w) = &prepared.written {
+            notices.push(format!(
+                "corpus: {} passages in {} ({} written, {} unchanged, {} removed)",
+                w.passages,
+                prepared.folder.display(),
+                w.written,
+                w.unchanged,
+                w.removed
+            ));
+        }
+        config.data_dir = out.index();
+        let library = Library::open(config).await?;
+        Ok(Evaluation {
+            request,
+            resolved,
+            questions,
+            manifest,
+            out,
+            results: opened.file,
+            rows: opened.rows,
+            prepared,
+            library,
+            notices,
+            ingest: PassSummary::default(),
+            model: None,
+            graphs: Vec::new(),
+            interrupted: false,
+            judged: None,
+        })
+    }
+
+    /// The evaluation's own library: its progress events and cancel flag.
+    pub fn library(&self) -> &Library {
+        &self.library
+    }
+
+    /// What `open` found worth telling: answers reused, a torn line dropped,
+    /// the corpus written out.
+    pub fn notices(&self) -> &[String] {
+        &self.notices
+    }
+
+    pub fn out(&self) -> &OutDir {
+        &self.out
+    }
+
+    /// Indexes the corpus through the normal pipeline; unchanged files cost
+    /// nothing, so a re-run reuses the index. Cancelled through the
+    /// library's cancel flag.
+    pub async fn index(&mut self) -> Result<PassSummary> {
+        let ingest = corpus::ingest(&self.library, &self.prepared.folder).await?;
+        if ingest.cancelled {
+            return Err(EvalError::Interrupted("indexing"));
+        }
+        self.ingest = ingest;
+        Ok(ingest)
+    }
+
+    /// Loads the model before the long answering loop, so a missing model
+    /// fails at once, then the vectors and the graphs `ig2rag` specs walk.
+    pub async fn prepare(
+        &mut self,
+        cancel: &CancellationToken,
+        progress: &(dyn Fn(GraphProgress<'_>) + Sync),
+    ) -> Result<()> {
+        self.model = Some(self.library.llm().await?.info());
+        let retrieves = self
+            .request
+            .methods
+            .iter()
+            .any(|s| find(&s.method).is_ok_and(|m| m.info().retrieves));
+        if retrieves {
+            self.library.warm_vectors().await?;
+        }
+        for rubric in eval_graph::rubrics_walked(&self.request.methods) {
+            let scope = self.score_graph(rubric, cancel, progress).await?;
+            progress(GraphProgress::Done(&scope));
+            self.graphs.push(scope);
+            if cancel.is_cancelled() {
+                return Err(EvalError::Interrupted("scoring the graph"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Scores the chunks the questions reach into `rubric`'s graph; a
+    /// cancel stops after the chunk in flight, keeping what was scored.
+    async fn score_graph(
+        &self,
+        rubric: Rubric,
+        cancel: &CancellationToken,
+        progress: &(dyn Fn(GraphProgress<'_>) + Sync),
+    ) -> Result<GraphScope> {
+        let reach = self.request.graph_reach;
+        let scope = eval_graph::reached_chunks(&self.library, &self.questions, reach).await?;
+        progress(GraphProgress::Started {
+            rubric,
+            chunks: scope.len(),
+        });
+        let options = GraphBuildOptions {
+            rubric,
+            ..GraphBuildOptions::default()
+        };
+        let this_run = self
+            .library
+            .build_graph_within(options, &scope, cancel, &|p| {
+                progress(GraphProgress::Scoring(p))
+            })
+            .await?;
+        let status = self
+            .library
+            .graph_status()
+            .await?
+            .rubrics
+            .into_iter()
+            .find(|r| r.rubric == rubric)
+            .ok_or(EvalError::Interrupted("scoring the graph"))?;
+        Ok(GraphScope {
+            reach,
+            chunks: scope.len(),
+            status,
+            this_run,
+        })
+    }
+
+    /// Answers what earlier runs left unanswered; a cancel keeps every
+    /// answer given and marks the evaluation interrupted.
+    pub async fn answer(
+        &mut self,
+        cancel: &CancellationToken,
+        progress: &(dyn Fn(Progress<'_>) + Sync),
+    ) -> Result<()> {
+        let remaining = Remaining::new(&self.questions, &self.request.methods, &self.rows);
+        let batch = Batch {
+            questions: &self.questions,
+            specs: &self.request.methods,
+            remaining: &remaining,
+            settings: self.request.settings,
+            concurrency: self.request.concurrency,
+        };
+        let answered =
+            answer_all(&self.library, batch, cancel, &mut self.results, progress).await?;
+        self.rows.extend(answered.rows);
+        self.interrupted = answered.interrupted;
+        Ok(())
+    }
+
+    /// With `judge` asked for, judges every answer the judge has no verdict
+    /// on yet; `progress` gets (judged, to judge).
+    pub async fn judge(
+        &mut self,
+        cancel: &CancellationToken,
+        progress: &(dyn Fn(usize, usize) + Sync),
+    ) -> Result<()> {
+        if !self.request.judge {
+            return Ok(());
+        }
+        let judge = Judge::open(&self.library).await?;
+        let mut opened = ResultsFile::<Judgement>::resume(&self.out.judgements())?;
+        let new = judge_all(
+            &judge,
+            &self.questions,
+            &self.rows,
+            &opened.rows,
+            &mut opened.file,
+            cancel,
+            progress,
+        )
+        .await?;
+        let mut judgements = opened.rows;
+        judgements.extend(new);
+        judgements.retain(|j| j.judge == judge.name());
+        self.interrupted |= cancel.is_cancelled();
+        self.judged = Some(Judged {
+            judge: judge.name().to_string(),
+            judgements,
+        });
+        Ok(())
+    }
+
+    /// Summarises every spec over this evaluation's questions and writes
+    /// `summary.json` and `summary.md`.
+    pub fn finish(self) -> Result<Summary> {
+        let no_titles = PassageTitles::default();
+        let titles = self
+            .prepared
+            .written
+            .as_ref()
+            .map_or(&no_titles, |w| &w.titles);
+        let by_id: HashMap<&str, &Question> =
+            self.questions.iter().map(|q| (q.id.as_str(), q)).collect();
+        let recall = |row: &Row| {
+            by_id
+                .get(row.question_id.as_str())
+                .and_then(|q| q.supporting.recall(&row.sources, titles))
+        };
+        let verdicts: HashMap<(&str, &str), bool> = self
+            .judged
+            .iter()
+            .flat_map(|j| &j.judgements)
+            .map(|j| {
+                (
+                    (j.question_id.as_str(), j.spec.as_str()),
+                    j.verdict == Some(true),
+                )
+            })
+            .collect();
+        // An answer the judge has not reached (it was interrupted) counts as
+        // a no, like an unclear verdict.
+        let judged = |row: &Row| {
+            self.judged.as_ref().map(|_| {
+                verdicts
+                    .get(&(row.question_id.as_str(), row.spec.as_str()))
+                    .copied()
+                    .unwrap_or(false)
+            })
+        };
+        let methods = summary::summarize(&self.manifest.specs, &self.rows, &recall, &judged);
+        let summary = Summary {
+            dataset: self.request.dataset.display().to_string(),
+            corpus: self.request.corpus.display().to_string(),
+            questions: self.questions.len(),
+            settings: self.resolved,
+            model: self.model,
+            judge: self.judged.map(|j| j.judge),
+            corpus_files: self.prepared.written,
+            ingest: self.ingest,
+            interrupted: self.interrupted,
+            graphs: self.graphs,
+            methods,
+        };
+        summary::write(&summary, &self.out.summary_json(), &self.out.summary_md())?;
+        Ok(summary)
+    }
+}
