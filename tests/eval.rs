@@ -359,7 +359,7 @@ fn bad_specs_and_lines_fail_before_any_question() {
     let out = eval(&inputs, "pager:variant", &[]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("`variant` is not name=value"));
     let out = eval(&inputs, "ig2rag", &["--graph-reach", "0"]);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--graph-reach must be at least 1"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("graph reach must be at least 1"));
 
     std::fs::write(
         &inputs.dataset,
@@ -375,4 +375,153 @@ fn bad_specs_and_lines_fail_before_any_question() {
         "{stderr}"
     );
     assert!(!inputs.out.exists(), "nothing was written or indexed");
+    let out = eval(&inputs, "llm-only", &["--concurrency", "0"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("concurrency must be at least 1"));
+}
+
+const FIVE_QUESTIONS: &str = r#"{"id": "q1", "question": "What colour is the zorblat fruit?", "answers": ["purple"], "supporting_titles": ["Zorblat"]}
+{"id": "q2", "question": "Who founded Port Arlo?", "answers": ["Mira Tovel"], "supporting_titles": ["Port Arlo"]}
+{"id": "q3", "question": "What is the capital of Quenby?", "answers": ["Port Arlo"], "supporting_titles": ["Quenby"]}
+{"id": "q4", "question": "Where was Mira Tovel born?", "answers": ["Lisbon"], "supporting_titles": ["Mira Tovel"]}
+{"id": "q5", "question": "What is the Tovel Bridge made of?", "answers": ["grey granite", "granite"], "supporting_titles": ["Tovel Bridge"]}
+"#;
+
+/// Five questions, two in flight at once, a seed, and the LLM judge (the
+/// answering SmolLM2, as no [judge] model is configured): every answer is
+/// given and judged exactly once, and the judge has its own marked column.
+#[test]
+fn five_questions_answered_concurrently_and_judged() {
+    let inputs = inputs();
+    std::fs::write(&inputs.dataset, FIVE_QUESTIONS).unwrap();
+    let methods = "llm-only,vanilla-rag";
+    let flags = ["--concurrency", "2", "--seed", "7", "--judge"];
+    let out = eval(&inputs, methods, &flags);
+    let stderr = succeeded(&out);
+    assert!(stderr.contains("[10/10] "), "{stderr}");
+    assert!(stderr.contains("judged 10 of 10"), "{stderr}");
+
+    let rows = rows(&inputs.out);
+    let mut answered = pairs(&rows);
+    answered.sort();
+    let mut every: Vec<(&str, &str)> = ["q1", "q2", "q3", "q4", "q5"]
+        .iter()
+        .flat_map(|q| [(*q, "llm-only"), (*q, "vanilla-rag")])
+        .collect();
+    every.sort();
+    assert_eq!(answered, every, "every pair exactly once");
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(inputs.out.join("eval.json")).unwrap())
+            .unwrap();
+    assert_eq!(manifest["settings"]["seed"], 7);
+
+    let verdicts: Vec<Value> = std::fs::read_to_string(inputs.out.join("judgements.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(verdicts.len(), 10);
+    for v in &verdicts {
+        assert!(v["judge"].as_str().unwrap().contains("SmolLM2"), "{v}");
+        assert!(v["verdict"].is_boolean() || v["verdict"].is_null(), "{v}");
+        assert!(!v["reply"].as_str().unwrap().is_empty(), "{v}");
+    }
+    let table = std::fs::read_to_string(inputs.out.join("summary.md")).unwrap();
+    let lines: Vec<&str> = table.lines().collect();
+    assert!(lines[0].ends_with("| LLM judge* |"), "{table}");
+    assert!(lines[2].starts_with("| llm-only | 5 | "), "{table}");
+    assert!(
+        table.contains("* LLM judge: the share of answers that embedded "),
+        "{table}"
+    );
+
+    // Judged answers are not judged again; without --judge there is no
+    // judge column.
+    let again = succeeded(&eval(&inputs, methods, &flags));
+    assert!(!again.contains("judged "), "{again}");
+    let plain = eval(&inputs, methods, &["--seed", "7"]);
+    succeeded(&plain);
+    assert!(!String::from_utf8_lossy(&plain.stdout).contains("judge"));
+}
+
+/// Answers are reused across other --methods and a smaller --limit, and
+/// `eval diff` compares two specs of the folder question by question.
+#[test]
+fn other_methods_reuse_answers_and_diff_compares_two_specs() {
+    let inputs = inputs();
+    succeeded(&eval(&inputs, "llm-only,vanilla-rag", &[]));
+    let answers = results(&inputs.out);
+
+    let one = eval(&inputs, "vanilla-rag", &["--limit", "1", "--json"]);
+    let stderr = succeeded(&one);
+    assert!(stderr.contains("resuming: 1 of 1 answers"), "{stderr}");
+    let summary: Value = serde_json::from_slice(&one.stdout).unwrap();
+    let methods = summary["methods"].as_array().unwrap();
+    assert_eq!(methods.len(), 1);
+    assert_eq!(
+        (&methods[0]["spec"], &methods[0]["n"]),
+        (&"vanilla-rag".into(), &1.into())
+    );
+    assert_eq!(results(&inputs.out), answers, "nothing answered again");
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(inputs.out.join("eval.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        manifest["specs"],
+        serde_json::json!(["llm-only", "vanilla-rag"])
+    );
+    assert_eq!(manifest["questions"], serde_json::json!(["q1", "q2"]));
+
+    let folder = inputs.out.display().to_string();
+    let diff = |a: &str, b: &str, json: bool| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_folio"));
+        if json {
+            command.arg("--json");
+        }
+        command
+            .args(["eval", "diff", a, b])
+            .env("FOLIO_CONFIG", "/dev/null")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let (a, b) = (
+        format!("{folder}#llm-only"),
+        format!("{folder}#vanilla-rag"),
+    );
+    let out = diff(&a, &b, true);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let d: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(d["compared"], 2);
+    let parted = d["only_a"].as_array().unwrap().len() + d["only_b"].as_array().unwrap().len();
+    let agreed = d["both_right"].as_u64().unwrap() + d["both_wrong"].as_u64().unwrap();
+    assert_eq!(parted as u64 + agreed, 2);
+    for p in d["only_a"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(d["only_b"].as_array().unwrap())
+    {
+        assert!(p["question"].is_string(), "{p}");
+        let parts = p["b"]["key_parts"].as_array().unwrap();
+        assert!(
+            parts
+                .iter()
+                .any(|k| k.as_str().unwrap().starts_with("passages: ")),
+            "{p}"
+        );
+    }
+    let text = diff(&a, &b, false);
+    assert!(String::from_utf8_lossy(&text.stdout).starts_with(&format!("# {a} vs {b}")));
+
+    let ambiguous = diff(&folder, &b, false);
+    assert!(!ambiguous.status.success());
+    let stderr = String::from_utf8_lossy(&ambiguous.stderr);
+    assert!(
+        stderr.contains("llm-only, vanilla-rag") && stderr.contains("#SPEC"),
+        "{stderr}"
+    );
 }
