@@ -1,8 +1,8 @@
 //! `folio eval diff`: where two evaluated methods part ways. For every
 //! question both answered, whether each got it right, and for the questions
 //! only one got right, both answers with the key parts of both traces (read
-//! from the evaluation's index), so a reader sees why they differ. Reads the
-//! folders only; it never changes them.
+//! from the evaluation's index), so a reader sees why they differ. The
+//! answers are only read; the index is opened, when it exists, for traces.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;

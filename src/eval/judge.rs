@@ -9,6 +9,7 @@
 //! from the answers: judging an evaluation later, or with another judge,
 //! never touches `results.jsonl`.
 
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -128,20 +129,22 @@ pub async fn judge_all(
     cancel: &CancellationToken,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> super::Result<Vec<Judgement>> {
+    let judged_before: HashSet<(&str, &str)> = earlier
+        .iter()
+        .filter(|j| j.judge == judge.name)
+        .map(|j| (j.question_id.as_str(), j.spec.as_str()))
+        .collect();
+    let by_id: HashMap<&str, &Question> = questions.iter().map(|q| (q.id.as_str(), q)).collect();
     let pending: Vec<&Row> = rows
         .iter()
-        .filter(|r| {
-            !earlier.iter().any(|j| {
-                j.judge == judge.name && j.question_id == r.question_id && j.spec == r.spec
-            })
-        })
+        .filter(|r| !judged_before.contains(&(r.question_id.as_str(), r.spec.as_str())))
         .collect();
     let mut judged = Vec::with_capacity(pending.len());
     for row in &pending {
         if cancel.is_cancelled() {
             break;
         }
-        let Some(question) = questions.iter().find(|q| q.id == row.question_id) else {
+        let Some(&question) = by_id.get(row.question_id.as_str()) else {
             continue;
         };
         let judgement = judge.judge(question, row, cancel).await;

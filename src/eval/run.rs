@@ -53,10 +53,11 @@ impl Remaining {
             .iter()
             .map(|r| (r.question_id.as_str(), r.spec.as_str()))
             .collect();
+        let spec_texts: Vec<String> = specs.iter().map(ToString::to_string).collect();
         let pairs = (0..questions.len())
             .flat_map(|q| (0..specs.len()).map(move |s| (q, s)))
             .filter(|&(q, s)| {
-                !answered.contains(&(questions[q].id.as_str(), specs[s].to_string().as_str()))
+                !answered.contains(&(questions[q].id.as_str(), spec_texts[s].as_str()))
             })
             .collect();
         Remaining {
