@@ -18,6 +18,7 @@ export XDG_CONFIG_HOME="$out/home/config" XDG_DATA_HOME="$out/home/data"
 unset FOLIO_CONFIG FOLIO_DATA_DIR
 export FOLIO_E2E_OUT="$out"
 export FOLIO_E2E_CORPUS="$root/../shared/eval/rust-book/docs"
+export FOLIO_E2E_DATASET="$root/../shared/eval/rust-book/dev.jsonl"
 profile="${FOLIO_E2E_PROFILE:-debug}"
 export FOLIO_APP="$root/target/$profile/folio-app"
 export FOLIO_E2E_HOTPOTQA="$root/../shared/eval/hotpotqa/corpus.jsonl"

@@ -221,6 +221,24 @@ fn every_question_is_answered_by_every_method_and_summarised() {
             .unwrap();
     assert_eq!(summary["ingest"]["indexed"], PASSAGES.len() as u64);
 
+    // What the app's Evaluate view reads back: every answer, and the runs
+    // behind them from the evaluation's own index, traces and all.
+    let report = folio::eval::report::load(&inputs.out).unwrap();
+    assert_eq!(report.questions.len(), 2);
+    assert_eq!(report.questions[0].rows.len(), 2);
+    let ids: Vec<i64> = report
+        .questions
+        .iter()
+        .flat_map(|q| q.rows.iter().filter_map(|r| r.run_id))
+        .collect();
+    let runs = tokio::runtime::Runtime::new()
+        .unwrap()
+        .block_on(folio::eval::report::runs(&inputs.out, &ids))
+        .unwrap();
+    let read: Vec<i64> = runs.iter().map(|r| r.id).collect();
+    assert_eq!(read, ids);
+    assert!(runs.iter().all(|r| r.trace.is_some()), "{runs:?}");
+
     // A second run over the same folder reuses the index: no passage file is
     // rewritten and nothing is indexed or embedded again; every answer is
     // already given.

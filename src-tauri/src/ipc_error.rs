@@ -2,6 +2,7 @@
 //! `message` written for the person using the app, and optional `details`
 //! (the underlying causes) for a disclosure. Never a bare string.
 
+use folio::eval::EvalError;
 use folio::llm::LlmError;
 use serde::Serialize;
 
@@ -87,6 +88,27 @@ impl From<folio::Error> for IpcError {
     }
 }
 
+fn eval_code(e: &EvalError) -> &'static str {
+    match e {
+        EvalError::Engine(e) => code(e),
+        EvalError::Mismatch { .. } | EvalError::NoManifest(_) => "eval_mismatch",
+        EvalError::NotAnEvaluation(_) | EvalError::NoSummary(_) => "not_an_evaluation",
+        EvalError::Interrupted(_) => "cancelled",
+        EvalError::Read { .. } | EvalError::Write { .. } => "io",
+        _ => "invalid_request",
+    }
+}
+
+impl From<EvalError> for IpcError {
+    fn from(e: EvalError) -> IpcError {
+        IpcError {
+            code: eval_code(&e),
+            message: e.to_string(),
+            details: causes(&e),
+        }
+    }
+}
+
 impl From<folio::config::ConfigError> for IpcError {
     fn from(e: folio::config::ConfigError) -> IpcError {
         IpcError {
@@ -110,5 +132,16 @@ mod tests {
         assert_eq!(down.code, "cancelled");
         let option = IpcError::from(folio::Error::BadOption("n must be between 1 and 20".into()));
         assert_eq!(option.code, "invalid_option");
+    }
+
+    #[test]
+    fn evaluation_errors_get_codes_the_view_can_act_on() {
+        let gone = IpcError::from(EvalError::NotAnEvaluation("/tmp/x".into()));
+        assert_eq!(gone.code, "not_an_evaluation");
+        assert!(gone.message.contains("/tmp/x"), "{}", gone.message);
+        let stopped = IpcError::from(EvalError::Interrupted("answering"));
+        assert_eq!(stopped.code, "cancelled");
+        let engine = IpcError::from(EvalError::Engine(folio::Error::RunNotFound(3)));
+        assert_eq!(engine.code, "run_not_found");
     }
 }

@@ -16,7 +16,7 @@ mod state;
 
 use tauri::Manager;
 
-use crate::commands::{answers, library, settings as settings_commands};
+use crate::commands::{answers, evaluate, library, settings as settings_commands};
 use crate::state::AppState;
 
 /// A session logout or `kill` sends SIGTERM: leave through the same exit
@@ -63,6 +63,12 @@ fn main() {
             answers::run_detail,
             answers::delete_run,
             answers::export_run,
+            evaluate::pick_eval_path,
+            evaluate::start_eval,
+            evaluate::cancel_eval,
+            evaluate::eval_report,
+            evaluate::eval_runs,
+            evaluate::export_eval_report,
             settings_commands::settings,
             settings_commands::save_settings,
             settings_commands::pick_model_file,

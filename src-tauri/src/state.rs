@@ -1,5 +1,6 @@
 //! What the commands share: the running engine (or why it could not start),
-//! the answers in flight so they can be cancelled, and the key store.
+//! the answers and the evaluation in flight so they can be cancelled, and
+//! the key store.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -17,6 +18,7 @@ use crate::secrets::Secrets;
 pub struct AppState {
     engine: RwLock<Option<Result<Engine, IpcError>>>,
     asks: Mutex<HashMap<String, CancellationToken>>,
+    eval: Mutex<Option<CancellationToken>>,
     secrets: OnceLock<Secrets>,
 }
 
@@ -70,6 +72,7 @@ impl AppState {
         {
             token.cancel();
         }
+        self.cancel_eval();
         if let Some(Ok(engine)) = self.engine.write().await.take() {
             engine.stop().await;
         }
@@ -111,6 +114,36 @@ impl AppState {
 
     pub fn cancel_ask(&self, ask_id: &str) {
         if let Some(token) = self.asks.lock().ok().and_then(|a| a.get(ask_id).cloned()) {
+            token.cancel();
+        }
+    }
+
+    /// The cancellation token of a new evaluation; refused while one runs,
+    /// since two would share the cores and each one's timings.
+    pub fn register_eval(&self) -> Result<CancellationToken, IpcError> {
+        let mut slot = self
+            .eval
+            .lock()
+            .map_err(|_| IpcError::new("internal", "the evaluation slot is unusable"))?;
+        if slot.is_some() {
+            return Err(IpcError::new(
+                "eval_running",
+                "an evaluation is already running; cancel it or wait for it to finish",
+            ));
+        }
+        let token = CancellationToken::new();
+        *slot = Some(token.clone());
+        Ok(token)
+    }
+
+    pub fn finish_eval(&self) {
+        if let Ok(mut slot) = self.eval.lock() {
+            *slot = None;
+        }
+    }
+
+    pub fn cancel_eval(&self) {
+        if let Some(token) = self.eval.lock().ok().and_then(|e| e.clone()) {
             token.cancel();
         }
     }

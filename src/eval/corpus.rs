@@ -21,7 +21,8 @@ struct Passage {
 }
 
 /// What writing a JSONL corpus out did.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
 pub struct WrittenCorpus {
     pub passages: usize,
     /// Bytes of all the passage files, written or not.
@@ -32,6 +33,7 @@ pub struct WrittenCorpus {
     /// Markdown files of an earlier corpus that this one no longer has.
     pub removed: usize,
     #[serde(skip)]
+    #[ts(skip)]
     pub titles: PassageTitles,
 }
 

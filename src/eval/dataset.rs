@@ -131,6 +131,19 @@ pub fn parse(text: &str, path: &Path, limit: Option<usize>) -> Result<Vec<Questi
     Ok(questions)
 }
 
+/// Question texts and gold answers by id, from the dataset an evaluation
+/// read; empty when that file is gone or moved, since what was answered is
+/// still worth showing.
+pub fn texts_by_id(dataset: &Path) -> HashMap<String, (String, Vec<String>)> {
+    read(dataset, None)
+        .map(|qs| {
+            qs.into_iter()
+                .map(|q| (q.id, (q.question, q.answers)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

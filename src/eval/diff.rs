@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::Serialize;
 
@@ -162,7 +162,7 @@ impl Loaded {
 pub async fn diff(a: &RunRef, b: &RunRef, right_by: RightBy) -> Result<Diff> {
     let a = Loaded::open(a).await?;
     let b = Loaded::open(b).await?;
-    let questions = questions_of(&a.manifest.dataset.path);
+    let questions = dataset::texts_by_id(&a.manifest.dataset.path);
     let mut diff = Diff {
         a: a.label.clone(),
         b: b.label.clone(),
@@ -202,18 +202,6 @@ pub async fn diff(a: &RunRef, b: &RunRef, right_by: RightBy) -> Result<Diff> {
         }
     }
     Ok(diff)
-}
-
-/// Question texts and gold answers by id, from the dataset the evaluation
-/// read; empty when that file is gone or moved.
-fn questions_of(dataset: &Path) -> HashMap<String, (String, Vec<String>)> {
-    dataset::read(dataset, None)
-        .map(|qs| {
-            qs.into_iter()
-                .map(|q| (q.id, (q.question, q.answers)))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// The diff as markdown: the counts, then each parting question.
@@ -272,67 +260,8 @@ fn side_markdown(text: &mut String, name: &str, side: &Side) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::eval::metrics::Scores;
-    use crate::eval::results::ResultsFile;
-    use crate::methods::runner::ResolvedSettings;
-
-    fn row(question: &str, spec: &str, cover_em: bool) -> Row {
-        Row {
-            question_id: question.into(),
-            spec: spec.into(),
-            status: RunStatus::Done,
-            answer: Some(format!("{spec} says {question}")),
-            error: None,
-            scores: Scores {
-                em: false,
-                f1: 0.0,
-                cover_em,
-            },
-            llm_calls: 1,
-            prompt_tokens: 1,
-            completion_tokens: 1,
-            wall_ms: 1,
-            run_id: Some(1),
-            sources: Vec::new(),
-            evidence_hit: None,
-            refused: false,
-        }
-    }
-
-    /// An evaluation folder with no index: the answers, no traces.
-    fn folder(rows: &[Row]) -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
-        let out = OutDir::create(dir.path()).unwrap();
-        let dataset = dir.path().join("dev.jsonl");
-        std::fs::write(
-            &dataset,
-            "{\"id\": \"q1\", \"question\": \"Who?\", \"answers\": [\"Ann\"]}\n\
-             {\"id\": \"q2\", \"question\": \"When?\", \"answers\": [\"1984\"]}\n\
-             {\"id\": \"q3\", \"question\": \"Where?\", \"answers\": [\"Oslo\"]}\n",
-        )
-        .unwrap();
-        let fingerprint = super::super::manifest::Fingerprint::of(&dataset).unwrap();
-        let manifest = Manifest {
-            dataset: fingerprint.clone(),
-            corpus: fingerprint,
-            questions: vec!["q1".into(), "q2".into(), "q3".into()],
-            specs: vec!["a".into(), "b".into()],
-            settings: ResolvedSettings {
-                k: 5,
-                temperature: 0.0,
-                max_tokens: 24,
-                seed: 42,
-            },
-            model: super::super::manifest::ModelId::Embedded { gguf: "m".into() },
-            embedding_model: "e".into(),
-        };
-        manifest.write(&out.manifest()).unwrap();
-        let mut file = ResultsFile::create(&out.results()).unwrap().file;
-        for r in rows {
-            file.append(r).unwrap();
-        }
-        dir
-    }
+    use crate::eval::testing::{folder, row};
+    use std::path::Path;
 
     fn run(dir: &Path, spec: Option<&str>) -> RunRef {
         RunRef {

@@ -52,6 +52,11 @@ pub enum EvalError {
     #[error("{} has no eval.json: not a folder `folio eval --out` wrote", .0.display())]
     NotAnEvaluation(PathBuf),
     #[error(
+        "{} is not there yet: the evaluation has not finished; start it again and it goes on where it stopped",
+        .0.display()
+    )]
+    NoSummary(PathBuf),
+    #[error(
         "{}: {}; it evaluated {specs} (name one as {}#SPEC)",
         dir.display(),
         given.as_ref().map_or("several methods".to_string(), |g| format!("no method spec `{g}`")),

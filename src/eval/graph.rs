@@ -7,7 +7,7 @@
 
 use std::collections::HashSet;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::dataset::Question;
 use super::spec::MethodSpec;
@@ -19,7 +19,8 @@ use crate::library::Library;
 pub const DEFAULT_REACH: usize = 10;
 
 /// The graph an evaluation walked and what building it took.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
 pub struct GraphScope {
     pub reach: usize,
     /// Distinct chunks among the questions' `reach` nearest.

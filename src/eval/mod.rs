@@ -15,10 +15,13 @@ pub mod graph;
 pub mod judge;
 pub mod manifest;
 pub mod metrics;
+pub mod report;
 pub mod results;
 pub mod run;
 pub mod spec;
 pub mod summary;
+#[cfg(test)]
+mod testing;
 
 use std::path::{Path, PathBuf};
 

@@ -19,7 +19,8 @@ use super::metrics::{cover_em, score, Scores};
 use super::spec::MethodSpec;
 use crate::store::{RunRecord, RunStatus};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export, rename = "EvalRow")]
 pub struct Row {
     pub question_id: String,
     pub spec: String,

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::corpus::WrittenCorpus;
 use super::error::{EvalError, Result};
@@ -17,7 +17,8 @@ use crate::methods::runner::ResolvedSettings;
 use crate::stats::percentile;
 use crate::store::RunStatus;
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export, rename = "EvalSummary")]
 pub struct Summary {
     pub dataset: String,
     pub corpus: String,
@@ -39,7 +40,8 @@ pub struct Summary {
 
 /// Means are over every question, failed ones included: a failure scores 0
 /// and still cost the model calls it made.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
 pub struct SpecSummary {
     pub spec: String,
     pub n: usize,
@@ -66,7 +68,8 @@ pub struct SpecSummary {
     pub wall_ms_p95: f64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
 pub struct Spread {
     pub mean: f64,
     pub min: i64,
@@ -219,6 +222,11 @@ pub fn write(summary: &Summary, json_path: &Path, markdown_path: &Path) -> Resul
         source: e.into(),
     })?;
     write(json_path, json + "\n")?;
+    write(markdown_path, summary_markdown(summary))
+}
+
+/// `summary.md`: the table, the judge's footnote, a line per graph walked.
+pub fn summary_markdown(summary: &Summary) -> String {
     let mut text = markdown(&summary.methods);
     if let Some(judge) = &summary.judge {
         text.push_str(&judge_note(judge));
@@ -227,7 +235,7 @@ pub fn write(summary: &Summary, json_path: &Path, markdown_path: &Path) -> Resul
         text.push('\n');
         text.push_str(&graph_note(g));
     }
-    write(markdown_path, text)
+    text
 }
 
 /// One line on a graph an evaluation walked: how much of what the

@@ -58,7 +58,8 @@ impl GraphBuildOptions {
 }
 
 /// A pass's running totals, reported after every node.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, serde::Deserialize, ts_rs::TS)]
+#[ts(export)]
 pub struct BuildProgress {
     pub done: u64,
     pub total: u64,

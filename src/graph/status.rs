@@ -1,7 +1,7 @@
 //! How far the information-gain graph covers the library, per rubric, and
 //! what building it has cost: `folio graph status` and the app's graph panel.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::Rubric;
 use crate::store::Job;
@@ -18,7 +18,7 @@ pub struct GraphStatus {
     pub jobs: Vec<Job>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[ts(export)]
 pub struct RubricStatus {
     pub rubric: Rubric,
@@ -39,7 +39,7 @@ pub struct RubricStatus {
 }
 
 /// What scoring has spent, summed over scored and failed nodes.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize, ts_rs::TS)]
 #[ts(export)]
 pub struct BuildCost {
     pub nodes: i64,

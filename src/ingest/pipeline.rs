@@ -61,7 +61,10 @@ pub enum Change {
     },
 }
 
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(
+    Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, ts_rs::TS,
+)]
+#[ts(export)]
 pub struct PassSummary {
     pub indexed: u64,
     pub unchanged: u64,

@@ -158,7 +158,8 @@ pub struct Capabilities {
 }
 
 /// Which model answers, for runs and `folio models`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
 pub struct ModelInfo {
     pub backend: Backend,
     pub model: String,

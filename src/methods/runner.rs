@@ -59,7 +59,8 @@ pub struct AskSettings {
 /// The settings the runs use: the flags, with `folio.toml`'s values where a
 /// flag is not given. Answers depend on these, not on which were typed, so
 /// they are what summaries report and what a resumed evaluation must share.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize, ts_rs::TS)]
+#[ts(export)]
 pub struct ResolvedSettings {
     pub k: usize,
     pub temperature: f32,

@@ -3,7 +3,8 @@
 // with vanilla-rag, open a citation, compare two methods, export a run,
 // watch PAGER's page fill in, ActiveRAG's agents and RDR2's routes, build
 // part of the information-gain graph and draw iG²RAG's walk over it, draw
-// CRP-RAG's reasoning graph and open one of its steps,
+// CRP-RAG's reasoning graph and open one of its steps, evaluate two
+// methods on two rust-book questions and open their runs side by side,
 // check hostile document text renders inert, and close the window in the
 // middle of ingesting 8,094 hotpotqa passages. Screenshots of every view go
 // to $FOLIO_E2E_OUT/screenshots. Run through scripts/e2e.sh.
@@ -399,6 +400,45 @@ describe("Folio in a real window", () => {
     },
     15 * MINUTE,
   );
+
+  it("evaluates two methods on a dataset, charts them, opens a question's runs side by side, exports the report", async () => {
+    await open("evaluate");
+    const evaluation = join(out, "evaluation");
+    await setField("eval-dataset", env("FOLIO_E2E_DATASET"));
+    await setField("eval-corpus", env("FOLIO_E2E_CORPUS"));
+    await setField("eval-out", evaluation);
+    await setField("eval-limit", "2");
+    await (await app.byTestId("eval-method-llm-only")).click();
+    await (await app.byTestId("eval-method-vanilla-rag")).click();
+    await (await app.byTestId("eval-start")).click();
+    // The evaluation indexes the corpus into its own index first: progress shows at once.
+    await app.byTestId("eval-progress", 30_000);
+    await app.byTestId("eval-report", 8 * MINUTE);
+    const specs = await app.execute<string[]>(
+      "return [...document.querySelectorAll('[data-testid=\"eval-summary-row\"] th')].map((c) => c.textContent.trim());",
+    );
+    expect(specs).toEqual(["llm-only", "vanilla-rag"]);
+    expect((await app.all('[data-testid="eval-chart-point"]')).length).toBe(2);
+    expect((await app.all('[data-testid="eval-question"]')).length).toBe(2);
+    expect(existsSync(join(evaluation, "summary.json"))).toBe(true);
+    await app.execute("document.querySelector('[data-testid=\"eval-report\"]').scrollIntoView();");
+    await shot("18-evaluate");
+
+    await (await app.byTestId("eval-question-open")).click();
+    await app.waitFor("both runs side by side", 30_000, async () => {
+      return (await app.all('[data-testid="eval-run-column"] [data-testid="answer-status"]')).length === 2;
+    });
+    await shot("19-evaluate-runs");
+
+    const destination = join(out, "exported-evaluation.md");
+    await (await app.byTestId("eval-export")).click();
+    await answerSaveDialog("Export the evaluation report as markdown", destination);
+    await app.waitFor("the exported report", 20_000, async () => existsSync(destination));
+    const markdown = readFileSync(destination, "utf8");
+    expect(markdown).toMatch(/^# Evaluation: dev\.jsonl/m);
+    expect(markdown).toMatch(/^\| llm-only \| 2 \|/m);
+    expect(markdown).toMatch(/^\| vanilla-rag \| 2 \|/m);
+  });
 
   it("settings: key storage stated, bad input refused inline, dark theme", async () => {
     await open("settings");

@@ -93,7 +93,12 @@ pub async fn export_run(
 ) -> CommandResult<Option<String>> {
     let library = state.library().await?;
     library.run(id).await?;
-    let Some(path) = dialogs::markdown_destination(&app, &format!("folio-run-{id}.md")).await?
+    let Some(path) = dialogs::markdown_destination(
+        &app,
+        "Export run as markdown",
+        &format!("folio-run-{id}.md"),
+    )
+    .await?
     else {
         return Ok(None);
     };

@@ -54,14 +54,24 @@ pub async fn gguf_file(app: &AppHandle) -> CommandResult<Option<PathBuf>> {
     show(dialog, Pick::File).await
 }
 
+pub async fn jsonl_file(app: &AppHandle, title: &str) -> CommandResult<Option<PathBuf>> {
+    let dialog = app
+        .dialog()
+        .file()
+        .set_title(title)
+        .add_filter("JSON lines", &["jsonl"]);
+    show(dialog, Pick::File).await
+}
+
 pub async fn markdown_destination(
     app: &AppHandle,
+    title: &str,
     suggested_name: &str,
 ) -> CommandResult<Option<PathBuf>> {
     let dialog = app
         .dialog()
         .file()
-        .set_title("Export run as markdown")
+        .set_title(title)
         .set_file_name(suggested_name)
         .add_filter("Markdown", &["md"]);
     show(dialog, Pick::Save).await

@@ -3,6 +3,7 @@
 
 pub mod answers;
 pub mod dialogs;
+pub mod evaluate;
 pub mod library;
 pub mod settings;
 

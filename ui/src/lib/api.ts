@@ -8,6 +8,10 @@ import type { AskRequest } from "$lib/bindings/AskRequest";
 import type { DocumentPage } from "$lib/bindings/DocumentPage";
 import type { DocumentTree } from "$lib/bindings/DocumentTree";
 import type { EngineEvent } from "$lib/bindings/EngineEvent";
+import type { EvalEvent } from "$lib/bindings/EvalEvent";
+import type { EvalForm } from "$lib/bindings/EvalForm";
+import type { EvalPick } from "$lib/bindings/EvalPick";
+import type { EvalReport } from "$lib/bindings/EvalReport";
 import type { GraphStatus } from "$lib/bindings/GraphStatus";
 import type { IpcError } from "$lib/bindings/IpcError";
 import type { LibraryOverview } from "$lib/bindings/LibraryOverview";
@@ -71,6 +75,21 @@ export const api = {
   settings: () => call<SettingsView>("settings"),
   saveSettings: (input: SettingsInput) => call<SettingsView>("save_settings", { input }),
   pickModelFile: () => call<string | null>("pick_model_file"),
+  pickEvalPath: (pick: EvalPick) => call<string | null>("pick_eval_path", { pick }),
+  /**
+   * Runs a whole evaluation, streaming one event per message. Cancelled while
+   * answering it still resolves, with the report marked interrupted.
+   */
+  startEval: (form: EvalForm, onEvent: (event: EvalEvent) => void) => {
+    const channel = new Channel<EvalEvent>();
+    channel.onmessage = onEvent;
+    return call<EvalReport>("start_eval", { form, on_event: channel });
+  },
+  cancelEval: () => call<void>("cancel_eval"),
+  evalReport: (out: string) => call<EvalReport>("eval_report", { out }),
+  /** The evaluation's own stored runs, in the order asked; missing ones are left out. */
+  evalRuns: (out: string, runIds: number[]) => call<RunRecord[]>("eval_runs", { out, run_ids: runIds }),
+  exportEvalReport: (out: string) => call<string | null>("export_eval_report", { out }),
 };
 
 /** Subscribes to the engine's batched events; resolves to the unsubscriber. */

@@ -25,6 +25,13 @@ const HINTS: Record<string, Hint> = {
   prompt_template: { text: "A prompt template in your prompts folder has a mistake; the details name the file." },
   interrupted: { text: "Folio was closed while this answer was being written. Ask again to get a complete answer." },
   run_in_progress: { text: "Wait for the running answer to finish, or cancel it." },
+  eval_mismatch: {
+    text: "Choose another output folder, or tick “Start over” to replace the answers already in this one.",
+  },
+  eval_running: { text: "Only one evaluation runs at a time. Wait for the running one to finish, or cancel it." },
+  not_an_evaluation: {
+    text: "Choose the output folder of an evaluation that has finished or was stopped: it holds eval.json and summary.json.",
+  },
 };
 
 const FALLBACK: Hint = {

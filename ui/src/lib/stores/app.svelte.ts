@@ -11,6 +11,7 @@ export const VIEWS = [
   { id: "ask", label: "Ask" },
   { id: "compare", label: "Compare" },
   { id: "history", label: "History" },
+  { id: "evaluate", label: "Evaluate" },
   { id: "settings", label: "Settings" },
 ] as const;
 

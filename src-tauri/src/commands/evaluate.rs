@@ -1,0 +1,291 @@
+//! The Evaluate view: run `folio eval` from the app (the same steps, in
+//! `folio::eval::Evaluation`, so an evaluation started in one goes on in the
+//! other), open a finished one's report and its runs, export the report.
+
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use folio::eval::report::{self, Report};
+use folio::eval::{
+    graph as eval_graph, EvalRequest, Evaluation, GraphProgress, MethodSpec, Progress,
+};
+use folio::events::{EngineEvent, JobProgress};
+use folio::methods::runner::{AskSettings, DEFAULT_K};
+use folio::store::{RunRecord, RunStatus};
+use serde::{Deserialize, Serialize};
+use tauri::ipc::Channel;
+use tauri::{AppHandle, State};
+
+use super::{dialogs, CommandResult};
+use crate::ipc_error::IpcError;
+use crate::state::AppState;
+
+/// What to evaluate, as the form says it: `folio eval`'s flags, with
+/// `None` for the defaults the CLI has.
+#[derive(Debug, Clone, Deserialize, ts_rs::TS)]
+#[ts(export)]
+pub struct EvalForm {
+    pub dataset: String,
+    pub corpus: String,
+    /// Method specs as `folio eval --methods` takes them, e.g. `pager:variant=parallel`.
+    pub methods: Vec<String>,
+    #[ts(optional)]
+    pub limit: Option<usize>,
+    pub out: String,
+    /// Replace the answers already in `out` instead of reusing them.
+    pub fresh: bool,
+    pub judge: bool,
+    #[ts(optional)]
+    pub concurrency: Option<usize>,
+    #[ts(optional)]
+    pub graph_reach: Option<usize>,
+    #[ts(optional)]
+    pub k: Option<usize>,
+    #[ts(optional)]
+    pub temperature: Option<f32>,
+    #[ts(optional)]
+    pub max_tokens: Option<u32>,
+    #[ts(optional)]
+    pub seed: Option<u32>,
+}
+
+impl EvalForm {
+    fn request(self) -> Result<EvalRequest, IpcError> {
+        let methods = self
+            .methods
+            .iter()
+            .map(|s| MethodSpec::from_str(s.trim()))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(IpcError::from)?;
+        if methods.is_empty() {
+            return Err(IpcError::invalid_settings("choose at least one method"));
+        }
+        let path = |text: &str, what: &str| {
+            let text = text.trim();
+            match text.is_empty() {
+                true => Err(IpcError::invalid_settings(format!("choose {what}"))),
+                false => Ok(PathBuf::from(text)),
+            }
+        };
+        Ok(EvalRequest {
+            dataset: path(&self.dataset, "a dataset file")?,
+            corpus: path(&self.corpus, "a corpus file or folder")?,
+            methods,
+            limit: self.limit,
+            out: path(&self.out, "an output folder")?,
+            fresh: self.fresh,
+            graph_reach: self.graph_reach.unwrap_or(eval_graph::DEFAULT_REACH),
+            concurrency: self.concurrency.unwrap_or(1),
+            judge: self.judge,
+            settings: AskSettings {
+                k: self.k.unwrap_or(DEFAULT_K),
+                temperature: self.temperature,
+                max_tokens: self.max_tokens,
+                seed: self.seed,
+            },
+        })
+    }
+}
+
+/// Where an evaluation is, streamed to the view while it runs.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(export)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum EvalEvent {
+    /// Something worth telling before work starts: answers reused, a torn
+    /// line dropped, the corpus written out.
+    Notice {
+        text: String,
+    },
+    Stage {
+        stage: EvalStage,
+    },
+    /// The corpus's ingestion job.
+    Indexing {
+        progress: JobProgress,
+    },
+    /// iG²RAG's graph over the chunks the questions reach: chunks scored
+    /// of those pending.
+    Graph {
+        done: u64,
+        total: u64,
+    },
+    Answered {
+        done: usize,
+        total: usize,
+        spec: String,
+        question_id: String,
+        status: RunStatus,
+        cover_em: bool,
+    },
+    Judged {
+        done: usize,
+        total: usize,
+    },
+}
+
+#[derive(Debug, Clone, Copy, Serialize, ts_rs::TS)]
+#[ts(export)]
+#[serde(rename_all = "snake_case")]
+pub enum EvalStage {
+    Indexing,
+    Preparing,
+    Answering,
+    Judging,
+    Summarizing,
+}
+
+/// What a dialog picks for the form.
+#[derive(Debug, Clone, Copy, Deserialize, ts_rs::TS)]
+#[ts(export)]
+#[serde(rename_all = "snake_case")]
+pub enum EvalPick {
+    Dataset,
+    CorpusFile,
+    CorpusFolder,
+    Out,
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn pick_eval_path(app: AppHandle, pick: EvalPick) -> CommandResult<Option<String>> {
+    let chosen = match pick {
+        EvalPick::Dataset => dialogs::jsonl_file(&app, "Choose a dataset (JSONL)").await?,
+        EvalPick::CorpusFile => dialogs::jsonl_file(&app, "Choose a corpus (JSONL)").await?,
+        EvalPick::CorpusFolder => dialogs::folder(&app, "Choose a corpus folder").await?,
+        EvalPick::Out => dialogs::folder(&app, "Choose where the evaluation goes").await?,
+    };
+    Ok(chosen.map(|p| p.display().to_string()))
+}
+
+/// Runs an evaluation to its end (or until cancelled: the answers given are
+/// kept and the report says it was interrupted), streaming progress through
+/// `on_event`, and returns its report. One runs at a time.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn start_eval(
+    state: State<'_, AppState>,
+    form: EvalForm,
+    on_event: Channel<EvalEvent>,
+) -> CommandResult<Report> {
+    let request = form.request()?;
+    let config = state.with_engine(|e| e.config.clone()).await?;
+    let cancel = state.register_eval()?;
+    let result = evaluate(request, config, &cancel, &on_event).await;
+    state.finish_eval();
+    result
+}
+
+async fn evaluate(
+    request: EvalRequest,
+    config: folio::Config,
+    cancel: &tokio_util::sync::CancellationToken,
+    on_event: &Channel<EvalEvent>,
+) -> CommandResult<Report> {
+    // The window may have closed; the evaluation goes on and is kept either way.
+    let send = |event: EvalEvent| {
+        let _ = on_event.send(event);
+    };
+    let stage = |stage: EvalStage| send(EvalEvent::Stage { stage });
+    let mut evaluation = Evaluation::open(request, config).await?;
+    for text in evaluation.notices() {
+        send(EvalEvent::Notice { text: text.clone() });
+    }
+    let ingest_cancel = evaluation.library().cancel_flag();
+    let stop_ingest = cancel.clone();
+    let watch_cancel = tokio::spawn(async move {
+        stop_ingest.cancelled().await;
+        ingest_cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    let result = async {
+        stage(EvalStage::Indexing);
+        let mut events = evaluation.library().subscribe();
+        let forward_indexing = on_event.clone();
+        let indexing = tokio::spawn(async move {
+            while let Ok(event) = events.recv().await {
+                if let EngineEvent::JobProgress(progress) = event {
+                    let _ = forward_indexing.send(EvalEvent::Indexing { progress });
+                }
+            }
+        });
+        let indexed = evaluation.index().await;
+        indexing.abort();
+        indexed?;
+        stage(EvalStage::Preparing);
+        evaluation
+            .prepare(cancel, &|p| match p {
+                GraphProgress::Started { chunks, .. } => send(EvalEvent::Graph {
+                    done: 0,
+                    total: chunks as u64,
+                }),
+                GraphProgress::Scoring(p) => send(EvalEvent::Graph {
+                    done: p.done,
+                    total: p.total,
+                }),
+                GraphProgress::Done(_) => {}
+            })
+            .await?;
+        stage(EvalStage::Answering);
+        evaluation
+            .answer(cancel, &|p| {
+                if let Progress::Answered { done, total, row } = p {
+                    send(EvalEvent::Answered {
+                        done,
+                        total,
+                        spec: row.spec.clone(),
+                        question_id: row.question_id.clone(),
+                        status: row.status,
+                        cover_em: row.scores.cover_em,
+                    });
+                }
+            })
+            .await?;
+        stage(EvalStage::Judging);
+        evaluation
+            .judge(cancel, &|done, total| {
+                send(EvalEvent::Judged { done, total })
+            })
+            .await?;
+        stage(EvalStage::Summarizing);
+        let out = evaluation.out().root().to_path_buf();
+        evaluation.finish()?;
+        Ok::<PathBuf, folio::eval::EvalError>(out)
+    }
+    .await;
+    watch_cancel.abort();
+    Ok(report::load(&result?)?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub fn cancel_eval(state: State<'_, AppState>) {
+    state.cancel_eval();
+}
+
+/// The report of the evaluation in `out`: its summary and every question
+/// with each method's answer.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn eval_report(out: String) -> CommandResult<Report> {
+    Ok(report::load(Path::new(&out))?)
+}
+
+/// Runs of an evaluation, read from its own index, for side-by-side viewing.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn eval_runs(out: String, run_ids: Vec<i64>) -> CommandResult<Vec<RunRecord>> {
+    Ok(report::runs(Path::new(&out), &run_ids).await?)
+}
+
+/// Asks where to save, then writes the report's markdown exactly there;
+/// `None` when cancelled.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn export_eval_report(app: AppHandle, out: String) -> CommandResult<Option<String>> {
+    let report = report::load(Path::new(&out))?;
+    let Some(path) = dialogs::markdown_destination(
+        &app,
+        "Export the evaluation report as markdown",
+        "folio-evaluation.md",
+    )
+    .await?
+    else {
+        return Ok(None);
+    };
+    report::export(&report, &path)?;
+    Ok(Some(path.display().to_string()))
+}

@@ -1,0 +1,245 @@
+//! A finished evaluation read back from its folder, for the app's Evaluate
+//! view: the summary, every question with each spec's answer, the runs
+//! behind them (from the evaluation's own index), and the report as
+//! markdown for export. Everything here only reads the folder.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::dataset;
+use super::error::{EvalError, Result};
+use super::manifest::Manifest;
+use super::results::{read_rows, Row};
+use super::summary::{self, Summary};
+use super::OutDir;
+use crate::llm::Backend;
+use crate::store::{RunRecord, Store};
+
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[ts(export, rename = "EvalReport")]
+pub struct Report {
+    /// The evaluation's folder.
+    pub out: String,
+    pub summary: Summary,
+    /// In the dataset's order.
+    pub questions: Vec<QuestionResults>,
+}
+
+/// One question and each spec's answer to it, in the summary's spec order.
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[ts(export, rename = "EvalQuestion")]
+pub struct QuestionResults {
+    pub id: String,
+    /// `None` when the evaluation's dataset file cannot be read any more.
+    pub question: Option<String>,
+    pub golds: Vec<String>,
+    pub rows: Vec<Row>,
+}
+
+/// Reads the evaluation in `out`: its `summary.json` (written when a run
+/// ends, also an interrupted one), `eval.json` for the questions, and the
+/// answers in `results.jsonl`.
+pub fn load(out: &Path) -> Result<Report> {
+    let dir = OutDir(out.to_path_buf());
+    let manifest = Manifest::read(&dir.manifest())?
+        .ok_or_else(|| EvalError::NotAnEvaluation(out.to_path_buf()))?;
+    let summary = read_summary(&dir.summary_json())?;
+    let specs: Vec<&str> = summary.methods.iter().map(|m| m.spec.as_str()).collect();
+    let mut rows: HashMap<(String, String), Row> = read_rows::<Row>(&dir.results())?
+        .rows
+        .into_iter()
+        .map(|r| ((r.question_id.clone(), r.spec.clone()), r))
+        .collect();
+    let texts = dataset::texts_by_id(&manifest.dataset.path);
+    let questions = manifest
+        .questions
+        .iter()
+        .take(summary.questions)
+        .map(|id| {
+            let text = texts.get(id);
+            QuestionResults {
+                id: id.clone(),
+                question: text.map(|t| t.0.clone()),
+                golds: text.map(|t| t.1.clone()).unwrap_or_default(),
+                rows: specs
+                    .iter()
+                    .filter_map(|spec| rows.remove(&(id.clone(), spec.to_string())))
+                    .collect(),
+            }
+        })
+        .collect();
+    Ok(Report {
+        out: out.display().to_string(),
+        summary,
+        questions,
+    })
+}
+
+fn read_summary(path: &Path) -> Result<Summary> {
+    let text = std::fs::read_to_string(path).map_err(|source| match source.kind() {
+        std::io::ErrorKind::NotFound => EvalError::NoSummary(path.to_path_buf()),
+        _ => EvalError::Read {
+            path: path.to_path_buf(),
+            source,
+        },
+    })?;
+    serde_json::from_str(&text).map_err(|e| EvalError::BadLine {
+        path: path.to_path_buf(),
+        line: e.line(),
+        message: e.to_string(),
+    })
+}
+
+/// The stored runs `ids` of the evaluation in `out`, in that order; a run
+/// the index no longer has is left out.
+pub async fn runs(out: &Path, ids: &[i64]) -> Result<Vec<RunRecord>> {
+    let database = OutDir(out.to_path_buf()).index().join("folio.sqlite");
+    if !database.exists() {
+        return Err(EvalError::NotAnEvaluation(out.to_path_buf()));
+    }
+    let store = Store::open(&database).await.map_err(crate::Error::from)?;
+    let mut runs = Vec::with_capacity(ids.len());
+    for &id in ids {
+        if let Some(run) = store.run(id).await.map_err(crate::Error::from)? {
+            runs.push(run);
+        }
+    }
+    store.close().await;
+    Ok(runs)
+}
+
+/// The report as markdown: what was evaluated and how, then `summary.md`.
+pub fn markdown(report: &Report) -> String {
+    let s = &report.summary;
+    let model = s.model.as_ref().map_or("–".to_string(), |m| {
+        let backend = match m.backend {
+            Backend::Embedded => "embedded",
+            Backend::Openai => "OpenAI-compatible server",
+        };
+        format!("{} ({backend}, context {})", m.model, m.context_size)
+    });
+    let mut text = format!(
+        "# Evaluation: {}\n\n- dataset: `{}` ({} questions)\n- corpus: `{}`\n- model: {model}\n\
+         - k {}, temperature {}, at most {} tokens a step, seed {}\n- results: `{}`\n",
+        file_name(&s.dataset),
+        s.dataset,
+        s.questions,
+        s.corpus,
+        s.settings.k,
+        s.settings.temperature,
+        s.settings.max_tokens,
+        s.settings.seed,
+        report.out,
+    );
+    if s.interrupted {
+        text.push_str(
+            "\n**Interrupted:** not every question was answered; the counts are over the answers given.\n",
+        );
+    }
+    text.push('\n');
+    text.push_str(&summary::summary_markdown(s));
+    text
+}
+
+fn file_name(path: &str) -> String {
+    PathBuf::from(path)
+        .file_name()
+        .map_or_else(|| path.to_string(), |f| f.to_string_lossy().into_owned())
+}
+
+/// Writes the report's markdown to `path`, and nowhere else.
+pub fn export(report: &Report, path: &Path) -> Result<()> {
+    std::fs::write(path, markdown(report)).map_err(|source| EvalError::Write {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::testing::{folder, row};
+    use crate::ingest::pipeline::PassSummary;
+    use crate::methods::runner::ResolvedSettings;
+
+    /// What `Evaluation::finish` writes, over `rows` of specs `a` and `b`.
+    fn finish(dir: &Path, rows: &[Row], questions: usize) {
+        let out = OutDir(dir.to_path_buf());
+        let specs = ["a".to_string(), "b".to_string()];
+        let summary = Summary {
+            dataset: dir.join("dev.jsonl").display().to_string(),
+            corpus: "corpus.jsonl".into(),
+            questions,
+            settings: ResolvedSettings {
+                k: 5,
+                temperature: 0.0,
+                max_tokens: 24,
+                seed: 42,
+            },
+            model: None,
+            judge: None,
+            corpus_files: None,
+            ingest: PassSummary::default(),
+            interrupted: true,
+            graphs: Vec::new(),
+            methods: summary::summarize(&specs, rows, &|_| None, &|_| None),
+        };
+        summary::write(&summary, &out.summary_json(), &out.summary_md()).unwrap();
+    }
+
+    #[test]
+    fn a_finished_folder_reads_back_with_each_question_and_its_answers_per_spec() {
+        let rows = [
+            row("q1", "b", false),
+            row("q1", "a", true),
+            row("q2", "a", false),
+        ];
+        let dir = folder(&rows);
+        finish(dir.path(), &rows, 2);
+        let report = load(dir.path()).unwrap();
+        assert_eq!(report.summary.methods.len(), 2);
+        assert!(report.summary.interrupted);
+        let ids: Vec<&str> = report.questions.iter().map(|q| q.id.as_str()).collect();
+        assert_eq!(ids, ["q1", "q2"], "the summary's questions, in order");
+        let q1 = &report.questions[0];
+        assert_eq!(q1.question.as_deref(), Some("Who?"));
+        assert_eq!(q1.golds, ["Ann"]);
+        let specs: Vec<&str> = q1.rows.iter().map(|r| r.spec.as_str()).collect();
+        assert_eq!(specs, ["a", "b"], "in the summary's spec order");
+        assert_eq!(report.questions[1].rows.len(), 1, "b never answered q2");
+
+        let text = markdown(&report);
+        assert!(text.starts_with("# Evaluation: dev.jsonl\n"), "{text}");
+        assert!(text.contains("(2 questions)"), "{text}");
+        assert!(text.contains("seed 42"), "{text}");
+        assert!(text.contains("**Interrupted:**"), "{text}");
+        assert!(text.contains("\n| a | 2 | 50.0% |"), "{text}");
+        let exported = dir.path().join("report.md");
+        export(&report, &exported).unwrap();
+        assert_eq!(std::fs::read_to_string(exported).unwrap(), text);
+    }
+
+    #[test]
+    fn a_folder_without_a_summary_says_the_evaluation_has_not_finished() {
+        let dir = folder(&[row("q1", "a", true)]);
+        let err = load(dir.path()).unwrap_err();
+        assert!(matches!(err, EvalError::NoSummary(_)), "{err}");
+        assert!(err.to_string().contains("has not finished"), "{err}");
+        let empty = tempfile::tempdir().unwrap();
+        assert!(matches!(
+            load(empty.path()).unwrap_err(),
+            EvalError::NotAnEvaluation(_)
+        ));
+    }
+
+    #[tokio::test]
+    async fn runs_need_the_evaluations_index() {
+        let dir = folder(&[row("q1", "a", true)]);
+        assert!(matches!(
+            runs(dir.path(), &[1]).await.unwrap_err(),
+            EvalError::NotAnEvaluation(_)
+        ));
+    }
+}

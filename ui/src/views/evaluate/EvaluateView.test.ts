@@ -1,0 +1,414 @@
+// The Evaluate view against a fake shell: the form's checks, the progress
+// of a running evaluation, the report with its table and chart, and a
+// question's runs side by side.
+import { flushSync, mount, tick, unmount } from "svelte";
+import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import type { EvalEvent } from "$lib/bindings/EvalEvent";
+import type { EvalReport } from "$lib/bindings/EvalReport";
+
+const shell = vi.hoisted(() => {
+  class Channel<T> {
+    onmessage: (message: T) => void = () => {};
+  }
+  return { invoke: vi.fn(), Channel };
+});
+vi.mock("@tauri-apps/api/core", () => shell);
+
+const { default: EvaluateView } = await import("../EvaluateView.svelte");
+const { app } = await import("$lib/stores/app.svelte");
+const { defaultEvalForm, evaluation } = await import("$lib/stores/evaluate.svelte");
+const { toasts } = await import("$lib/stores/toasts.svelte");
+const { expectInert, HOSTILE } = await import("$lib/traces/testing");
+const { report, runRecord, specSummary } = await import("./testing");
+
+type Pending = { events: (event: EvalEvent) => void; finish: (report: EvalReport) => void; fail: (e: unknown) => void };
+
+let pending: Pending | null;
+let current: EvalReport;
+
+beforeAll(() => {
+  // jsdom lays nothing out.
+  Element.prototype.scrollIntoView = () => {};
+});
+
+beforeEach(() => {
+  pending = null;
+  current = report();
+  localStorage.clear();
+  toasts.splice(0);
+  app.methods = [
+    { id: "llm-only", name: "LLM only", summary: "The model alone.", retrieves: false, options: [] },
+    { id: "vanilla-rag", name: "Vanilla RAG", summary: "Retrieve, then answer.", retrieves: true, options: [] },
+  ];
+  Object.assign(evaluation, {
+    form: defaultEvalForm(),
+    formErrors: {},
+    running: false,
+    cancelling: false,
+    runError: null,
+    openError: null,
+    report: null,
+    filter: "all",
+    selected: null,
+    runs: [],
+  });
+  shell.invoke.mockReset();
+  shell.invoke.mockImplementation(async (command: string, args: Record<string, unknown> = {}) => {
+    switch (command) {
+      case "start_eval": {
+        const channel = args.on_event as { onmessage: (event: EvalEvent) => void };
+        return new Promise((finish, fail) => (pending = { events: (e) => channel.onmessage(e), finish, fail }));
+      }
+      case "cancel_eval":
+        return undefined;
+      case "eval_report":
+        return structuredClone(current);
+      case "eval_runs":
+        return (args.run_ids as number[]).map((id) => runRecord(id, id % 2 === 0 ? "pager" : "vanilla-rag"));
+      case "export_eval_report":
+        return "/home/me/hotpot.md";
+      default:
+        throw { code: "internal", message: `unexpected command ${command}`, details: null };
+    }
+  });
+});
+
+const mounted: (() => void)[] = [];
+
+afterEach(() => {
+  for (const destroy of mounted.splice(0)) destroy();
+});
+
+async function settle() {
+  for (let i = 0; i < 4; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    await tick();
+  }
+  flushSync();
+}
+
+/** Mounted in the document: a form outside it never submits. */
+async function view() {
+  const target = document.body.appendChild(document.createElement("div"));
+  const instance = mount(EvaluateView, { target });
+  let mountedNow = true;
+  const destroy = () => {
+    if (!mountedNow) return;
+    mountedNow = false;
+    unmount(instance);
+    target.remove();
+  };
+  mounted.push(destroy);
+  await settle();
+  return { target, destroy };
+}
+
+const text = (el: Element | null | undefined) => el?.textContent?.replace(/\s+/g, " ").trim() ?? "";
+const byTestId = <T extends HTMLElement = HTMLElement>(root: Element, id: string) =>
+  root.querySelector<T>(`[data-testid="${id}"]`);
+const allByTestId = (root: Element, id: string) => [...root.querySelectorAll<HTMLElement>(`[data-testid="${id}"]`)];
+const calls = (command: string) => shell.invoke.mock.calls.filter(([c]) => c === command);
+
+function type(input: HTMLInputElement, value: string) {
+  input.value = value;
+  input.dispatchEvent(new Event("input", { bubbles: true }));
+  flushSync();
+}
+
+async function fillAndStart(target: HTMLElement) {
+  type(byTestId(target, "eval-dataset")!, "/data/hotpot-dev.jsonl");
+  type(byTestId(target, "eval-corpus")!, "/data/hotpot-corpus.jsonl");
+  type(byTestId(target, "eval-out")!, "/evals/hotpot");
+  byTestId(target, "eval-method-vanilla-rag")!.click();
+  byTestId(target, "eval-start")!.click();
+  await settle();
+}
+
+/** Opens the shell's current report the way "Open report…" ends. */
+async function withReport(target: HTMLElement) {
+  await evaluation.load("/evals/hotpot");
+  await settle();
+  return byTestId(target, "eval-report")!;
+}
+
+describe("EvaluateView", () => {
+  it("names what is missing next to each field, and sends nothing", async () => {
+    const { target } = await view();
+    expect(byTestId(target, "eval-dataset")!.hasAttribute("data-autofocus")).toBe(true);
+    byTestId(target, "eval-start")!.click();
+    await settle();
+    expect(calls("start_eval")).toHaveLength(0);
+    const errors = [...target.querySelectorAll(".field-error")].map(text);
+    expect(errors).toEqual([
+      "Choose the dataset: a JSON-lines file of questions and gold answers.",
+      "Choose the corpus: a JSON-lines file, or a folder of documents.",
+      "Choose a folder for the answers and the report.",
+      "Choose at least one method, or type a spec.",
+    ]);
+    const dataset = byTestId<HTMLInputElement>(target, "eval-dataset")!;
+    expect(dataset.getAttribute("aria-invalid")).toBe("true");
+    expect(document.getElementById(dataset.getAttribute("aria-describedby")!)?.textContent).toMatch(/^Choose the dataset/);
+    for (const id of ["eval-limit", "eval-k", "eval-temperature", "eval-max-tokens", "eval-seed", "eval-concurrency"]) {
+      const input = byTestId<HTMLInputElement>(target, id)!;
+      expect(input.id).toBe(id);
+      expect(target.querySelector(`label[for="${id}"]`)).not.toBeNull();
+    }
+    expect(byTestId<HTMLInputElement>(target, "eval-k")!.placeholder).toBe("5");
+
+    type(byTestId(target, "eval-extra-specs")!, "pager:parallel");
+    type(byTestId(target, "eval-k")!, "0");
+    await fillAndStart(target);
+    expect(calls("start_eval")).toHaveLength(0);
+    expect([...target.querySelectorAll(".field-error")].map(text)).toEqual([
+      "“pager:parallel” is not a spec: write method or method:option=value, separated by commas.",
+      `A whole number of at least 1, or empty for 5.`,
+    ]);
+  });
+
+  it("sends the form, follows the evaluation's progress, and shows its report", async () => {
+    const { target, destroy } = await view();
+    type(byTestId(target, "eval-extra-specs")!, "pager:variant=parallel");
+    type(byTestId(target, "eval-limit")!, "3");
+    type(byTestId(target, "eval-seed")!, "7");
+    byTestId(target, "eval-judge")!.click();
+    await fillAndStart(target);
+    expect(calls("start_eval")[0][1].form).toEqual({
+      dataset: "/data/hotpot-dev.jsonl",
+      corpus: "/data/hotpot-corpus.jsonl",
+      out: "/evals/hotpot",
+      methods: ["vanilla-rag", "pager:variant=parallel"],
+      fresh: false,
+      judge: true,
+      limit: 3,
+      seed: 7,
+    });
+    expect(byTestId<HTMLButtonElement>(target, "eval-start")!.disabled).toBe(true);
+    expect(byTestId<HTMLInputElement>(target, "eval-dataset")!.closest("fieldset")!.disabled).toBe(true);
+    const progress = () => byTestId(target, "eval-progress")!;
+    expect(text(byTestId(progress(), "eval-stage"))).toBe("Starting…");
+
+    pending!.events({ kind: "notice", text: "The corpus was written out: 40 passages." });
+    pending!.events({ kind: "stage", stage: "indexing" });
+    pending!.events({
+      kind: "indexing",
+      progress: { job_id: 1, kind: "ingest", phase: "embedding", done: 10, total: 40, failed: 0, rate: null, eta_seconds: null },
+    });
+    flushSync();
+    expect(text(byTestId(progress(), "eval-stage"))).toBe("Indexing the corpus (embedding)");
+    const bar = progress().querySelector("progress")!;
+    expect([bar.max, bar.value]).toEqual([40, 10]);
+    expect(text(byTestId(progress(), "eval-progress-count"))).toBe("10 of 40 documents");
+    expect(text(progress().querySelector(".notices"))).toBe("The corpus was written out: 40 passages.");
+
+    pending!.events({ kind: "stage", stage: "preparing" });
+    pending!.events({ kind: "graph", done: 2, total: 8 });
+    flushSync();
+    expect(text(byTestId(progress(), "eval-stage"))).toBe("Preparing the model and graphs");
+    expect(text(byTestId(progress(), "eval-progress-count"))).toBe("2 of 8 chunks scored");
+
+    pending!.events({ kind: "stage", stage: "answering" });
+    const answered = (done: number, spec: string, id: string, status: "done" | "failed", cover: boolean): EvalEvent => ({
+      kind: "answered",
+      done,
+      total: 6,
+      spec,
+      question_id: id,
+      status,
+      cover_em: cover,
+    });
+    pending!.events(answered(1, "vanilla-rag", "q1", "done", true));
+    pending!.events(answered(2, "pager:variant=parallel", "q1", "failed", false));
+    flushSync();
+    expect(text(byTestId(progress(), "eval-stage"))).toBe("Answering");
+    expect([...byTestId(progress(), "eval-log")!.querySelectorAll("li")].map(text)).toEqual([
+      "[1/6] vanilla-rag q1 · covered",
+      "[2/6] pager:variant=parallel q1 · failed",
+    ]);
+    expect(byTestId(progress(), "eval-log")!.querySelector("li.failed")).not.toBeNull();
+    expect(text(progress())).toContain("1 answer failed so far");
+    expect(target.querySelector(".error-notice")).toBeNull();
+
+    // Leaving the view and coming back shows the same progress.
+    destroy();
+    const again = await view();
+    expect(text(byTestId(byTestId(again.target, "eval-progress")!, "eval-stage"))).toBe("Answering");
+    expect(byTestId(again.target, "eval-log")!.querySelectorAll("li")).toHaveLength(2);
+
+    byTestId(again.target, "eval-cancel")!.click();
+    await settle();
+    expect(calls("cancel_eval")).toHaveLength(1);
+    expect(byTestId<HTMLButtonElement>(again.target, "eval-cancel")!.disabled).toBe(true);
+    pending!.finish(report({ interrupted: true }));
+    await settle();
+    expect(byTestId(again.target, "eval-progress")).toBeNull();
+    expect(byTestId(again.target, "eval-cancel")).toBeNull();
+    expect(text(byTestId(again.target, "eval-interrupted"))).toMatch(/^Interrupted: not every question was answered/);
+    expect(JSON.parse(localStorage.getItem("folio.evalForm")!)).toMatchObject({ out: "/evals/hotpot", limit: 3 });
+  });
+
+  it("says why an evaluation stopped, with what to do", async () => {
+    const { target } = await view();
+    await fillAndStart(target);
+    pending!.fail({ code: "eval_mismatch", message: "/evals/hotpot holds another evaluation's answers", details: null });
+    await settle();
+    const notice = target.querySelector(".error-notice")!;
+    expect(text(notice)).toContain("/evals/hotpot holds another evaluation's answers");
+    expect(text(notice)).toContain("tick “Start over”");
+
+    byTestId(target, "eval-start")!.click();
+    await settle();
+    expect(calls("start_eval")).toHaveLength(2);
+    pending!.fail({ code: "cancelled", message: "cancelled while indexing", details: null });
+    await settle();
+    expect(target.querySelector(".error-notice")).toBeNull();
+    expect(text(byTestId(target, "eval-cancelled"))).toMatch(/^Cancelled before any question was answered/);
+  });
+
+  it("shows the report's header, one summary row per spec, and no judge column without a judge", async () => {
+    const { target } = await view();
+    const panel = await withReport(target);
+    expect(text(panel.querySelector("h2"))).toBe("Report: hotpot-dev.jsonl");
+    expect(text(byTestId(panel, "eval-report-questions"))).toBe("3 questions from /data/hotpot-dev.jsonl");
+    expect(text(byTestId(panel, "eval-report-settings"))).toBe(
+      "k 5, temperature 0.2, at most 512 tokens a step, seed 7",
+    );
+    expect(text(panel)).toContain("qwen2.5:7b-instruct (openai)");
+    expect(text(panel)).toContain("/evals/hotpot");
+    expect(byTestId(panel, "eval-interrupted")).toBeNull();
+
+    const table = byTestId(panel, "eval-summary")!;
+    const headers = [...table.querySelectorAll("thead th")].map(text);
+    expect(headers).not.toContain("LLM judge* %");
+    const rows = allByTestId(table, "eval-summary-row");
+    expect(rows.map((r) => text(r.querySelector("th")))).toEqual(["vanilla-rag", "pager:variant=parallel"]);
+    const cells = [...rows[0].querySelectorAll("td")].map(text);
+    const column = (name: string) => cells[headers.indexOf(name) - 1];
+    expect(column("Cover-EM %")).toBe("66.7");
+    expect(column("EM %")).toBe("33.3");
+    expect(column("Recall %")).toBe("—");
+    expect(column("LLM calls")).toBe("1.0 (1–1)");
+    expect(column("Prompt tok/q")).toBe("800");
+    expect(column("Wall p50 (s)")).toBe("1.2");
+    expect(column("Wall p95 (s)")).toBe("3.0");
+    expect(byTestId(panel, "eval-judge-note")).toBeNull();
+  });
+
+  it("adds the judge's column, with its footnote, when answers were judged", async () => {
+    current = report({
+      judge: "qwen2.5:32b-instruct",
+      methods: [specSummary("vanilla-rag", { judge_percent: 71.4 }), specSummary("llm-only", { judge_percent: null })],
+    });
+    const { target } = await view();
+    const panel = await withReport(target);
+    const table = byTestId(panel, "eval-summary")!;
+    expect([...table.querySelectorAll("thead th")].map(text).at(-1)).toBe("LLM judge* %");
+    expect(allByTestId(table, "eval-summary-row").map((r) => text(r.querySelector("td:last-child")))).toEqual([
+      "71.4",
+      "—",
+    ]);
+    expect(text(byTestId(panel, "eval-judge-note"))).toBe(
+      "* Judged by qwen2.5:32b-instruct: a model's opinion of whether each answer is right, not a string match.",
+    );
+  });
+
+  it("charts accuracy against tokens, one labelled point per spec", async () => {
+    const { target } = await view();
+    const panel = await withReport(target);
+    const chart = byTestId(panel, "eval-chart")!;
+    const svg = chart.querySelector("svg")!;
+    expect(svg.getAttribute("role")).toBe("img");
+    expect(svg.getAttribute("aria-label")).toBe(
+      "Cover-EM against mean tokens per question: vanilla-rag 66.7% at 832 tokens; pager:variant=parallel 33.4% at 3,232 tokens",
+    );
+    expect(text(svg.querySelector(":scope > title"))).toBe("Accuracy (Cover-EM) against tokens per question");
+    const points = allByTestId(chart, "eval-chart-point");
+    expect(points.map((p) => text(p.querySelector("text")))).toEqual(["vanilla-rag", "pager:variant=parallel"]);
+    expect(text(chart)).toContain("Mean tokens per question (prompt + completion)");
+    expect(text(chart)).toContain("Cover-EM (%)");
+    expect(chart.querySelectorAll("[style]")).toHaveLength(0);
+  });
+
+  it("exports the report and says where it went", async () => {
+    const { target } = await view();
+    await withReport(target);
+    byTestId(target, "eval-export")!.click();
+    await settle();
+    expect(calls("export_eval_report")).toEqual([["export_eval_report", { out: "/evals/hotpot" }]]);
+    expect(toasts.map((t) => t.message)).toEqual(["Exported to /home/me/hotpot.md"]);
+  });
+
+  it("marks each spec's outcome per question, and filters to disagreements or misses", async () => {
+    const { target } = await view();
+    await withReport(target);
+    const list = byTestId(target, "eval-questions")!;
+    const marks = (row: HTMLElement) => allByTestId(row, "eval-mark").map(text);
+    const rows = () => allByTestId(list, "eval-question");
+    expect(rows().map((r) => text(byTestId(r, "eval-question-open")))).toEqual([
+      "q1 Who wrote Middlemarch?",
+      "q2 Where is the Mauritshuis?",
+      "q3 (dataset file not readable)",
+    ]);
+    expect(text(rows()[0].querySelector(".golds"))).toBe("George Eliot · Mary Ann Evans");
+    expect(rows().map(marks)).toEqual([
+      ["✓covered", "✓covered"],
+      ["✓covered", "failed"],
+      ["✗not covered", "✗not covered"],
+    ]);
+    byTestId(list, "eval-filter-disagree")!.click();
+    flushSync();
+    expect(rows().map((r) => r.querySelector(".id")?.textContent)).toEqual(["q2"]);
+    expect(text(byTestId(list, "eval-questions-count"))).toBe("1 question of 3");
+    byTestId(list, "eval-filter-uncovered")!.click();
+    flushSync();
+    expect(rows().map((r) => r.querySelector(".id")?.textContent)).toEqual(["q3"]);
+    expect(byTestId(list, "eval-filter-uncovered")!.getAttribute("aria-pressed")).toBe("true");
+  });
+
+  it("opens a question's runs side by side, one column per spec", async () => {
+    const { target } = await view();
+    await withReport(target);
+    const open = (i: number) => allByTestId(target, "eval-question-open")[i];
+    expect(open(0).tagName).toBe("BUTTON");
+    open(0).click();
+    await settle();
+    expect(calls("eval_runs")).toEqual([["eval_runs", { out: "/evals/hotpot", run_ids: [11, 12] }]]);
+    expect(open(0).getAttribute("aria-expanded")).toBe("true");
+    const runs = byTestId(target, "eval-runs")!;
+    expect(text(runs.querySelector("h2"))).toBe("q1 Who wrote Middlemarch?");
+    const columns = allByTestId(runs, "eval-run-column");
+    expect(columns.map((c) => text(c.querySelector("h3")))).toEqual(["vanilla-rag", "pager:variant=parallel"]);
+    expect(text(columns[0].querySelector(".golds"))).toBe("Gold: George Eliot · Mary Ann Evans");
+    expect(text(byTestId(columns[0], "answer"))).toBe("Run 11: George Eliot wrote it.");
+    expect(text(byTestId(columns[1], "answer"))).toBe("Run 12: George Eliot wrote it.");
+    expect(text(byTestId(columns[0], "answer-status"))).toBe("done");
+    expect(byTestId(columns[1], "trace-panel")).not.toBeNull();
+    expect(text(byTestId(columns[0], "eval-run-footer"))).toBe(
+      "1 LLM call 800 + 30 tokens 1.2 s Cover-EM ✓ EM ✓ F1 100%",
+    );
+
+    // A request that failed before a run was stored has only its error.
+    open(1).click();
+    await settle();
+    expect(calls("eval_runs").at(-1)).toEqual(["eval_runs", { out: "/evals/hotpot", run_ids: [13] }]);
+    const failed = allByTestId(byTestId(target, "eval-runs")!, "eval-run-column")[1];
+    expect(text(byTestId(failed, "eval-run-error"))).toBe("the model server did not answer");
+    expect(byTestId(failed, "answer")).toBeNull();
+    expect(text(byTestId(failed, "eval-run-footer"))).toContain("Cover-EM ✗ EM ✗ F1 0%");
+
+    open(1).click();
+    await settle();
+    expect(byTestId(target, "eval-runs")).toBeNull();
+  });
+
+  it("shows a question's text and a run's answer as text, never as markup", async () => {
+    current.questions[0].question = HOSTILE;
+    current.questions[0].golds = [HOSTILE];
+    current.questions[1].rows[1].error = HOSTILE;
+    const { target } = await view();
+    await withReport(target);
+    allByTestId(target, "eval-question-open")[1].click();
+    await settle();
+    expect(text(allByTestId(target, "eval-question")[0])).toContain(HOSTILE);
+    expectInert(target);
+  });
+});

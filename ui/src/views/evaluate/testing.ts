@@ -1,0 +1,148 @@
+// For the Evaluate tests: a report as the shell returns it, typed by the
+// generated bindings so a change on the Rust side fails `npm run check`
+// here, and the stored runs behind its rows.
+import type { EvalQuestion } from "$lib/bindings/EvalQuestion";
+import type { EvalReport } from "$lib/bindings/EvalReport";
+import type { EvalRow } from "$lib/bindings/EvalRow";
+import type { RunRecord } from "$lib/bindings/RunRecord";
+import type { SpecSummary } from "$lib/bindings/SpecSummary";
+
+export const SPECS = ["vanilla-rag", "pager:variant=parallel"] as const;
+
+export function specSummary(spec: string, extra: Partial<SpecSummary> = {}): SpecSummary {
+  return {
+    spec,
+    n: 3,
+    cover_em_percent: 66.66666,
+    em_percent: 33.33333,
+    f1_percent: 51.2,
+    failures: 0,
+    refused_percent: 0,
+    evidence_hit_percent: 100,
+    recall_percent: null,
+    judge_percent: null,
+    llm_calls: { mean: 1, min: 1, max: 1 },
+    prompt_tokens_mean: 812.4,
+    completion_tokens_mean: 31.6,
+    wall_ms_p50: 1240,
+    wall_ms_p95: 2980,
+    ...extra,
+  };
+}
+
+export function row(questionId: string, spec: string, runId: number | null, extra: Partial<EvalRow> = {}): EvalRow {
+  return {
+    question_id: questionId,
+    spec,
+    status: "done",
+    answer: `Answer of ${spec} to ${questionId}`,
+    error: null,
+    llm_calls: 1,
+    prompt_tokens: 800,
+    completion_tokens: 30,
+    wall_ms: 1200,
+    run_id: runId,
+    sources: ["/corpus/doc-1.md"],
+    evidence_hit: true,
+    refused: false,
+    em: false,
+    f1: 0.5,
+    cover_em: true,
+    ...extra,
+  };
+}
+
+/**
+ * Three questions over two specs: q1 both covered, q2 only the first
+ * (the second's request failed before a run was stored), q3 neither.
+ */
+export function questions(): EvalQuestion[] {
+  const [a, b] = SPECS;
+  return [
+    {
+      id: "q1",
+      question: "Who wrote Middlemarch?",
+      golds: ["George Eliot", "Mary Ann Evans"],
+      rows: [row("q1", a, 11, { em: true, f1: 1 }), row("q1", b, 12)],
+    },
+    {
+      id: "q2",
+      question: "Where is the Mauritshuis?",
+      golds: ["The Hague"],
+      rows: [
+        row("q2", a, 13),
+        row("q2", b, null, {
+          status: "failed",
+          answer: null,
+          error: "the model server did not answer",
+          cover_em: false,
+          f1: 0,
+          llm_calls: 0,
+          prompt_tokens: 0,
+          completion_tokens: 0,
+        }),
+      ],
+    },
+    {
+      id: "q3",
+      question: null,
+      golds: [],
+      rows: [row("q3", a, 15, { cover_em: false, f1: 0 }), row("q3", b, 16, { cover_em: false, f1: 0.2 })],
+    },
+  ];
+}
+
+export function report(extra: Partial<EvalReport["summary"]> = {}): EvalReport {
+  return {
+    out: "/evals/hotpot",
+    summary: {
+      dataset: "/data/hotpot-dev.jsonl",
+      corpus: "/data/hotpot-corpus.jsonl",
+      questions: 3,
+      model: { backend: "openai", model: "qwen2.5:7b-instruct", context_size: 8192 },
+      judge: null,
+      corpus_files: null,
+      ingest: {
+        indexed: 40,
+        unchanged: 0,
+        failed: 0,
+        removed: 0,
+        chunks_embedded: 120,
+        chunks_reused: 0,
+        cancelled: false,
+      },
+      interrupted: false,
+      graphs: [],
+      methods: SPECS.map((s, i) =>
+        specSummary(s, { cover_em_percent: 66.7 - 33.3 * i, prompt_tokens_mean: 800 + 2400 * i }),
+      ),
+      k: 5,
+      temperature: 0.2,
+      max_tokens: 512,
+      seed: 7,
+      ...extra,
+    },
+    questions: questions(),
+  };
+}
+
+export function runRecord(id: number, method: string): RunRecord {
+  return {
+    id,
+    question: "Who wrote Middlemarch?",
+    method,
+    params: {},
+    model: {},
+    status: "done",
+    answer: `Run ${id}: **George Eliot** wrote it.`,
+    citations: [],
+    trace: null,
+    error: null,
+    timings: { total_ms: 1200 },
+    llm_calls: 1,
+    prompt_tokens: 800,
+    completion_tokens: 30,
+    created_at: 0,
+    finished_at: 1,
+  };
+}
