@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::embed::EmbeddingModelFiles;
 use crate::ingest::chunker::ChunkSizes;
 use crate::ingest::prepare::Limits;
-use crate::llm::{Backend, LlmSettings};
+use crate::llm::{ApiKey, Backend, LlmSettings};
 
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 64 * 1024 * 1024;
 
@@ -204,7 +204,7 @@ impl Config {
         env_override("FOLIO_LLM_MODEL", |v| Ok(llm.model = v.to_string()))?;
         env_override("FOLIO_LLM_BASE_URL", |v| Ok(llm.base_url = v.to_string()))?;
         env_override("FOLIO_LLM_API_KEY", |v| {
-            Ok(llm.api_key = Some(v.to_string()))
+            Ok(llm.api_key = Some(ApiKey::new(v)))
         })?;
         env_override("FOLIO_LLM_CONTEXT_SIZE", |v| {
             Ok(llm.context_size = parse(v)?)

@@ -28,7 +28,7 @@ impl ModelReport {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct LlmCheck {
-    /// The settings, with any API key masked.
+    /// The settings, with any API key masked ([`LlmSettings::redacted`]).
     pub settings: LlmSettings,
     pub info: Option<ModelInfo>,
     pub capabilities: Option<Capabilities>,
@@ -60,12 +60,8 @@ pub async fn check(config: &Config) -> ModelReport {
 }
 
 async fn check_llm(settings: &LlmSettings) -> LlmCheck {
-    let mut shown = settings.clone();
-    if shown.api_key.is_some() {
-        shown.api_key = Some("(set)".into());
-    }
     let mut check = LlmCheck {
-        settings: shown,
+        settings: settings.redacted(),
         info: None,
         capabilities: None,
         error: None,

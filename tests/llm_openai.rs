@@ -4,189 +4,19 @@
 //! lazily and shared by every test in this binary; tests that need a server
 //! of their own (an API key, one to kill) start a second one.
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::sync::{mpsc, Mutex, OnceLock};
+mod common;
+
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use common::llm_server::{free_port, shared_server, LlmServer, ALIAS};
 use folio::config::default_models_dir;
 use folio::llm::settings::KIT_MODEL;
 use folio::llm::{
-    Backend, ChatMessage, ChatRequest, Completion, FinishReason, GenerateOptions, Llm, LlmError,
-    LlmSettings, OpenAiLlm, Result, TokenSink, Usage,
+    ApiKey, Backend, ChatMessage, ChatRequest, Completion, FinishReason, GenerateOptions, Llm,
+    LlmError, LlmSettings, OpenAiLlm, Result, TokenSink, Usage,
 };
 use tokio_util::sync::CancellationToken;
-
-/// The name the server is told to list the model under; what a user would
-/// put in `folio.toml`.
-const ALIAS: &str = "smollm2-135m-instruct";
-const STARTUP_DEADLINE: Duration = Duration::from_secs(90);
-
-/// A llama-cpp-python server process, killed when dropped.
-struct LlmServer {
-    child: Child,
-    port: u16,
-    api_key: Option<String>,
-    log: tempfile::NamedTempFile,
-}
-
-impl LlmServer {
-    fn start(api_key: Option<&str>) -> LlmServer {
-        let python = server_python();
-        let model = default_models_dir().join(KIT_MODEL);
-        assert!(
-            model.is_file(),
-            "{} is missing; run scripts/setup.sh to fetch the model kit",
-            model.display()
-        );
-        let port = free_port();
-        let log = tempfile::NamedTempFile::new().expect("temp file for the server log");
-        // The server is told to die with the thread that started it (Linux
-        // PR_SET_PDEATHSIG), so no python process outlives this test binary,
-        // not even when the binary itself is killed.
-        let launcher = "import ctypes, os, runpy, signal, sys\n\
-                        try:\n    ctypes.CDLL('libc.so.6').prctl(1, signal.SIGKILL)\nexcept OSError:\n    pass\n\
-                        if os.getppid() != int(sys.argv[1]):\n    sys.exit('the test binary is gone')\n\
-                        sys.argv = ['llama_cpp.server'] + sys.argv[2:]\n\
-                        runpy.run_module('llama_cpp.server', run_name='__main__', alter_sys=True)\n";
-        let mut command = Command::new(&python);
-        command
-            .arg("-c")
-            .arg(launcher)
-            .arg(std::process::id().to_string())
-            .args([
-                "--model",
-                &model.display().to_string(),
-                "--model_alias",
-                ALIAS,
-            ])
-            .args([
-                "--host",
-                "127.0.0.1",
-                "--port",
-                &port.to_string(),
-                "--n_ctx",
-                "2048",
-                "--verbose",
-                "False",
-            ])
-            // Queue concurrent tests' requests instead of cutting the running
-            // stream short, which is this server's default.
-            .args(["--interrupt_requests", "False"])
-            .stdin(Stdio::null())
-            .stdout(log.reopen().expect("server log"))
-            .stderr(log.reopen().expect("server log"));
-        if let Some(key) = api_key {
-            command.args(["--api_key", key]);
-        }
-        let child = command
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {}: {e}", python.display()));
-        let mut server = LlmServer {
-            child,
-            port,
-            api_key: api_key.map(str::to_string),
-            log,
-        };
-        server.wait_until_ready();
-        server
-    }
-
-    fn base_url(&self) -> String {
-        format!("http://127.0.0.1:{}/v1", self.port)
-    }
-
-    fn wait_until_ready(&mut self) {
-        let started = Instant::now();
-        while started.elapsed() < STARTUP_DEADLINE {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                panic!(
-                    "the llama-cpp-python server exited ({status}) before answering:\n{}",
-                    self.log_text()
-                );
-            }
-            if models_answer(self.port, self.api_key.as_deref()) {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        panic!("the llama-cpp-python server did not answer GET /v1/models within {STARTUP_DEADLINE:?}:\n{}", self.log_text());
-    }
-
-    fn log_text(&self) -> String {
-        let mut text = String::new();
-        self.log
-            .reopen()
-            .and_then(|mut file| file.read_to_string(&mut text))
-            .map(|_| text)
-            .unwrap_or_else(|e| format!("(log unreadable: {e})"))
-    }
-}
-
-impl Drop for LlmServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn server_python() -> PathBuf {
-    let python = std::env::var_os("FOLIO_LLM_SERVER_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv-llm-server/bin/python")
-        });
-    assert!(
-        python.is_file(),
-        "no Python with llama-cpp-python's server at {}: run `scripts/setup.sh --test-deps` (or point FOLIO_LLM_SERVER_PYTHON at one)",
-        python.display()
-    );
-    python
-}
-
-fn free_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind a free port");
-    listener.local_addr().expect("local address").port()
-}
-
-/// A plain HTTP probe, so readiness does not depend on the code under test.
-fn models_answer(port: u16, api_key: Option<&str>) -> bool {
-    let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) else {
-        return false;
-    };
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
-    let authorization = api_key
-        .map(|key| format!("Authorization: Bearer {key}\r\n"))
-        .unwrap_or_default();
-    let request = format!("GET /v1/models HTTP/1.0\r\nHost: 127.0.0.1\r\n{authorization}\r\n");
-    if stream.write_all(request.as_bytes()).is_err() {
-        return false;
-    }
-    let mut reply = String::new();
-    let _ = stream.read_to_string(&mut reply);
-    reply.starts_with("HTTP/1.1 200") || reply.starts_with("HTTP/1.0 200")
-}
-
-/// The shared server's base URL. Its owner thread never ends, so the server
-/// lives as long as the test binary and dies with it (see `LlmServer::start`).
-fn shared_server() -> &'static str {
-    static BASE_URL: OnceLock<String> = OnceLock::new();
-    BASE_URL.get_or_init(|| {
-        let (ready, base_url) = mpsc::channel();
-        std::thread::spawn(move || {
-            let server = LlmServer::start(None);
-            let _ = ready.send(server.base_url());
-            loop {
-                std::thread::park();
-            }
-        });
-        base_url
-            .recv()
-            .expect("the shared llama-cpp-python server did not start (see the panic above)")
-    })
-}
 
 fn settings(base_url: &str, model: &str) -> LlmSettings {
     LlmSettings {
@@ -424,7 +254,7 @@ async fn api_key_is_sent_and_a_server_gone_after_connect_is_server_down() {
     }
 
     let keyed = LlmSettings {
-        api_key: Some("s3cret".to_string()),
+        api_key: Some(ApiKey::new("s3cret")),
         ..settings(&base_url, ALIAS)
     };
     let llm = OpenAiLlm::connect(&keyed)

@@ -10,9 +10,12 @@ mod batching;
 mod commands;
 mod engine;
 mod ipc_error;
+mod path_grants;
 mod secrets;
 mod settings;
 mod state;
+#[cfg(test)]
+mod webview_policy;
 
 use tauri::Manager;
 

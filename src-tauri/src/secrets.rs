@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use folio::llm::ApiKey;
 use serde::Serialize;
 
 use crate::ipc_error::IpcError;
@@ -52,19 +53,21 @@ impl Secrets {
         &self.storage
     }
 
-    pub fn load(&self) -> Option<String> {
+    pub fn load(&self) -> Option<ApiKey> {
         let key = match &self.storage {
             ApiKeyStorage::Keyring => keyring::Entry::new(SERVICE, ACCOUNT)
                 .and_then(|e| e.get_password())
                 .ok(),
             ApiKeyStorage::File { path } => std::fs::read_to_string(path).ok(),
         };
-        key.map(|k| k.trim().to_string()).filter(|k| !k.is_empty())
+        key.map(|k| k.trim().to_string())
+            .filter(|k| !k.is_empty())
+            .map(ApiKey::new)
     }
 
     /// Saves `key`, or deletes the stored key when it is empty.
-    pub fn store(&self, key: &str) -> Result<(), IpcError> {
-        let key = key.trim();
+    pub fn store(&self, key: &ApiKey) -> Result<(), IpcError> {
+        let key = key.expose().trim();
         match &self.storage {
             ApiKeyStorage::Keyring => {
                 let entry = keyring::Entry::new(SERVICE, ACCOUNT).map_err(storage_error)?;
@@ -104,13 +107,13 @@ mod tests {
                 path: path.display().to_string(),
             },
         };
-        secrets.store(" sk-test \n").unwrap();
-        assert_eq!(secrets.load().as_deref(), Some("sk-test"));
+        secrets.store(&ApiKey::new(" sk-test \n")).unwrap();
+        assert_eq!(secrets.load(), Some(ApiKey::new("sk-test")));
         assert_eq!(
             std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
             0o600
         );
-        secrets.store("").unwrap();
+        secrets.store(&ApiKey::new("")).unwrap();
         assert!(!path.exists());
         assert_eq!(secrets.load(), None);
     }

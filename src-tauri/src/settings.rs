@@ -1,16 +1,21 @@
 //! The settings view: what the user can change from the app, read from and
 //! written to `folio.toml` (the same file the CLI reads), with the API key
-//! kept in the key store instead.
+//! kept in the key store instead. Settings decide where Folio sends the
+//! documents' text (the model server) and which files it opens and writes,
+//! so changes that did not come from a file dialog are confirmed by the
+//! person first, and a stored key only ever goes to the server it was
+//! entered for.
 
 use std::path::{Path, PathBuf};
 
 use folio::config::{config_file_path, ConfigFile};
 use folio::llm::settings::KIT_MODEL;
-use folio::llm::{Backend, LlmSettings};
+use folio::llm::{ApiKey, Backend, LlmSettings};
 use folio::Config;
 use serde::{Deserialize, Serialize};
 
 use crate::ipc_error::IpcError;
+use crate::path_grants::PathGrants;
 use crate::secrets::{ApiKeyStorage, Secrets};
 
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
@@ -39,7 +44,8 @@ pub struct SettingsInput {
     pub model: String,
     pub base_url: String,
     /// `None` keeps the stored key; an empty string deletes it.
-    pub api_key: Option<String>,
+    #[ts(as = "Option<String>")]
+    pub api_key: Option<ApiKey>,
     pub context_size: u32,
     pub temperature: f32,
     pub max_tokens: u32,
@@ -69,9 +75,9 @@ pub fn view(config: &Config, secrets: &Secrets) -> SettingsView {
     }
 }
 
-/// Catches settings that cannot work before anything is written, naming
-/// the field and what to do.
-fn validate(input: &SettingsInput) -> Result<(), IpcError> {
+/// Catches settings that cannot work before anything is written (or asked),
+/// naming the field and what to do.
+pub fn validate(input: &SettingsInput) -> Result<(), IpcError> {
     match input.backend {
         Backend::Embedded => {
             let model = Path::new(input.model.trim());
@@ -125,6 +131,82 @@ fn validate(input: &SettingsInput) -> Result<(), IpcError> {
     Ok(())
 }
 
+/// What saving `input` would change that the person has not chosen in a
+/// dialog, in words for a confirmation: a new model server (it will be sent
+/// questions and passages of the documents), or files and folders typed
+/// rather than picked. `current` is the configuration in use, if it loads.
+pub fn unconfirmed_changes(
+    input: &SettingsInput,
+    current: Option<&Config>,
+    grants: &PathGrants,
+) -> Vec<String> {
+    let mut changes = Vec::new();
+    let base_url = input.base_url.trim();
+    let server_changed = current.is_none_or(|c| {
+        c.llm.backend != Backend::Openai || !same_server(&c.llm.base_url, base_url)
+    });
+    if input.backend == Backend::Openai && server_changed {
+        changes.push(format!(
+            "send your questions and passages of your documents to the model server {base_url}"
+        ));
+    }
+    let mut paths = vec![
+        (
+            "use the embedding model in",
+            PathBuf::from(input.embedding_model_dir.trim()),
+            current.map(|c| c.embedding_model_dir.clone()),
+        ),
+        (
+            "keep its index in",
+            PathBuf::from(input.data_dir.trim()),
+            current.map(|c| c.data_dir.clone()),
+        ),
+    ];
+    if input.backend == Backend::Embedded {
+        paths.insert(
+            0,
+            (
+                "load the model file",
+                PathBuf::from(input.model.trim()),
+                current
+                    .filter(|c| c.llm.backend == Backend::Embedded)
+                    .map(|c| PathBuf::from(&c.llm.model)),
+            ),
+        );
+    }
+    for (what, path, now) in paths {
+        let changed = now.as_deref() != Some(path.as_path());
+        if changed && !grants.ungranted(std::slice::from_ref(&path)).is_empty() {
+            changes.push(format!("{what} {}", path.display()));
+        }
+    }
+    changes
+}
+
+/// Whether two server URLs name the same API root, a trailing slash aside.
+fn same_server(a: &str, b: &str) -> bool {
+    a.trim().trim_end_matches('/') == b.trim().trim_end_matches('/')
+}
+
+/// A stored key is sent only to the server it was entered for: moving to
+/// another server with the key left as it is would hand it to a server the
+/// person never gave it to.
+fn check_key_follows_server(
+    input: &SettingsInput,
+    previous: &LlmSettings,
+    key_stored: bool,
+) -> Result<(), IpcError> {
+    let moved = !same_server(&input.base_url, &previous.base_url);
+    if input.backend == Backend::Openai && moved && key_stored && input.api_key.is_none() {
+        return Err(IpcError::invalid_settings(format!(
+            "API key: the stored key was entered for {}; enter it again to use it with {}, or clear it",
+            previous.base_url,
+            input.base_url.trim()
+        )));
+    }
+    Ok(())
+}
+
 /// Writes the settings to `folio.toml` and the key store. The engine is
 /// restarted by the caller.
 pub fn save(input: &SettingsInput, secrets: &Secrets) -> Result<(), IpcError> {
@@ -132,6 +214,7 @@ pub fn save(input: &SettingsInput, secrets: &Secrets) -> Result<(), IpcError> {
     let path = config_file_path();
     let mut file = ConfigFile::read(&path)?;
     let previous = file.llm.take().unwrap_or_default();
+    check_key_follows_server(input, &previous, secrets.load().is_some())?;
     file.llm = Some(LlmSettings {
         backend: input.backend,
         model: input.model.trim().to_string(),
@@ -171,6 +254,62 @@ mod tests {
             embedding_model_dir: models.display().to_string(),
             data_dir: dir.join("data").display().to_string(),
         }
+    }
+
+    #[test]
+    fn a_stored_key_goes_only_to_the_server_it_was_entered_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let previous = LlmSettings {
+            backend: Backend::Openai,
+            base_url: "http://127.0.0.1:8080/v1".into(),
+            ..LlmSettings::default()
+        };
+        let same = input(dir.path());
+        assert!(check_key_follows_server(&same, &previous, true).is_ok());
+        let moved = SettingsInput {
+            base_url: "https://elsewhere.example/v1".into(),
+            ..same.clone()
+        };
+        let e = check_key_follows_server(&moved, &previous, true).unwrap_err();
+        assert!(e.message.starts_with("API key"), "{}", e.message);
+        assert!(check_key_follows_server(&moved, &previous, false).is_ok());
+        let retyped = SettingsInput {
+            api_key: Some(ApiKey::new("sk-new")),
+            ..moved
+        };
+        assert!(check_key_follows_server(&retyped, &previous, true).is_ok());
+    }
+
+    #[test]
+    fn a_new_server_and_typed_paths_need_confirming_picked_ones_do_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let typed = input(dir.path());
+        let grants = PathGrants::default();
+        let all = unconfirmed_changes(&typed, None, &grants);
+        assert_eq!(all.len(), 3, "{all:?}");
+        assert!(all[0].contains("http://127.0.0.1:8080/v1"), "{all:?}");
+
+        let mut current = Config::new(Some(typed.data_dir.clone().into()), None);
+        current.llm.backend = Backend::Openai;
+        current.llm.base_url = "http://127.0.0.1:8080/v1/".into();
+        current.embedding_model_dir = typed.embedding_model_dir.clone().into();
+        assert_eq!(
+            unconfirmed_changes(&typed, Some(&current), &grants),
+            Vec::<String>::new(),
+            "nothing changed"
+        );
+
+        let model = dir.path().join("picked.gguf");
+        grants.grant(&model);
+        let embedded = SettingsInput {
+            backend: Backend::Embedded,
+            model: model.display().to_string(),
+            data_dir: dir.path().join("typed-data").display().to_string(),
+            ..typed
+        };
+        let changes = unconfirmed_changes(&embedded, Some(&current), &grants);
+        assert_eq!(changes.len(), 1, "{changes:?}");
+        assert!(changes[0].contains("typed-data"), "{changes:?}");
     }
 
     #[test]

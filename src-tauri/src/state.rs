@@ -1,6 +1,6 @@
 //! What the commands share: the running engine (or why it could not start),
-//! the answers and the evaluation in flight so they can be cancelled, and
-//! the key store.
+//! the answers and the evaluation in flight so they can be cancelled, the
+//! key store, and the paths the person granted the webview.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::engine::Engine;
 use crate::ipc_error::IpcError;
+use crate::path_grants::PathGrants;
 use crate::secrets::Secrets;
 
 #[derive(Default)]
@@ -20,6 +21,7 @@ pub struct AppState {
     asks: Mutex<HashMap<String, CancellationToken>>,
     eval: Mutex<Option<CancellationToken>>,
     secrets: OnceLock<Secrets>,
+    grants: PathGrants,
 }
 
 /// The configuration the app runs with: `folio.toml` (or `FOLIO_CONFIG`),
@@ -42,6 +44,10 @@ impl AppState {
             // Beside folio.toml, which is private to the user too.
             Secrets::detect(folio::config::config_file_path().with_file_name("api-key"))
         })
+    }
+
+    pub fn grants(&self) -> &PathGrants {
+        &self.grants
     }
 
     /// Stops the current engine (if any) and starts one with the settings

@@ -149,12 +149,11 @@ fn file_name(path: &str) -> String {
         .map_or_else(|| path.to_string(), |f| f.to_string_lossy().into_owned())
 }
 
-/// Writes the report's markdown to `path`, and nowhere else.
+/// Writes the report's markdown to exactly `path`, all at once, and
+/// nowhere else (see [`crate::export::write_file`]).
 pub fn export(report: &Report, path: &Path) -> Result<()> {
-    std::fs::write(path, markdown(report)).map_err(|source| EvalError::Write {
-        path: path.to_path_buf(),
-        source,
-    })
+    crate::export::write_file(path, &markdown(report)).map_err(crate::Error::from)?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -219,6 +218,36 @@ mod tests {
         let exported = dir.path().join("report.md");
         export(&report, &exported).unwrap();
         assert_eq!(std::fs::read_to_string(exported).unwrap(), text);
+    }
+
+    #[test]
+    fn export_writes_the_chosen_file_and_nothing_the_report_names() {
+        use crate::export::tests::{tree, PATH_LIKE};
+        let rows = [row("q1", "a", true)];
+        let dir = folder(&rows);
+        finish(dir.path(), &rows, 1);
+        let mut report = load(dir.path()).unwrap();
+        report.out = PATH_LIKE.into();
+        report.summary.dataset = PATH_LIKE.into();
+        report.summary.corpus = PATH_LIKE.into();
+        report.questions[0].question = Some(PATH_LIKE.into());
+        let out = tempfile::tempdir().unwrap();
+        let before = (tree(dir.path()), tree(out.path()));
+        let chosen = out.path().join("report.md");
+
+        export(&report, &chosen).unwrap();
+
+        assert_eq!(tree(dir.path()), before.0, "the evaluation is only read");
+        let added: Vec<_> = tree(out.path()).difference(&before.1).cloned().collect();
+        assert_eq!(
+            added,
+            std::slice::from_ref(&chosen),
+            "only the chosen file is new"
+        );
+        assert!(matches!(
+            export(&report, out.path()).unwrap_err(),
+            EvalError::Engine(crate::Error::Export(_))
+        ));
     }
 
     #[test]

@@ -46,3 +46,87 @@ pub fn write_file(path: &Path, contents: &str) -> Result<PathBuf, ExportError> {
     })?;
     Ok(path.to_path_buf())
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::collections::BTreeSet;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::store::{NewRun, RunOutcome, RunStatus};
+    use crate::{Config, Library};
+
+    /// Every file and folder under `root`, to show that a write added
+    /// exactly one.
+    pub(crate) fn tree(root: &Path) -> BTreeSet<PathBuf> {
+        walkdir::WalkDir::new(root)
+            .into_iter()
+            .map(|entry| entry.unwrap().into_path())
+            .collect()
+    }
+
+    /// Names a run could smuggle into a path if any part of one were built
+    /// from its text.
+    pub(crate) const PATH_LIKE: &str = "../../etc/passwd /tmp/evil.md ..\\..\\win.ini nul\0byte";
+
+    #[tokio::test]
+    async fn export_writes_the_chosen_file_and_nothing_the_run_names() {
+        let root = tempfile::tempdir().unwrap();
+        let library = Library::open(Config::new(Some(root.path().join("data")), None))
+            .await
+            .unwrap();
+        let passage = json!({
+            "number": 1, "chunk_id": 1, "path": PATH_LIKE, "heading_path": PATH_LIKE,
+            "span_start": 0, "span_end": 1, "page": null, "score": 1.0, "text": PATH_LIKE,
+        });
+        let id = library
+            .store()
+            .start_run(&NewRun {
+                question: PATH_LIKE,
+                method: "vanilla-rag",
+                params: &json!({}),
+                model: &json!({ "model": PATH_LIKE }),
+            })
+            .await
+            .unwrap();
+        let outcome = RunOutcome {
+            status: RunStatus::Done,
+            answer: Some(format!("# {PATH_LIKE}\n\n[1]({PATH_LIKE})")),
+            citations: json!([passage]),
+            trace: Some(json!({
+                "method": "vanilla-rag", "query": PATH_LIKE, "mode": "hybrid", "k": 1,
+                "passages": [passage], "unknown_citations": [],
+            })),
+            error: None,
+            timings: json!({}),
+            calls: Vec::new(),
+        };
+        library.store().finish_run(id, &outcome).await.unwrap();
+        let out = root.path().join("out");
+        std::fs::create_dir(&out).unwrap();
+        let before = tree(root.path());
+        let chosen = out.join("answer.md");
+
+        assert_eq!(library.export(id, &chosen).await.unwrap(), chosen);
+
+        let added: Vec<_> = tree(root.path()).difference(&before).cloned().collect();
+        assert_eq!(
+            added,
+            std::slice::from_ref(&chosen),
+            "only the chosen file is new"
+        );
+        assert!(std::fs::read_to_string(&chosen)
+            .unwrap()
+            .contains("etc/passwd"));
+        assert!(matches!(
+            library.export(id, &out).await,
+            Err(crate::Error::Export(ExportError::IsDirectory(_)))
+        ));
+        assert!(matches!(
+            library.export(id, &out.join("missing/answer.md")).await,
+            Err(crate::Error::Export(ExportError::NoParent(_)))
+        ));
+        assert_eq!(tree(root.path()).len(), before.len() + 1);
+    }
+}

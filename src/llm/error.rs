@@ -30,3 +30,38 @@ pub enum LlmError {
 }
 
 pub type Result<T> = std::result::Result<T, LlmError>;
+
+impl LlmError {
+    /// The same error with `edit` applied to every piece of text that came
+    /// from outside: a server's reply, a URL, a cause.
+    pub(crate) fn map_text(self, edit: impl Fn(String) -> String) -> LlmError {
+        match self {
+            LlmError::Load { path, reason } => LlmError::Load {
+                path,
+                reason: edit(reason),
+            },
+            LlmError::ServerDown { url, reason } => LlmError::ServerDown {
+                url: edit(url),
+                reason: edit(reason),
+            },
+            LlmError::ModelNotFound {
+                url,
+                model,
+                available,
+            } => LlmError::ModelNotFound {
+                url: edit(url),
+                model: edit(model),
+                available: available.into_iter().map(&edit).collect(),
+            },
+            LlmError::Http { status, message } => LlmError::Http {
+                status,
+                message: edit(message),
+            },
+            LlmError::Protocol(message) => LlmError::Protocol(edit(message)),
+            LlmError::Backend(message) => LlmError::Backend(edit(message)),
+            other @ (LlmError::Timeout(_)
+            | LlmError::Cancelled
+            | LlmError::PromptTooLong { .. }) => other,
+        }
+    }
+}

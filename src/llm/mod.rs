@@ -8,7 +8,7 @@ mod error;
 mod openai;
 pub mod prompts;
 pub mod settings;
-mod sse;
+pub mod sse;
 pub mod verdict;
 
 use std::sync::Arc;
@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 pub use embedded::{quiesce, EmbeddedLlm};
 pub use error::{LlmError, Result};
 pub use openai::OpenAiLlm;
-pub use settings::{Backend, LlmSettings};
+pub use settings::{ApiKey, Backend, LlmSettings};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -43,7 +43,7 @@ pub struct OpenAiLlm {
     client: reqwest::Client,
     /// The API root without a trailing slash, so endpoint paths can be appended.
     base_url: String,
-    api_key: Option<String>,
+    api_key: Option<ApiKey>,
     model: String,
     context_size: u32,
     /// Starts optimistic; turned off for good once the server answers a
@@ -56,6 +56,13 @@ impl OpenAiLlm {
     /// model, so a wrong `base_url` or model name is reported when Folio
     /// starts rather than in the middle of the first answer.
     pub async fn connect(settings: &LlmSettings) -> Result<OpenAiLlm> {
+        let key = settings.api_key.clone();
+        Self::connect_checked(settings)
+            .await
+            .map_err(|e| redacted(e, key.as_ref()))
+    }
+
+    async fn connect_checked(settings: &LlmSettings) -> Result<OpenAiLlm> {
         let base_url = settings.base_url.trim_end_matches('/').to_string();
         let client = reqwest::Client::builder()
             .connect_timeout(CONNECT_TIMEOUT)
@@ -67,7 +74,10 @@ impl OpenAiLlm {
         let llm = OpenAiLlm {
             client,
             base_url,
-            api_key: settings.api_key.clone().filter(|key| !key.is_empty()),
+            api_key: settings
+                .api_key
+                .clone()
+                .filter(|key| !key.expose().is_empty()),
             model: settings.model.clone(),
             context_size: settings.context_size,
             logprobs: AtomicBool::new(true),
@@ -89,7 +99,7 @@ impl OpenAiLlm {
 
     fn authorized(&self, builder: RequestBuilder) -> RequestBuilder {
         match &self.api_key {
-            Some(key) => builder.bearer_auth(key),
+            Some(key) => builder.bearer_auth(key.expose()),
             None => builder,
         }
     }
@@ -236,11 +246,12 @@ impl Llm for OpenAiLlm {
     async fn chat(&self, request: ChatRequest<'_>) -> Result<Completion> {
         let limit = request.options.timeout;
         let bounded = tokio::time::timeout(limit, self.chat_with_retries(&request));
-        tokio::select! {
+        let outcome = tokio::select! {
             biased;
             _ = request.cancel.cancelled() => Err(LlmError::Cancelled),
             outcome = bounded => outcome.unwrap_or(Err(LlmError::Timeout(limit))),
-        }
+        };
+        outcome.map_err(|e| redacted(e, self.api_key.as_ref()))
     }
 }
 
@@ -357,6 +368,17 @@ fn names_missing_model(message: &str) -> bool {
     let message = message.to_lowercase();
     message.contains("model")
         && (message.contains("not found") || message.contains("does not exist"))
+}
+
+/// `error` without the API key in its text. A server or proxy that quotes
+/// the request back (its headers in an error page, a debug echo) would
+/// otherwise put the key into the error, and from there into the run's
+/// stored error, the CLI's output and the app's log.
+fn redacted(error: LlmError, key: Option<&ApiKey>) -> LlmError {
+    match key.map(ApiKey::expose).filter(|k| !k.is_empty()) {
+        Some(key) => error.map_text(|text| text.replace(key, ApiKey::SHOWN)),
+        None => error,
+    }
 }
 
 /// The innermost cause of a transport error, which names what actually went
@@ -637,6 +659,27 @@ mod tests {
                 "{status}"
             );
         }
+    }
+
+    #[test]
+    fn an_error_quoting_the_key_loses_it() {
+        let key = ApiKey::new("sk-folio-unit-SECRET");
+        let quoted = LlmError::Http {
+            status: 401,
+            message: "bad header: Authorization: Bearer sk-folio-unit-SECRET".into(),
+        };
+        let text = redacted(quoted, Some(&key)).to_string();
+        assert_eq!(
+            text,
+            "the LLM server answered 401: bad header: Authorization: Bearer (set)"
+        );
+        let down = LlmError::ServerDown {
+            url: "http://sk-folio-unit-SECRET@host/v1".into(),
+            reason: "refused".into(),
+        };
+        assert!(!redacted(down, Some(&key))
+            .to_string()
+            .contains(key.expose()));
     }
 
     #[test]

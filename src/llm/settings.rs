@@ -1,5 +1,6 @@
 //! Which model answers and how: the `[llm]` table of `folio.toml`.
 
+use std::fmt;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -25,7 +26,7 @@ pub struct LlmSettings {
     /// For `openai`: the API root, e.g. `http://127.0.0.1:8080/v1`.
     pub base_url: String,
     /// For `openai`: sent as a bearer token when set.
-    pub api_key: Option<String>,
+    pub api_key: Option<ApiKey>,
     pub context_size: u32,
     pub temperature: f32,
     pub max_tokens: u32,
@@ -37,10 +38,57 @@ pub struct LlmSettings {
     pub timeout_secs: u64,
 }
 
+/// The API key of an OpenAI-compatible server. Settings are printed,
+/// logged, reported and serialised in many places; the key must reach none
+/// of them, so it is a type of its own: its `Debug` shows [`ApiKey::SHOWN`]
+/// and the key itself is read only through [`ApiKey::expose`], by the
+/// request that carries it and by the app's key store. It serialises as
+/// itself only because `folio.toml` may hold it; everything else
+/// serialises [`LlmSettings::redacted`].
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    /// What stands for a key wherever settings are shown.
+    pub const SHOWN: &'static str = "(set)";
+
+    pub fn new(key: impl Into<String>) -> ApiKey {
+        ApiKey(key.into())
+    }
+
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(Self::SHOWN)
+    }
+}
+
 /// The kit's tiny model: fine for tests and a first run, weak at answering.
 pub const KIT_MODEL: &str = "smollm2/SmolLM2-135M-Instruct.Q4_1.gguf";
 
 impl LlmSettings {
+    /// These settings as they may be shown, printed or reported: a key, if
+    /// any, reads [`ApiKey::SHOWN`].
+    pub fn redacted(&self) -> LlmSettings {
+        LlmSettings {
+            api_key: self.api_key.as_ref().map(|_| ApiKey::new(ApiKey::SHOWN)),
+            ..self.clone()
+        }
+    }
+
+    /// The API key in words: [`ApiKey::SHOWN`], or `(none)`.
+    pub fn api_key_shown(&self) -> &'static str {
+        match self.api_key {
+            Some(_) => ApiKey::SHOWN,
+            None => "(none)",
+        }
+    }
+
     pub fn kit_default(models_dir: &Path) -> LlmSettings {
         LlmSettings {
             model: models_dir.join(KIT_MODEL).display().to_string(),
@@ -63,5 +111,46 @@ impl Default for LlmSettings {
             gpu_layers: 0,
             timeout_secs: 300,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KEY: &str = "sk-folio-unit-SECRET";
+
+    fn keyed() -> LlmSettings {
+        LlmSettings {
+            backend: Backend::Openai,
+            api_key: Some(ApiKey::new(KEY)),
+            ..LlmSettings::default()
+        }
+    }
+
+    #[test]
+    fn debug_output_and_redacted_settings_never_hold_the_key() {
+        let settings = keyed();
+        let shown = settings.redacted();
+        for text in [
+            format!("{settings:?}"),
+            format!("{shown:?}"),
+            serde_json::to_string(&shown).unwrap(),
+            toml::to_string(&shown).unwrap(),
+        ] {
+            assert!(!text.contains(KEY), "{text}");
+            assert!(text.contains(ApiKey::SHOWN), "{text}");
+        }
+        assert_eq!(settings.api_key_shown(), ApiKey::SHOWN);
+        assert_eq!(LlmSettings::default().api_key_shown(), "(none)");
+        assert_eq!(LlmSettings::default().redacted().api_key, None);
+    }
+
+    #[test]
+    fn folio_toml_keeps_the_key_itself() {
+        let settings = keyed();
+        let text = toml::to_string(&settings).unwrap();
+        assert!(text.contains(&format!("api_key = \"{KEY}\"")), "{text}");
+        assert_eq!(toml::from_str::<LlmSettings>(&text).unwrap(), settings);
     }
 }

@@ -7,7 +7,7 @@
 /// Keeps the bytes of a line that has not ended yet, because the network may
 /// split a line (or a multi-byte character) anywhere.
 #[derive(Debug, Default)]
-pub(super) struct SseDecoder {
+pub struct SseDecoder {
     pending: Vec<u8>,
     /// The `data` lines of the event being read, joined by newlines as the
     /// format prescribes; `None` until the event has a `data` line, so that
@@ -16,13 +16,13 @@ pub(super) struct SseDecoder {
 }
 
 impl SseDecoder {
-    pub(super) fn new() -> SseDecoder {
+    pub fn new() -> SseDecoder {
         SseDecoder::default()
     }
 
     /// Feeds the next bytes of the stream and returns the payloads of the
     /// events they complete.
-    pub(super) fn push(&mut self, bytes: &[u8]) -> Vec<String> {
+    pub fn push(&mut self, bytes: &[u8]) -> Vec<String> {
         self.pending.extend_from_slice(bytes);
         let mut events = Vec::new();
         let mut start = 0;
@@ -51,7 +51,7 @@ impl SseDecoder {
     /// Ends the stream. A last event the server did not close with a blank
     /// line is still returned: dropping it would lose a `[DONE]` or a final
     /// usage report from servers that end the body right after it.
-    pub(super) fn finish(&mut self) -> Option<String> {
+    pub fn finish(&mut self) -> Option<String> {
         let rest = std::mem::take(&mut self.pending);
         let line = String::from_utf8_lossy(&rest);
         let line = line.strip_suffix('\r').unwrap_or(&line).to_string();

@@ -51,7 +51,17 @@ pub async fn scalar(library: &Library, sql: &str) -> i64 {
 
 /// Runs the real CLI against `data_dir`.
 pub fn folio(data_dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_folio"))
+    folio_with_config(data_dir, None, args)
+}
+
+/// Runs the real CLI against `data_dir`, reading `config` (`FOLIO_CONFIG`)
+/// when one is given.
+pub fn folio_with_config(data_dir: &Path, config: Option<&Path>, args: &[&str]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_folio"));
+    if let Some(config) = config {
+        command.env("FOLIO_CONFIG", config);
+    }
+    command
         .arg("--data-dir")
         .arg(data_dir)
         .args(args)

@@ -1,2 +1,3 @@
 pub mod engine;
 pub mod fixtures;
+pub mod llm_server;

@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { writeHotpotqaFolder } from "./corpora";
-import { answerSaveDialog, closeWindowsOf } from "./x11";
+import { answerSaveDialog, closeWindowsOf, confirmDialog } from "./x11";
 import { Keys, Session } from "./webdriver";
 
 const env = (name: string) => {
@@ -153,6 +153,8 @@ describe("Folio in a real window", () => {
     await open("library");
     await (await app.byTestId("folder-path-input")).type(corpus);
     await (await app.byTestId("add-folder-path")).click();
+    // A typed path is used only once confirmed in a native dialog.
+    await confirmDialog();
     await app.byTestId("folder-row", 30_000);
     await app.byTestId("job-row", 30_000);
     await shot("02-library-indexing");
@@ -411,6 +413,7 @@ describe("Folio in a real window", () => {
     await (await app.byTestId("eval-method-llm-only")).click();
     await (await app.byTestId("eval-method-vanilla-rag")).click();
     await (await app.byTestId("eval-start")).click();
+    await confirmDialog();
     // The evaluation indexes the corpus into its own index first: progress shows at once.
     await app.byTestId("eval-progress", 30_000);
     await app.byTestId("eval-report", 8 * MINUTE);
@@ -467,6 +470,7 @@ describe("Folio in a real window", () => {
     const before = await number("overview-documents");
     await (await app.byTestId("folder-path-input")).type(hotpotqa.dir);
     await (await app.byTestId("add-folder-path")).click();
+    await confirmDialog();
     await app.waitFor("the new folder to be ingesting", 4 * MINUTE, async () => {
       return (await number("overview-documents")) > before + 100;
     });

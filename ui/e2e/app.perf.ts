@@ -16,6 +16,7 @@ import { describe, expect, it } from "vitest";
 
 import { writeHotpotqaFolder } from "./corpora";
 import { Session } from "./webdriver";
+import { confirmDialog } from "./x11";
 
 const env = (name: string) => {
   const value = process.env[name];
@@ -142,6 +143,7 @@ describe("desktop app measurements", () => {
       await (await app.byTestId("nav-library")).click();
       await (await app.byTestId("folder-path-input")).type(corpus.dir);
       await (await app.byTestId("add-folder-path")).click();
+      await confirmDialog();
       await app.waitFor("indexing to start", 2 * MINUTE, async () => (await app.all('[data-testid="job-row"] progress[value]')).length > 0);
       const ingestStarted = performance.now();
       await (await app.byTestId("nav-ask")).click();

@@ -1,5 +1,6 @@
 // What a person does to the app's native windows, done on the Xvfb display
-// the app runs on: answer a GTK save dialog, close the main window.
+// the app runs on: answer a GTK save dialog, confirm a path typed into the
+// app, close the main window.
 
 import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -7,17 +8,32 @@ import { promisify } from "node:util";
 
 const run = promisify(execFile);
 
-/** Waits for the dialog by its title, types the full destination into its name field, presses Enter. */
-export async function answerSaveDialog(title: string, destination: string, timeoutMs = 20_000) {
+/** Waits for the dialog titled `title` and focuses it. */
+async function focusDialog(title: string, timeoutMs: number) {
   const { stdout } = await run("xdotool", ["search", "--sync", "--onlyvisible", "--name", title], {
     timeout: timeoutMs,
   });
-  const window = stdout.trim().split("\n")[0];
-  // No window manager runs under Xvfb, so focus the dialog directly and
-  // type into whatever has focus there: the name field, suggested name selected.
-  await run("xdotool", ["windowfocus", "--sync", window]);
+  // No window manager runs under Xvfb, so focus the dialog directly; keys
+  // then go to whatever has focus inside it.
+  await run("xdotool", ["windowfocus", "--sync", stdout.trim().split("\n")[0]]);
+}
+
+/** Waits for the dialog by its title, types the full destination into its name field, presses Enter. */
+export async function answerSaveDialog(title: string, destination: string, timeoutMs = 20_000) {
+  // Focus starts in the name field, the suggested name selected.
+  await focusDialog(title, timeoutMs);
   await run("xdotool", ["key", "ctrl+a"]);
   await run("xdotool", ["type", "--delay", "20", destination]);
+  await run("xdotool", ["key", "Return"]);
+}
+
+/**
+ * Confirms a path typed into the app (or a new settings value) in the
+ * dialog the app opens from Rust: Enter presses its first button, which
+ * has the focus and says go ahead.
+ */
+export async function confirmDialog(title = "Confirm paths", timeoutMs = 20_000) {
+  await focusDialog(title, timeoutMs);
   await run("xdotool", ["key", "Return"]);
 }
 

@@ -2,7 +2,7 @@
 //! `folio::eval::Evaluation`, so an evaluation started in one goes on in the
 //! other), open a finished one's report and its runs, export the report.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::str::FromStr;
 
 use folio::eval::report::{self, Report};
@@ -162,11 +162,22 @@ pub async fn pick_eval_path(app: AppHandle, pick: EvalPick) -> CommandResult<Opt
 /// `on_event`, and returns its report. One runs at a time.
 #[tauri::command(rename_all = "snake_case")]
 pub async fn start_eval(
+    app: AppHandle,
     state: State<'_, AppState>,
     form: EvalForm,
     on_event: Channel<EvalEvent>,
 ) -> CommandResult<Report> {
     let request = form.request()?;
+    dialogs::authorize_paths(
+        &app,
+        "read the dataset and the corpus and write the evaluation into the output folder",
+        &[
+            request.dataset.clone(),
+            request.corpus.clone(),
+            request.out.clone(),
+        ],
+    )
+    .await?;
     let config = state.with_engine(|e| e.config.clone()).await?;
     let cancel = state.register_eval()?;
     let result = evaluate(request, config, &cancel, &on_event).await;
@@ -259,24 +270,41 @@ pub fn cancel_eval(state: State<'_, AppState>) {
     state.cancel_eval();
 }
 
+/// The evaluation folder `out` from the webview, once granted: picked in
+/// the dialog, given to an evaluation started here, or confirmed now.
+async fn evaluation_folder(app: &AppHandle, out: &str) -> CommandResult<PathBuf> {
+    let out = PathBuf::from(out);
+    dialogs::authorize_paths(
+        app,
+        "open the evaluation folder",
+        std::slice::from_ref(&out),
+    )
+    .await?;
+    Ok(out)
+}
+
 /// The report of the evaluation in `out`: its summary and every question
 /// with each method's answer.
 #[tauri::command(rename_all = "snake_case")]
-pub async fn eval_report(out: String) -> CommandResult<Report> {
-    Ok(report::load(Path::new(&out))?)
+pub async fn eval_report(app: AppHandle, out: String) -> CommandResult<Report> {
+    Ok(report::load(&evaluation_folder(&app, &out).await?)?)
 }
 
 /// Runs of an evaluation, read from its own index, for side-by-side viewing.
 #[tauri::command(rename_all = "snake_case")]
-pub async fn eval_runs(out: String, run_ids: Vec<i64>) -> CommandResult<Vec<RunRecord>> {
-    Ok(report::runs(Path::new(&out), &run_ids).await?)
+pub async fn eval_runs(
+    app: AppHandle,
+    out: String,
+    run_ids: Vec<i64>,
+) -> CommandResult<Vec<RunRecord>> {
+    Ok(report::runs(&evaluation_folder(&app, &out).await?, &run_ids).await?)
 }
 
 /// Asks where to save, then writes the report's markdown exactly there;
 /// `None` when cancelled.
 #[tauri::command(rename_all = "snake_case")]
 pub async fn export_eval_report(app: AppHandle, out: String) -> CommandResult<Option<String>> {
-    let report = report::load(Path::new(&out))?;
+    let report = report::load(&evaluation_folder(&app, &out).await?)?;
     let Some(path) = dialogs::markdown_destination(
         &app,
         "Export the evaluation report as markdown",

@@ -37,10 +37,16 @@ pub async fn pick_folder(app: AppHandle) -> CommandResult<Option<String>> {
 }
 
 /// Queues the folders for indexing and returns the job id at once; the
-/// watcher runs the job and progress arrives as engine events.
+/// watcher runs the job and progress arrives as engine events. A folder
+/// not picked in the dialog (typed in the view) is confirmed first.
 #[tauri::command(rename_all = "snake_case")]
-pub async fn add_folders(state: State<'_, AppState>, paths: Vec<String>) -> CommandResult<i64> {
+pub async fn add_folders(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    paths: Vec<String>,
+) -> CommandResult<i64> {
     let paths: Vec<PathBuf> = paths.iter().map(|p| PathBuf::from(p.trim())).collect();
+    dialogs::authorize_paths(&app, "index and keep watching", &paths).await?;
     Ok(state.library().await?.add(&paths).await?)
 }
 

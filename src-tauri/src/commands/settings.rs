@@ -7,7 +7,7 @@ use tauri::{AppHandle, State};
 use super::{dialogs, CommandResult};
 use crate::secrets::ApiKeyStorage;
 use crate::settings::{self, SettingsInput, SettingsView};
-use crate::state::AppState;
+use crate::state::{load_config, AppState};
 
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[ts(export)]
@@ -60,13 +60,28 @@ pub async fn settings(state: State<'_, AppState>) -> CommandResult<SettingsView>
 }
 
 /// Saves and restarts the engine with the new settings (a new data
-/// location opens that index).
+/// location opens that index). A new model server, or paths typed rather
+/// than picked, are confirmed by the person first.
 #[tauri::command(rename_all = "snake_case")]
 pub async fn save_settings(
     app: AppHandle,
     state: State<'_, AppState>,
     input: SettingsInput,
 ) -> CommandResult<SettingsView> {
+    settings::validate(&input)?;
+    let current = load_config(state.secrets()).ok();
+    let changes = settings::unconfirmed_changes(&input, current.as_ref(), state.grants());
+    if !changes.is_empty() {
+        let listed: Vec<String> = changes.iter().map(|c| format!("    • {c}")).collect();
+        let message = format!(
+            "With these settings Folio will:\n\n{}\n\nThey were typed rather than chosen in a file \
+             dialog. Save only if you entered them yourself.",
+            listed.join("\n")
+        );
+        if !dialogs::confirm(&app, "Confirm settings", message, "Save").await? {
+            return Err(dialogs::declined("save the settings"));
+        }
+    }
     settings::save(&input, state.secrets())?;
     state.restart(&app).await;
     let config = state.with_engine(|e| e.config.clone()).await?;

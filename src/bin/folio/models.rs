@@ -38,10 +38,7 @@ fn print_report(r: &ModelReport) {
     println!("  model         {}", s.model);
     if s.backend == folio::llm::Backend::Openai {
         println!("  base_url      {}", s.base_url);
-        println!(
-            "  api_key       {}",
-            s.api_key.as_deref().unwrap_or("(none)")
-        );
+        println!("  api_key       {}", s.api_key_shown());
     }
     println!("  context_size  {}", s.context_size);
     println!("  temperature   {}", s.temperature);

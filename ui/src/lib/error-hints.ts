@@ -29,6 +29,9 @@ const HINTS: Record<string, Hint> = {
     text: "Choose another output folder, or tick “Start over” to replace the answers already in this one.",
   },
   eval_running: { text: "Only one evaluation runs at a time. Wait for the running one to finish, or cancel it." },
+  not_confirmed: {
+    text: "A path that was typed rather than chosen with Browse… is used only once you confirm it in the dialog Folio opens. Start again and confirm, or choose the path with Browse….",
+  },
   not_an_evaluation: {
     text: "Choose the output folder of an evaluation that has finished or was stopped: it holds eval.json and summary.json.",
   },

@@ -27,9 +27,14 @@ function citationRule(state: StateInline, silent: boolean): boolean {
 }
 
 const md = new MarkdownIt({ html: false, linkify: false, typographer: false });
-// Images would be fetched by the webview; answers have no business loading anything.
-md.disable("image");
 md.inline.ruler.before("link", "citation", citationRule);
+// An image would be fetched by the webview (a tracking pixel) or decoded
+// from a data: URI of any size; answers have no business loading anything.
+// The image keeps only its alt text, and its URL never reaches the page.
+md.renderer.rules.image = (tokens, idx, options, env) => {
+  const alt = md.renderer.renderInlineAsText(tokens[idx].children ?? [], options, env);
+  return `<span class="image-placeholder">[image${alt ? `: ${md.utils.escapeHtml(alt)}` : ""}]</span>`;
+};
 md.renderer.rules.citation = (tokens, idx) => {
   const numbers = tokens[idx].meta.numbers as number[];
   const buttons = numbers.map(

@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import type { SourceTarget } from "$lib/source";
 import type { TraceProps } from "./registry";
 import ActiveRagTrace from "./ActiveRagTrace.svelte";
-import { activeRagTrace, expectInert, HOSTILE, passage, render, text } from "./testing";
+import { expectInert, expectVisible, HOSTILE } from "$lib/testing/hostile";
+import { activeRagTrace, passage, render, text } from "./testing";
 
 const agents = (root: Element) => [...root.querySelectorAll<HTMLElement>('[data-testid="activerag-agent"]')];
 
@@ -86,6 +87,7 @@ describe("ActiveRagTrace", () => {
     target.querySelector("details")!.open = true;
     expectInert(target);
     expect(text(agents(target)[0])).toContain("<script>");
+    for (const agent of agents(target)) expectVisible(agent);
     destroy();
   });
 });

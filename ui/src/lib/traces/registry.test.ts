@@ -7,8 +7,9 @@ import Ig2RagTrace from "./Ig2RagTrace.svelte";
 import LlmOnlyTrace from "./LlmOnlyTrace.svelte";
 import PagerTrace from "./PagerTrace.svelte";
 import Rdr2Trace from "./Rdr2Trace.svelte";
-import { registerTraceRenderer, rendererFor, type TraceProps } from "./registry";
-import { render } from "./testing";
+import { registerTraceRenderer, rendererFor, type TraceProps, type TraceRenderer } from "./registry";
+import { expectInert, expectVisible, HOSTILE, hostileRun } from "$lib/testing/hostile";
+import { passage, render, vanillaRagTrace } from "./testing";
 import VanillaRagTrace from "./VanillaRagTrace.svelte";
 
 describe("trace renderer registry", () => {
@@ -36,15 +37,6 @@ describe("trace renderer registry", () => {
 });
 
 describe("trace renderers", () => {
-  it("the generic view shows trace data as text, never as markup", () => {
-    const { target, destroy } = render(GenericTrace, {
-      trace: { method: "future", note: "<img src=x onerror=alert(1)>" },
-    });
-    expect(target.querySelector("img")).toBeNull();
-    expect(target.querySelector("pre")?.textContent).toContain("<img src=x onerror=alert(1)>");
-    destroy();
-  });
-
   it("the vanilla-rag view lists passages, marks cited ones and reports clicks", () => {
     const passage = (number: number) => ({
       number,
@@ -80,5 +72,22 @@ describe("trace renderers", () => {
     expect(opened).toHaveLength(1);
     expect((opened[0] as { path: string }).path).toBe("/notes/2.md");
     destroy();
+  });
+
+  it("the generic, llm-only and vanilla-rag views keep document and model text inert", () => {
+    const hostilePassage = passage(1, { text: HOSTILE, heading_path: HOSTILE, path: `/notes/${HOSTILE}` });
+    const vanilla = vanillaRagTrace({ query: HOSTILE, passages: [hostilePassage] });
+    const views: [TraceProps["trace"], TraceRenderer][] = [
+      [{ method: "future", note: HOSTILE }, GenericTrace],
+      [{ method: "llm-only" }, LlmOnlyTrace],
+      [vanilla, VanillaRagTrace],
+    ];
+    for (const [trace, view] of views) {
+      const { target, destroy } = render(view, { trace, run: hostileRun(trace, trace.method) });
+      for (const d of target.querySelectorAll("details")) d.open = true;
+      expectInert(target);
+      if (view !== LlmOnlyTrace) expectVisible(target);
+      destroy();
+    }
   });
 });

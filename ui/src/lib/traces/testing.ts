@@ -3,11 +3,11 @@
 // before a renderer silently draws the wrong thing; and helpers to mount a
 // renderer, read what it drew and act on it.
 import { flushSync, mount, unmount } from "svelte";
-import { expect } from "vitest";
 import type { Passage } from "$lib/bindings/Passage";
 import type { Trace } from "$lib/bindings/Trace";
 import type { TraceProps, TraceRenderer } from "./registry";
 
+export type VanillaRagFixture = Extract<Trace, { method: "vanilla-rag" }>;
 export type PagerFixture = Extract<Trace, { method: "pager" }>;
 export type ActiveRagFixture = Extract<Trace, { method: "activerag" }>;
 export type Rdr2Fixture = Extract<Trace, { method: "rdr2" }>;
@@ -49,6 +49,19 @@ export function passage(number: number, overrides: Partial<Passage> = {}): Passa
 }
 
 const TITLE = "How does Rc differ from Arc?";
+
+/** A vanilla-rag run that retrieved all three passages. */
+export function vanillaRagTrace(overrides: Partial<VanillaRagFixture> = {}): VanillaRagFixture {
+  return {
+    method: "vanilla-rag",
+    query: TITLE,
+    mode: "hybrid",
+    k: 3,
+    passages: [passage(1), passage(2), passage(3)],
+    unknown_citations: [],
+    ...overrides,
+  };
+}
 const HEADINGS = ["What Rc does", "What Arc adds", "When to choose which"];
 const BODIES = [
   "Rc counts the owners of a value and frees it with the last one [1]. It cannot cross threads [2].",
@@ -404,15 +417,4 @@ export function fire(el: Element, type: string, init: KeyboardEventInit = {}) {
     : new Event(type, { bubbles: type !== "mouseenter" && type !== "mouseleave" && type !== "focus" && type !== "blur" });
   el.dispatchEvent(event);
   flushSync();
-}
-
-/** Text from a document or a model, meant to run if it ever became markup. */
-export const HOSTILE = `<img src=x onerror="window.__pwned=1"><script>window.__pwned=1</script>`;
-
-/** Nothing under `root` can run: no scripts, images or event handler attributes. */
-export function expectInert(root: Element): void {
-  expect(root.querySelectorAll("script, img, iframe, object, embed").length).toBe(0);
-  for (const el of root.querySelectorAll("*")) {
-    for (const attr of el.getAttributeNames()) expect(attr.startsWith("on"), `${el.tagName} has ${attr}`).toBe(false);
-  }
 }

@@ -18,13 +18,14 @@ const { default: EvaluateView } = await import("../EvaluateView.svelte");
 const { app } = await import("$lib/stores/app.svelte");
 const { defaultEvalForm, evaluation } = await import("$lib/stores/evaluate.svelte");
 const { toasts } = await import("$lib/stores/toasts.svelte");
-const { expectInert, HOSTILE } = await import("$lib/traces/testing");
+const { expectInert, expectVisible, HOSTILE, HOSTILE_PAYLOADS, hostileRun } = await import("$lib/testing/hostile");
 const { report, runRecord, specSummary } = await import("./testing");
 
 type Pending = { events: (event: EvalEvent) => void; finish: (report: EvalReport) => void; fail: (e: unknown) => void };
 
 let pending: Pending | null;
 let current: EvalReport;
+let storedRun: typeof runRecord;
 
 beforeAll(() => {
   // jsdom lays nothing out.
@@ -34,6 +35,7 @@ beforeAll(() => {
 beforeEach(() => {
   pending = null;
   current = report();
+  storedRun = runRecord;
   localStorage.clear();
   toasts.splice(0);
   app.methods = [
@@ -64,7 +66,7 @@ beforeEach(() => {
       case "eval_report":
         return structuredClone(current);
       case "eval_runs":
-        return (args.run_ids as number[]).map((id) => runRecord(id, id % 2 === 0 ? "pager" : "vanilla-rag"));
+        return (args.run_ids as number[]).map((id) => storedRun(id, id % 2 === 0 ? "pager" : "vanilla-rag"));
       case "export_eval_report":
         return "/home/me/hotpot.md";
       default:
@@ -400,15 +402,31 @@ describe("EvaluateView", () => {
     expect(byTestId(target, "eval-runs")).toBeNull();
   });
 
-  it("shows a question's text and a run's answer as text, never as markup", async () => {
+  it("keeps document and model text inert in the progress, the report, the questions and their runs", async () => {
+    const { target } = await view();
+    await fillAndStart(target);
+    pending!.events({ kind: "notice", text: HOSTILE });
+    flushSync();
+    const progress = byTestId(target, "eval-progress")!;
+    expectInert(progress);
+    expectVisible(progress);
+
+    current.summary.dataset = `/data/${HOSTILE}`;
+    current.summary.corpus = `/data/${HOSTILE}`;
     current.questions[0].question = HOSTILE;
     current.questions[0].golds = [HOSTILE];
+    current.questions[1].rows[0].answer = HOSTILE;
     current.questions[1].rows[1].error = HOSTILE;
-    const { target } = await view();
-    await withReport(target);
+    storedRun = (id, method) => ({ ...hostileRun(null, method), id, status: "done" });
+    pending!.finish(structuredClone(current));
+    await settle();
     allByTestId(target, "eval-question-open")[1].click();
     await settle();
-    expect(text(allByTestId(target, "eval-question")[0])).toContain(HOSTILE);
-    expectInert(target);
+    for (const id of ["eval-report", "eval-questions", "eval-runs"]) expectInert(byTestId(target, id)!);
+    expectVisible(byTestId(target, "eval-report")!);
+    expectVisible(allByTestId(target, "eval-question")[0]);
+    const [stored, failed] = allByTestId(target, "eval-run-column");
+    expectVisible(byTestId(stored, "answer")!, HOSTILE_PAYLOADS);
+    expectVisible(byTestId(failed, "eval-run-error")!);
   });
 });
