@@ -51,6 +51,14 @@ pub fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
 /// Folio does not read this kind of file (or it is a directory).
 pub fn inspect(path: &Path) -> Option<Result<FileEntry, ScanError>> {
     let format = Format::from_path(path)?;
+    // Documents are keyed by their path as text; two names that differ only
+    // in undecodable bytes would share one lossy key and overwrite each other.
+    if path.to_str().is_none() {
+        return Some(Err(ScanError {
+            path: path.to_path_buf(),
+            error: "the file name is not valid UTF-8; rename it to index it".into(),
+        }));
+    }
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
         Err(e) => {
@@ -162,5 +170,16 @@ mod tests {
             .errors
             .iter()
             .any(|e| e.path.ends_with("dangling.md") && e.error.starts_with("unreadable")));
+    }
+
+    #[test]
+    fn a_name_that_is_not_utf8_is_refused_with_a_way_out() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        let name = std::ffi::OsStr::from_bytes(b"caf\xe9.md");
+        std::fs::write(dir.path().join(name), "# Café").unwrap();
+        let s = scan(dir.path());
+        assert!(s.files.is_empty());
+        assert!(s.errors[0].error.contains("rename"), "{:?}", s.errors);
     }
 }

@@ -115,6 +115,7 @@ mod tests {
             page: None,
             score: 1.0,
             text: "t".into(),
+            suspected_instructions: None,
         };
         let (citations, unknown) = resolve("x [2] y [7]", &[passage(1), passage(2)]);
         assert_eq!(

@@ -12,6 +12,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 use super::citations::resolve;
+use super::injection::suspected_instructions;
 use super::shown::shown;
 use super::{Citation, MethodError, Params, Passage, RunEvent, Trace};
 use crate::graph::{Rubric, RubricStatus, WalkGraph};
@@ -453,6 +454,7 @@ fn numbered(found: impl IntoIterator<Item = (StoredChunk, f64)>) -> Vec<Passage>
             span_end: chunk.span_end,
             page: chunk.page,
             score,
+            suspected_instructions: suspected_instructions(&chunk.text),
             text: chunk.text,
         })
         .collect()

@@ -133,6 +133,7 @@ mod tests {
             page: None,
             score: 0.0,
             text: String::new(),
+            suspected_instructions: None,
         };
         let list = passage_list(&[
             passage("/c/a.md", ""),

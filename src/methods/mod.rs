@@ -12,6 +12,7 @@ pub mod crp_rag;
 mod error;
 mod events;
 pub mod ig2rag;
+mod injection;
 mod key_parts;
 mod llm_only;
 pub mod pager;

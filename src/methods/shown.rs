@@ -71,6 +71,7 @@ mod tests {
             page: None,
             score: 1.0,
             text: format!("text {chunk_id}"),
+            suspected_instructions: None,
         }
     }
 

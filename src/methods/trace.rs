@@ -24,6 +24,11 @@ pub struct Passage {
     pub page: Option<i64>,
     pub score: f64,
     pub text: String,
+    /// Words in the text that read as instructions to the model (see
+    /// `injection`). The passage was still shown as data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub suspected_instructions: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]

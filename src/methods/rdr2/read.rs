@@ -11,6 +11,7 @@ use super::trace::{Rdr2Trace, RouteOutcome};
 use super::units::{Routable, Unit};
 use super::view::shortened;
 use crate::llm::prompts::PromptId;
+use crate::methods::injection::suspected_instructions;
 use crate::methods::shown::shown;
 use crate::methods::{Answer, MethodContext, MethodError, Params, Passage, Trace};
 
@@ -133,6 +134,7 @@ fn node_passage(
         span_end: n.span.end as i64,
         page: n.span.page.map(i64::from),
         score,
+        suspected_instructions: suspected_instructions(&n.text),
         text: n.text.clone(),
     })
 }

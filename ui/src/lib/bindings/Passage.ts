@@ -4,4 +4,9 @@
  * A retrieved chunk as it was shown to the model, numbered as in the prompt.
  * The text is kept so a run still explains itself after the file changes.
  */
-export type Passage = { number: number, chunk_id: number, path: string, heading_path: string, span_start: number, span_end: number, page: number | null, score: number, text: string, };
+export type Passage = { number: number, chunk_id: number, path: string, heading_path: string, span_start: number, span_end: number, page: number | null, score: number, text: string, 
+/**
+ * Words in the text that read as instructions to the model (see
+ * `injection`). The passage was still shown as data.
+ */
+suspected_instructions?: string, };
