@@ -4,53 +4,17 @@
 
 mod common;
 
-use std::collections::BTreeMap;
-use std::io::BufRead;
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::engine::{assert_consistent, folio_json, open, shared_eval};
-use folio::Library;
-
-/// Enough HotpotQA passages, one file each, that ingestion takes many batches.
-fn write_corpus(dir: &Path, n: usize) {
-    let file = std::fs::File::open(shared_eval().join("hotpotqa/corpus.jsonl")).unwrap();
-    for (i, line) in std::io::BufReader::new(file).lines().take(n).enumerate() {
-        let v: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
-        let body = format!(
-            "{}\n\n{}\n",
-            v["title"].as_str().unwrap(),
-            v["text"].as_str().unwrap()
-        );
-        std::fs::write(dir.join(format!("passage-{i:05}.txt")), body).unwrap();
-    }
-}
-
-/// Per document: content hash and chunk texts, the things a resumed ingest
-/// must reproduce exactly.
-async fn snapshot(library: &Library) -> BTreeMap<String, (Option<String>, Vec<String>)> {
-    let mut out = BTreeMap::new();
-    for d in library.store().all_documents().await.unwrap() {
-        let chunks = library
-            .store()
-            .chunks_of(d.id)
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|c| c.text)
-            .collect();
-        out.insert(d.path.clone(), (d.hash.clone(), chunks));
-    }
-    out
-}
+use common::engine::{assert_consistent, folio_json, open, snapshot, write_hotpotqa_passages};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn kill_9_mid_ingest_then_restart_equals_a_clean_ingest() {
     const FILES: usize = 1200;
     let docs = tempfile::tempdir().unwrap();
     let corpus = std::fs::canonicalize(docs.path()).unwrap();
-    write_corpus(&corpus, FILES);
+    write_hotpotqa_passages(&corpus, FILES);
 
     let crashed = tempfile::tempdir().unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_folio"))

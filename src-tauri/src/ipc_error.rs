@@ -63,6 +63,7 @@ fn code(e: &folio::Error) -> &'static str {
         E::Embed(_) => "embedding_model",
         E::Prompt(_) => "prompt_template",
         E::DataDir { .. } => "data_dir",
+        E::Store(folio::store::StoreError::DiskFull) => "disk_full",
         _ => "internal",
     }
 }

@@ -2,6 +2,8 @@
 //! dirs, the real embedding model from the kit, and the real `folio` binary.
 #![allow(dead_code)]
 
+use std::collections::BTreeMap;
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -119,4 +121,45 @@ pub async fn assert_consistent(library: &Library) {
     )
     .await;
     assert_eq!(dangling_nodes, 0);
+    let dangling_gain = scalar(
+        library,
+        "SELECT (SELECT COUNT(*) FROM gain_nodes WHERE chunk_id NOT IN (SELECT id FROM chunks)) \
+              + (SELECT COUNT(*) FROM gain_edges WHERE source_chunk NOT IN (SELECT id FROM chunks) \
+                                                   OR target_chunk NOT IN (SELECT id FROM chunks))",
+    )
+    .await;
+    assert_eq!(dangling_gain, 0, "gain-graph rows for chunks that are gone");
+}
+
+/// The first `n` HotpotQA passages, one text file each: enough of them
+/// make ingestion take many batches.
+pub fn write_hotpotqa_passages(dir: &Path, n: usize) {
+    let file = std::fs::File::open(shared_eval().join("hotpotqa/corpus.jsonl")).unwrap();
+    for (i, line) in std::io::BufReader::new(file).lines().take(n).enumerate() {
+        let v: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
+        let body = format!(
+            "{}\n\n{}\n",
+            v["title"].as_str().unwrap(),
+            v["text"].as_str().unwrap()
+        );
+        std::fs::write(dir.join(format!("passage-{i:05}.txt")), body).unwrap();
+    }
+}
+
+/// Per document: content hash and chunk texts, the things a resumed ingest
+/// must reproduce exactly.
+pub async fn snapshot(library: &Library) -> BTreeMap<String, (Option<String>, Vec<String>)> {
+    let mut out = BTreeMap::new();
+    for d in library.store().all_documents().await.unwrap() {
+        let chunks = library
+            .store()
+            .chunks_of(d.id)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|c| c.text)
+            .collect();
+        out.insert(d.path.clone(), (d.hash.clone(), chunks));
+    }
+    out
 }

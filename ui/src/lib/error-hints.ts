@@ -25,6 +25,9 @@ const HINTS: Record<string, Hint> = {
   prompt_template: { text: "A prompt template in your prompts folder has a mistake; the details name the file." },
   interrupted: { text: "Folio was closed while this answer was being written. Ask again to get a complete answer." },
   run_in_progress: { text: "Wait for the running answer to finish, or cancel it." },
+  disk_full: {
+    text: "The disk holding Folio's data is full. Free some space; nothing already indexed was lost, and the interrupted work resumes.",
+  },
   eval_mismatch: {
     text: "Choose another output folder, or tick “Start over” to replace the answers already in this one.",
   },

@@ -1,0 +1,319 @@
+//! kill -9 again and again: during ingestion, while the information-gain
+//! graph is built with the real model, and in the middle of an evaluation.
+//! After every kill the store passes SQLite's integrity check and Folio's own
+//! (no chunk without its vector, no node, vector or gain edge without its
+//! chunk) and the work is resumable; when a run is finally left alone, what
+//! it leaves equals a clean run's.
+//!
+//! Kill points are random: half come a random moment after the start (while
+//! the process loads models, opens or migrates the store), half once the
+//! work has reached a random point. The seed is printed; FOLIO_KILL_SEED
+//! repeats a sequence.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::engine::{assert_consistent, open, snapshot, write_hotpotqa_passages};
+use serde_json::Value;
+use sqlx::sqlite::SqliteConnectOptions;
+use sqlx::ConnectOptions;
+
+/// Kills per stage; three stages make 21.
+const KILLS: usize = 7;
+
+/// A small deterministic generator (xorshift64*): the test needs
+/// repeatable randomness, not a dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn seeded() -> Rng {
+        let seed = std::env::var("FOLIO_KILL_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap()
+                    .as_nanos() as u64
+            });
+        eprintln!("kill points from FOLIO_KILL_SEED={seed}");
+        Rng(seed | 1)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) % n.max(1)
+    }
+}
+
+fn folio(data_dir: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_folio"));
+    command
+        .env("FOLIO_CONFIG", "/dev/null")
+        .env("FOLIO_LLM_THREADS", "1")
+        .arg("--data-dir")
+        .arg(data_dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    command
+}
+
+fn run_to_the_end(mut command: Command, what: &str) {
+    let out = command.stderr(Stdio::piped()).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{what} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A count read from a store another process is writing, without migrating
+/// or otherwise touching it; 0 while there is no store yet.
+async fn count_in(db: &Path, sql: &str) -> u64 {
+    if !db.exists() {
+        return 0;
+    }
+    let connected = SqliteConnectOptions::new()
+        .filename(db)
+        .read_only(true)
+        .connect()
+        .await;
+    let Ok(mut connection) = connected else {
+        return 0;
+    };
+    sqlx::query_scalar::<_, i64>(sql)
+        .fetch_one(&mut connection)
+        .await
+        .map_or(0, |n| n as u64)
+}
+
+/// Runs `start` and kills it with SIGKILL `KILLS` times, each at a random
+/// point; `progress` says how much of `total` is done. Returns how many
+/// kills there were: fewer when a run finished before its kill came.
+async fn kill_repeatedly<F, P, C>(
+    rng: &mut Rng,
+    total: u64,
+    start: impl Fn() -> Command,
+    progress: F,
+    mut after_kill: C,
+) -> usize
+where
+    F: Fn() -> P,
+    P: std::future::Future<Output = u64>,
+    C: AsyncFnMut(usize),
+{
+    for kill in 0..KILLS {
+        let done = progress().await;
+        let mut child: Child = start().spawn().unwrap();
+        let started = Instant::now();
+        let early = Duration::from_millis(200 + rng.below(1500));
+        let target = done + 1 + rng.below(total.saturating_sub(done + 1).max(1));
+        loop {
+            if child.try_wait().unwrap().is_some() {
+                return kill;
+            }
+            let due = if kill % 2 == 0 {
+                started.elapsed() >= early
+            } else {
+                progress().await >= target
+            };
+            if due {
+                break;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(600),
+                "no progress in 10 minutes"
+            );
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        after_kill(kill).await;
+    }
+    KILLS
+}
+
+/// What a restart finds: a consistent store whose unfinished job, if any,
+/// is seen as interrupted and so is taken up again.
+async fn assert_recoverable(data_dir: &Path) {
+    if !data_dir.join("folio.sqlite").exists() {
+        return;
+    }
+    let library = open(data_dir).await;
+    assert_consistent(&library).await;
+    let status = library.status().await.unwrap();
+    for job in &status.jobs {
+        assert!(
+            job.state != folio::store::JobState::Running || job.interrupted,
+            "a killed job still looks alive: {job:?}"
+        );
+    }
+    library.store().close().await;
+}
+
+/// The graph as (source text, target text, class): chunk ids differ from
+/// one library to another, their texts do not.
+async fn gain_edges(data_dir: &Path) -> Vec<(String, String, String)> {
+    let library = open(data_dir).await;
+    let edges = sqlx::query_as(
+        "SELECT s.text, t.text, e.class FROM gain_edges e \
+         JOIN chunks s ON s.id = e.source_chunk JOIN chunks t ON t.id = e.target_chunk \
+         ORDER BY 1, 2",
+    )
+    .fetch_all(library.store().pool())
+    .await
+    .unwrap();
+    library.store().close().await;
+    edges
+}
+
+/// An evaluation's answers by question and method.
+fn answers(out: &Path) -> BTreeMap<(String, String), (String, Option<String>)> {
+    std::fs::read_to_string(out.join("results.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .map(|r| {
+            let key = (
+                r["question_id"].as_str().unwrap().to_string(),
+                r["spec"].as_str().unwrap().to_string(),
+            );
+            let answer = r["answer"].as_str().map(str::to_string);
+            (key, (r["status"].as_str().unwrap().to_string(), answer))
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn twenty_one_kills_in_ingestion_graph_building_and_evaluation() {
+    let mut rng = Rng::seeded();
+    let root = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(root.path()).unwrap();
+    let mut kills = Vec::new();
+
+    // Ingestion.
+    const FILES: u64 = 1500;
+    let corpus = root.join("passages");
+    std::fs::create_dir(&corpus).unwrap();
+    write_hotpotqa_passages(&corpus, FILES as usize);
+    let crashed = root.join("ingest-killed");
+    let db = crashed.join("folio.sqlite");
+    let add = || {
+        let mut c = folio(&crashed);
+        c.arg("add").arg(&corpus);
+        c
+    };
+    let documents = || count_in(&db, "SELECT COUNT(*) FROM documents");
+    kills.push(
+        kill_repeatedly(&mut rng, FILES, add, documents, async |_| {
+            assert_recoverable(&crashed).await
+        })
+        .await,
+    );
+    run_to_the_end(add(), "the last folio add");
+    let clean = root.join("ingest-clean");
+    run_to_the_end(
+        {
+            let mut c = folio(&clean);
+            c.arg("add").arg(&corpus);
+            c
+        },
+        "a clean folio add",
+    );
+    let (a, b) = (open(&crashed).await, open(&clean).await);
+    assert_consistent(&a).await;
+    assert_eq!(snapshot(&a).await, snapshot(&b).await);
+    a.store().close().await;
+    b.store().close().await;
+
+    // Graph building, with the real model, over a small library.
+    let small = root.join("small");
+    std::fs::create_dir(&small).unwrap();
+    write_hotpotqa_passages(&small, 40);
+    let graph_dirs = [root.join("graph-killed"), root.join("graph-clean")];
+    for dir in &graph_dirs {
+        let mut c = folio(dir);
+        c.arg("add").arg(&small);
+        run_to_the_end(c, "folio add for the graph");
+    }
+    let build = |dir: &Path| {
+        let mut c = folio(dir);
+        c.args(["graph", "build", "--n", "2"]);
+        c
+    };
+    let graph_db = graph_dirs[0].join("folio.sqlite");
+    let chunks = count_in(&graph_db, "SELECT COUNT(*) FROM chunks").await;
+    let scored = || count_in(&graph_db, "SELECT COUNT(*) FROM gain_nodes");
+    kills.push(
+        kill_repeatedly(
+            &mut rng,
+            chunks,
+            || build(&graph_dirs[0]),
+            scored,
+            async |_| assert_recoverable(&graph_dirs[0]).await,
+        )
+        .await,
+    );
+    run_to_the_end(build(&graph_dirs[0]), "the last graph build");
+    run_to_the_end(build(&graph_dirs[1]), "a clean graph build");
+    let killed_edges = gain_edges(&graph_dirs[0]).await;
+    assert!(!killed_edges.is_empty());
+    assert_eq!(killed_edges, gain_edges(&graph_dirs[1]).await);
+
+    // An evaluation: its own index, then one answer after another.
+    let dataset = root.join("dev.jsonl");
+    let questions: Vec<String> =
+        std::fs::read_to_string(common::engine::shared_eval().join("hotpotqa/dev.jsonl"))
+            .unwrap()
+            .lines()
+            .take(6)
+            .map(|l| format!("{l}\n"))
+            .collect();
+    std::fs::write(&dataset, questions.concat()).unwrap();
+    let eval = |out: &PathBuf| {
+        let mut c = folio(&root.join("unused"));
+        c.arg("eval")
+            .arg("--dataset")
+            .arg(&dataset)
+            .arg("--corpus")
+            .arg(&small)
+            .args(["--methods", "llm-only,vanilla-rag", "-k", "3"])
+            .args(["--temperature", "0", "--max-tokens", "48", "--out"])
+            .arg(out);
+        c
+    };
+    let (killed_out, clean_out) = (root.join("eval-killed"), root.join("eval-clean"));
+    let rows = || async {
+        std::fs::read_to_string(killed_out.join("results.jsonl"))
+            .map_or(0, |t| t.lines().count() as u64)
+    };
+    kills.push(
+        kill_repeatedly(
+            &mut rng,
+            2 * questions.len() as u64,
+            || eval(&killed_out),
+            rows,
+            async |_| assert_recoverable(&killed_out.join("index")).await,
+        )
+        .await,
+    );
+    run_to_the_end(eval(&killed_out), "the last folio eval");
+    run_to_the_end(eval(&clean_out), "a clean folio eval");
+    assert_eq!(answers(&killed_out), answers(&clean_out));
+
+    eprintln!(
+        "kills survived: ingestion {}, graph {}, evaluation {}",
+        kills[0], kills[1], kills[2]
+    );
+    assert!(
+        kills.iter().all(|&k| k == KILLS),
+        "a stage finished before all its kills: {kills:?}"
+    );
+}
