@@ -146,37 +146,84 @@ fn finish(tree: &StructureTree, p: Pending) -> ChunkPlan {
 }
 
 /// Pieces of at most `sizes.target` characters, cut between sentences, and
-/// between words only when one sentence alone is too long.
+/// between words only when one sentence alone is too long. A word longer
+/// than a piece (a URL, a base64 blob, Thai or Lao, which put no spaces
+/// between words) is cut between grapheme clusters, and a cluster that long
+/// between characters, so no piece ever exceeds the embedding window.
 fn split_long(text: &str, sizes: ChunkSizes) -> Vec<String> {
-    let mut pieces = Vec::new();
-    let mut cur = String::new();
-    let mut cur_len = 0;
-    for sentence in text.split_sentence_bounds() {
-        let len = sentence.chars().count();
-        if cur_len + len > sizes.target && cur_len > 0 {
-            pieces.push(std::mem::take(&mut cur).trim().to_string());
-            cur_len = 0;
+    let mut pieces = Pieces {
+        target: sizes.target,
+        done: Vec::new(),
+        cur: String::new(),
+        cur_len: 0,
+    };
+    pieces.add(
+        text,
+        &[Cut::Sentences, Cut::Words, Cut::Graphemes, Cut::Chars],
+    );
+    pieces.finish()
+}
+
+/// Ways to cut text, coarsest first.
+#[derive(Clone, Copy)]
+enum Cut {
+    Sentences,
+    Words,
+    Graphemes,
+    Chars,
+}
+
+impl Cut {
+    fn parts(self, text: &str) -> Vec<&str> {
+        match self {
+            Cut::Sentences => text.split_sentence_bounds().collect(),
+            Cut::Words => text.split_word_bounds().collect(),
+            Cut::Graphemes => text.graphemes(true).collect(),
+            Cut::Chars => text
+                .char_indices()
+                .map(|(i, c)| &text[i..i + c.len_utf8()])
+                .collect(),
         }
-        if len > sizes.target {
-            for word in sentence.split_word_bounds() {
-                let wlen = word.chars().count();
-                if cur_len + wlen > sizes.target && cur_len > 0 {
-                    pieces.push(std::mem::take(&mut cur).trim().to_string());
-                    cur_len = 0;
+    }
+}
+
+/// Pieces being filled in order, each up to `target` characters.
+struct Pieces {
+    target: usize,
+    done: Vec<String>,
+    cur: String,
+    cur_len: usize,
+}
+
+impl Pieces {
+    /// Adds `text` to the current piece, or starts a new one when it does
+    /// not fit; text too long for any piece is cut with the first of `cuts`
+    /// and its parts added with the finer ones.
+    fn add(&mut self, text: &str, cuts: &[Cut]) {
+        let len = text.chars().count();
+        if self.cur_len + len > self.target && self.cur_len > 0 {
+            self.done
+                .push(std::mem::take(&mut self.cur).trim().to_string());
+            self.cur_len = 0;
+        }
+        match cuts.split_first() {
+            Some((cut, finer)) if len > self.target => {
+                for part in cut.parts(text) {
+                    self.add(part, finer);
                 }
-                cur.push_str(word);
-                cur_len += wlen;
             }
-        } else {
-            cur.push_str(sentence);
-            cur_len += len;
+            _ => {
+                self.cur.push_str(text);
+                self.cur_len += len;
+            }
         }
     }
-    if !cur.trim().is_empty() {
-        pieces.push(cur.trim().to_string());
+
+    fn finish(mut self) -> Vec<String> {
+        self.done.push(self.cur.trim().to_string());
+        self.done.retain(|p| !p.is_empty());
+        self.done
     }
-    pieces.retain(|p| !p.is_empty());
-    pieces
 }
 
 #[cfg(test)]
@@ -250,6 +297,24 @@ mod tests {
         assert!(chunks
             .iter()
             .all(|c| c.text.split(' ').all(|w| w == "word")));
+    }
+
+    #[test]
+    fn a_word_longer_than_target_is_cut_between_graphemes() {
+        let thai = "ภาษาไทยไม่เว้นวรรคระหว่างคำ".repeat(10);
+        let url = format!("https://example.org/{}", "a".repeat(300));
+        let zalgo = format!("e{}", "\u{301}".repeat(150));
+        let sizes = ChunkSizes {
+            target: 40,
+            max: 60,
+        };
+        for word in [thai, url, zalgo] {
+            let chunks = chunk(&tree_with(&[&word]), sizes);
+            assert!(chunks.len() > 1);
+            assert!(chunks.iter().all(|c| c.text.chars().count() <= 40));
+            let rejoined: String = chunks.iter().map(|c| c.text.as_str()).collect();
+            assert_eq!(rejoined, word);
+        }
     }
 
     #[test]
