@@ -79,13 +79,24 @@ pub fn heading(line: &str) -> Option<(usize, String)> {
 /// Heading text without decoration models add: numbering, closing hashes,
 /// bold markers, a `[Section Title]`-style bracket pair, a stray placeholder.
 pub fn clean_heading(text: &str) -> String {
-    let text = text.replace(PLACEHOLDER, "").replace("**", "");
+    let text = without_placeholders(&text.replace("**", ""));
     let mut text = without_numbering(text.trim())
         .trim_end_matches('#')
         .trim()
         .to_string();
     if text.starts_with('[') && text.ends_with(']') && text.len() >= 2 {
         text = text[1..text.len() - 1].trim().to_string();
+    }
+    text
+}
+
+/// `text` with no placeholder left, not even one that removing another
+/// closes up (`<TO BE <TO BE FILLED>FILLED>`): a placeholder in parsed text
+/// would make a filled slot look empty to the model.
+pub fn without_placeholders(text: &str) -> String {
+    let mut text = text.to_string();
+    while text.contains(PLACEHOLDER) {
+        text = text.replace(PLACEHOLDER, "");
     }
     text
 }
@@ -139,6 +150,10 @@ mod tests {
             Some((2, "Career".into()))
         );
         assert_eq!(heading("#1: Early life"), Some((1, "Early life".into())));
+        assert_eq!(
+            heading("## Career <TO BE <TO BE **FILLED>FILLED>"),
+            Some((2, "Career".into()))
+        );
         assert_eq!(heading("## 2. Career"), Some((2, "Career".into())));
         assert_eq!(heading("## 1984 in film"), Some((2, "1984 in film".into())));
         assert!(same_heading("Early life:", "early LIFE"));

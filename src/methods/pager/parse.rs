@@ -3,7 +3,9 @@
 //! every parser repairs what it safely can and reports each repair; what it
 //! cannot repair is an error the caller retries or records.
 
-use super::page::{clean_heading, heading, same_heading, unfenced, Page, PLACEHOLDER};
+use super::page::{
+    clean_heading, heading, same_heading, unfenced, without_placeholders, Page, PLACEHOLDER,
+};
 
 const OUTLINE_MARKER: &str = "<OUTLINE>";
 /// Longer sub-queries are cut: a retrieval query is a line, not an essay.
@@ -42,12 +44,13 @@ pub fn outline(
                 .lines()
                 .position(|l| heading(l).is_some())
                 .unwrap_or(0);
+            // Measured with the line endings `lines()` drops: "\r\n" is
+            // two bytes, and a wrong count can cut inside a character.
             let split = reply
-                .lines()
+                .split_inclusive('\n')
                 .take(first_heading)
-                .map(|l| l.len() + 1)
-                .sum::<usize>()
-                .min(reply.len());
+                .map(str::len)
+                .sum::<usize>();
             (&reply[..split], &reply[split..])
         }
     };
@@ -144,7 +147,7 @@ pub fn fill(reply: &str, page: &Page, slot: usize) -> Result<Repaired<String>, R
     let mut text = body_lines.join("\n");
     if text.contains(PLACEHOLDER) {
         repairs.push("removed a leftover <TO BE FILLED> marker".into());
-        text = text.replace(PLACEHOLDER, "");
+        text = without_placeholders(&text);
     }
     let text = text.trim().to_string();
     if text.is_empty() {
@@ -235,7 +238,7 @@ pub fn summary(reply: &str) -> Result<Repaired<(String, bool)>, ReplyError> {
 /// this question is:" and a copied placeholder never are, even alone.
 fn query_lines(reply: &str) -> Vec<String> {
     unfenced(reply)
-        .map(|l| clean_query(&l.replace(PLACEHOLDER, "")))
+        .map(|l| clean_query(&without_placeholders(l)))
         .filter(|q| !q.is_empty() && !q.ends_with(':'))
         .collect()
 }
@@ -252,7 +255,9 @@ fn clean_query(line: &str) -> String {
         "query:",
         "question:",
     ] {
-        if q.len() >= label.len() && q[..label.len()].eq_ignore_ascii_case(label) {
+        if q.get(..label.len())
+            .is_some_and(|start| start.eq_ignore_ascii_case(label))
+        {
             q = q[label.len()..].trim();
         }
     }
@@ -331,6 +336,13 @@ mod tests {
     }
 
     #[test]
+    fn reasoning_before_headings_is_cut_after_its_crlf_lines() {
+        let parsed = outline("a\r\nb\r\né\n## H\n", "q", 5).unwrap();
+        assert_eq!(parsed.value.0, "a\r\nb\r\né");
+        assert_eq!(headings(&parsed.value.1), ["H"]);
+    }
+
+    #[test]
     fn list_items_stand_in_for_missing_headings() {
         let parsed = outline("<OUTLINE>\n1. Birth place\n2) Career\n- Family", "q", 5).unwrap();
         assert_eq!(
@@ -384,6 +396,12 @@ mod tests {
             fill("## B\n<TO BE FILLED>\n## C", &page(), 1),
             Err(ReplyError::EmptyFill)
         );
+        assert_eq!(
+            fill("B text <TO BE <TO BE FILLED>FILLED>", &page(), 1)
+                .unwrap()
+                .value,
+            "B text"
+        );
         let lead = fill("B text.\n## C\nmore", &page(), 1).unwrap();
         assert_eq!(lead.value, "B text.");
         assert_eq!(lead.repairs.len(), 1);
@@ -410,6 +428,11 @@ mod tests {
             "f",
         );
         assert_eq!(lead_in.value, "mutable variables let mut");
+        assert_eq!(sub_query("questio€ more", "f").value, "questio€ more");
+        assert_eq!(
+            sub_query("<TO BE <TO BE FILLED>FILLED> query", "f").value,
+            "query"
+        );
         let alone = sub_query("The answer to this question is:", "f");
         assert_eq!(alone.value, "f");
         assert_eq!(alone.repairs.len(), 1);
