@@ -76,12 +76,16 @@ fn parse_line(line: &str, out: &mut Reply) {
     }
 }
 
-/// The ids after a tag: numbers separated by commas, spaces or "and", up to
+/// The ids after a tag: numbers separated by commas, semicolons, "and" or
+/// any whitespace (a reply may end in the `\r` of a cut CRLF), up to
 /// the first `:` (the grounding prefix) or anything that is not a number.
 fn read_ids(kind: ActionKind, body: &str, out: &mut Reply) {
     let ids = body.split(':').next().unwrap_or_default();
     let mut found = false;
-    for word in ids.split([',', ' ', ';']).filter(|w| !w.is_empty()) {
+    for word in ids
+        .split(|c: char| c.is_whitespace() || matches!(c, ',' | ';'))
+        .filter(|w| !w.is_empty())
+    {
         if word.eq_ignore_ascii_case("and") {
             continue;
         }
@@ -193,6 +197,12 @@ mod tests {
         let r = parse("The answer is in node 12.\n[ANSWER] 12");
         assert_eq!(r.actions, [(Answer, 12)]);
         assert_eq!(r.ignored[0].text, "The answer is in node 12.");
+    }
+
+    #[test]
+    fn ids_end_at_any_whitespace() {
+        assert_eq!(actions("[ANSWER] 5\r"), [(Answer, 5)]);
+        assert_eq!(actions("[ANSWER]\t1\t2"), [(Answer, 1), (Answer, 2)]);
     }
 
     #[test]
