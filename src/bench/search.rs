@@ -408,7 +408,7 @@ fn synthetic_document(
             node_ordinals: vec![node],
             span: Span::default(),
             text_hash: rng.next_u64() as i64,
-            vector: Some(vector_blob(&vector)),
+            vector: Some(vector_blob(&vector).into()),
         });
     }
     Ok(DocumentWrite::Indexed {

@@ -425,11 +425,12 @@ impl Ingestor {
             }
         }
         let hashes: Vec<i64> = inputs.keys().copied().collect();
-        let mut vectors: HashMap<i64, Vec<u8>> = self
+        let mut vectors: HashMap<i64, Arc<[u8]>> = self
             .store
             .vectors_by_text_hash(&self.space, &hashes)
             .await?
             .into_iter()
+            .map(|(h, v)| (h, Arc::from(v)))
             .collect();
         summary.chunks_reused += vectors.len() as u64;
         let missing: Vec<(i64, String)> = inputs
@@ -444,7 +445,7 @@ impl Ingestor {
                 .map_err(|e| Error::Task(e.to_string()))??;
             summary.chunks_embedded += computed.len() as u64;
             for ((h, _), v) in missing.iter().zip(computed) {
-                vectors.insert(*h, vector_blob(&v));
+                vectors.insert(*h, Arc::from(vector_blob(&v)));
             }
         }
         for w in &mut writes {

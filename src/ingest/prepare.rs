@@ -79,6 +79,9 @@ pub fn prepare(entry: FileEntry, stored_hash: Option<&str>, limits: &Limits) -> 
         .unwrap_or_default();
     // A loader bug on one hostile file must fail that file, not the batch.
     let loaded = catch_unwind(AssertUnwindSafe(|| load(entry.format, &bytes, &title)));
+    // The tree holds the text now; the file's bytes would only add their
+    // size to the peak while chunking.
+    drop(bytes);
     match loaded {
         Ok(Ok(doc)) => {
             let chunks = chunk(&doc.tree, limits.chunk_sizes);

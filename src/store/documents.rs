@@ -4,6 +4,8 @@
 //! written per input byte low (a commit per small file would rewrite the same
 //! B-tree pages hundreds of times).
 
+use std::sync::Arc;
+
 use serde::Serialize;
 use sqlx::{Sqlite, Transaction};
 
@@ -12,7 +14,9 @@ use super::{now_ms, Result, Store, StoreError};
 use crate::ingest::structure_tree::{NodeKind, Span, StructureTree};
 
 /// One chunk ready to store; `vector` is the little-endian f32 blob of its
-/// embedding under the active vector space.
+/// embedding under the active vector space, shared between chunks with the
+/// same text (a file that repeats one paragraph 100,000 times holds one
+/// vector, not 100,000 copies).
 #[derive(Debug, Clone)]
 pub struct ChunkWrite {
     pub text: String,
@@ -20,7 +24,7 @@ pub struct ChunkWrite {
     pub node_ordinals: Vec<usize>,
     pub span: Span,
     pub text_hash: i64,
-    pub vector: Option<Vec<u8>>,
+    pub vector: Option<Arc<[u8]>>,
 }
 
 #[derive(Debug, Clone)]
@@ -464,7 +468,7 @@ async fn write_one(
                 if let Some(v) = &c.vector {
                     sqlx::query("INSERT INTO chunk_vectors(rowid, embedding) VALUES (?, ?)")
                         .bind(chunk_id)
-                        .bind(v)
+                        .bind(&**v)
                         .execute(&mut **tx)
                         .await?;
                 }
