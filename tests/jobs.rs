@@ -1,5 +1,5 @@
 //! Job ownership and lifecycle: one worker per job, cancelled work resumes,
-//! a vanished root keeps its index.
+//! a vanished root keeps its index, a job's write waits for another's.
 
 mod common;
 
@@ -7,7 +7,8 @@ use std::sync::atomic::Ordering;
 
 use common::engine::{ingest, open, scalar};
 use folio::events::EngineEvent;
-use folio::store::JobState;
+use folio::graph::Rubric;
+use folio::store::{JobState, NodeScoring};
 
 fn corpus(n: usize) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -175,4 +176,40 @@ async fn a_root_that_disappears_keeps_its_index_until_removed() {
     assert_eq!(scalar(&library, "SELECT COUNT(*) FROM documents").await, 0);
     assert_eq!(scalar(&library, "SELECT COUNT(*) FROM chunks").await, 0);
     assert!(library.remove(&canonical).await.is_err());
+}
+
+/// Jobs of the app, or two processes, write the same index at once. A graph
+/// node is written with a read first; begun as a deferred transaction, its
+/// write failed at once with "database is locked" while the other held the
+/// write lock, and the whole graph build stopped. It now waits its turn.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_write_that_reads_first_waits_for_another_connections_write() {
+    let (data, docs) = (tempfile::tempdir().unwrap(), corpus(3));
+    let (a, b) = (open(data.path()).await, open(data.path()).await);
+    ingest(&a, docs.path()).await;
+    let chunk_id = scalar(&a, "SELECT MIN(id) FROM chunks").await;
+
+    let mut other = b.store().pool().begin_with("BEGIN IMMEDIATE").await.unwrap();
+    sqlx::query("UPDATE jobs SET updated_at = updated_at")
+        .execute(&mut *other)
+        .await
+        .unwrap();
+    let release = tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        other.commit().await.unwrap();
+    });
+    let node = NodeScoring {
+        chunk_id,
+        rubric: Rubric::Coarse,
+        model: "a model".into(),
+        outcome: Ok(Vec::new()),
+        calls: 1,
+        prompt_tokens: 10,
+        cached_tokens: 0,
+        completion_tokens: 2,
+    };
+    let written = a.store().write_gain_node(&node, None).await;
+    release.await.unwrap();
+    written.expect("the node waits for the other write instead of failing");
+    assert_eq!(scalar(&a, "SELECT COUNT(*) FROM gain_nodes").await, 1);
 }

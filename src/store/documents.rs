@@ -149,7 +149,7 @@ impl Store {
         space: &VectorSpace,
         progress: Option<BatchProgress>,
     ) -> Result<()> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         for w in writes {
             write_one(&mut tx, w, space).await?;
         }

@@ -69,7 +69,7 @@ impl Store {
 
     /// Returns whether a folder was registered under that path.
     pub async fn remove_folder(&self, path: &str) -> Result<bool> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         let done = sqlx::query("DELETE FROM folders WHERE path = ?")
             .bind(path)
             .execute(&mut *tx)

@@ -60,7 +60,7 @@ impl Store {
         node: &NodeScoring,
         job: Option<(i64, i64)>,
     ) -> Result<NodeWritten> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         let exists: Option<i64> = sqlx::query_scalar("SELECT id FROM chunks WHERE id = ?")
             .bind(node.chunk_id)
             .fetch_optional(&mut *tx)

@@ -20,6 +20,7 @@ use std::time::Duration;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
+use sqlx::{Sqlite, Transaction};
 
 pub use documents::{
     BatchProgress, ChunkRecord, ChunkWrite, DocumentPage, DocumentRecord, DocumentWrite,
@@ -83,6 +84,15 @@ impl Store {
 
     pub fn pool(&self) -> &SqlitePool {
         &self.pool
+    }
+
+    /// A transaction that writes. It takes the write lock when it begins
+    /// (`BEGIN IMMEDIATE`, waiting up to the busy timeout): a deferred one
+    /// that reads first must upgrade later, and SQLite refuses that upgrade
+    /// at once with SQLITE_BUSY whenever another connection is writing (a
+    /// graph build died that way beside an ingestion).
+    pub(crate) async fn begin_write(&self) -> Result<Transaction<'static, Sqlite>> {
+        Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?)
     }
 
     pub async fn close(&self) {

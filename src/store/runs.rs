@@ -164,7 +164,7 @@ impl Store {
     /// Records the outcome and every model call in one transaction, so a run
     /// is either still running or complete with its calls.
     pub async fn finish_run(&self, id: i64, outcome: &RunOutcome) -> Result<()> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         let prompt_tokens: i64 = outcome.calls.iter().map(|c| c.prompt_tokens).sum();
         let completion_tokens: i64 = outcome.calls.iter().map(|c| c.completion_tokens).sum();
         sqlx::query(
@@ -232,7 +232,7 @@ impl Store {
 
     /// Forgets a run and its model calls; returns whether it existed.
     pub async fn delete_run(&self, id: i64) -> Result<bool> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         sqlx::query("DELETE FROM llm_calls WHERE run_id = ?")
             .bind(id)
             .execute(&mut *tx)

@@ -48,7 +48,7 @@ impl Store {
     /// Returns the space and whether it was (re)created, in which case every
     /// chunk now waits for re-embedding.
     pub async fn ensure_vector_space(&self, name: &str, dim: usize) -> Result<(VectorSpace, bool)> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         sqlx::query(
             "INSERT INTO embedding_models(name, dim) VALUES (?, ?) ON CONFLICT(name) DO NOTHING",
         )
@@ -165,7 +165,7 @@ impl Store {
         space: &VectorSpace,
         vectors: &[(i64, Vec<f32>)],
     ) -> Result<()> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         for (chunk_id, v) in vectors {
             sqlx::query("DELETE FROM chunk_vectors WHERE rowid = ?")
                 .bind(chunk_id)
