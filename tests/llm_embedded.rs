@@ -1,7 +1,7 @@
 //! The embedded llama.cpp backend on the kit's real SmolLM2-135M: answers with
 //! usage and log-probabilities, streams exactly what it returns, honours
 //! max_tokens, stop strings, cancellation and timeouts, serves concurrent
-//! callers from one shared model, and turns bad files and oversized prompts
+//! callers from one shared model (background requests last), and turns bad files and oversized prompts
 //! into typed errors instead of crashes.
 
 use std::path::PathBuf;
@@ -269,6 +269,78 @@ async fn concurrent_chats_on_one_model_all_succeed() {
     while let Some(joined) = set.join_next().await {
         assert_eq!(joined.unwrap().unwrap().text, answers[0].text);
     }
+}
+
+/// A request the model is busy with for a few seconds: its reply is held by
+/// a grammar to 400 letters, which SmolLM2 cannot end early.
+fn long_reply() -> GenerateOptions {
+    GenerateOptions {
+        grammar: Some("root ::= [a-z ]{400}\n".into()),
+        ..greedy(600)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn background_requests_wait_for_the_others_and_time_only_their_own_work() {
+    // A context size of its own: another test's requests share no queue with these.
+    let llm = EmbeddedLlm::load(&settings(kit_model(), 1536))
+        .await
+        .unwrap();
+    let finished: Arc<Mutex<Vec<&str>>> = Arc::default();
+    let chat = |name: &'static str,
+                options: GenerateOptions,
+                first_token: Option<tokio::sync::oneshot::Sender<()>>| {
+        let (llm, finished) = (llm.clone(), finished.clone());
+        tokio::spawn(async move {
+            let first_token = Mutex::new(first_token);
+            let sink = |_: &str| {
+                if let Some(tx) = first_token.lock().unwrap().take() {
+                    let _ = tx.send(());
+                }
+            };
+            let cancel = CancellationToken::new();
+            let result = llm
+                .chat(ChatRequest {
+                    messages: &question(),
+                    options: &options,
+                    on_token: Some(&sink),
+                    cancel: &cancel,
+                })
+                .await;
+            finished.lock().unwrap().push(name);
+            result
+        })
+    };
+
+    let (started, running) = tokio::sync::oneshot::channel();
+    let busy = chat("busy", long_reply(), Some(started));
+    running.await.unwrap();
+    // Queued behind the busy request, the background one first.
+    let patient = Duration::from_secs(2);
+    let queued = std::time::Instant::now();
+    let background = chat(
+        "background",
+        GenerateOptions {
+            background: true,
+            timeout: patient,
+            ..greedy(4)
+        },
+        None,
+    );
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let waited_for = chat("waited for", greedy(4), None);
+
+    busy.await.unwrap().unwrap();
+    waited_for.await.unwrap().unwrap();
+    let background = background.await.unwrap();
+    let waited = queued.elapsed();
+    assert_eq!(
+        *finished.lock().unwrap(),
+        ["busy", "waited for", "background"]
+    );
+    // It spent longer than its timeout in the queue and still answered.
+    assert!(waited > patient, "the busy request ended after {waited:?}");
+    assert_eq!(background.unwrap().usage.completion_tokens, 4);
 }
 
 #[tokio::test]

@@ -75,6 +75,7 @@ impl Scorer<'_> {
             timeout: self.timeout,
             grammar: Some(self.rubric.grammar(&labels)),
             cache_prefix: self.reuse_prefix,
+            background: true,
             ..GenerateOptions::default()
         };
         let mut scored = Scored {

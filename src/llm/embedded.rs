@@ -7,18 +7,22 @@
 //!   context size, GPU layers, threads); [`EmbeddedLlm::load`] hands every
 //!   later caller the same [`Arc`] while anyone still holds it.
 //! - One worker thread owns the model and its single context and answers
-//!   requests one at a time, in arrival order, with an empty KV cache each
-//!   time unless a request asks to reuse the prefix it shares with the
-//!   previous such request (`cache_prefix`). Concurrent [`Llm::chat`] calls
-//!   simply queue.
-//! - `timeout` covers queueing and generation; `cancel` is honoured while
-//!   queued and before every generated token; a caller that goes away (its
-//!   future dropped) stops the generation at the next token too.
+//!   requests one at a time, with an empty KV cache each time unless a
+//!   request asks to reuse the prefix it shares with the previous such
+//!   request (`cache_prefix`). Concurrent [`Llm::chat`] calls queue: those
+//!   someone waits for in arrival order, `background` ones only when no
+//!   other request waits.
+//! - `timeout` covers queueing and generation, except for a `background`
+//!   request, whose clock starts when the worker takes it up; `cancel` is
+//!   honoured while queued and before every generated token; a caller that
+//!   goes away (its future dropped) stops the generation at the next token
+//!   too.
 //! - Streamed pieces concatenate to exactly the returned text; a stop string
 //!   ends the answer and appears in neither.
 //! - llama.cpp's own logging is silenced so the CLI's output stays clean;
 //!   set `FOLIO_LLAMA_LOGS=1` to see it (e.g. why a file did not load).
 
+use std::collections::VecDeque;
 use std::num::NonZeroU32;
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
@@ -125,8 +129,40 @@ struct Job {
 }
 
 enum Event {
+    /// The worker has taken the request up.
+    Started,
     Piece(String),
     Done(Result<Completion>),
+}
+
+/// Requests in the order the worker answers them: every one someone waits
+/// for, in arrival order, before any background one.
+#[derive(Default)]
+struct Waiting {
+    now: VecDeque<Job>,
+    background: VecDeque<Job>,
+}
+
+impl Waiting {
+    /// The next request to answer, after taking in all that have arrived;
+    /// blocks while none is queued, and is `None` once every sender is gone.
+    fn next(&mut self, queue: &mpsc::Receiver<Job>) -> Option<Job> {
+        while let Ok(job) = queue.try_recv() {
+            self.push(job);
+        }
+        if self.now.is_empty() && self.background.is_empty() {
+            self.push(queue.recv().ok()?);
+        }
+        self.now.pop_front().or_else(|| self.background.pop_front())
+    }
+
+    fn push(&mut self, job: Job) {
+        if job.options.background {
+            self.background.push_back(job);
+        } else {
+            self.now.push_back(job);
+        }
+    }
 }
 
 impl EmbeddedLlm {
@@ -185,11 +221,13 @@ impl Llm for EmbeddedLlm {
         if request.cancel.is_cancelled() {
             return Err(LlmError::Cancelled);
         }
-        let now = tokio::time::Instant::now();
         // A timeout too large to add (a "never" in folio.toml) waits 30 years.
-        let deadline = now
-            .checked_add(options.timeout)
-            .unwrap_or_else(|| now + Duration::from_secs(30 * 365 * 86_400));
+        let deadline_from = |start: tokio::time::Instant| {
+            start
+                .checked_add(options.timeout)
+                .unwrap_or_else(|| start + Duration::from_secs(30 * 365 * 86_400))
+        };
+        let mut deadline = deadline_from(tokio::time::Instant::now());
         let (events, mut replies) = unbounded_channel();
         let job = Job {
             messages: request.messages.to_vec(),
@@ -198,9 +236,20 @@ impl Llm for EmbeddedLlm {
             events,
         };
         self.jobs.send(job).map_err(|_| worker_gone())?;
+        if options.background {
+            tokio::select! {
+                biased;
+                _ = request.cancel.cancelled() => return Err(LlmError::Cancelled),
+                event = replies.recv() => match event {
+                    Some(Event::Started) => deadline = deadline_from(tokio::time::Instant::now()),
+                    _ => return Err(worker_gone()),
+                },
+            }
+        }
         let answer = async {
             while let Some(event) = replies.recv().await {
                 match event {
+                    Event::Started => {}
                     Event::Piece(piece) => {
                         if let Some(sink) = request.on_token {
                             sink(&piece);
@@ -373,12 +422,13 @@ impl Worker {
         }
         // Ends when the last `EmbeddedLlm` handle drops its sender.
         let mut kept = KeptPrompt::default();
-        for job in queue {
+        let mut waiting = Waiting::default();
+        while let Some(job) = waiting.next(&queue) {
             // A poisoned lock only means another model's request panicked.
             let _turn = COMPUTE
                 .lock()
                 .unwrap_or_else(|poisoned| poisoned.into_inner());
-            if job.cancel.is_cancelled() || job.events.is_closed() {
+            if job.cancel.is_cancelled() || job.events.send(Event::Started).is_err() {
                 continue;
             }
             ctx.reset_timings();

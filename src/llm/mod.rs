@@ -89,6 +89,11 @@ pub struct GenerateOptions {
     /// otherwise, so every other answer is computed from scratch and stays
     /// reproducible to the bit.
     pub cache_prefix: bool,
+    /// Nobody is waiting on this reply (the graph build): the embedded
+    /// model answers every other queued request first, and the timeout
+    /// counts from when it takes this one up, so background work neither
+    /// delays a question nor fails for having waited behind one.
+    pub background: bool,
 }
 
 impl Default for GenerateOptions {
@@ -102,6 +107,7 @@ impl Default for GenerateOptions {
             seed: DEFAULT_SEED,
             grammar: None,
             cache_prefix: false,
+            background: false,
         }
     }
 }
