@@ -855,7 +855,7 @@ impl Library {
     /// similarity: iG²RAG's seeds.
     pub async fn nearest(&self, query: &str, k: usize) -> Result<Vec<(i64, f64)>> {
         let (embedder, _) = self.model().await?;
-        let vector = embedder.embed_one(query)?;
+        let vector = embedder.embed_one_off_executor(query).await?;
         let memory = self.memory_vectors().await?;
         crate::retrieve::rank_with_vector(
             &self.store,

@@ -440,7 +440,7 @@ impl Ingestor {
         if !missing.is_empty() {
             let embedder = self.embedder.clone();
             let texts: Vec<String> = missing.iter().map(|(_, t)| t.clone()).collect();
-            let computed = tokio::task::spawn_blocking(move || embedder.embed(&texts))
+            let computed = tokio::task::spawn_blocking(move || embedder.embed_bulk(&texts))
                 .await
                 .map_err(|e| Error::Task(e.to_string()))??;
             summary.chunks_embedded += computed.len() as u64;
@@ -483,7 +483,7 @@ impl Ingestor {
                 .iter()
                 .map(|(_, heading, text)| crate::ingest::chunker::embedding_input(heading, text))
                 .collect();
-            let computed = tokio::task::spawn_blocking(move || embedder.embed(&texts))
+            let computed = tokio::task::spawn_blocking(move || embedder.embed_bulk(&texts))
                 .await
                 .map_err(|e| Error::Task(e.to_string()))??;
             tracker.summary.chunks_embedded += computed.len() as u64;

@@ -207,7 +207,7 @@ impl<'a> MethodContext<'a> {
     pub async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, MethodError> {
         self.timed_retrieval(async {
             let (embedder, _) = self.library.model().await?;
-            Ok(embedder.embed(texts)?)
+            Ok(embedder.embed_off_executor(texts.to_vec()).await?)
         })
         .await
     }

@@ -8,6 +8,8 @@ pub mod ppr;
 mod snippet;
 mod vector_index;
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use crate::embed::Embedder;
@@ -109,7 +111,7 @@ async fn dense(
 pub async fn retrieve(
     store: &Store,
     memory: Option<&VectorIndex>,
-    embedder: &Embedder,
+    embedder: &Arc<Embedder>,
     query: &str,
     k: usize,
     mode: SearchMode,
@@ -117,7 +119,7 @@ pub async fn retrieve(
     // The query is embedded only for the modes that use its vector.
     let vector = match mode {
         SearchMode::Bm25 => Vec::new(),
-        SearchMode::Dense | SearchMode::Hybrid => embedder.embed_one(query)?,
+        SearchMode::Dense | SearchMode::Hybrid => embedder.embed_one_off_executor(query).await?,
     };
     let ranked = rank_with_vector(store, memory, query, &vector, k, mode).await?;
     let ids: Vec<i64> = ranked.iter().map(|(id, _)| *id).collect();
@@ -137,7 +139,7 @@ pub async fn retrieve(
 pub async fn search(
     store: &Store,
     memory: Option<&VectorIndex>,
-    embedder: &Embedder,
+    embedder: &Arc<Embedder>,
     query: &str,
     k: usize,
     mode: SearchMode,
