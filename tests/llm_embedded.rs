@@ -281,7 +281,7 @@ fn long_reply() -> GenerateOptions {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn background_requests_wait_for_the_others_and_time_only_their_own_work() {
+async fn requests_are_timed_from_their_turn_and_background_ones_go_last() {
     // A context size of its own: another test's requests share no queue with these.
     let llm = EmbeddedLlm::load(&settings(kit_model(), 1536))
         .await
@@ -328,19 +328,27 @@ async fn background_requests_wait_for_the_others_and_time_only_their_own_work() 
         None,
     );
     tokio::time::sleep(Duration::from_millis(50)).await;
-    let waited_for = chat("waited for", greedy(4), None);
+    let waited_for = chat(
+        "waited for",
+        GenerateOptions {
+            timeout: patient,
+            ..greedy(4)
+        },
+        None,
+    );
 
     busy.await.unwrap().unwrap();
-    waited_for.await.unwrap().unwrap();
+    let waited_for_reply = waited_for.await.unwrap().unwrap();
     let background = background.await.unwrap();
     let waited = queued.elapsed();
     assert_eq!(
         *finished.lock().unwrap(),
         ["busy", "waited for", "background"]
     );
-    // It spent longer than its timeout in the queue and still answered.
+    // Both spent longer than their timeout in the queue and still answered.
     assert!(waited > patient, "the busy request ended after {waited:?}");
     assert_eq!(background.unwrap().usage.completion_tokens, 4);
+    assert_eq!(waited_for_reply.usage.completion_tokens, 4);
 }
 
 #[tokio::test]

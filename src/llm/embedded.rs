@@ -12,11 +12,11 @@
 //!   request (`cache_prefix`). Concurrent [`Llm::chat`] calls queue: those
 //!   someone waits for in arrival order, `background` ones only when no
 //!   other request waits.
-//! - `timeout` covers queueing and generation, except for a `background`
-//!   request, whose clock starts when the worker takes it up; `cancel` is
-//!   honoured while queued and before every generated token; a caller that
-//!   goes away (its future dropped) stops the generation at the next token
-//!   too.
+//! - `timeout` bounds the work on one request: its clock starts when the
+//!   worker takes it up, so ten questions asked at once all get their turn
+//!   (a queue is no sign of a stuck model); `cancel` is honoured while
+//!   queued and before every generated token; a caller that goes away (its
+//!   future dropped) stops the generation at the next token too.
 //! - Streamed pieces concatenate to exactly the returned text; a stop string
 //!   ends the answer and appears in neither.
 //! - llama.cpp's own logging is silenced so the CLI's output stays clean;
@@ -221,13 +221,6 @@ impl Llm for EmbeddedLlm {
         if request.cancel.is_cancelled() {
             return Err(LlmError::Cancelled);
         }
-        // A timeout too large to add (a "never" in folio.toml) waits 30 years.
-        let deadline_from = |start: tokio::time::Instant| {
-            start
-                .checked_add(options.timeout)
-                .unwrap_or_else(|| start + Duration::from_secs(30 * 365 * 86_400))
-        };
-        let mut deadline = deadline_from(tokio::time::Instant::now());
         let (events, mut replies) = unbounded_channel();
         let job = Job {
             messages: request.messages.to_vec(),
@@ -236,16 +229,20 @@ impl Llm for EmbeddedLlm {
             events,
         };
         self.jobs.send(job).map_err(|_| worker_gone())?;
-        if options.background {
-            tokio::select! {
-                biased;
-                _ = request.cancel.cancelled() => return Err(LlmError::Cancelled),
-                event = replies.recv() => match event {
-                    Some(Event::Started) => deadline = deadline_from(tokio::time::Instant::now()),
-                    _ => return Err(worker_gone()),
-                },
-            }
-        }
+        // Waiting in turn is not the model being slow: the clock starts
+        // when the worker takes the request up, and cancelling still works.
+        let started = tokio::select! {
+            biased;
+            _ = request.cancel.cancelled() => return Err(LlmError::Cancelled),
+            event = replies.recv() => match event {
+                Some(Event::Started) => tokio::time::Instant::now(),
+                _ => return Err(worker_gone()),
+            },
+        };
+        // A timeout too large to add (a "never" in folio.toml) waits 30 years.
+        let deadline = started
+            .checked_add(options.timeout)
+            .unwrap_or_else(|| started + Duration::from_secs(30 * 365 * 86_400));
         let answer = async {
             while let Some(event) = replies.recv().await {
                 match event {

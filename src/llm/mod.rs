@@ -66,8 +66,10 @@ impl ChatMessage {
 /// again with the same settings samples the same replies.
 pub const DEFAULT_SEED: u32 = 42;
 
-/// How one completion is generated. `timeout` bounds the whole call, queueing
-/// included, so a busy embedded model cannot stall a method forever.
+/// How one completion is generated. `timeout` bounds the model's work on it
+/// (the whole HTTP request for a server; from when the embedded model takes
+/// the request up, not while it waits its turn), so a stuck model cannot
+/// stall a method forever.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GenerateOptions {
     pub max_tokens: u32,
@@ -90,9 +92,8 @@ pub struct GenerateOptions {
     /// reproducible to the bit.
     pub cache_prefix: bool,
     /// Nobody is waiting on this reply (the graph build): the embedded
-    /// model answers every other queued request first, and the timeout
-    /// counts from when it takes this one up, so background work neither
-    /// delays a question nor fails for having waited behind one.
+    /// model answers every other queued request first, so background work
+    /// never delays a question.
     pub background: bool,
 }
 
