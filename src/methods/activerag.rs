@@ -149,7 +149,7 @@ impl Method for ActiveRag {
 }
 
 /// The text after the last line that starts with "Answer:", if any.
-fn final_answer(reply: &str) -> Option<String> {
+pub fn final_answer(reply: &str) -> Option<String> {
     let line = reply.lines().rev().find_map(|l| {
         let bare = l.trim().trim_start_matches(['*', '#', ' ']);
         bare.get(..ANSWER_LABEL.len())

@@ -5,7 +5,7 @@
 //! [`Trace`]. [`runner::ask`] wraps a method so every answer, failed ones
 //! included, is stored as a run.
 
-mod activerag;
+pub mod activerag;
 mod citations;
 mod context;
 pub mod crp_rag;
@@ -28,7 +28,7 @@ mod vanilla_rag;
 use serde::Serialize;
 
 pub use activerag::{ActiveRagTrace, ActiveRagVariant};
-pub use citations::Citation;
+pub use citations::{cited_numbers, Citation};
 pub use context::{EventSink, MethodContext};
 pub use error::MethodError;
 pub use events::RunEvent;

@@ -9,7 +9,7 @@ mod answer;
 mod construct;
 mod graph;
 mod knowledge;
-mod steps;
+pub mod steps;
 mod sufficiency;
 mod trace;
 

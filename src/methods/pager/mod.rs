@@ -6,7 +6,7 @@
 
 mod fill;
 mod page;
-mod parse;
+pub mod parse;
 mod summaries;
 mod trace;
 

@@ -5,7 +5,7 @@
 //! configured model with few-shot examples instead (prompts/rdr2/route.j2).
 //! The paper's ablations are variants: `no-structure`, `no-expand`.
 
-mod parse;
+pub mod parse;
 mod read;
 mod route;
 mod subtree;
