@@ -189,7 +189,12 @@ async fn a_write_that_reads_first_waits_for_another_connections_write() {
     ingest(&a, docs.path()).await;
     let chunk_id = scalar(&a, "SELECT MIN(id) FROM chunks").await;
 
-    let mut other = b.store().pool().begin_with("BEGIN IMMEDIATE").await.unwrap();
+    let mut other = b
+        .store()
+        .pool()
+        .begin_with("BEGIN IMMEDIATE")
+        .await
+        .unwrap();
     sqlx::query("UPDATE jobs SET updated_at = updated_at")
         .execute(&mut *other)
         .await
