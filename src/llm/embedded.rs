@@ -118,6 +118,20 @@ pub struct EmbeddedLlm {
     info: ModelInfo,
     jobs: mpsc::Sender<Job>,
     last_timings: Arc<Mutex<Option<LlamaCppTimings>>>,
+    worker: Option<std::thread::JoinHandle<()>>,
+}
+
+/// The last handle waits for the worker to free the model: a worker still
+/// freeing it while the process exits and llama.cpp's globals are torn
+/// down crashed a test binary after its test had passed.
+impl Drop for EmbeddedLlm {
+    fn drop(&mut self) {
+        let (closed, _) = mpsc::channel();
+        drop(std::mem::replace(&mut self.jobs, closed));
+        if let Some(worker) = self.worker.take() {
+            let _ = worker.join();
+        }
+    }
 }
 
 /// One queued request, owned so it can cross to the worker thread.
@@ -345,7 +359,7 @@ fn start(key: Key) -> Result<EmbeddedLlm> {
         control_texts,
         last_timings: Arc::clone(&last_timings),
     };
-    std::thread::Builder::new()
+    let worker = std::thread::Builder::new()
         .name("folio-llm".to_string())
         .spawn(move || worker.run(backend, context_params, queue, ready_tx))
         .map_err(|e| load_error(format!("cannot start the model's thread: {e}")))?;
@@ -371,6 +385,7 @@ fn start(key: Key) -> Result<EmbeddedLlm> {
         },
         jobs,
         last_timings,
+        worker: Some(worker),
     })
 }
 
