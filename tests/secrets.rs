@@ -73,7 +73,7 @@ fn write_config(path: &Path, base_url: &str) {
         path,
         format!(
             "[llm]\nbackend = \"openai\"\nbase_url = \"{base_url}\"\nmodel = \"{ALIAS}\"\n\
-             api_key = \"{KEY}\"\ncontext_size = 2048\ntemperature = 0.0\nmax_tokens = 24\n"
+             api_key = \"{KEY}\"\ncontext_size = 2048\ntemperature = 0.0\nmax_tokens = 96\n"
         ),
     )
     .unwrap();
