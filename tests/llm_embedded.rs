@@ -11,7 +11,7 @@ use std::time::Duration;
 use folio::llm::settings::KIT_MODEL;
 use folio::llm::{
     ChatMessage, ChatRequest, Completion, EmbeddedLlm, FinishReason, GenerateOptions, Llm,
-    LlmError, LlmSettings, Result,
+    LlmError, LlmSettings, Result, TokenSink,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -49,11 +49,20 @@ fn question() -> Vec<ChatMessage> {
 }
 
 async fn ask(llm: &dyn Llm, options: &GenerateOptions) -> Result<Completion> {
+    ask_into(llm, options, None).await
+}
+
+/// The question asked with `on_token` as the sink for streamed pieces.
+async fn ask_into(
+    llm: &dyn Llm,
+    options: &GenerateOptions,
+    on_token: Option<TokenSink<'_>>,
+) -> Result<Completion> {
     let cancel = CancellationToken::new();
     llm.chat(ChatRequest {
         messages: &question(),
         options,
-        on_token: None,
+        on_token,
         cancel: &cancel,
     })
     .await
@@ -66,15 +75,7 @@ async fn ask_streaming(
 ) -> (Result<Completion>, Vec<String>) {
     let pieces = Mutex::new(Vec::new());
     let sink = |piece: &str| pieces.lock().unwrap().push(piece.to_string());
-    let cancel = CancellationToken::new();
-    let result = llm
-        .chat(ChatRequest {
-            messages: &question(),
-            options,
-            on_token: Some(&sink),
-            cancel: &cancel,
-        })
-        .await;
+    let result = ask_into(llm, options, Some(&sink)).await;
     (result, pieces.into_inner().unwrap())
 }
 
@@ -298,15 +299,7 @@ async fn requests_are_timed_from_their_turn_and_background_ones_go_last() {
                     let _ = tx.send(());
                 }
             };
-            let cancel = CancellationToken::new();
-            let result = llm
-                .chat(ChatRequest {
-                    messages: &question(),
-                    options: &options,
-                    on_token: Some(&sink),
-                    cancel: &cancel,
-                })
-                .await;
+            let result = ask_into(&*llm, &options, Some(&sink)).await;
             finished.lock().unwrap().push(name);
             result
         })
