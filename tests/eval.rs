@@ -226,18 +226,16 @@ fn every_question_is_answered_by_every_method_and_summarised() {
     let report = folio::eval::report::load(&inputs.out).unwrap();
     assert_eq!(report.questions.len(), 2);
     assert_eq!(report.questions[0].rows.len(), 2);
-    let ids: Vec<i64> = report
-        .questions
-        .iter()
-        .flat_map(|q| q.rows.iter().filter_map(|r| r.run_id))
-        .collect();
-    let runs = tokio::runtime::Runtime::new()
-        .unwrap()
-        .block_on(folio::eval::report::runs(&inputs.out, &ids))
-        .unwrap();
-    let read: Vec<i64> = runs.iter().map(|r| r.id).collect();
-    assert_eq!(read, ids);
-    assert!(runs.iter().all(|r| r.trace.is_some()), "{runs:?}");
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    for question in &report.questions {
+        let runs = runtime
+            .block_on(folio::eval::report::runs(&inputs.out, &question.id))
+            .unwrap();
+        let read: Vec<_> = runs.iter().map(|r| (&r.spec, Some(r.run.id))).collect();
+        let rows: Vec<_> = question.rows.iter().map(|r| (&r.spec, r.run_id)).collect();
+        assert_eq!(read, rows);
+        assert!(runs.iter().all(|r| r.run.trace.is_some()), "{runs:?}");
+    }
 
     // A second run over the same folder reuses the index: no passage file is
     // rewritten and nothing is indexed or embedded again; every answer is
@@ -322,6 +320,36 @@ fn a_larger_limit_goes_on_from_the_answers_already_given() {
             .unwrap();
     assert_eq!(manifest["settings"]["max_tokens"], 32);
     assert_eq!(manifest["questions"], serde_json::json!(["q1"]));
+}
+
+/// Answers outlive their index (it was deleted here; a folder copied to
+/// another machine is the same), and the rebuilt index numbers its runs
+/// afresh: the app and `eval diff` must not show a new run as an old
+/// answer's.
+#[test]
+fn an_index_rebuilt_under_kept_answers_shows_no_other_run_as_theirs() {
+    let inputs = inputs();
+    succeeded(&eval(&inputs, "llm-only", &[]));
+    std::fs::remove_dir_all(inputs.out.join("index")).unwrap();
+    let stderr = succeeded(&eval(&inputs, "llm-only,vanilla-rag", &[]));
+    assert!(stderr.contains("resuming: 2 of 4 answers"), "{stderr}");
+
+    let all = rows(&inputs.out);
+    let ids = |spec: &str| -> Vec<i64> {
+        all.iter()
+            .filter(|r| r["spec"] == spec)
+            .map(|r| r["run_id"].as_i64().unwrap())
+            .collect()
+    };
+    assert_eq!(ids("llm-only"), ids("vanilla-rag"), "the ids collide");
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    for (question, id) in ["q1", "q2"].into_iter().zip(ids("vanilla-rag")) {
+        let runs = runtime
+            .block_on(folio::eval::report::runs(&inputs.out, question))
+            .unwrap();
+        let read: Vec<_> = runs.iter().map(|r| (r.spec.as_str(), r.run.id)).collect();
+        assert_eq!(read, [("vanilla-rag", id)], "{question}");
+    }
 }
 
 #[test]

@@ -141,10 +141,15 @@ impl Loaded {
         })
     }
 
-    async fn side(&self, row: &Row) -> Side {
-        let trace = match (&self.store, row.run_id) {
-            (Some(store), Some(id)) => store.run(id).await.ok().flatten().and_then(|r| r.trace),
-            _ => None,
+    async fn side(&self, row: &Row, question: Option<&str>) -> Side {
+        let trace = match &self.store {
+            Some(store) => row
+                .stored_run(store, question)
+                .await
+                .ok()
+                .flatten()
+                .and_then(|r| r.trace),
+            None => None,
         };
         Side {
             status: row.status,
@@ -188,12 +193,13 @@ pub async fn diff(a: &RunRef, b: &RunRef, right_by: RightBy) -> Result<Diff> {
             continue;
         }
         let question = questions.get(id);
+        let text = question.map(|q| q.0.as_str());
         let parting = Parting {
             question_id: id.clone(),
             question: question.map(|q| q.0.clone()),
             golds: question.map(|q| q.1.clone()).unwrap_or_default(),
-            a: a.side(row_a).await,
-            b: b.side(row_b).await,
+            a: a.side(row_a, text).await,
+            b: b.side(row_b, text).await,
         };
         if right_a {
             diff.only_a.push(parting);

@@ -92,18 +92,46 @@ fn read_summary(path: &Path) -> Result<Summary> {
     })
 }
 
-/// The stored runs `ids` of the evaluation in `out`, in that order; a run
-/// the index no longer has is left out.
-pub async fn runs(out: &Path, ids: &[i64]) -> Result<Vec<RunRecord>> {
-    let database = OutDir(out.to_path_buf()).index().join("folio.sqlite");
+/// One spec's stored run behind its answer to a question.
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[ts(export, rename = "EvalRun")]
+pub struct SpecRun {
+    pub spec: String,
+    pub run: RunRecord,
+}
+
+/// The stored runs behind each spec's answer to `question_id` in the
+/// evaluation in `out`, read from its own index. A spec whose run the index
+/// does not hold is left out, also when the index was rebuilt after the
+/// answer was given and the row's run id now names another run
+/// ([`Row::is_from`]).
+pub async fn runs(out: &Path, question_id: &str) -> Result<Vec<SpecRun>> {
+    let dir = OutDir(out.to_path_buf());
+    let manifest = Manifest::read(&dir.manifest())?
+        .ok_or_else(|| EvalError::NotAnEvaluation(out.to_path_buf()))?;
+    let database = dir.index().join("folio.sqlite");
     if !database.exists() {
         return Err(EvalError::NotAnEvaluation(out.to_path_buf()));
     }
+    // A later row for the same spec replaces an earlier one, as in `load`.
+    let rows: HashMap<String, Row> = read_rows::<Row>(&dir.results())?
+        .rows
+        .into_iter()
+        .filter(|r| r.question_id == question_id)
+        .map(|r| (r.spec.clone(), r))
+        .collect();
+    let texts = dataset::texts_by_id(&manifest.dataset.path);
+    let question = texts.get(question_id).map(|t| t.0.as_str());
     let store = Store::open(&database).await.map_err(crate::Error::from)?;
-    let mut runs = Vec::with_capacity(ids.len());
-    for &id in ids {
-        if let Some(run) = store.run(id).await.map_err(crate::Error::from)? {
-            runs.push(run);
+    let mut runs = Vec::with_capacity(rows.len());
+    for spec in &manifest.specs {
+        let Some(row) = rows.get(spec) else { continue };
+        let stored = row.stored_run(&store, question).await;
+        if let Some(run) = stored.map_err(crate::Error::from)? {
+            runs.push(SpecRun {
+                spec: spec.clone(),
+                run,
+            });
         }
     }
     store.close().await;
@@ -263,11 +291,60 @@ mod tests {
         ));
     }
 
+    /// An index rebuilt under kept answers numbers its runs afresh: here its
+    /// run 1 is `b`'s answer to q2, and `a`'s older answer to q1 names run 1
+    /// too.
+    #[tokio::test]
+    async fn a_rows_run_is_read_only_when_the_index_holds_that_very_run() {
+        use crate::store::{LlmCallRow, NewRun, RunOutcome, RunStatus};
+        use serde_json::json;
+        let (q1, q2) = (row("q1", "a", true), row("q2", "b", false));
+        let dir = folder(&[q1, q2.clone()]);
+        let index = OutDir(dir.path().to_path_buf()).index();
+        std::fs::create_dir(&index).unwrap();
+        let store = Store::open(&index.join("folio.sqlite")).await.unwrap();
+        let (params, model) = (json!({}), json!({}));
+        let id = store
+            .start_run(&NewRun {
+                question: "When?",
+                method: "b",
+                params: &params,
+                model: &model,
+            })
+            .await
+            .unwrap();
+        let call = LlmCallRow {
+            step: "answer".into(),
+            prompt_tokens: 1,
+            completion_tokens: 1,
+            wall_ms: 1,
+            finish: None,
+            error: None,
+        };
+        let outcome = RunOutcome {
+            status: RunStatus::Done,
+            answer: q2.answer.clone(),
+            citations: json!([]),
+            trace: None,
+            error: None,
+            timings: json!({}),
+            calls: vec![call],
+        };
+        store.finish_run(id, &outcome).await.unwrap();
+        store.close().await;
+        assert_eq!(id, 1);
+
+        assert_eq!(runs(dir.path(), "q1").await.unwrap(), []);
+        let read = runs(dir.path(), "q2").await.unwrap();
+        let read: Vec<(&str, i64)> = read.iter().map(|r| (r.spec.as_str(), r.run.id)).collect();
+        assert_eq!(read, [("b", 1)]);
+    }
+
     #[tokio::test]
     async fn runs_need_the_evaluations_index() {
         let dir = folder(&[row("q1", "a", true)]);
         assert!(matches!(
-            runs(dir.path(), &[1]).await.unwrap_err(),
+            runs(dir.path(), "q1").await.unwrap_err(),
             EvalError::NotAnEvaluation(_)
         ));
     }

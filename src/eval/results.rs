@@ -17,7 +17,7 @@ use super::dataset::Question;
 use super::error::{EvalError, Result};
 use super::metrics::{cover_em, score, Scores};
 use super::spec::MethodSpec;
-use crate::store::{RunRecord, RunStatus};
+use crate::store::{RunRecord, RunStatus, Store};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[ts(export, rename = "EvalRow")]
@@ -82,6 +82,41 @@ impl Row {
                 .and_then(serde_json::Value::as_bool)
                 .unwrap_or(false),
         }
+    }
+
+    /// Whether `run` is the run this row was made from. A row names its run
+    /// only by id, and an index rebuilt under kept answers (a deleted index,
+    /// a folder copied to another machine) numbers its runs afresh, so the
+    /// id alone may name another question's run. `question` is the
+    /// question's text, `None` when the dataset can no longer be read.
+    pub fn is_from(&self, run: &RunRecord, question: Option<&str>) -> bool {
+        self.run_id == Some(run.id)
+            && question.is_none_or(|q| q == run.question)
+            && self
+                .spec
+                .parse::<MethodSpec>()
+                .is_ok_and(|spec| spec.method == run.method)
+            && self.status == run.status
+            && self.answer == run.answer
+            && self.error == run.error
+            && (self.llm_calls, self.prompt_tokens, self.completion_tokens)
+                == (run.llm_calls, run.prompt_tokens, run.completion_tokens)
+    }
+
+    /// The run this row was made from, read from `store`; `None` when the
+    /// index does not hold it (see [`Row::is_from`]).
+    pub async fn stored_run(
+        &self,
+        store: &Store,
+        question: Option<&str>,
+    ) -> crate::store::Result<Option<RunRecord>> {
+        let Some(id) = self.run_id else {
+            return Ok(None);
+        };
+        Ok(store
+            .run(id)
+            .await?
+            .filter(|run| self.is_from(run, question)))
     }
 
     /// A request the runner refused or could not record.
@@ -317,6 +352,76 @@ mod tests {
         );
         assert_eq!(evidence_hit(&shown[..1], &["4".into()]), Some(false));
         assert_eq!(evidence_hit(&[], &["4".into()]), None);
+    }
+
+    #[test]
+    fn a_row_is_from_its_own_run_only() {
+        let question = Question {
+            id: "q1".into(),
+            question: "Who?".into(),
+            answers: vec!["Ann".into()],
+            supporting: crate::eval::Supporting::Unknown,
+        };
+        let spec: MethodSpec = "pager:variant=parallel".parse().unwrap();
+        let run = RunRecord {
+            id: 7,
+            question: "Who?".into(),
+            method: "pager".into(),
+            params: json!({}),
+            model: json!({}),
+            status: RunStatus::Done,
+            answer: Some("Ann did.".into()),
+            citations: json!([]),
+            trace: None,
+            error: None,
+            timings: json!({}),
+            llm_calls: 4,
+            prompt_tokens: 900,
+            completion_tokens: 40,
+            created_at: 1,
+            finished_at: Some(2),
+        };
+        let row = Row::answered(&question, &spec, &run, 10);
+        assert!(row.is_from(&run, Some("Who?")));
+        assert!(
+            row.is_from(&run, None),
+            "without the dataset the rest decides"
+        );
+        let others = [
+            RunRecord {
+                id: 8,
+                ..run.clone()
+            },
+            RunRecord {
+                question: "When?".into(),
+                ..run.clone()
+            },
+            RunRecord {
+                method: "vanilla-rag".into(),
+                ..run.clone()
+            },
+            RunRecord {
+                status: RunStatus::Failed,
+                ..run.clone()
+            },
+            RunRecord {
+                answer: Some("Bob did.".into()),
+                ..run.clone()
+            },
+            RunRecord {
+                error: Some("cut off".into()),
+                ..run.clone()
+            },
+            RunRecord {
+                prompt_tokens: 901,
+                ..run.clone()
+            },
+        ];
+        for other in &others {
+            assert!(!row.is_from(other, Some("Who?")), "{other:?}");
+        }
+        let failed = Row::failed(&question, &spec, &crate::Error::Task("boom".into()), 1);
+        assert!(!failed.is_from(&run, Some("Who?")), "it has no run");
     }
 
     #[test]

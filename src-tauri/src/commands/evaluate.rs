@@ -5,13 +5,13 @@
 use std::path::PathBuf;
 use std::str::FromStr;
 
-use folio::eval::report::{self, Report};
+use folio::eval::report::{self, Report, SpecRun};
 use folio::eval::{
     graph as eval_graph, EvalRequest, Evaluation, GraphProgress, MethodSpec, Progress,
 };
 use folio::events::{EngineEvent, JobProgress};
 use folio::methods::runner::{AskSettings, DEFAULT_K};
-use folio::store::{RunRecord, RunStatus};
+use folio::store::RunStatus;
 use serde::{Deserialize, Serialize};
 use tauri::ipc::Channel;
 use tauri::{AppHandle, State};
@@ -290,14 +290,15 @@ pub async fn eval_report(app: AppHandle, out: String) -> CommandResult<Report> {
     Ok(report::load(&evaluation_folder(&app, &out).await?)?)
 }
 
-/// Runs of an evaluation, read from its own index, for side-by-side viewing.
+/// The runs behind one question's answers, read from the evaluation's own
+/// index, for side-by-side viewing.
 #[tauri::command(rename_all = "snake_case")]
 pub async fn eval_runs(
     app: AppHandle,
     out: String,
-    run_ids: Vec<i64>,
-) -> CommandResult<Vec<RunRecord>> {
-    Ok(report::runs(&evaluation_folder(&app, &out).await?, &run_ids).await?)
+    question_id: String,
+) -> CommandResult<Vec<SpecRun>> {
+    Ok(report::runs(&evaluation_folder(&app, &out).await?, &question_id).await?)
 }
 
 /// Asks where to save, then writes the report's markdown exactly there;

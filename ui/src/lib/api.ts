@@ -12,6 +12,7 @@ import type { EvalEvent } from "$lib/bindings/EvalEvent";
 import type { EvalForm } from "$lib/bindings/EvalForm";
 import type { EvalPick } from "$lib/bindings/EvalPick";
 import type { EvalReport } from "$lib/bindings/EvalReport";
+import type { EvalRun } from "$lib/bindings/EvalRun";
 import type { GraphStatus } from "$lib/bindings/GraphStatus";
 import type { IpcError } from "$lib/bindings/IpcError";
 import type { LibraryOverview } from "$lib/bindings/LibraryOverview";
@@ -87,8 +88,8 @@ export const api = {
   },
   cancelEval: () => call<void>("cancel_eval"),
   evalReport: (out: string) => call<EvalReport>("eval_report", { out }),
-  /** The evaluation's own stored runs, in the order asked; missing ones are left out. */
-  evalRuns: (out: string, runIds: number[]) => call<RunRecord[]>("eval_runs", { out, run_ids: runIds }),
+  /** The stored runs behind one question's answers, one per spec whose run the evaluation's index holds. */
+  evalRuns: (out: string, questionId: string) => call<EvalRun[]>("eval_runs", { out, question_id: questionId }),
   exportEvalReport: (out: string) => call<string | null>("export_eval_report", { out }),
 };
 

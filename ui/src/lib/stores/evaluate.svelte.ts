@@ -8,9 +8,9 @@ import type { EvalForm } from "$lib/bindings/EvalForm";
 import type { EvalPick } from "$lib/bindings/EvalPick";
 import type { EvalQuestion } from "$lib/bindings/EvalQuestion";
 import type { EvalReport } from "$lib/bindings/EvalReport";
+import type { EvalRun } from "$lib/bindings/EvalRun";
 import type { EvalStage } from "$lib/bindings/EvalStage";
 import type { IpcError } from "$lib/bindings/IpcError";
-import type { RunRecord } from "$lib/bindings/RunRecord";
 import type { RunStatus } from "$lib/runs";
 import { app } from "./app.svelte";
 import { showToast } from "./toasts.svelte";
@@ -209,7 +209,7 @@ export class EvaluateStore {
 
   filter = $state<QuestionFilter>("all");
   selected = $state<string | null>(null);
-  runs = $state<RunRecord[]>([]);
+  runs = $state<EvalRun[]>([]);
   runsLoading = $state(false);
   runsError = $state<IpcError | null>(null);
 
@@ -353,11 +353,10 @@ export class EvaluateStore {
     const report = this.report;
     const question = this.selectedQuestion;
     if (!report || !question) return;
-    const ids = question.rows.flatMap((r) => (r.run_id === null ? [] : [r.run_id]));
-    if (ids.length === 0) return;
+    if (question.rows.every((r) => r.run_id === null)) return;
     this.runsLoading = true;
     try {
-      const runs = await api.evalRuns(report.out, ids);
+      const runs = await api.evalRuns(report.out, question.id);
       if (generation === this.generation) this.runs = runs;
     } catch (error) {
       if (generation === this.generation) this.runsError = toIpcError(error);

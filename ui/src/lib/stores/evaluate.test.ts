@@ -17,7 +17,7 @@ const { EvaluateStore, buildEvalForm, defaultEvalForm, filterQuestions, logText,
   store;
 const { app } = await import("./app.svelte");
 const { toasts } = await import("./toasts.svelte");
-const { questions, report, runRecord } = await import("../../views/evaluate/testing");
+const { questions, report, storedRuns } = await import("../../views/evaluate/testing");
 
 const calls = (command: string) => core.invoke.mock.calls.filter(([c]) => c === command);
 
@@ -257,24 +257,27 @@ describe("EvaluateStore", () => {
     expect(s.report?.out).toBe("/evals/hotpot");
   });
 
-  it("reads a question's stored runs by id, skipping rows without one, and drops a slow earlier answer", async () => {
+  it("reads a question's stored runs, not for a question without any, and drops a slow earlier answer", async () => {
     const answers: ((runs: unknown) => void)[] = [];
     core.invoke.mockImplementation(() => new Promise((resolve) => answers.push(resolve)));
     const s = new EvaluateStore();
     s.report = report();
+    s.report.questions[2].rows.forEach((r) => (r.run_id = null));
+    await s.selectQuestion("q3");
     const first = s.selectQuestion("q1");
     const second = s.selectQuestion("q2");
     expect(calls("eval_runs")).toEqual([
-      ["eval_runs", { out: "/evals/hotpot", run_ids: [11, 12] }],
-      ["eval_runs", { out: "/evals/hotpot", run_ids: [13] }],
+      ["eval_runs", { out: "/evals/hotpot", question_id: "q1" }],
+      ["eval_runs", { out: "/evals/hotpot", question_id: "q2" }],
     ]);
     expect(s.runsLoading).toBe(true);
-    answers[1]([runRecord(13, "vanilla-rag")]);
+    const [q1, q2] = s.report.questions;
+    answers[1](storedRuns(q2));
     await second;
-    answers[0]([runRecord(11, "vanilla-rag"), runRecord(12, "pager")]);
+    answers[0](storedRuns(q1));
     await first;
     expect(s.selectedQuestion?.id).toBe("q2");
-    expect(s.runs.map((r) => r.id)).toEqual([13]);
+    expect(s.runs.map((r) => [r.spec, r.run.id])).toEqual([["vanilla-rag", 13]]);
     expect(s.runsLoading).toBe(false);
     await s.selectQuestion(null);
     expect([s.selected, s.runs]).toEqual([null, []]);

@@ -19,7 +19,7 @@ const { app } = await import("$lib/stores/app.svelte");
 const { defaultEvalForm, evaluation } = await import("$lib/stores/evaluate.svelte");
 const { toasts } = await import("$lib/stores/toasts.svelte");
 const { expectInert, expectVisible, HOSTILE, HOSTILE_PAYLOADS, hostileRun } = await import("$lib/testing/hostile");
-const { report, runRecord, specSummary } = await import("./testing");
+const { report, runRecord, specSummary, storedRuns } = await import("./testing");
 
 type Pending = { events: (event: EvalEvent) => void; finish: (report: EvalReport) => void; fail: (e: unknown) => void };
 
@@ -66,7 +66,7 @@ beforeEach(() => {
       case "eval_report":
         return structuredClone(current);
       case "eval_runs":
-        return (args.run_ids as number[]).map((id) => storedRun(id, id % 2 === 0 ? "pager" : "vanilla-rag"));
+        return storedRuns(current.questions.find((q) => q.id === args.question_id)!, storedRun);
       case "export_eval_report":
         return "/home/me/hotpot.md";
       default:
@@ -373,7 +373,7 @@ describe("EvaluateView", () => {
     expect(open(0).tagName).toBe("BUTTON");
     open(0).click();
     await settle();
-    expect(calls("eval_runs")).toEqual([["eval_runs", { out: "/evals/hotpot", run_ids: [11, 12] }]]);
+    expect(calls("eval_runs")).toEqual([["eval_runs", { out: "/evals/hotpot", question_id: "q1" }]]);
     expect(open(0).getAttribute("aria-expanded")).toBe("true");
     const runs = byTestId(target, "eval-runs")!;
     expect(text(runs.querySelector("h2"))).toBe("q1 Who wrote Middlemarch?");
@@ -391,7 +391,7 @@ describe("EvaluateView", () => {
     // A request that failed before a run was stored has only its error.
     open(1).click();
     await settle();
-    expect(calls("eval_runs").at(-1)).toEqual(["eval_runs", { out: "/evals/hotpot", run_ids: [13] }]);
+    expect(calls("eval_runs").at(-1)).toEqual(["eval_runs", { out: "/evals/hotpot", question_id: "q2" }]);
     const failed = allByTestId(byTestId(target, "eval-runs")!, "eval-run-column")[1];
     expect(text(byTestId(failed, "eval-run-error"))).toBe("the model server did not answer");
     expect(byTestId(failed, "answer")).toBeNull();
@@ -400,6 +400,21 @@ describe("EvaluateView", () => {
     open(1).click();
     await settle();
     expect(byTestId(target, "eval-runs")).toBeNull();
+  });
+
+  it("shows a row's own answer where the index no longer holds its run", async () => {
+    const { target } = await view();
+    await withReport(target);
+    shell.invoke.mockImplementation(async (command: string) =>
+      command === "eval_runs" ? storedRuns(current.questions[0]).slice(1) : undefined,
+    );
+    allByTestId(target, "eval-question-open")[0].click();
+    await settle();
+    const [missing, stored] = allByTestId(byTestId(target, "eval-runs")!, "eval-run-column");
+    expect(text(missing)).toContain("Run #11 is not in this evaluation's index");
+    expect(text(missing.querySelector(".answer"))).toBe("Answer of vanilla-rag to q1");
+    expect(byTestId(missing, "trace-panel")).toBeNull();
+    expect(text(byTestId(stored, "answer"))).toBe("Run 12: George Eliot wrote it.");
   });
 
   it("keeps document and model text inert in the progress, the report, the questions and their runs", async () => {

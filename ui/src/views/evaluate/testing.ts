@@ -4,6 +4,7 @@
 import type { EvalQuestion } from "$lib/bindings/EvalQuestion";
 import type { EvalReport } from "$lib/bindings/EvalReport";
 import type { EvalRow } from "$lib/bindings/EvalRow";
+import type { EvalRun } from "$lib/bindings/EvalRun";
 import type { RunRecord } from "$lib/bindings/RunRecord";
 import type { SpecSummary } from "$lib/bindings/SpecSummary";
 
@@ -145,4 +146,11 @@ export function runRecord(id: number, method: string): RunRecord {
     created_at: 0,
     finished_at: 1,
   };
+}
+
+/** What the shell returns for `question`'s runs: one per row with a stored run. */
+export function storedRuns(question: EvalQuestion, make: typeof runRecord = runRecord): EvalRun[] {
+  return question.rows.flatMap((r) =>
+    r.run_id === null ? [] : [{ spec: r.spec, run: make(r.run_id, r.spec.split(":")[0]) }],
+  );
 }
