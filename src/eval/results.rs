@@ -354,14 +354,18 @@ mod tests {
         assert_eq!(evidence_hit(&[], &["4".into()]), None);
     }
 
-    #[test]
-    fn a_row_is_from_its_own_run_only() {
-        let question = Question {
+    fn who() -> Question {
+        Question {
             id: "q1".into(),
             question: "Who?".into(),
             answers: vec!["Ann".into()],
             supporting: crate::eval::Supporting::Unknown,
-        };
+        }
+    }
+
+    #[test]
+    fn a_row_is_from_its_own_run_only() {
+        let question = who();
         let spec: MethodSpec = "pager:variant=parallel".parse().unwrap();
         let run = RunRecord {
             id: 7,
@@ -428,12 +432,7 @@ mod tests {
     fn rows_are_appended_as_json_lines() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("results.jsonl");
-        let question = Question {
-            id: "q1".into(),
-            question: "Who?".into(),
-            answers: vec!["Ann".into()],
-            supporting: crate::eval::Supporting::Unknown,
-        };
+        let question = who();
         let spec: MethodSpec = "llm-only".parse().unwrap();
         let row = Row::failed(&question, &spec, &crate::Error::Task("boom".into()), 12);
         let mut file = ResultsFile::create(&path).unwrap().file;
