@@ -61,8 +61,11 @@ pub struct SpecSummary {
     /// without a judge. A model's opinion, not a string match.
     pub judge_percent: Option<f64>,
     pub llm_calls: Spread,
-    pub prompt_tokens_mean: f64,
-    pub completion_tokens_mean: f64,
+    /// Mean tokens per question; `None` where the model was called but its
+    /// server reported no counts (llama-cpp-python's does not while
+    /// streaming): not reported, which is not zero.
+    pub prompt_tokens_mean: Option<f64>,
+    pub completion_tokens_mean: Option<f64>,
     /// Nearest-rank percentiles (the same as `folio bench` reports).
     pub wall_ms_p50: f64,
     pub wall_ms_p95: f64,
@@ -121,6 +124,10 @@ fn summarize_spec(
     let percent = |hit: &dyn Fn(&Row) -> f64| 100.0 * mean(hit);
     let walls: Vec<f64> = rows.iter().map(|r| r.wall_ms as f64).collect();
     let or_zero = |x: f64| if x.is_nan() { 0.0 } else { x };
+    let tokens_reported = rows.iter().all(|r| r.llm_calls == 0)
+        || rows
+            .iter()
+            .any(|r| r.prompt_tokens + r.completion_tokens > 0);
     SpecSummary {
         spec: spec.to_string(),
         n: rows.len(),
@@ -145,8 +152,8 @@ fn summarize_spec(
             min: rows.iter().map(|r| r.llm_calls).min().unwrap_or(0),
             max: rows.iter().map(|r| r.llm_calls).max().unwrap_or(0),
         },
-        prompt_tokens_mean: mean(&|r| r.prompt_tokens as f64),
-        completion_tokens_mean: mean(&|r| r.completion_tokens as f64),
+        prompt_tokens_mean: tokens_reported.then(|| mean(&|r| r.prompt_tokens as f64)),
+        completion_tokens_mean: tokens_reported.then(|| mean(&|r| r.completion_tokens as f64)),
         wall_ms_p50: or_zero(percentile(&walls, 50.0)),
         wall_ms_p95: or_zero(percentile(&walls, 95.0)),
     }
@@ -170,7 +177,7 @@ pub fn markdown(methods: &[SpecSummary]) -> String {
     let mut table = format!("{header}\n{rule}\n");
     for m in methods {
         table.push_str(&format!(
-            "| {} | {} | {:.1}% | {:.1}% | {:.1}% | {} | {} | {} | {:.1}% | {:.1} ({}–{}) | {:.0} | {:.0} | {:.1} s | {:.1} s |",
+            "| {} | {} | {:.1}% | {:.1}% | {:.1}% | {} | {} | {} | {:.1}% | {:.1} ({}–{}) | {} | {} | {:.1} s | {:.1} s |",
             m.spec.replace('|', "\\|"),
             m.n,
             m.cover_em_percent,
@@ -183,8 +190,8 @@ pub fn markdown(methods: &[SpecSummary]) -> String {
             m.llm_calls.mean,
             m.llm_calls.min,
             m.llm_calls.max,
-            m.prompt_tokens_mean,
-            m.completion_tokens_mean,
+            tokens_or_dash(m.prompt_tokens_mean),
+            tokens_or_dash(m.completion_tokens_mean),
             m.wall_ms_p50 / 1000.0,
             m.wall_ms_p95 / 1000.0,
         ));
@@ -209,6 +216,18 @@ fn percent_or_dash(p: Option<f64>) -> String {
     p.map_or("–".to_string(), |p| format!("{p:.1}%"))
 }
 
+fn tokens_or_dash(t: Option<f64>) -> String {
+    t.map_or("–".to_string(), |t| format!("{t:.0}"))
+}
+
+/// Says what a dash in the token columns means, where there is one.
+fn tokens_note(methods: &[SpecSummary]) -> Option<&'static str> {
+    methods
+        .iter()
+        .any(|m| m.prompt_tokens_mean.is_none())
+        .then_some("\n– tokens: the model's server reported no token counts.\n")
+}
+
 /// Writes `summary.json` and `summary.md`.
 pub fn write(summary: &Summary, json_path: &Path, markdown_path: &Path) -> Result<()> {
     let write = |path: &Path, text: String| {
@@ -231,6 +250,7 @@ pub fn summary_markdown(summary: &Summary) -> String {
     if let Some(judge) = &summary.judge {
         text.push_str(&judge_note(judge));
     }
+    text.extend(tokens_note(&summary.methods));
     for g in &summary.graphs {
         text.push('\n');
         text.push_str(&graph_note(g));
@@ -328,8 +348,8 @@ mod tests {
                 max: 5
             }
         );
-        assert_eq!(pager.prompt_tokens_mean, 300.0);
-        assert_eq!(pager.completion_tokens_mean, 30.0);
+        assert_eq!(pager.prompt_tokens_mean, Some(300.0));
+        assert_eq!(pager.completion_tokens_mean, Some(30.0));
         // Walls sorted 100, 200, 300, 400: nearest rank ceil(0.5·4) = 2nd,
         // ceil(0.95·4) = 4th.
         assert_eq!((pager.wall_ms_p50, pager.wall_ms_p95), (200.0, 400.0));
@@ -349,6 +369,45 @@ mod tests {
         assert_eq!(unreached.f1_percent, 0.0);
         assert_eq!(unreached.wall_ms_p95, 0.0);
         assert_eq!(pager.judge_percent, None, "no judge was asked");
+    }
+
+    /// llama-cpp-python's server reports no token counts while streaming;
+    /// zero would read as free.
+    #[test]
+    fn tokens_a_server_did_not_report_are_a_dash_not_zero() {
+        let done = RunStatus::Done;
+        let unreported = |r: Row| Row {
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            ..r
+        };
+        let rows = vec![
+            unreported(row("served", done, scores(true, 1.0, true), 2, 100)),
+            unreported(row("served", done, scores(false, 0.0, false), 1, 200)),
+            row("embedded", done, scores(true, 1.0, true), 2, 100),
+            row("no-calls", RunStatus::Failed, Scores::default(), 0, 10),
+        ];
+        let specs = ["served", "embedded", "no-calls"].map(String::from);
+        let summaries = summarize(&specs, &rows, &|_| None, &|_| None);
+        let tokens: Vec<_> = summaries
+            .iter()
+            .map(|m| (m.prompt_tokens_mean, m.completion_tokens_mean))
+            .collect();
+        assert_eq!(
+            tokens,
+            [
+                (None, None),
+                (Some(200.0), Some(20.0)),
+                (Some(0.0), Some(0.0))
+            ]
+        );
+        let table = markdown(&summaries);
+        assert!(table.contains("| 1.5 (1–2) | – | – |"), "{table}");
+        assert!(table.contains("| 2.0 (2–2) | 200 | 20 |"), "{table}");
+        assert!(tokens_note(&summaries)
+            .unwrap()
+            .contains("reported no token counts"));
+        assert_eq!(tokens_note(&summaries[1..]), None);
     }
 
     #[test]

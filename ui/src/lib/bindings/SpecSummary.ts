@@ -24,7 +24,13 @@ recall_percent: number | null,
  * Share of the answers the LLM judge said give a gold answer; `None`
  * without a judge. A model's opinion, not a string match.
  */
-judge_percent: number | null, llm_calls: Spread, prompt_tokens_mean: number, completion_tokens_mean: number, 
+judge_percent: number | null, llm_calls: Spread, 
+/**
+ * Mean tokens per question; `None` where the model was called but its
+ * server reported no counts (llama-cpp-python's does not while
+ * streaming): not reported, which is not zero.
+ */
+prompt_tokens_mean: number | null, completion_tokens_mean: number | null, 
 /**
  * Nearest-rank percentiles (the same as `folio bench` reports).
  */

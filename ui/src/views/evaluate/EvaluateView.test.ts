@@ -330,6 +330,26 @@ describe("EvaluateView", () => {
     expect(chart.querySelectorAll("[style]")).toHaveLength(0);
   });
 
+  it("shows tokens a server did not report as unknown, in the table and off the chart", async () => {
+    current = report();
+    current.summary.methods[1].prompt_tokens_mean = null;
+    current.summary.methods[1].completion_tokens_mean = null;
+    const { target } = await view();
+    const panel = await withReport(target);
+    const cells = allByTestId(panel, "eval-summary-row").map((r) => [...r.querySelectorAll("td")].map(text));
+    expect(cells[0].slice(9, 11)).toEqual(["800", "32"]);
+    expect(cells[1].slice(9, 11)).toEqual(["—", "—"]);
+    expect(text(byTestId(panel, "eval-tokens-note"))).toContain("reported no token counts");
+    const chart = byTestId(panel, "eval-chart")!;
+    expect(allByTestId(chart, "eval-chart-point").map((p) => p.dataset.spec)).toEqual(["vanilla-rag"]);
+    expect(chart.querySelector("svg")!.getAttribute("aria-label")).toBe(
+      "Cover-EM against mean tokens per question: vanilla-rag 66.7% at 832 tokens",
+    );
+    expect(text(byTestId(chart, "eval-chart-uncharted"))).toBe(
+      "Not charted (the model's server reported no token counts): pager:variant=parallel",
+    );
+  });
+
   it("exports the report and says where it went", async () => {
     const { target } = await view();
     await withReport(target);
