@@ -10,6 +10,10 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::Value;
 
+mod common;
+
+use common::llm_server::{shared_server, ALIAS};
+
 const PASSAGES: &[(&str, &str, &str)] = &[
     (
         "zorblat",
@@ -320,6 +324,75 @@ fn a_larger_limit_goes_on_from_the_answers_already_given() {
             .unwrap();
     assert_eq!(manifest["settings"]["max_tokens"], 32);
     assert_eq!(manifest["questions"], serde_json::json!(["q1"]));
+}
+
+/// The report's promise: the command that evaluated the embedded model
+/// evaluates one behind an OpenAI-compatible URL unchanged; only folio.toml
+/// differs. The real llama-cpp-python server answers, two requests at a time.
+#[test]
+fn the_same_command_evaluates_a_model_behind_an_openai_compatible_url() {
+    let inputs = inputs();
+    let config = inputs.out.with_file_name("folio.toml");
+    let base_url = shared_server();
+    std::fs::write(
+        &config,
+        format!(
+            "[llm]\nbackend = \"openai\"\nbase_url = \"{base_url}\"\nmodel = \"{ALIAS}\"\n\
+             context_size = 2048\n"
+        ),
+    )
+    .unwrap();
+    let methods = "llm-only,vanilla-rag";
+    let out = eval_command(
+        &inputs,
+        methods,
+        MAX_TOKENS,
+        &["--concurrency", "2", "--json"],
+    )
+    .env("FOLIO_CONFIG", &config)
+    .output()
+    .unwrap();
+    succeeded(&out);
+
+    let all = rows(&inputs.out);
+    let mut answered = pairs(&all);
+    answered.sort();
+    assert_eq!(answered, EVERY_PAIR);
+    for row in &all {
+        assert!(
+            ["done", "failed"].contains(&row["status"].as_str().unwrap()),
+            "{row}"
+        );
+        assert!(row["run_id"].is_i64(), "{row}");
+        assert!(row["llm_calls"].as_i64().unwrap() >= 1, "{row}");
+    }
+    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["model"]["backend"], "openai");
+    assert_eq!(summary["model"]["model"], ALIAS);
+    // This server reports no token counts while streaming: unknown, not 0.
+    for m in summary["methods"].as_array().unwrap() {
+        assert!(m["prompt_tokens_mean"].is_null(), "{m}");
+        assert!(m["completion_tokens_mean"].is_null(), "{m}");
+    }
+    let table = std::fs::read_to_string(inputs.out.join("summary.md")).unwrap();
+    assert!(table.contains("reported no token counts"), "{table}");
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(inputs.out.join("eval.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        manifest["model"],
+        serde_json::json!({ "backend": "openai", "base_url": base_url, "model": ALIAS })
+    );
+
+    // The embedded model's answers are another evaluation's.
+    let embedded = eval(&inputs, methods, &[]);
+    assert!(!embedded.status.success());
+    let stderr = String::from_utf8_lossy(&embedded.stderr);
+    assert!(
+        stderr.contains(&format!("model: openai {ALIAS} at {base_url} before"))
+            && stderr.contains("--fresh"),
+        "{stderr}"
+    );
 }
 
 /// Answers outlive their index (it was deleted here; a folder copied to
