@@ -348,6 +348,15 @@ describe("EvaluateView", () => {
     expect(text(byTestId(chart, "eval-chart-uncharted"))).toBe(
       "Not charted (the model's server reported no token counts): pager:variant=parallel",
     );
+
+    // With no spec to place, no empty plot is drawn.
+    current.summary.methods[0].prompt_tokens_mean = null;
+    current.summary.methods[0].completion_tokens_mean = null;
+    const none = byTestId(await withReport(target), "eval-chart")!;
+    expect(none.querySelector("svg")).toBeNull();
+    expect(text(byTestId(none, "eval-chart-uncharted"))).toBe(
+      "Not charted (the model's server reported no token counts): vanilla-rag, pager:variant=parallel",
+    );
   });
 
   it("exports the report and says where it went", async () => {
