@@ -10,6 +10,7 @@
 use std::fmt::Debug;
 
 use folio::eval::metrics::{cover_em, exact_match, f1, normalize, score};
+use folio::choice::Choice;
 use folio::graph::{parse_grades, GainClass, Grade, Rubric};
 use folio::ingest::chunker::{chunk, ChunkSizes};
 use folio::ingest::loaders::{decode_text, load, Format};

@@ -9,6 +9,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::choice::Choice;
 use crate::embed::EmbeddingModelFiles;
 use crate::ingest::chunker::ChunkSizes;
 use crate::ingest::prepare::Limits;
@@ -197,8 +198,7 @@ impl Config {
     fn apply_env(&mut self) -> Result<(), ConfigError> {
         let llm = &mut self.llm;
         env_override("FOLIO_LLM_BACKEND", |v| {
-            llm.backend = <Backend as clap::ValueEnum>::from_str(v, true)
-                .map_err(|_| "expected embedded or openai".to_string())?;
+            llm.backend = Backend::parse(v).map_err(|e| e.to_string())?;
             Ok(())
         })?;
         env_override("FOLIO_LLM_MODEL", |v| Ok(llm.model = v.to_string()))?;

@@ -9,6 +9,7 @@ use crate::export::ExportError;
 use crate::llm::prompts::PromptError;
 use crate::llm::LlmError;
 use crate::methods::MethodError;
+use crate::retrieve::RetrieveError;
 use crate::store::StoreError;
 
 #[derive(Debug, thiserror::Error)]
@@ -66,6 +67,19 @@ impl Error {
             Error::Export(e) => !matches!(e, ExportError::Write { .. }),
             Error::Method(e) => e.is_user_error(),
             _ => false,
+        }
+    }
+}
+
+/// A retrieval failure keeps the words and the kind it had before the
+/// retrieval service existed, so the CLI and the app report it the same way.
+impl From<RetrieveError> for Error {
+    fn from(e: RetrieveError) -> Error {
+        match e {
+            RetrieveError::Store(e) => Error::Store(e),
+            RetrieveError::Embed(e) => Error::Embed(e),
+            RetrieveError::Walk(e) => Error::Walk(e),
+            RetrieveError::Task(e) => Error::Task(e),
         }
     }
 }

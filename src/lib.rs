@@ -3,7 +3,7 @@
 //! the `folio` CLI and the desktop shell are thin layers over [`Library`].
 
 pub mod atomic_file;
-pub mod bench;
+pub mod choice;
 pub mod config;
 pub mod embed;
 pub mod error;

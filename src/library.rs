@@ -1,9 +1,10 @@
 //! The engine's front door: one `Library` per data directory. The CLI and the
 //! desktop shell call these methods and nothing below them, so both behave the
-//! same. The embedding model is loaded on first use, so `status` and `tree`
-//! start instantly.
+//! same. It owns the background jobs (ingestion, the gain graph) and hands
+//! methods the retrieval service, which loads the embedding model on first
+//! use, so `status` and `tree` start instantly.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -13,22 +14,19 @@ use serde::Serialize;
 use tokio::sync::{broadcast, OnceCell};
 
 use crate::config::Config;
-use crate::embed::Embedder;
 use crate::error::{Error, Result};
 use crate::events::{EngineEvent, EventSender, JobPhase, JobProgress};
-use crate::graph::{
-    BuildProgress, GraphBuild, GraphBuildOptions, GraphStatus, Rubric, WalkGraph, GRAPH_JOB,
-};
-use crate::ingest::pipeline::{CancelFlag, Change, Ingestor, PassSummary, Root};
+use crate::graph::{BuildProgress, GraphBuild, GraphBuildOptions, GraphStatus, GRAPH_JOB};
+use crate::ingest::pipeline::{Change, Ingestor, PassSummary, Root};
 use crate::ingest::structure_tree::StructureTree;
 use crate::llm::prompts::Prompts;
 use crate::llm::Llm;
-use crate::methods::runner::AskRequest;
+use crate::methods::runner::{Answering, AskRequest};
 use crate::methods::EventSink;
-use crate::retrieve::{SearchHit, SearchMode, VectorIndex};
+use crate::retrieve::{Retrieval, VectorIndex};
 use crate::store::{
     DocumentPage, DocumentRecord, Folder, FolderSummary, IndexCounts, Job, JobState, LlmCallRow,
-    RunRecord, RunStatus, Store, StoredChunk, VectorSpace,
+    RunRecord, RunStatus, Store,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -41,14 +39,14 @@ pub struct Library {
     config: Config,
     store: Store,
     events: EventSender,
-    cancel: CancelFlag,
+    /// Cancelled when the process shuts down (Ctrl-C, the window closing)
+    /// or the work it was opened for is cancelled: every pass stops at its
+    /// next batch and its job resumes later.
+    stop: CancellationToken,
     jobs: JobControl,
-    model: OnceCell<(Arc<Embedder>, VectorSpace)>,
-    vectors: Arc<MemoryVectors>,
+    retrieval: Retrieval,
     llm: OnceCell<Arc<dyn Llm>>,
     prompts: OnceCell<Arc<Prompts>>,
-    /// Walkable copies of the information-gain graphs, per rubric.
-    graphs: tokio::sync::Mutex<HashMap<Rubric, Arc<WalkGraph>>>,
 }
 
 /// The user's hold on background work: paused, or the running job cancelled.
@@ -56,7 +54,8 @@ pub struct Library {
 struct JobControl {
     paused: AtomicBool,
     /// Stops the running pass at its next batch; shared with the ingestor.
-    interrupt: CancelFlag,
+    /// Unlike the library's stop token it is cleared again on resume.
+    interrupt: Arc<AtomicBool>,
     /// The watcher saw edits while paused; a reconcile on resume catches them.
     missed_changes: AtomicBool,
     /// A watcher is running in this process.
@@ -69,30 +68,6 @@ pub struct WatchingGuard<'a>(&'a AtomicBool);
 impl Drop for WatchingGuard<'_> {
     fn drop(&mut self) {
         self.0.store(false, Ordering::Relaxed);
-    }
-}
-
-/// The in-memory vector copy of a long-lived process. Empty (and never
-/// loaded) in one-shot commands, where reading every vector would cost more
-/// than the one sqlite-vec scan a command needs.
-#[derive(Default)]
-struct MemoryVectors {
-    wanted: AtomicBool,
-    reloading: AtomicBool,
-    index: std::sync::RwLock<Option<Arc<VectorIndex>>>,
-}
-
-impl MemoryVectors {
-    fn current(&self) -> Option<Arc<VectorIndex>> {
-        self.index.read().ok().and_then(|i| i.clone())
-    }
-
-    async fn reload(&self, store: &Store, dim: usize) -> Result<()> {
-        let fresh = VectorIndex::load(store, dim).await?;
-        if let Ok(mut slot) = self.index.write() {
-            *slot = Some(Arc::new(fresh));
-        }
-        Ok(())
     }
 }
 
@@ -152,6 +127,12 @@ fn canonical(path: &Path) -> Result<PathBuf> {
 
 impl Library {
     pub async fn open(config: Config) -> Result<Library> {
+        Library::open_with_stop(config, CancellationToken::new()).await
+    }
+
+    /// [`Library::open`] for work that `stop` cancels: an evaluation opens
+    /// its own index under the evaluation's token.
+    pub async fn open_with_stop(config: Config, stop: CancellationToken) -> Result<Library> {
         std::fs::create_dir_all(&config.data_dir).map_err(|source| Error::DataDir {
             path: config.data_dir.clone(),
             source,
@@ -159,16 +140,14 @@ impl Library {
         let store = Store::open(&config.database_path()).await?;
         let (events, _) = broadcast::channel(1024);
         Ok(Library {
+            retrieval: Retrieval::new(store.clone(), config.embedding_files()),
             config,
             store,
             events,
-            cancel: Arc::new(AtomicBool::new(false)),
+            stop,
             jobs: JobControl::default(),
-            model: OnceCell::new(),
-            vectors: Arc::default(),
             llm: OnceCell::new(),
             prompts: OnceCell::new(),
-            graphs: Default::default(),
         })
     }
 
@@ -184,37 +163,26 @@ impl Library {
         self.events.subscribe()
     }
 
-    /// Setting the flag stops running passes at their next batch boundary;
+    /// Cancelling it stops running passes at their next batch boundary;
     /// the work done so far is committed and the job resumes later.
-    pub fn cancel_flag(&self) -> CancelFlag {
-        self.cancel.clone()
+    pub fn stop_token(&self) -> &CancellationToken {
+        &self.stop
     }
 
-    pub async fn model(&self) -> Result<&(Arc<Embedder>, VectorSpace)> {
-        self.model
-            .get_or_try_init(|| async {
-                let files = self.config.embedding_files();
-                let embedder = tokio::task::spawn_blocking(move || Embedder::load(&files))
-                    .await
-                    .map_err(|e| Error::Task(e.to_string()))??;
-                let (space, _) = self
-                    .store
-                    .ensure_vector_space(embedder.name(), embedder.dim())
-                    .await?;
-                Ok((Arc::new(embedder), space))
-            })
-            .await
+    /// Everything methods and searches read from the index.
+    pub fn retrieval(&self) -> &Retrieval {
+        &self.retrieval
     }
 
     async fn ingestor(&self) -> Result<Ingestor> {
-        let (embedder, space) = self.model().await?;
+        let (embedder, space) = self.retrieval.model().await?;
         Ok(Ingestor {
             store: self.store.clone(),
             embedder: embedder.clone(),
             space: space.clone(),
             limits: self.config.limits(),
             events: self.events.clone(),
-            cancel: self.cancel.clone(),
+            stop: self.stop.clone(),
             interrupt: self.jobs.interrupt.clone(),
         })
     }
@@ -528,57 +496,6 @@ impl Library {
         Ok(DocumentTree { document, tree })
     }
 
-    /// For processes that answer many queries (the watcher, the app,
-    /// evaluations): keep the vectors in memory from now on. Loads them now;
-    /// later writes make the copy stale, and it is reloaded in the background
-    /// while sqlite-vec answers.
-    pub async fn warm_vectors(&self) -> Result<()> {
-        let (_, space) = self.model().await?;
-        self.vectors.wanted.store(true, Ordering::Relaxed);
-        self.vectors.reload(&self.store, space.dim).await
-    }
-
-    /// The in-memory vectors if they are current; starts a reload if they are
-    /// wanted but stale.
-    async fn memory_vectors(&self) -> Result<Option<Arc<VectorIndex>>> {
-        if !self.vectors.wanted.load(Ordering::Relaxed) {
-            return Ok(None);
-        }
-        let current = self.vectors.current();
-        let version = self.store.vectors_version().await?;
-        if current.as_ref().is_some_and(|c| c.version() == version) {
-            return Ok(current);
-        }
-        if !self.vectors.reloading.swap(true, Ordering::AcqRel) {
-            let (vectors, store) = (self.vectors.clone(), self.store.clone());
-            let dim = self.model().await?.1.dim;
-            tokio::spawn(async move {
-                // A failed reload leaves sqlite-vec answering; the next query retries.
-                let _ = vectors.reload(&store, dim).await;
-                vectors.reloading.store(false, Ordering::Release);
-            });
-        }
-        Ok(None)
-    }
-
-    pub async fn search(&self, query: &str, k: usize, mode: SearchMode) -> Result<Vec<SearchHit>> {
-        let (embedder, _) = self.model().await?;
-        let memory = self.memory_vectors().await?;
-        crate::retrieve::search(&self.store, memory.as_deref(), embedder, query, k, mode).await
-    }
-
-    /// Whole chunks with scores, best first: what methods put in prompts.
-    pub async fn retrieve(
-        &self,
-        query: &str,
-        k: usize,
-        mode: SearchMode,
-    ) -> Result<Vec<(StoredChunk, f64)>> {
-        let (embedder, _) = self.model().await?;
-        let memory = self.memory_vectors().await?;
-        crate::retrieve::retrieve(&self.store, memory.as_deref(), embedder, query, k, mode).await
-    }
-
     /// The configured language model, loaded (or connected) on first use.
     pub async fn llm(&self) -> Result<Arc<dyn Llm>> {
         self.llm
@@ -599,7 +516,8 @@ impl Library {
             .map_err(Error::from)
     }
 
-    /// Answers `request` with its method and stores the run, failed or not.
+    /// Answers `request` with its method and the configured model, and
+    /// stores the run, failed or not.
     pub async fn ask(
         &self,
         request: &AskRequest,
@@ -607,7 +525,27 @@ impl Library {
         cancel: &CancellationToken,
     ) -> Result<RunRecord> {
         let llm = self.llm().await?;
-        crate::methods::runner::ask(self, llm.as_ref(), request, events, cancel).await
+        self.ask_with(llm.as_ref(), request, events, cancel).await
+    }
+
+    /// [`Library::ask`] with another model than the configured one, such as
+    /// a scripted model in tests of a method's control flow.
+    pub async fn ask_with(
+        &self,
+        llm: &dyn Llm,
+        request: &AskRequest,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> Result<RunRecord> {
+        let prompts = self.prompts().await?;
+        let answering = Answering {
+            retrieval: &self.retrieval,
+            store: &self.store,
+            llm,
+            settings: &self.config.llm,
+            prompts: &prompts,
+        };
+        Ok(crate::methods::runner::ask(&answering, request, events, cancel).await?)
     }
 
     pub async fn run(&self, id: i64) -> Result<RunRecord> {
@@ -752,7 +690,7 @@ impl Library {
         stop: &CancellationToken,
         on_progress: &(dyn Fn(&BuildProgress) + Sync),
     ) -> Result<BuildProgress> {
-        let dim = self.model().await?.1.dim;
+        let dim = self.retrieval.model().await?.1.dim;
         let vectors = VectorIndex::load(&self.store, dim).await?;
         let llm = self.llm().await?;
         let prompts = self.prompts().await?;
@@ -836,35 +774,5 @@ impl Library {
             rubrics,
             jobs,
         })
-    }
-
-    /// The walkable graph of `rubric`, read again whenever edges or chunks
-    /// changed since the copy in memory was made.
-    pub async fn walk_graph(&self, rubric: Rubric) -> Result<Arc<WalkGraph>> {
-        let version = self.store.gain_graph_version().await?;
-        let mut graphs = self.graphs.lock().await;
-        if let Some(g) = graphs.get(&rubric).filter(|g| g.version == version) {
-            return Ok(g.clone());
-        }
-        let fresh = Arc::new(WalkGraph::load(&self.store, rubric).await?);
-        graphs.insert(rubric, fresh.clone());
-        Ok(fresh)
-    }
-
-    /// The `k` chunks nearest to `query` by embedding, with their cosine
-    /// similarity: iG²RAG's seeds.
-    pub async fn nearest(&self, query: &str, k: usize) -> Result<Vec<(i64, f64)>> {
-        let (embedder, _) = self.model().await?;
-        let vector = embedder.embed_one_off_executor(query).await?;
-        let memory = self.memory_vectors().await?;
-        crate::retrieve::rank_with_vector(
-            &self.store,
-            memory.as_deref(),
-            query,
-            &vector,
-            k,
-            SearchMode::Dense,
-        )
-        .await
     }
 }

@@ -205,7 +205,7 @@ fn vanilla_rag_answers_with_a_trace_of_real_passages() {
     assert!(!run["answer"].as_str().unwrap().trim().is_empty());
     assert_eq!(run["method"], "vanilla-rag");
     assert_eq!(run["params"]["k"], 4);
-    assert_eq!(run["params"]["options"]["mode"], "hybrid");
+    assert_eq!(run["params"]["options"]["retriever"], "hybrid");
     let trace = &run["trace"];
     assert_eq!(trace["method"], "vanilla-rag");
     let passages = trace["passages"].as_array().unwrap();
@@ -481,10 +481,14 @@ fn bad_requests_are_refused_before_a_run_is_recorded() {
             .count()
     };
     let before = asked_q();
-    let cases: [(&[&str], &str); 3] = [
+    let cases: [(&[&str], &str); 4] = [
         (
             &["ask", "q", "--method", "nope"],
             "there is no method `nope`",
+        ),
+        (
+            &["ask", "q", "--method", "pager", "--slots-max", "99"],
+            "option `slots-max`: must be between 1 and 12, not 99",
         ),
         (
             &["ask", "q", "--method", "vanilla-rag", "--set", "mood=x"],
@@ -497,7 +501,7 @@ fn bad_requests_are_refused_before_a_run_is_recorded() {
                 "--method",
                 "vanilla-rag",
                 "--set",
-                "mode=sparse",
+                "retriever=sparse",
             ],
             "expected one of",
         ),

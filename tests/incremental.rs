@@ -20,6 +20,7 @@ fn write(dir: &Path, name: &str, text: &str) {
 
 async fn bm25_paths(library: &Library, query: &str) -> Vec<String> {
     library
+        .retrieval()
         .search(query, 5, SearchMode::Bm25)
         .await
         .unwrap()
@@ -213,7 +214,7 @@ async fn a_different_embedding_model_rebuilds_the_vectors() {
             .unwrap();
     }
     let library = open(data.path()).await;
-    library.model().await.unwrap();
+    library.retrieval().model().await.unwrap();
     assert_eq!(
         scalar(
             &library,
@@ -230,6 +231,7 @@ async fn a_different_embedding_model_rebuilds_the_vectors() {
     assert_eq!((pass.indexed, pass.chunks_embedded), (0, 4), "{pass:?}");
     assert_consistent(&library).await;
     let hits = library
+        .retrieval()
         .search("cherries", 1, SearchMode::Dense)
         .await
         .unwrap();
@@ -243,11 +245,13 @@ async fn in_memory_vectors_answer_like_sqlite_vec_and_are_never_stale() {
     let library = open(data.path()).await;
     ingest(&library, docs.path()).await;
     let cold = library
+        .retrieval()
         .search("fruit cherries", 4, SearchMode::Dense)
         .await
         .unwrap();
-    library.warm_vectors().await.unwrap();
+    library.retrieval().warm_vectors().await.unwrap();
     let warm = library
+        .retrieval()
         .search("fruit cherries", 4, SearchMode::Dense)
         .await
         .unwrap();
@@ -271,6 +275,7 @@ async fn in_memory_vectors_answer_like_sqlite_vec_and_are_never_stale() {
     library.reconcile_all().await.unwrap();
     for _ in 0..20 {
         let hits = library
+            .retrieval()
             .search("kiwis fuzzy skin", 1, SearchMode::Dense)
             .await
             .unwrap();

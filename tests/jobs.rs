@@ -3,7 +3,6 @@
 
 mod common;
 
-use std::sync::atomic::Ordering;
 
 use common::engine::{ingest, open, scalar};
 use folio::events::EngineEvent;
@@ -58,15 +57,17 @@ async fn a_cancelled_job_goes_back_to_the_queue_and_resumes() {
     let (data, docs) = (tempfile::tempdir().unwrap(), corpus(150));
     let library = open(data.path()).await;
     let job = library.add(&[docs.path().to_path_buf()]).await.unwrap();
-    library.cancel_flag().store(true, Ordering::Relaxed);
+    library.stop_token().cancel();
     let stopped = library.run_job(job).await.unwrap().unwrap();
     assert!(stopped.cancelled);
     let queued = library.store().job(job).await.unwrap().unwrap();
     assert_eq!(queued.state, JobState::Queued);
     assert!(queued.done > 0 && queued.done < 150, "{queued:?}");
+    library.store().close().await;
 
-    library.cancel_flag().store(false, Ordering::Relaxed);
-    finishes_on_resume(&library, job, 150).await;
+    // The next start resumes it.
+    let restarted = open(data.path()).await;
+    finishes_on_resume(&restarted, job, 150).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -107,7 +108,7 @@ async fn a_restart_resumes_the_waiting_reconcile_instead_of_queuing_another() {
     let (data, docs) = (tempfile::tempdir().unwrap(), corpus(150));
     let before = open(data.path()).await;
     let job = before.add(&[docs.path().to_path_buf()]).await.unwrap();
-    before.cancel_flag().store(true, Ordering::Relaxed);
+    before.stop_token().cancel();
     assert!(before.run_job(job).await.unwrap().unwrap().cancelled);
     before.store().close().await;
 

@@ -52,9 +52,7 @@ impl Engine {
     /// database.
     pub async fn stop(self) {
         self.stop.cancel();
-        self.library
-            .cancel_flag()
-            .store(true, std::sync::atomic::Ordering::Relaxed);
+        self.library.stop_token().cancel();
         for task in self.tasks {
             if tokio::time::timeout(SHUTDOWN_GRACE, task).await.is_err() {
                 eprintln!("folio: background work did not stop within {SHUTDOWN_GRACE:?}; its job resumes on the next start");
@@ -119,7 +117,7 @@ where
 /// Runs the watcher (which also runs queued jobs) until the app closes. A
 /// failure, such as a folder that cannot be watched, is retried.
 async fn watch_folders(library: Arc<Library>, stop: CancellationToken) {
-    if let Err(e) = library.warm_vectors().await {
+    if let Err(e) = library.retrieval().warm_vectors().await {
         eprintln!("folio: search falls back to the on-disk index: {e}");
     }
     retry_until_stopped("watching", &stop, || {

@@ -15,11 +15,12 @@ use super::error::{EvalError, Result};
 use super::manifest::Manifest;
 use super::results::{read_rows, Row};
 use super::OutDir;
+use crate::choice::Choice;
 use crate::methods::Trace;
 use crate::store::{RunStatus, Store};
 
 /// What counts as right.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RightBy {
     /// A gold answer appears in the answer as whole words: the headline
@@ -27,6 +28,17 @@ pub enum RightBy {
     CoverEm,
     /// The normalised answer is a gold answer.
     Em,
+}
+
+impl Choice for RightBy {
+    const ALL: &'static [RightBy] = &[RightBy::CoverEm, RightBy::Em];
+
+    fn as_str(self) -> &'static str {
+        match self {
+            RightBy::CoverEm => "cover-em",
+            RightBy::Em => "em",
+        }
+    }
 }
 
 impl RightBy {

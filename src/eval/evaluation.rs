@@ -1,14 +1,15 @@
-//! One evaluation from its request to its summary, in the steps a front end
-//! shows progress for: [`Evaluation::open`] (the checks that cost nothing,
-//! the output folder, the corpus on disk), [`Evaluation::index`],
-//! [`Evaluation::prepare`] (the model, the vectors, iG²RAG's graphs),
-//! [`Evaluation::answer`], [`Evaluation::judge`] and
-//! [`Evaluation::finish`]. `folio eval` and the app's Evaluate view drive the
-//! same steps, so an evaluation started in one goes on in the other.
+//! One evaluation from its request to its summary. [`Evaluation::open`]
+//! makes the checks that cost nothing, the output folder and the corpus on
+//! disk; [`Evaluation::run`] takes the stages in order (index, prepare the
+//! model, vectors and iG²RAG's graphs, answer, judge, summarise) and
+//! reports each as [`EvalEvent`]s. `folio eval` and the app's Evaluate view
+//! only start it and render its events, so an evaluation started in one
+//! goes on in the other.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 
+use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use super::corpus::{self, PassageTitles, PreparedCorpus};
@@ -21,8 +22,10 @@ use super::results::{ResultsFile, Row};
 use super::run::{answer_all, Batch, Progress, Remaining};
 use super::spec::{self, MethodSpec};
 use super::summary::{self, Summary};
+use super::progress::{EvalEvent, EvalStage};
 use super::OutDir;
-use crate::graph::{BuildProgress, GraphBuildOptions, Rubric};
+use crate::events::EngineEvent;
+use crate::graph::{GraphBuildOptions, Rubric};
 use crate::ingest::pipeline::PassSummary;
 use crate::library::Library;
 use crate::llm::ModelInfo;
@@ -48,14 +51,6 @@ pub struct EvalRequest {
     /// Also ask the judge model whether each answer means a gold one.
     pub judge: bool,
     pub settings: AskSettings,
-}
-
-/// Where scoring a graph is, for progress displays.
-#[derive(Debug, Clone, Copy)]
-pub enum GraphProgress<'a> {
-    Started { rubric: Rubric, chunks: usize },
-    Scoring(&'a BuildProgress),
-    Done(&'a GraphScope),
 }
 
 pub struct Evaluation {
@@ -85,7 +80,12 @@ impl Evaluation {
     /// Checks the request and everything that costs nothing (specs, dataset
     /// lines, whether `out` holds answers to reuse) before any work, then
     /// writes a JSONL corpus out and opens the evaluation's own index.
-    pub async fn open(request: EvalRequest, mut config: Config) -> Result<Evaluation> {
+    /// `stop` cancels the whole evaluation, indexing included.
+    pub async fn open(
+        request: EvalRequest,
+        mut config: Config,
+        stop: &CancellationToken,
+    ) -> Result<Evaluation> {
         if request.graph_reach == 0 {
             return Err(EvalError::BadSetting {
                 name: "graph reach",
@@ -137,7 +137,7 @@ impl Evaluation {
             ));
         }
         config.data_dir = out.index();
-        let library = Library::open(config).await?;
+        let library = Library::open_with_stop(config, stop.child_token()).await?;
         Ok(Evaluation {
             request,
             resolved,
@@ -157,7 +157,7 @@ impl Evaluation {
         })
     }
 
-    /// The evaluation's own library: its progress events and cancel flag.
+    /// The evaluation's own library, whose progress events show indexing.
     pub fn library(&self) -> &Library {
         &self.library
     }
@@ -172,11 +172,64 @@ impl Evaluation {
         &self.out
     }
 
+    /// Runs every stage in order, reporting each through `on`, and returns
+    /// the summary it wrote. A cancel through the token the evaluation was
+    /// opened with keeps every answer given: indexing and graph scoring stop
+    /// with [`EvalError::Interrupted`], answering and judging with a summary
+    /// marked interrupted.
+    pub async fn run(
+        mut self,
+        cancel: &CancellationToken,
+        on: &(dyn Fn(EvalEvent) + Sync),
+    ) -> Result<Summary> {
+        for text in &self.notices {
+            on(EvalEvent::Notice { text: text.clone() });
+        }
+        let stage = |stage: EvalStage| on(EvalEvent::Stage { stage });
+        stage(EvalStage::Indexing);
+        let summary = self.index(on).await?;
+        on(EvalEvent::Indexed { summary });
+        stage(EvalStage::Preparing);
+        self.prepare(cancel, on).await?;
+        stage(EvalStage::Answering);
+        self.answer(cancel, &|p| {
+            if let Progress::Answered { done, total, row } = p {
+                on(EvalEvent::Answered {
+                    done,
+                    total,
+                    row: row.clone(),
+                });
+            }
+        })
+        .await?;
+        stage(EvalStage::Judging);
+        self.judge(cancel, &|done, total| on(EvalEvent::Judged { done, total }))
+            .await?;
+        stage(EvalStage::Summarizing);
+        self.finish()
+    }
+
     /// Indexes the corpus through the normal pipeline; unchanged files cost
-    /// nothing, so a re-run reuses the index. Cancelled through the
-    /// library's cancel flag.
-    pub async fn index(&mut self) -> Result<PassSummary> {
-        let ingest = corpus::ingest(&self.library, &self.prepared.folder).await?;
+    /// nothing, so a re-run reuses the index. Cancelled by the token the
+    /// evaluation was opened with.
+    async fn index(&mut self, on: &(dyn Fn(EvalEvent) + Sync)) -> Result<PassSummary> {
+        let mut events = self.library.subscribe();
+        let ingest = {
+            let indexing = corpus::ingest(&self.library, &self.prepared.folder);
+            tokio::pin!(indexing);
+            loop {
+                tokio::select! {
+                    done = &mut indexing => break done?,
+                    event = events.recv() => match event {
+                        Ok(EngineEvent::JobProgress(progress)) => on(EvalEvent::Indexing { progress }),
+                        Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                        // The library holds the sender, so this cannot happen
+                        // while it lives; wait for the pass alone if it does.
+                        Err(broadcast::error::RecvError::Closed) => break (&mut indexing).await?,
+                    },
+                }
+            }
+        };
         if ingest.cancelled {
             return Err(EvalError::Interrupted("indexing"));
         }
@@ -186,10 +239,10 @@ impl Evaluation {
 
     /// Loads the model before the long answering loop, so a missing model
     /// fails at once, then the vectors and the graphs `ig2rag` specs walk.
-    pub async fn prepare(
+    async fn prepare(
         &mut self,
         cancel: &CancellationToken,
-        progress: &(dyn Fn(GraphProgress<'_>) + Sync),
+        on: &(dyn Fn(EvalEvent) + Sync),
     ) -> Result<()> {
         self.model = Some(self.library.llm().await?.info());
         let retrieves = self
@@ -198,11 +251,17 @@ impl Evaluation {
             .iter()
             .any(|s| find(&s.method).is_ok_and(|m| m.info().retrieves));
         if retrieves {
-            self.library.warm_vectors().await?;
+            self.library
+                .retrieval()
+                .warm_vectors()
+                .await
+                .map_err(crate::Error::from)?;
         }
         for rubric in eval_graph::rubrics_walked(&self.request.methods) {
-            let scope = self.score_graph(rubric, cancel, progress).await?;
-            progress(GraphProgress::Done(&scope));
+            let scope = self.score_graph(rubric, cancel, on).await?;
+            on(EvalEvent::Notice {
+                text: summary::graph_note(&scope).trim_end().to_string(),
+            });
             self.graphs.push(scope);
             if cancel.is_cancelled() {
                 return Err(EvalError::Interrupted("scoring the graph"));
@@ -217,11 +276,11 @@ impl Evaluation {
         &self,
         rubric: Rubric,
         cancel: &CancellationToken,
-        progress: &(dyn Fn(GraphProgress<'_>) + Sync),
+        on: &(dyn Fn(EvalEvent) + Sync),
     ) -> Result<GraphScope> {
         let reach = self.request.graph_reach;
         let scope = eval_graph::reached_chunks(&self.library, &self.questions, reach).await?;
-        progress(GraphProgress::Started {
+        on(EvalEvent::GraphStarted {
             rubric,
             chunks: scope.len(),
         });
@@ -232,7 +291,7 @@ impl Evaluation {
         let this_run = self
             .library
             .build_graph_within(options, &scope, cancel, &|p| {
-                progress(GraphProgress::Scoring(p))
+                on(EvalEvent::GraphScoring { progress: *p })
             })
             .await?;
         let status = self
@@ -253,7 +312,7 @@ impl Evaluation {
 
     /// Answers what earlier runs left unanswered; a cancel keeps every
     /// answer given and marks the evaluation interrupted.
-    pub async fn answer(
+    async fn answer(
         &mut self,
         cancel: &CancellationToken,
         progress: &(dyn Fn(Progress<'_>) + Sync),
@@ -275,7 +334,7 @@ impl Evaluation {
 
     /// With `judge` asked for, judges every answer the judge has no verdict
     /// on yet; `progress` gets (judged, to judge).
-    pub async fn judge(
+    async fn judge(
         &mut self,
         cancel: &CancellationToken,
         progress: &(dyn Fn(usize, usize) + Sync),
@@ -308,7 +367,7 @@ impl Evaluation {
 
     /// Summarises every spec over this evaluation's questions and writes
     /// `summary.json` and `summary.md`.
-    pub fn finish(self) -> Result<Summary> {
+    fn finish(self) -> Result<Summary> {
         let no_titles = PassageTitles::default();
         let titles = self
             .prepared

@@ -11,6 +11,7 @@ use super::corpus::WrittenCorpus;
 use super::error::{EvalError, Result};
 use super::graph::GraphScope;
 use super::results::Row;
+use crate::choice::Choice;
 use crate::ingest::pipeline::PassSummary;
 use crate::llm::ModelInfo;
 use crate::methods::runner::ResolvedSettings;

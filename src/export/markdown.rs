@@ -2,6 +2,7 @@
 
 use std::fmt::Write as _;
 
+use crate::choice::Choice;
 use crate::methods::crp_rag::{CrpRagTrace, ReasoningNode, SufficiencyTest};
 use crate::methods::ig2rag::{Ig2RagTrace, Ig2RagVariant};
 use crate::methods::pager::{Page, PagerTrace};

@@ -1,7 +1,8 @@
 //! iG²RAG's information-gain graph (DESIGN.md, "graph/"): chunks are nodes;
 //! the language model grades how much each chunk's nearest neighbours add
 //! to it, giving weighted directed edges. Built and kept up to date by a
-//! background job, walked at question time by Personalized PageRank.
+//! background job; `retrieve::gain_walk` walks it at question time by
+//! Personalized PageRank.
 
 mod build;
 mod neighbours;
@@ -10,13 +11,11 @@ mod scorer;
 mod status;
 #[cfg(test)]
 mod tests;
-mod walk;
 
 pub use build::{BuildProgress, GraphBuild, GraphBuildOptions, DEFAULT_NEIGHBOURS, MAX_NEIGHBOURS};
 pub use rubric::{GainClass, Grade, Rubric};
 pub use scorer::parse_grades;
 pub use status::{BuildCost, GraphStatus, RubricStatus};
-pub use walk::{Walk, WalkGraph, Weights};
 
 /// The kind of the graph's jobs in the jobs table.
 pub const GRAPH_JOB: &str = "gain-graph";

@@ -7,6 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::choice::Choice;
 use crate::llm::prompts::PromptId;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, ts_rs::TS)]
@@ -95,21 +96,19 @@ pub struct Grade {
 #[error("{0}")]
 pub struct BadGrade(pub String);
 
-impl Rubric {
-    pub const ALL: [Rubric; 3] = [Rubric::Coarse, Rubric::Fine, Rubric::Binary];
+impl Choice for Rubric {
+    const ALL: &'static [Rubric] = &[Rubric::Coarse, Rubric::Fine, Rubric::Binary];
 
-    pub fn as_str(self) -> &'static str {
+    fn as_str(self) -> &'static str {
         match self {
             Rubric::Coarse => "coarse",
             Rubric::Fine => "fine",
             Rubric::Binary => "binary",
         }
     }
+}
 
-    pub fn parse(s: &str) -> Option<Rubric> {
-        Rubric::ALL.into_iter().find(|r| r.as_str() == s)
-    }
-
+impl Rubric {
     pub fn prompt(self) -> PromptId {
         match self {
             Rubric::Coarse => PromptId::GainCoarse,

@@ -22,7 +22,7 @@ async fn build_within(
     rubric: Rubric,
     scope: Option<&HashSet<i64>>,
 ) -> BuildProgress {
-    let dim = library.model().await.unwrap().1.dim;
+    let dim = library.retrieval().model().await.unwrap().1.dim;
     let vectors = VectorIndex::load(library.store(), dim).await.unwrap();
     let prompts = library.prompts().await.unwrap();
     let cancel = CancellationToken::new();
@@ -184,7 +184,7 @@ async fn a_job_resumes_where_a_cancelled_pass_stopped() {
         .await
         .is_err());
     let store = library.store();
-    let dim = library.model().await.unwrap().1.dim;
+    let dim = library.retrieval().model().await.unwrap().1.dim;
     let vectors = VectorIndex::load(store, dim).await.unwrap();
     let prompts = library.prompts().await.unwrap();
     let cancel = CancellationToken::new();

@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use futures::StreamExt;
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 use super::prepare::{prepare, Limits, Prepared};
 use super::scan::{inspect, scan, FileEntry, ScanError};
@@ -20,9 +21,6 @@ use crate::events::{EngineEvent, EventSender, JobPhase, JobProgress};
 use crate::store::{
     vector_blob, BatchProgress, ChunkWrite, DocumentRecord, DocumentWrite, Store, VectorSpace,
 };
-
-/// Set to stop a pass at the next batch boundary.
-pub type CancelFlag = Arc<AtomicBool>;
 
 /// A batch is committed once it holds this many chunks or documents. Larger
 /// commits rewrite shared pages (B-tree edges, FTS segments) less often; this
@@ -37,10 +35,11 @@ pub struct Ingestor {
     pub space: VectorSpace,
     pub limits: Limits,
     pub events: EventSender,
-    pub cancel: CancelFlag,
+    /// Cancelled at shutdown: the pass stops at its next batch boundary.
+    pub stop: CancellationToken,
     /// Set while the user has paused background work or cancelled the
-    /// running job; unlike `cancel` (shutdown) it is cleared again.
-    pub interrupt: CancelFlag,
+    /// running job; unlike `stop` (shutdown) it is cleared again.
+    pub interrupt: Arc<AtomicBool>,
 }
 
 /// A watched root and the folder row it belongs to.
@@ -112,7 +111,7 @@ fn up_to_date(stored: Option<&DocumentRecord>, f: &FileEntry) -> bool {
 
 impl Ingestor {
     fn cancelled(&self) -> bool {
-        self.cancel.load(Ordering::Relaxed) || self.interrupt.load(Ordering::Relaxed)
+        self.stop.is_cancelled() || self.interrupt.load(Ordering::Relaxed)
     }
 
     fn emit(&self, event: EngineEvent) {

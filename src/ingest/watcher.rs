@@ -7,7 +7,6 @@
 use std::collections::HashSet;
 use std::future::Future;
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use notify::event::{ModifyKind, RenameMode};
@@ -70,7 +69,7 @@ pub async fn watch(
     for (_, summary) in library.run_pending().await? {
         on_pass(&summary);
     }
-    if library.cancel_flag().load(Ordering::Relaxed) {
+    if library.stop_token().is_cancelled() {
         return Ok(());
     }
     on_pass(&library.reconcile_all().await?);

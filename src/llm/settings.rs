@@ -5,7 +5,9 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, ts_rs::TS)]
+use crate::choice::Choice;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[ts(export)]
 #[serde(rename_all = "lowercase")]
 pub enum Backend {
@@ -14,6 +16,17 @@ pub enum Backend {
     /// Any server speaking the OpenAI chat-completions protocol (llama.cpp
     /// server, Ollama, vLLM, LM Studio, OpenAI).
     Openai,
+}
+
+impl Choice for Backend {
+    const ALL: &'static [Backend] = &[Backend::Embedded, Backend::Openai];
+
+    fn as_str(self) -> &'static str {
+        match self {
+            Backend::Embedded => "embedded",
+            Backend::Openai => "openai",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -6,18 +6,24 @@
 
 use minijinja::context;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use super::citations::resolve;
 use super::context::{finished_text, partial_text};
 use super::shown::shown;
 use super::{
-    Answer, Method, MethodContext, MethodError, MethodInfo, MethodOption, Params, Passage, Trace,
+    Answer, Method, MethodContext, MethodError, MethodInfo, Params, Passage, Pick, Trace,
+    RETRIEVER,
 };
+use crate::choice::Choice;
 use crate::llm::prompts::{as_document_data, PromptId};
-use crate::retrieve::SearchMode;
 
 pub struct ActiveRag;
+
+const VARIANT: Pick<ActiveRagVariant> = Pick {
+    name: "variant",
+    help: "How the passages are read: association (connect with what the model knows), anchoring (what is new to it), reasoning (chains of facts) or reflection (corrections to trust over its memory).",
+    default: ActiveRagVariant::Association,
+};
 
 const SELF_INQUIRY: &str = "self-inquiry";
 const ASSIMILATION: &str = "assimilation";
@@ -34,6 +40,19 @@ pub enum ActiveRagVariant {
     Association,
     Reasoning,
     Reflection,
+}
+
+impl Choice for ActiveRagVariant {
+    const ALL: &'static [ActiveRagVariant] = &[ActiveRagVariant::Association, ActiveRagVariant::Anchoring, ActiveRagVariant::Reasoning, ActiveRagVariant::Reflection];
+
+    fn as_str(self) -> &'static str {
+        match self {
+            ActiveRagVariant::Association => "association",
+            ActiveRagVariant::Anchoring => "anchoring",
+            ActiveRagVariant::Reasoning => "reasoning",
+            ActiveRagVariant::Reflection => "reflection",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
@@ -64,12 +83,7 @@ impl Method for ActiveRag {
             name: "ActiveRAG",
             summary: "Reasons from the model's own knowledge, has a second agent learn from the retrieved passages, and a third correct the reasoning with what was learnt.",
             retrieves: true,
-            options: vec![MethodOption {
-                name: "variant",
-                help: "How the passages are read: association (connect with what the model knows), anchoring (what is new to it), reasoning (chains of facts) or reflection (corrections to trust over its memory).",
-                default: Value::from("association"),
-                choices: vec!["association", "anchoring", "reasoning", "reflection"],
-            }],
+            options: vec![RETRIEVER.declare(), VARIANT.declare()],
         }
     }
 
@@ -79,7 +93,7 @@ impl Method for ActiveRag {
         question: &str,
         params: &Params,
     ) -> Result<Answer, MethodError> {
-        let variant: ActiveRagVariant = params.option("variant")?;
+        let variant = VARIANT.read(params)?;
         let mut notes = Vec::new();
         let (thought, passages) = tokio::join!(
             ctx.generate(
@@ -88,7 +102,7 @@ impl Method for ActiveRag {
                 context!(question),
                 params
             ),
-            ctx.retrieve(question, params.k, SearchMode::Hybrid),
+            ctx.retrieve(question, params.k),
         );
         let self_inquiry = partial_text(SELF_INQUIRY, thought?, &mut notes)?;
         let passages = passages?;

@@ -1,4 +1,4 @@
-//! What a method may use while it runs: retrieval over the library, the
+//! What a method may use while it runs: the retrieval service, the
 //! language model (every call counted and timed), prompts, the event sink
 //! and cancellation. The context also keeps the method's latest trace, so a
 //! run that fails halfway still shows how far it got.
@@ -15,11 +15,10 @@ use super::citations::resolve;
 use super::injection::suspected_instructions;
 use super::shown::shown;
 use super::{Citation, MethodError, Params, Passage, RunEvent, Trace};
-use crate::graph::{Rubric, RubricStatus, WalkGraph};
-use crate::library::Library;
+use crate::graph::{Rubric, RubricStatus};
 use crate::llm::prompts::{PromptId, Prompts};
 use crate::llm::{ChatMessage, ChatRequest, Completion, FinishReason, GenerateOptions, Llm};
-use crate::retrieve::SearchMode;
+use crate::retrieve::{DocumentParts, Retrieval, RetrieveError, SearchMode, WalkGraph};
 use crate::store::{LlmCallRow, StoredChunk};
 
 pub struct CitedAnswer {
@@ -47,7 +46,10 @@ impl EventSink {
 }
 
 pub struct MethodContext<'a> {
-    pub library: &'a Library,
+    retrieval: &'a Retrieval,
+    /// How [`MethodContext::retrieve`] finds passages: the run's
+    /// `retriever` option.
+    retriever: SearchMode,
     pub cancel: &'a CancellationToken,
     llm: &'a dyn Llm,
     prompts: &'a Prompts,
@@ -109,7 +111,8 @@ pub(super) struct Recorded {
 
 impl<'a> MethodContext<'a> {
     pub(super) fn new(
-        library: &'a Library,
+        retrieval: &'a Retrieval,
+        retriever: SearchMode,
         llm: &'a dyn Llm,
         prompts: &'a Prompts,
         events: &'a EventSink,
@@ -117,7 +120,8 @@ impl<'a> MethodContext<'a> {
         timeout: Duration,
     ) -> Self {
         MethodContext {
-            library,
+            retrieval,
+            retriever,
             cancel,
             llm,
             prompts,
@@ -145,16 +149,11 @@ impl<'a> MethodContext<'a> {
         });
     }
 
-    /// The `k` best chunks for `query`, numbered from 1 as the prompt will
-    /// show them.
-    pub async fn retrieve(
-        &self,
-        query: &str,
-        k: usize,
-        mode: SearchMode,
-    ) -> Result<Vec<Passage>, MethodError> {
+    /// The `k` best chunks for `query` from the run's retriever, numbered
+    /// from 1 as the prompt will show them.
+    pub async fn retrieve(&self, query: &str, k: usize) -> Result<Vec<Passage>, MethodError> {
         let found = self
-            .timed_retrieval(self.library.retrieve(query, k, mode))
+            .timed_retrieval(self.retrieval.retrieve(query, k, self.retriever))
             .await?;
         let passages = numbered(found);
         self.emit(RunEvent::Retrieved {
@@ -171,20 +170,10 @@ impl<'a> MethodContext<'a> {
         query: &str,
         ranked: &[(i64, f64)],
     ) -> Result<Vec<Passage>, MethodError> {
-        let ids: Vec<i64> = ranked.iter().map(|(id, _)| *id).collect();
-        let chunks = self
-            .timed_retrieval(async { Ok(self.library.store().chunks_by_id(&ids).await?) })
+        let found = self
+            .timed_retrieval(self.retrieval.scored_chunks(ranked))
             .await?;
-        let score = |id: i64| {
-            ranked
-                .iter()
-                .find(|(r, _)| *r == id)
-                .map_or(0.0, |(_, s)| *s)
-        };
-        let passages = numbered(chunks.into_iter().map(|c| {
-            let s = score(c.id);
-            (c, s)
-        }));
+        let passages = numbered(found);
         self.emit(RunEvent::Retrieved {
             query: query.to_string(),
             passages: passages.len(),
@@ -194,22 +183,18 @@ impl<'a> MethodContext<'a> {
 
     /// The `k` chunks nearest to `query` by embedding, with cosine similarity.
     pub async fn nearest(&self, query: &str, k: usize) -> Result<Vec<(i64, f64)>, MethodError> {
-        self.timed_retrieval(self.library.nearest(query, k)).await
+        self.timed_retrieval(self.retrieval.nearest(query, k)).await
     }
 
     /// The information-gain graph of `rubric`, ready to walk.
     pub async fn walk_graph(&self, rubric: Rubric) -> Result<Arc<WalkGraph>, MethodError> {
-        self.timed_retrieval(self.library.walk_graph(rubric)).await
+        self.timed_retrieval(self.retrieval.walk_graph(rubric)).await
     }
 
-    /// Unit vectors for `texts` from the library's embedding model, so a
+    /// Unit vectors for `texts` from the embedding model, so a
     /// method can compare its own texts the way retrieval compares chunks.
     pub async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, MethodError> {
-        self.timed_retrieval(async {
-            let (embedder, _) = self.library.model().await?;
-            Ok(embedder.embed_off_executor(texts.to_vec()).await?)
-        })
-        .await
+        self.timed_retrieval(self.retrieval.embed(texts)).await
     }
 
     /// "file › heading path" of each chunk, to name graph nodes by.
@@ -218,7 +203,7 @@ impl<'a> MethodContext<'a> {
         ids: &[i64],
     ) -> Result<std::collections::HashMap<i64, String>, MethodError> {
         let chunks = self
-            .timed_retrieval(async { Ok(self.library.store().chunks_by_id(ids).await?) })
+            .timed_retrieval(self.retrieval.chunks(ids))
             .await?;
         Ok(chunks
             .into_iter()
@@ -236,24 +221,25 @@ impl<'a> MethodContext<'a> {
             .collect())
     }
 
-    /// How much of the library the graph of `rubric` covers.
+    /// How much of the index the graph of `rubric` covers.
     pub async fn graph_coverage(&self, rubric: Rubric) -> Result<RubricStatus, MethodError> {
-        self.timed_retrieval(async {
-            let store = self.library.store();
-            Ok(store
-                .rubric_status(rubric, store.embedded_chunks().await?)
-                .await?)
-        })
-        .await
+        self.timed_retrieval(self.retrieval.graph_coverage(rubric))
+            .await
+    }
+
+    /// The indexed document at `path` with its tree and chunks, for a method
+    /// that routes through document structure; `None` once it is removed.
+    pub async fn document(&self, path: &str) -> Result<Option<DocumentParts>, MethodError> {
+        self.timed_retrieval(self.retrieval.document(path)).await
     }
 
     /// Runs a retrieval step, counting its time as retrieval.
     async fn timed_retrieval<T>(
         &self,
-        step: impl std::future::Future<Output = crate::Result<T>>,
+        step: impl std::future::Future<Output = Result<T, RetrieveError>>,
     ) -> Result<T, MethodError> {
         let started = Instant::now();
-        let result = step.await.map_err(|e| MethodError::Retrieval(Box::new(e)));
+        let result = step.await.map_err(MethodError::Retrieval);
         self.retrieval_ms
             .fetch_add(started.elapsed().as_millis() as u64, Ordering::Relaxed);
         result

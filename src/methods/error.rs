@@ -4,6 +4,7 @@
 
 use crate::llm::prompts::PromptError;
 use crate::llm::LlmError;
+use crate::retrieve::RetrieveError;
 use crate::store::StoreError;
 
 #[derive(Debug, thiserror::Error)]
@@ -28,7 +29,7 @@ pub enum MethodError {
     #[error(transparent)]
     Prompt(#[from] PromptError),
     #[error("retrieval failed: {0}")]
-    Retrieval(#[source] Box<crate::Error>),
+    Retrieval(#[source] RetrieveError),
     #[error("the model returned no text for `{step}`; try again, or use a stronger model")]
     EmptyOutput { step: &'static str },
     #[error("the model's output for `{step}` was cut off at {max_tokens} tokens without finishing; raise max_tokens or use a stronger model")]

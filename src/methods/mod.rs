@@ -16,6 +16,7 @@ mod injection;
 mod key_parts;
 mod llm_only;
 pub mod pager;
+mod options;
 mod params;
 pub mod rdr2;
 pub mod runner;
@@ -32,6 +33,7 @@ pub use citations::{cited_numbers, Citation};
 pub use context::{EventSink, MethodContext};
 pub use error::MethodError;
 pub use events::RunEvent;
+pub use options::{Count, Number, OptionRange, Pick, RETRIEVER};
 pub use params::{MethodOption, Params};
 pub use trace::{Passage, Trace, VanillaRagTrace};
 
@@ -93,4 +95,38 @@ pub fn find(id: &str) -> Result<&'static dyn Method, MethodError> {
                 .collect::<Vec<_>>()
                 .join(", "),
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::runner::ResolvedSettings;
+    use super::*;
+
+    /// Every declaration is consistent with itself: its default passes its
+    /// own check, and every method that retrieves through the context lets
+    /// the request choose the retriever.
+    #[test]
+    fn every_declared_default_resolves() {
+        let settings = ResolvedSettings {
+            k: 5,
+            temperature: 0.0,
+            max_tokens: 64,
+            seed: 42,
+        };
+        for method in methods() {
+            let info = method.info();
+            let params = Params::resolve(&info, settings, &BTreeMap::new())
+                .unwrap_or_else(|e| panic!("{}: {e}", info.id));
+            assert_eq!(params.options.len(), info.options.len(), "{}", info.id);
+            let walks_its_own_graph = info.id == "ig2rag";
+            assert_eq!(
+                params.declares(RETRIEVER.name),
+                info.retrieves && !walks_its_own_graph,
+                "{}",
+                info.id
+            );
+        }
+    }
 }

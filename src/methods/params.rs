@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::runner::ResolvedSettings;
+use super::options::OptionRange;
 use super::{MethodError, MethodInfo};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
@@ -19,6 +20,29 @@ pub struct MethodOption {
     pub default: Value,
     /// The values the option accepts, when it is a choice.
     pub choices: Vec<&'static str>,
+    /// The values a number accepts, when it is bounded.
+    pub range: Option<OptionRange>,
+}
+
+impl MethodOption {
+    /// What the option accepts, for help text: ` [a|b]` for choices,
+    /// ` [1–6]`, ` [≥ 100]` or ` (0–1]` for a range, empty otherwise.
+    pub fn accepted(&self) -> String {
+        if !self.choices.is_empty() {
+            return format!(" [{}]", self.choices.join("|"));
+        }
+        match self.range {
+            None => String::new(),
+            Some(r) => {
+                let open = if r.min_exclusive { "(" } else { "[" };
+                match r.max {
+                    Some(max) => format!(" {open}{}–{max}]", r.min),
+                    None if r.min_exclusive => format!(" [> {}]", r.min),
+                    None => format!(" [≥ {}]", r.min),
+                }
+            }
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -88,40 +112,9 @@ impl Params {
         })
     }
 
-    /// A declared count option that must lie in `min..=max`.
-    pub fn count_within(&self, name: &str, min: usize, max: usize) -> Result<usize, MethodError> {
-        let value: usize = self.option(name)?;
-        if (min..=max).contains(&value) {
-            return Ok(value);
-        }
-        let message = if max == usize::MAX {
-            format!("must be at least {min}")
-        } else if min == 0 {
-            format!("must be at most {max}")
-        } else {
-            format!("must be between {min} and {max}")
-        };
-        Err(MethodError::InvalidOption {
-            name: name.to_string(),
-            message,
-        })
-    }
-
-    /// A declared numeric option that must lie in `min..=max`.
-    pub fn number_within(&self, name: &str, min: f64, max: f64) -> Result<f64, MethodError> {
-        let value: f64 = self.option(name)?;
-        if (min..=max).contains(&value) {
-            return Ok(value);
-        }
-        let message = if max.is_infinite() {
-            format!("must be at least {min}")
-        } else {
-            format!("must be between {min} and {max}")
-        };
-        Err(MethodError::InvalidOption {
-            name: name.to_string(),
-            message,
-        })
+    /// Whether the method declares the option `name`.
+    pub fn declares(&self, name: &str) -> bool {
+        self.options.contains_key(name)
     }
 
     /// A declared option's value; `resolve` guarantees it is present and of
@@ -135,8 +128,9 @@ impl Params {
     }
 }
 
-/// Reads `raw` as the same JSON type as the option's default; a string
-/// option takes the text as it is.
+/// Reads `raw` as the same JSON type as the option's default (a string
+/// option takes the text as it is) and checks it against the declared
+/// choices or range.
 fn parse_value(decl: &MethodOption, raw: &str) -> Result<Value, MethodError> {
     let invalid = |message: String| MethodError::InvalidOption {
         name: decl.name.to_string(),
@@ -163,6 +157,11 @@ fn parse_value(decl: &MethodOption, raw: &str) -> Result<Value, MethodError> {
             decl.choices.join(", ")
         )));
     }
+    if let (Some(range), Some(number)) = (decl.range, value.as_f64()) {
+        if let Some(why) = range.refuse(number) {
+            return Err(invalid(why));
+        }
+    }
     Ok(value)
 }
 
@@ -182,12 +181,18 @@ mod tests {
                     help: "",
                     default: Value::from("hybrid"),
                     choices: vec!["hybrid", "dense"],
+                    range: None,
                 },
                 MethodOption {
                     name: "depth",
                     help: "",
                     default: Value::from(3),
                     choices: vec![],
+                    range: Some(OptionRange {
+                        min: 1.0,
+                        min_exclusive: false,
+                        max: Some(7.0),
+                    }),
                 },
             ],
         }
@@ -217,25 +222,23 @@ mod tests {
     }
 
     #[test]
-    fn counts_outside_their_range_name_the_bounds() {
-        let p = Params::resolve(&info(), settings(), &given(&[("depth", "7")])).unwrap();
-        assert_eq!(p.count_within("depth", 1, 7).unwrap(), 7);
-        let message = |min, max| match p.count_within("depth", min, max).unwrap_err() {
-            MethodError::InvalidOption { name, message } => format!("{name}: {message}"),
-            other => panic!("{other:?}"),
+    fn help_names_choices_and_ranges() {
+        let [mode, depth] = &info().options[..] else {
+            panic!("two options")
         };
-        assert_eq!(message(1, 5), "depth: must be between 1 and 5");
-        assert_eq!(message(0, 5), "depth: must be at most 5");
-        assert_eq!(message(8, usize::MAX), "depth: must be at least 8");
-        assert_eq!(p.number_within("depth", 0.5, 7.5).unwrap(), 7.0);
-        assert!(matches!(
-            p.number_within("depth", 0.0, 1.0),
-            Err(MethodError::InvalidOption { message, .. }) if message == "must be between 0 and 1"
-        ));
-        assert!(matches!(
-            p.number_within("depth", 8.0, f64::INFINITY),
-            Err(MethodError::InvalidOption { message, .. }) if message == "must be at least 8"
-        ));
+        assert_eq!(mode.accepted(), " [hybrid|dense]");
+        assert_eq!(depth.accepted(), " [1–7]");
+    }
+
+    #[test]
+    fn values_outside_the_declared_range_are_refused_naming_the_bounds() {
+        assert!(Params::resolve(&info(), settings(), &given(&[("depth", "1")])).is_ok());
+        let err = Params::resolve(&info(), settings(), &given(&[("depth", "8")])).unwrap_err();
+        assert!(err.is_user_error());
+        assert_eq!(
+            err.to_string(),
+            "option `depth`: must be between 1 and 7, not 8"
+        );
     }
 
     #[test]

@@ -9,11 +9,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::{find, EventSink, MethodContext, MethodError, Params, RunEvent};
-use crate::error::Result;
-use crate::library::Library;
+use super::{find, EventSink, MethodContext, MethodError, Params, RunEvent, RETRIEVER};
+use crate::llm::prompts::Prompts;
 use crate::llm::{Llm, LlmSettings, DEFAULT_SEED};
-use crate::store::{NewRun, RunOutcome, RunRecord, RunStatus};
+use crate::retrieve::{Retrieval, SearchMode};
+use crate::store::{NewRun, RunOutcome, RunRecord, RunStatus, Store, StoreError};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[ts(export)]
@@ -39,20 +39,14 @@ pub const DEFAULT_K: usize = 5;
 
 /// The request settings a caller chooses, shared by `folio ask` and every
 /// spec of `folio eval`; `None` takes the configured value.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, clap::Args)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct AskSettings {
     /// Passages to retrieve.
-    #[arg(short, long, default_value_t = DEFAULT_K)]
     pub k: usize,
-    /// Sampling temperature (default from folio.toml).
-    #[arg(long)]
     pub temperature: Option<f32>,
-    /// Most tokens the model may write per step (default from folio.toml).
-    #[arg(long)]
+    /// Most tokens the model may write per step.
     pub max_tokens: Option<u32>,
-    /// Seed of sampled replies (default 42); matters only where something
-    /// is sampled.
-    #[arg(long)]
+    /// Seed of sampled replies; matters only where something is sampled.
     pub seed: Option<u32>,
 }
 
@@ -100,23 +94,39 @@ impl AskRequest {
     }
 }
 
-/// Answers with `llm`, which the library normally supplies (the configured
-/// model); passing it in lets a method's control flow be tested with a
-/// scripted model.
+/// What answering a question uses: the index to read, the store that keeps
+/// runs, the model with its settings, and the prompts. The library normally
+/// supplies the configured model; a test may pass a scripted one to check a
+/// method's control flow.
+pub struct Answering<'a> {
+    pub retrieval: &'a Retrieval,
+    pub store: &'a Store,
+    pub llm: &'a dyn Llm,
+    pub settings: &'a LlmSettings,
+    pub prompts: &'a Prompts,
+}
+
+/// Answers `request` and stores the run, failed or not. A bad request fails
+/// before anything is stored.
 pub async fn ask(
-    library: &Library,
-    llm: &dyn Llm,
+    answering: &Answering<'_>,
     request: &AskRequest,
     events: &EventSink,
     cancel: &CancellationToken,
-) -> Result<RunRecord> {
+) -> Result<RunRecord, MethodError> {
+    let Answering {
+        retrieval,
+        store,
+        llm,
+        settings,
+        prompts,
+    } = *answering;
     let question = request.question.trim();
     if question.is_empty() {
-        return Err(MethodError::EmptyQuestion.into());
+        return Err(MethodError::EmptyQuestion);
     }
     let method = find(&request.method)?;
     let info = method.info();
-    let settings = &library.config().llm;
     let chosen = AskSettings {
         k: request.k,
         temperature: request.temperature,
@@ -124,8 +134,6 @@ pub async fn ask(
         seed: request.seed,
     };
     let params = Params::resolve(&info, chosen.resolve(settings), &request.options)?;
-    let prompts = library.prompts().await?;
-    let store = library.store();
     let params_json = serde_json::to_value(&params).unwrap_or(Value::Null);
     let model_json = serde_json::to_value(llm.info()).unwrap_or(Value::Null);
     let run_id = store
@@ -143,7 +151,11 @@ pub async fn ask(
 
     let started = Instant::now();
     let timeout = std::time::Duration::from_secs(settings.timeout_secs);
-    let ctx = MethodContext::new(library, llm, &prompts, events, cancel, timeout);
+    let retriever = match params.declares(RETRIEVER.name) {
+        true => RETRIEVER.read(&params)?,
+        false => SearchMode::Hybrid,
+    };
+    let ctx = MethodContext::new(retrieval, retriever, llm, prompts, events, cancel, timeout);
     let result = method.run(&ctx, question, &params).await;
     let total_ms = started.elapsed().as_millis() as u64;
     let recorded = ctx.into_recorded();
@@ -184,7 +196,10 @@ pub async fn ask(
         run_id,
         status: outcome.status,
     });
-    library.run(run_id).await
+    store
+        .run(run_id)
+        .await?
+        .ok_or_else(|| StoreError::Corrupt(format!("run {run_id} vanished while it was stored")).into())
 }
 
 #[cfg(test)]
@@ -192,6 +207,7 @@ mod tests {
     use super::*;
     use crate::llm::{FinishReason, LlmError};
     use crate::methods::testing::{ask_with, library, reply, ScriptedLlm};
+    use crate::Library;
 
     async fn ask_scripted(
         script: Vec<std::result::Result<crate::llm::Completion, LlmError>>,
@@ -312,12 +328,16 @@ mod tests {
             ("", "llm-only", None),
             ("q", "nope", None),
             ("q", "vanilla-rag", Some(("mood", "x"))),
+            ("q", "vanilla-rag", Some(("retriever", "sparse"))),
+            ("q", "pager", Some(("slots-max", "99"))),
+            ("q", "ig2rag", Some(("alpha", "0"))),
         ] {
             let mut request = AskRequest::new(question, method);
             if let Some((name, value)) = option {
                 request.options.insert(name.into(), value.into());
             }
-            let err = ask(&library, &llm, &request, &sink, &cancel)
+            let err = library
+                .ask_with(&llm, &request, &sink, &cancel)
                 .await
                 .unwrap_err();
             assert!(err.is_user_error(), "{err}");

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 
 use tokio_util::sync::CancellationToken;
 
-use super::runner::{ask, AskRequest};
+use super::runner::AskRequest;
 use super::{EventSink, RunEvent};
 use crate::llm::{
     Backend, Capabilities, ChatRequest, Completion, FinishReason, Llm, LlmError, ModelInfo,
@@ -153,15 +153,15 @@ pub async fn ask_with(
     request: &AskRequest,
 ) -> (RunRecord, Vec<RunEvent>) {
     let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
-    let run = ask(
-        library,
-        llm,
-        request,
-        &EventSink::new(sender),
-        &CancellationToken::new(),
-    )
-    .await
-    .unwrap();
+    let run = library
+        .ask_with(
+            llm,
+            request,
+            &EventSink::new(sender),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
     let mut events = Vec::new();
     while let Ok(e) = receiver.try_recv() {
         events.push(e);

@@ -2,13 +2,10 @@
 //! them to the model as numbered documents, and map the `[n]` markers in its
 //! answer back to files, heading paths and spans.
 
-use serde_json::Value;
-
 use super::{
-    Answer, Method, MethodContext, MethodError, MethodInfo, MethodOption, Params, Trace,
-    VanillaRagTrace,
+    Answer, Method, MethodContext, MethodError, MethodInfo, Params, Trace, VanillaRagTrace,
+    RETRIEVER,
 };
-use crate::retrieve::SearchMode;
 
 pub struct VanillaRag;
 
@@ -20,12 +17,7 @@ impl Method for VanillaRag {
             name: "Vanilla RAG",
             summary: "Retrieves the k best passages and answers from them, citing each by number.",
             retrieves: true,
-            options: vec![MethodOption {
-                name: "mode",
-                help: "How passages are found: hybrid (dense + BM25), dense or bm25.",
-                default: Value::from("hybrid"),
-                choices: vec!["hybrid", "dense", "bm25"],
-            }],
+            options: vec![RETRIEVER.declare()],
         }
     }
 
@@ -35,14 +27,13 @@ impl Method for VanillaRag {
         question: &str,
         params: &Params,
     ) -> Result<Answer, MethodError> {
-        let mode: SearchMode = params.option("mode")?;
-        let passages = ctx.retrieve(question, params.k, mode).await?;
+        let passages = ctx.retrieve(question, params.k).await?;
         if passages.is_empty() {
             return Err(MethodError::EmptyLibrary);
         }
         let mut trace = VanillaRagTrace {
             query: question.to_string(),
-            mode,
+            mode: RETRIEVER.read(params)?,
             k: params.k,
             passages,
             unknown_citations: Vec::new(),

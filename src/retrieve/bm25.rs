@@ -2,7 +2,7 @@
 //! syntax: each word becomes a quoted term, so `"`, `*`, `NEAR` or a stray
 //! parenthesis in a question cannot break or change the query.
 
-use crate::error::Result;
+use super::Result;
 use crate::store::Store;
 
 /// Words of the query as quoted FTS5 terms joined with OR; `None` when the
@@ -16,21 +16,12 @@ pub fn fts_query(query: &str) -> Option<String> {
     (!terms.is_empty()).then(|| terms.join(" OR "))
 }
 
-/// Heading words count half as much as body words: a heading is shared by
-/// every chunk under it.
+/// The `k` best chunks for `query` by BM25, best first.
 pub async fn search(store: &Store, query: &str, k: usize) -> Result<Vec<(i64, f64)>> {
     let Some(q) = fts_query(query) else {
         return Ok(Vec::new());
     };
-    let rows: Vec<(i64, f64)> = sqlx::query_as(
-        "SELECT rowid, bm25(chunks_fts, 1.0, 0.5) AS s FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY s LIMIT ?",
-    )
-    .bind(q)
-    .bind(k as i64)
-    .fetch_all(store.pool())
-    .await
-    .map_err(crate::store::StoreError::from)?;
-    Ok(rows.into_iter().map(|(id, s)| (id, -s)).collect())
+    Ok(store.bm25(&q, k).await?)
 }
 
 #[cfg(test)]

@@ -1,28 +1,34 @@
-//! Finding chunks for a query: dense (sqlite-vec nearest neighbours), BM25
-//! (FTS5) and hybrid (reciprocal rank fusion of the two). Results carry what a
-//! person needs to judge and open them: path, heading path, snippet, score.
+//! Finding chunks for a query. The [`Retrieval`] service owns what retrieval
+//! needs (embedding model, in-memory vectors, gain graphs, look-ups); a
+//! [`SearchMode`] ranks chunks: dense (nearest neighbours), BM25 (FTS5) or
+//! hybrid (reciprocal rank fusion of the two); `gain_walk` walks the
+//! information-gain graph. Results carry what a person needs to judge and
+//! open them: path, heading path, snippet, score.
 
 mod bm25;
+mod error;
 mod fusion;
+pub mod gain_walk;
 pub mod ppr;
+mod service;
 mod snippet;
 mod vector_index;
 
-use std::sync::Arc;
-
 use serde::{Deserialize, Serialize};
 
-use crate::embed::Embedder;
-use crate::error::Result;
+use crate::choice::Choice;
 use crate::store::{Store, StoredChunk};
 
 pub use bm25::fts_query;
+pub use error::{Result, RetrieveError};
 pub use fusion::reciprocal_rank_fusion;
+pub use gain_walk::{Walk, WalkGraph, Weights};
+pub use service::{DocumentParts, Retrieval};
 pub use snippet::snippet;
 pub(crate) use vector_index::dot;
 pub use vector_index::VectorIndex;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, ts_rs::TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[ts(export)]
 #[serde(rename_all = "lowercase")]
 pub enum SearchMode {
@@ -31,8 +37,10 @@ pub enum SearchMode {
     Hybrid,
 }
 
-impl SearchMode {
-    pub fn as_str(self) -> &'static str {
+impl Choice for SearchMode {
+    const ALL: &'static [SearchMode] = &[SearchMode::Hybrid, SearchMode::Dense, SearchMode::Bm25];
+
+    fn as_str(self) -> &'static str {
         match self {
             SearchMode::Dense => "dense",
             SearchMode::Bm25 => "bm25",
@@ -53,36 +61,59 @@ pub struct SearchHit {
     pub page: Option<i64>,
 }
 
+impl SearchHit {
+    /// A found chunk as a person sees it: a snippet around `query`.
+    pub fn new(chunk: StoredChunk, score: f64, query: &str) -> SearchHit {
+        SearchHit {
+            chunk_id: chunk.id,
+            snippet: snippet(&chunk.text, query, 240),
+            path: chunk.path,
+            heading_path: chunk.heading_path,
+            score,
+            span_start: chunk.span_start,
+            span_end: chunk.span_end,
+            page: chunk.page,
+        }
+    }
+}
+
 /// Candidates each ranker contributes before fusion: fusion needs more than
 /// `k` from each side to reward chunks both rankers like.
 fn fusion_depth(k: usize) -> usize {
     (k * 4).max(40)
 }
 
-/// Ranked chunk ids with scores, best first, for a query whose embedding the
-/// caller supplies (ignored, and may be empty, in BM25 mode), so retrieval can
-/// be timed apart from embedding and a caller holding the vector does not
-/// embed twice.
-pub async fn rank_with_vector(
-    store: &Store,
-    memory: Option<&VectorIndex>,
-    query: &str,
-    vector: &[f32],
-    k: usize,
-    mode: SearchMode,
-) -> Result<Vec<(i64, f64)>> {
-    Ok(match mode {
-        SearchMode::Dense => dense(store, memory, vector, k).await?,
-        SearchMode::Bm25 => bm25::search(store, query, k).await?,
-        SearchMode::Hybrid => {
-            let depth = fusion_depth(k);
-            let d = dense(store, memory, vector, depth).await?;
-            let b = bm25::search(store, query, depth).await?;
-            let mut fused = reciprocal_rank_fusion(&[&d, &b]);
-            fused.truncate(k);
-            fused
-        }
-    })
+impl SearchMode {
+    /// Whether ranking needs the query's embedding.
+    pub fn uses_vectors(self) -> bool {
+        self != SearchMode::Bm25
+    }
+
+    /// Ranked chunk ids with scores, best first, for a query whose embedding
+    /// the caller supplies (ignored, and may be empty, when
+    /// [`SearchMode::uses_vectors`] is false), so ranking can be timed apart
+    /// from embedding and a caller holding the vector does not embed twice.
+    pub async fn rank(
+        self,
+        store: &Store,
+        memory: Option<&VectorIndex>,
+        query: &str,
+        vector: &[f32],
+        k: usize,
+    ) -> Result<Vec<(i64, f64)>> {
+        Ok(match self {
+            SearchMode::Dense => dense(store, memory, vector, k).await?,
+            SearchMode::Bm25 => bm25::search(store, query, k).await?,
+            SearchMode::Hybrid => {
+                let depth = fusion_depth(k);
+                let d = dense(store, memory, vector, depth).await?;
+                let b = bm25::search(store, query, depth).await?;
+                let mut fused = reciprocal_rank_fusion(&[&d, &b]);
+                fused.truncate(k);
+                fused
+            }
+        })
+    }
 }
 
 /// Cosine similarity from the L2 distance of unit vectors. The in-memory
@@ -107,55 +138,3 @@ async fn dense(
         .collect())
 }
 
-/// The `k` best chunks for `query`, whole, with their scores, best first.
-pub async fn retrieve(
-    store: &Store,
-    memory: Option<&VectorIndex>,
-    embedder: &Arc<Embedder>,
-    query: &str,
-    k: usize,
-    mode: SearchMode,
-) -> Result<Vec<(StoredChunk, f64)>> {
-    // The query is embedded only for the modes that use its vector.
-    let vector = match mode {
-        SearchMode::Bm25 => Vec::new(),
-        SearchMode::Dense | SearchMode::Hybrid => embedder.embed_one_off_executor(query).await?,
-    };
-    let ranked = rank_with_vector(store, memory, query, &vector, k, mode).await?;
-    let ids: Vec<i64> = ranked.iter().map(|(id, _)| *id).collect();
-    let scores: std::collections::HashMap<i64, f64> = ranked.into_iter().collect();
-    // A chunk deleted since ranking is simply missing here.
-    let chunks = store.chunks_by_id(&ids).await?;
-    Ok(chunks
-        .into_iter()
-        .map(|c| {
-            let score = scores.get(&c.id).copied().unwrap_or_default();
-            (c, score)
-        })
-        .collect())
-}
-
-/// [`retrieve`], shown as search results with a snippet around the query.
-pub async fn search(
-    store: &Store,
-    memory: Option<&VectorIndex>,
-    embedder: &Arc<Embedder>,
-    query: &str,
-    k: usize,
-    mode: SearchMode,
-) -> Result<Vec<SearchHit>> {
-    Ok(retrieve(store, memory, embedder, query, k, mode)
-        .await?
-        .into_iter()
-        .map(|(c, score)| SearchHit {
-            chunk_id: c.id,
-            snippet: snippet(&c.text, query, 240),
-            path: c.path,
-            heading_path: c.heading_path,
-            score,
-            span_start: c.span_start,
-            span_end: c.span_end,
-            page: c.page,
-        })
-        .collect())
-}

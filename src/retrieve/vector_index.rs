@@ -7,7 +7,7 @@
 
 use std::collections::BinaryHeap;
 
-use crate::store::{vectors_version_in, Result, Store, StoreError};
+use crate::store::{Result, Store, StoreError};
 
 /// Below this many vectors one thread scans faster than two can start.
 const PARALLEL_FROM: usize = 20_000;
@@ -60,16 +60,10 @@ pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
 }
 
 impl VectorIndex {
-    /// Reads every vector of the active space. Version and vectors come from
-    /// one read transaction, so the tag matches the data.
+    /// Reads every vector of the active space, tagged with the version the
+    /// store read them at.
     pub async fn load(store: &Store, dim: usize) -> Result<VectorIndex> {
-        let mut tx = store.pool().begin().await?;
-        let version = vectors_version_in(&mut tx).await?;
-        let rows: Vec<(i64, Vec<u8>)> =
-            sqlx::query_as("SELECT rowid, embedding FROM chunk_vectors")
-                .fetch_all(&mut *tx)
-                .await?;
-        tx.commit().await?;
+        let (version, rows) = store.all_vectors().await?;
         let mut index = VectorIndex {
             dim,
             ids: Vec::with_capacity(rows.len()),

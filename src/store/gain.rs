@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 
 use super::{now_ms, Result, Store};
+use crate::choice::Choice;
 use crate::graph::{BuildCost, GainClass, Rubric, RubricStatus};
 
 const GAIN_VERSION_KEY: &str = "gain_version";
@@ -136,7 +137,7 @@ impl Store {
             .bind(GAIN_VERSION_KEY)
             .fetch_optional(&mut *conn)
             .await?;
-        let vectors = super::vectors_version_in(&mut conn).await?;
+        let vectors = super::vectors::vectors_version_in(&mut conn).await?;
         Ok((vectors, gain.and_then(|v| v.parse().ok()).unwrap_or(0)))
     }
 
@@ -240,6 +241,6 @@ impl Store {
             sqlx::query_scalar("SELECT DISTINCT rubric FROM gain_nodes ORDER BY rubric")
                 .fetch_all(&self.pool)
                 .await?;
-        Ok(names.iter().filter_map(|n| Rubric::parse(n)).collect())
+        Ok(names.iter().filter_map(|n| Rubric::parse(n).ok()).collect())
     }
 }

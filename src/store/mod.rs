@@ -3,8 +3,10 @@
 //! the information-gain graph, and persisted jobs. Writers commit whole
 //! documents only, so a crash never leaves a half-indexed document behind.
 
+mod diagnostics;
 mod documents;
 mod error;
+mod fts;
 mod folders;
 mod gain;
 mod jobs;
@@ -31,7 +33,6 @@ pub use folders::{Folder, FolderSummary};
 pub use gain::{GainEdge, NodeScoring, NodeWritten};
 pub use jobs::{Job, JobState};
 pub use runs::{LlmCallRow, NewRun, RunOutcome, RunRecord, RunStatus};
-pub(crate) use vectors::vectors_version_in;
 pub use vectors::{to_blob as vector_blob, VectorSpace};
 
 #[derive(Clone)]

@@ -31,7 +31,7 @@ pub(crate) async fn bump_vectors_version(conn: &mut SqliteConnection) -> Result<
     Ok(())
 }
 
-pub(crate) async fn vectors_version_in(conn: &mut SqliteConnection) -> Result<i64> {
+pub(super) async fn vectors_version_in(conn: &mut SqliteConnection) -> Result<i64> {
     let v: Option<String> = sqlx::query_scalar("SELECT value FROM settings WHERE key = ?")
         .bind(VERSION_KEY)
         .fetch_optional(conn)
@@ -112,6 +112,18 @@ impl Store {
     pub async fn vectors_version(&self) -> Result<i64> {
         let mut conn = self.pool.acquire().await?;
         vectors_version_in(&mut conn).await
+    }
+
+    /// Every vector of the active space with the vector version it was read
+    /// at. Both come from one read transaction, so the tag matches the data.
+    pub async fn all_vectors(&self) -> Result<(i64, Vec<(i64, Vec<u8>)>)> {
+        let mut tx = self.pool.begin().await?;
+        let version = vectors_version_in(&mut tx).await?;
+        let rows = sqlx::query_as("SELECT rowid, embedding FROM chunk_vectors")
+            .fetch_all(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok((version, rows))
     }
 
     /// The `k` chunks nearest to `query` (a unit vector) by L2 distance.

@@ -6,13 +6,9 @@ use std::path::PathBuf;
 use std::str::FromStr;
 
 use folio::eval::report::{self, Report, SpecRun};
-use folio::eval::{
-    graph as eval_graph, EvalRequest, Evaluation, GraphProgress, MethodSpec, Progress,
-};
-use folio::events::{EngineEvent, JobProgress};
+use folio::eval::{graph as eval_graph, EvalEvent, EvalRequest, Evaluation, MethodSpec};
 use folio::methods::runner::{AskSettings, DEFAULT_K};
-use folio::store::RunStatus;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use tauri::ipc::Channel;
 use tauri::{AppHandle, State};
 
@@ -87,54 +83,6 @@ impl EvalForm {
     }
 }
 
-/// Where an evaluation is, streamed to the view while it runs.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
-#[ts(export)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum EvalEvent {
-    /// Something worth telling before work starts: answers reused, a torn
-    /// line dropped, the corpus written out.
-    Notice {
-        text: String,
-    },
-    Stage {
-        stage: EvalStage,
-    },
-    /// The corpus's ingestion job.
-    Indexing {
-        progress: JobProgress,
-    },
-    /// iG²RAG's graph over the chunks the questions reach: chunks scored
-    /// of those pending.
-    Graph {
-        done: u64,
-        total: u64,
-    },
-    Answered {
-        done: usize,
-        total: usize,
-        spec: String,
-        question_id: String,
-        status: RunStatus,
-        cover_em: bool,
-    },
-    Judged {
-        done: usize,
-        total: usize,
-    },
-}
-
-#[derive(Debug, Clone, Copy, Serialize, ts_rs::TS)]
-#[ts(export)]
-#[serde(rename_all = "snake_case")]
-pub enum EvalStage {
-    Indexing,
-    Preparing,
-    Answering,
-    Judging,
-    Summarizing,
-}
-
 /// What a dialog picks for the form.
 #[derive(Debug, Clone, Copy, Deserialize, ts_rs::TS)]
 #[ts(export)]
@@ -191,80 +139,16 @@ async fn evaluate(
     cancel: &tokio_util::sync::CancellationToken,
     on_event: &Channel<EvalEvent>,
 ) -> CommandResult<Report> {
+    let evaluation = Evaluation::open(request, config, cancel).await?;
+    let out = evaluation.out().root().to_path_buf();
     // The window may have closed; the evaluation goes on and is kept either way.
-    let send = |event: EvalEvent| {
-        let _ = on_event.send(event);
-    };
-    let stage = |stage: EvalStage| send(EvalEvent::Stage { stage });
-    let mut evaluation = Evaluation::open(request, config).await?;
-    for text in evaluation.notices() {
-        send(EvalEvent::Notice { text: text.clone() });
-    }
-    let ingest_cancel = evaluation.library().cancel_flag();
-    let stop_ingest = cancel.clone();
-    let watch_cancel = tokio::spawn(async move {
-        stop_ingest.cancelled().await;
-        ingest_cancel.store(true, std::sync::atomic::Ordering::Relaxed);
-    });
-    let result = async {
-        stage(EvalStage::Indexing);
-        let mut events = evaluation.library().subscribe();
-        let forward_indexing = on_event.clone();
-        let indexing = tokio::spawn(async move {
-            while let Ok(event) = events.recv().await {
-                if let EngineEvent::JobProgress(progress) = event {
-                    let _ = forward_indexing.send(EvalEvent::Indexing { progress });
-                }
-            }
-        });
-        let indexed = evaluation.index().await;
-        indexing.abort();
-        indexed?;
-        stage(EvalStage::Preparing);
-        evaluation
-            .prepare(cancel, &|p| match p {
-                GraphProgress::Started { chunks, .. } => send(EvalEvent::Graph {
-                    done: 0,
-                    total: chunks as u64,
-                }),
-                GraphProgress::Scoring(p) => send(EvalEvent::Graph {
-                    done: p.done,
-                    total: p.total,
-                }),
-                GraphProgress::Done(_) => {}
-            })
-            .await?;
-        stage(EvalStage::Answering);
-        evaluation
-            .answer(cancel, &|p| {
-                if let Progress::Answered { done, total, row } = p {
-                    send(EvalEvent::Answered {
-                        done,
-                        total,
-                        spec: row.spec.clone(),
-                        question_id: row.question_id.clone(),
-                        status: row.status,
-                        cover_em: row.scores.cover_em,
-                    });
-                }
-            })
-            .await?;
-        stage(EvalStage::Judging);
-        evaluation
-            .judge(cancel, &|done, total| {
-                send(EvalEvent::Judged { done, total })
-            })
-            .await?;
-        stage(EvalStage::Summarizing);
-        let out = evaluation.out().root().to_path_buf();
-        evaluation.finish()?;
-        Ok::<PathBuf, folio::eval::EvalError>(out)
-    }
-    .await;
-    watch_cancel.abort();
-    Ok(report::load(&result?)?)
+    evaluation
+        .run(cancel, &|event| {
+            let _ = on_event.send(event);
+        })
+        .await?;
+    Ok(report::load(&out)?)
 }
-
 #[tauri::command(rename_all = "snake_case")]
 pub fn cancel_eval(state: State<'_, AppState>) {
     state.cancel_eval();

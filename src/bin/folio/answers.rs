@@ -9,11 +9,12 @@ use anyhow::{bail, Result};
 use clap::Args;
 use tokio_util::sync::CancellationToken;
 
-use folio::methods::runner::{AskRequest, AskSettings};
+use folio::methods::runner::AskRequest;
 use folio::methods::{methods, Citation, EventSink, RunEvent};
 use folio::store::{RunRecord, RunStatus};
 use folio::Library;
 
+use crate::args::SettingsArgs;
 use crate::print_json;
 
 #[derive(Args)]
@@ -23,7 +24,7 @@ pub struct AskArgs {
     #[arg(long, default_value = "vanilla-rag")]
     method: String,
     #[command(flatten)]
-    settings: AskSettings,
+    settings: SettingsArgs,
     /// A method option, as NAME=VALUE; repeat for several.
     #[arg(long = "set", value_name = "NAME=VALUE", value_parser = name_value)]
     options: Vec<(String, String)>,
@@ -44,14 +45,12 @@ fn method_option_flags() -> Vec<(&'static str, String)> {
     for method in methods() {
         let info = method.info();
         for option in info.options {
-            let choices = if option.choices.is_empty() {
-                String::new()
-            } else {
-                format!(" [{}]", option.choices.join("|"))
-            };
             let help = format!(
-                "{}: {}{choices} (default {})",
-                info.id, option.help, option.default
+                "{}: {}{} (default {})",
+                info.id,
+                option.help,
+                option.accepted(),
+                option.default
             );
             match flags.iter_mut().find(|(name, _)| *name == option.name) {
                 Some((_, text)) => {
@@ -221,14 +220,12 @@ pub fn list_methods(json: bool) -> Result<()> {
     for m in infos {
         println!("{:<12} {}", m.id, m.summary);
         for o in m.options {
-            let choices = if o.choices.is_empty() {
-                String::new()
-            } else {
-                format!(" [{}]", o.choices.join("|"))
-            };
             println!(
-                "    --{} …{choices}  {} (default {})",
-                o.name, o.help, o.default
+                "    --{} …{}  {} (default {})",
+                o.name,
+                o.accepted(),
+                o.help,
+                o.default
             );
         }
     }

@@ -4,21 +4,20 @@
 //! summary table, or its JSON with `--json`.
 
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
 
 use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
 use tokio_util::sync::CancellationToken;
 
 use folio::eval::diff::{self, RightBy, RunRef};
-use folio::eval::{
-    graph as eval_graph, summary, EvalRequest, Evaluation, GraphProgress, MethodSpec, Progress,
-};
-use folio::methods::runner::AskSettings;
+use folio::choice::Choice;
+use folio::eval::{graph as eval_graph, summary, EvalEvent, EvalRequest, Evaluation, MethodSpec, Row};
 use folio::store::RunStatus;
 use folio::Config;
+use indicatif::ProgressBar;
 
-use crate::{print_json, with_progress};
+use crate::args::{choice, SettingsArgs};
+use crate::print_json;
 
 #[derive(Args)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
@@ -73,7 +72,7 @@ pub struct EvalArgs {
     #[arg(long)]
     judge: bool,
     #[command(flatten)]
-    settings: AskSettings,
+    settings: SettingsArgs,
 }
 
 #[derive(Subcommand)]
@@ -92,7 +91,7 @@ struct DiffArgs {
     #[arg(value_name = "RUN_B")]
     b: RunRef,
     /// What counts as right.
-    #[arg(long, value_enum, default_value_t = RightBy::CoverEm)]
+    #[arg(long, value_parser = choice::<RightBy>(), default_value = "cover-em")]
     by: RightBy,
 }
 
@@ -119,14 +118,10 @@ pub async fn run(args: EvalArgs, config: Config, json: bool) -> Result<()> {
         graph_reach: args.graph_reach,
         concurrency: args.concurrency,
         judge: args.judge,
-        settings: args.settings,
+        settings: args.settings.into(),
     };
-    let mut evaluation = Evaluation::open(request, config).await?;
-    for notice in evaluation.notices() {
-        eprintln!("{notice}");
-    }
     let cancel = CancellationToken::new();
-    let ingest_cancel = evaluation.library().cancel_flag();
+    let evaluation = Evaluation::open(request, config, &cancel).await?;
     let stop = cancel.clone();
     tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
@@ -134,50 +129,16 @@ pub async fn run(args: EvalArgs, config: Config, json: bool) -> Result<()> {
                 "\nstopping; answers so far are in results.jsonl, \
                  and the same command goes on from them"
             );
-            ingest_cancel.store(true, Ordering::Relaxed);
             stop.cancel();
         }
     });
 
     eprintln!("indexing into {}", evaluation.out().index().display());
-    let events = evaluation.library().subscribe();
-    let ingest = with_progress(events, true, evaluation.index()).await?;
-    if ingest == Default::default() {
-        eprintln!("the index is up to date");
-    } else {
-        eprintln!(
-            "indexed {} · unchanged {} · failed {} · removed {} · chunks embedded {} (reused {})",
-            ingest.indexed,
-            ingest.unchanged,
-            ingest.failed,
-            ingest.removed,
-            ingest.chunks_embedded,
-            ingest.chunks_reused
-        );
-    }
-
-    let bar = crate::graph::scoring_bar(json);
-    evaluation
-        .prepare(&cancel, &|p| match p {
-            GraphProgress::Started { rubric, chunks } => eprintln!(
-                "{} graph: scoring what is pending among the {chunks} chunks nearest the questions",
-                rubric.as_str()
-            ),
-            GraphProgress::Scoring(p) => crate::graph::draw_scoring(&bar, p),
-            GraphProgress::Done(scope) => {
-                bar.finish_and_clear();
-                eprint!("{}", summary::graph_note(scope));
-            }
-        })
-        .await?;
-    evaluation.answer(&cancel, &show_progress).await?;
-    evaluation
-        .judge(&cancel, &|done, total| {
-            eprintln!("judged {done} of {total}")
-        })
-        .await?;
     let out = evaluation.out().root().to_path_buf();
-    let summary = evaluation.finish()?;
+    let display = Display::new(json);
+    let summary = evaluation.run(&cancel, &|e| display.show(e)).await;
+    display.done();
+    let summary = summary?;
     if json {
         print_json(&summary)?;
     } else {
@@ -195,30 +156,82 @@ pub async fn run(args: EvalArgs, config: Config, json: bool) -> Result<()> {
     Ok(())
 }
 
-/// One line per answer as it finishes: with several in flight, a line
-/// started when a question is asked would be interleaved with others.
-fn show_progress(progress: Progress<'_>) {
-    match progress {
-        Progress::Asking { .. } => {}
-        Progress::Answered { done, total, row } => {
-            let seconds = row.wall_ms as f64 / 1000.0;
-            eprint!("[{done}/{total}] {} {} … ", row.spec, row.question_id);
-            match row.status {
-                RunStatus::Done => eprintln!(
-                    "{seconds:.1} s · F1 {:.2}{}",
-                    row.scores.f1,
-                    if row.scores.cover_em {
-                        " · covered"
-                    } else {
-                        ""
-                    }
-                ),
-                status => eprintln!(
-                    "{} after {seconds:.1} s: {}",
-                    status.as_str(),
-                    row.error.as_deref().unwrap_or("no answer")
-                ),
-            }
+/// What `folio eval` prints of an evaluation's events: notices and one line
+/// per answer on stderr (with several in flight, a line started when a
+/// question is asked would be interleaved with others), bars for indexing
+/// and graph scoring.
+struct Display {
+    files: ProgressBar,
+    scoring: ProgressBar,
+}
+
+impl Display {
+    fn new(json: bool) -> Display {
+        Display {
+            files: crate::files_bar(!json),
+            scoring: crate::graph::scoring_bar(json),
         }
+    }
+
+    fn show(&self, event: EvalEvent) {
+        match event {
+            EvalEvent::Notice { text } => eprintln!("{text}"),
+            EvalEvent::Stage { .. } => {}
+            EvalEvent::Indexing { progress } => crate::draw_job(&self.files, &progress),
+            EvalEvent::Indexed { summary } => {
+                self.files.finish_and_clear();
+                if summary == Default::default() {
+                    eprintln!("the index is up to date");
+                } else {
+                    eprintln!(
+                        "indexed {} · unchanged {} · failed {} · removed {} · chunks embedded {} (reused {})",
+                        summary.indexed,
+                        summary.unchanged,
+                        summary.failed,
+                        summary.removed,
+                        summary.chunks_embedded,
+                        summary.chunks_reused
+                    );
+                }
+            }
+            EvalEvent::GraphStarted { rubric, chunks } => eprintln!(
+                "{} graph: scoring what is pending among the {chunks} chunks nearest the questions",
+                rubric.as_str()
+            ),
+            EvalEvent::GraphScoring { progress } => {
+                crate::graph::draw_scoring(&self.scoring, &progress);
+                if progress.done >= progress.total || progress.stopped {
+                    self.scoring.finish_and_clear();
+                }
+            }
+            EvalEvent::Answered { done, total, row } => show_answer(done, total, &row),
+            EvalEvent::Judged { done, total } => eprintln!("judged {done} of {total}"),
+        }
+    }
+
+    fn done(&self) {
+        self.files.finish_and_clear();
+        self.scoring.finish_and_clear();
+    }
+}
+
+fn show_answer(done: usize, total: usize, row: &Row) {
+    let seconds = row.wall_ms as f64 / 1000.0;
+    eprint!("[{done}/{total}] {} {} … ", row.spec, row.question_id);
+    match row.status {
+        RunStatus::Done => eprintln!(
+            "{seconds:.1} s · F1 {:.2}{}",
+            row.scores.f1,
+            if row.scores.cover_em {
+                " · covered"
+            } else {
+                ""
+            }
+        ),
+        status => eprintln!(
+            "{} after {seconds:.1} s: {}",
+            status.as_str(),
+            row.error.as_deref().unwrap_or("no answer")
+        ),
     }
 }

@@ -4,13 +4,15 @@
 use std::io::IsTerminal;
 
 use anyhow::Result;
-use clap::{Subcommand, ValueEnum};
+use clap::Subcommand;
 use indicatif::{ProgressBar, ProgressStyle};
 use tokio_util::sync::CancellationToken;
 
+use folio::choice::Choice;
 use folio::graph::{BuildProgress, GraphBuildOptions, GraphStatus, Rubric, DEFAULT_NEIGHBOURS};
 use folio::Library;
 
+use crate::args::choice;
 use crate::print_json;
 
 #[derive(Subcommand)]
@@ -19,34 +21,17 @@ pub enum GraphCommand {
     /// graded by the language model. Resumes where an earlier build
     /// stopped; Ctrl-C stops after the chunk in flight.
     Build {
-        #[arg(long, value_enum, default_value_t = RubricArg::Coarse)]
-        rubric: RubricArg,
+        /// How neighbours are graded: coarse (redundant / minor / significant
+        /// / novel, the paper's default), fine (a score from 0.00 to 1.00) or
+        /// binary (gain or no gain).
+        #[arg(long, value_parser = choice::<Rubric>(), default_value = "coarse")]
+        rubric: Rubric,
         /// Neighbours scored per chunk (1 to 20).
         #[arg(long, default_value_t = DEFAULT_NEIGHBOURS)]
         n: usize,
     },
     /// How much of the library each graph covers, and what it cost.
     Status,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-pub enum RubricArg {
-    /// Redundant / minor / significant / novel (the paper's default).
-    Coarse,
-    /// A score from 0.00 to 1.00.
-    Fine,
-    /// Gain or no gain.
-    Binary,
-}
-
-impl From<RubricArg> for Rubric {
-    fn from(r: RubricArg) -> Rubric {
-        match r {
-            RubricArg::Coarse => Rubric::Coarse,
-            RubricArg::Fine => Rubric::Fine,
-            RubricArg::Binary => Rubric::Binary,
-        }
-    }
 }
 
 pub async fn run(
@@ -56,7 +41,7 @@ pub async fn run(
     json: bool,
 ) -> Result<()> {
     match command {
-        GraphCommand::Build { rubric, n } => build(library, rubric.into(), n, stop, json).await,
+        GraphCommand::Build { rubric, n } => build(library, rubric, n, stop, json).await,
         GraphCommand::Status => status(library, json).await,
     }
 }

@@ -3,9 +3,10 @@
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
 
 mod answers;
+mod args;
+mod bench;
 mod eval;
 mod graph;
 mod models;
@@ -16,7 +17,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use folio::events::{EngineEvent, JobPhase};
+use folio::events::{EngineEvent, JobPhase, JobProgress};
 use folio::ingest::pipeline::PassSummary;
 use folio::ingest::structure_tree::preview;
 use folio::retrieve::SearchMode;
@@ -54,7 +55,7 @@ enum Command {
     /// The configured language model, embedding model and prompts, and whether each loads.
     Models,
     /// Benchmarks against same-run baselines; tables on stdout, JSON in bench/results/.
-    Bench(folio::bench::BenchArgs),
+    Bench(bench::BenchArgs),
     /// Answer a dataset's questions with several methods and score them; a
     /// table on stdout, rows and summaries in --out.
     Eval(eval::EvalArgs),
@@ -82,7 +83,7 @@ enum IndexCommand {
         query: String,
         #[arg(short, long, default_value_t = 10)]
         k: usize,
-        #[arg(long, value_enum, default_value_t = SearchMode::Hybrid)]
+        #[arg(long, value_parser = args::choice::<SearchMode>(), default_value = "hybrid")]
         mode: SearchMode,
     },
     /// Print a document's structure tree.
@@ -140,7 +141,7 @@ async fn run(cli: Cli) -> Result<()> {
         .context("reading the configuration")?;
     let command = match cli.command {
         // Benchmarks make their own temporary libraries; the user's is never opened.
-        Command::Bench(args) => return folio::bench::run(args, config, cli.json).await,
+        Command::Bench(args) => return bench::run(args, config, cli.json).await,
         // An evaluation keeps its own index in its output folder.
         Command::Eval(args) => return eval::run(args, config, cli.json).await,
         Command::Models => return models::show(&config, cli.json).await,
@@ -148,22 +149,20 @@ async fn run(cli: Cli) -> Result<()> {
         command => command,
     };
     let library = Library::open(config).await.context("opening the index")?;
-    let ingest_cancel = library.cancel_flag();
-    let answer_cancel = CancellationToken::new();
-    let stop_answer = answer_cancel.clone();
+    let stop = library.stop_token().clone();
     tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
             eprintln!("\nstopping; finished work is kept and the rest resumes next time");
-            ingest_cancel.store(true, Ordering::Relaxed);
-            stop_answer.cancel();
+            stop.cancel();
         }
     });
+    let answer_cancel = library.stop_token();
     let command = match command {
         Command::Answer(command) => {
-            return answer(&library, command, &answer_cancel, cli.json).await
+            return answer(&library, command, answer_cancel, cli.json).await
         }
         Command::Graph(command) => {
-            return graph::run(&library, command, &answer_cancel, cli.json).await
+            return graph::run(&library, command, answer_cancel, cli.json).await
         }
         Command::Index(command) => command,
         Command::Bench(_) | Command::Models | Command::Eval(_) => {
@@ -184,7 +183,7 @@ async fn run(cli: Cli) -> Result<()> {
         IndexCommand::Status => status(&library, cli.json).await,
         IndexCommand::Watch => watch(&library, cli.json).await,
         IndexCommand::Search { query, k, mode } => {
-            let hits = library.search(&query, k, mode).await?;
+            let hits = library.retrieval().search(&query, k, mode).await?;
             if cli.json {
                 return print_json(&hits);
             }
@@ -227,11 +226,9 @@ async fn answer(
 }
 
 /// Draws job progress from the engine's events while `work` runs.
-async fn with_progress<T, E>(
-    mut events: tokio::sync::broadcast::Receiver<EngineEvent>,
-    show: bool,
-    work: impl std::future::Future<Output = std::result::Result<T, E>>,
-) -> std::result::Result<T, E> {
+/// A bar for an ingestion job's files, drawn on stderr when `show` and
+/// stderr is a terminal.
+pub fn files_bar(show: bool) -> ProgressBar {
     let bar = if show && std::io::stderr().is_terminal() {
         ProgressBar::new(0)
     } else {
@@ -244,19 +241,33 @@ async fn with_progress<T, E>(
         .map(|s| s.progress_chars("=> "))
         .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
+    bar
+}
+
+pub fn draw_job(bar: &ProgressBar, p: &JobProgress) {
+    bar.set_length(p.total);
+    bar.set_position(p.done);
+    bar.set_message(match p.phase {
+        JobPhase::Scanning => "scanning",
+        JobPhase::Indexing => "indexing",
+        JobPhase::Embedding => "embedding",
+        JobPhase::Scoring => "scoring",
+        JobPhase::Finished => "done",
+    });
+}
+
+/// Runs `work` with the library's job progress drawn on a bar.
+async fn with_progress<T, E>(
+    mut events: tokio::sync::broadcast::Receiver<EngineEvent>,
+    show: bool,
+    work: impl std::future::Future<Output = std::result::Result<T, E>>,
+) -> std::result::Result<T, E> {
+    let bar = files_bar(show);
     let drawn = bar.clone();
     let listener = tokio::spawn(async move {
         while let Ok(event) = events.recv().await {
             if let EngineEvent::JobProgress(p) = event {
-                drawn.set_length(p.total);
-                drawn.set_position(p.done);
-                drawn.set_message(match p.phase {
-                    JobPhase::Scanning => "scanning",
-                    JobPhase::Indexing => "indexing",
-                    JobPhase::Embedding => "embedding",
-                    JobPhase::Scoring => "scoring",
-                    JobPhase::Finished => "done",
-                });
+                draw_job(&drawn, &p);
             }
         }
     });
@@ -368,12 +379,7 @@ async fn watch(library: &Library, json: bool) -> Result<()> {
     if !json {
         eprintln!("watching; Ctrl-C to stop");
     }
-    let cancel = library.cancel_flag();
-    let shutdown = async move {
-        while !cancel.load(Ordering::Relaxed) {
-            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        }
-    };
+    let shutdown = library.stop_token().cancelled();
     // The graph worker keeps built graphs up to date while the watcher runs.
     let graph_stop = CancellationToken::new();
     let watching = async {

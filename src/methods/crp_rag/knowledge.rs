@@ -13,7 +13,6 @@ use crate::llm::GenerateOptions;
 use crate::methods::context::partial_text;
 use crate::methods::shown::shown;
 use crate::methods::{MethodContext, MethodError, Params, Passage};
-use crate::retrieve::SearchMode;
 
 const KNOWLEDGE: &str = "knowledge";
 const CHECK: &str = "sufficiency check";
@@ -49,7 +48,7 @@ impl Gathering<'_> {
         let found = try_join_all(
             graph
                 .steps()
-                .map(|s| ctx.retrieve(&s.text, params.k, SearchMode::Hybrid)),
+                .map(|s| ctx.retrieve(&s.text, params.k)),
         )
         .await?;
         for (node, hits) in graph.nodes.iter_mut().skip(1).zip(found) {

@@ -13,8 +13,6 @@ pub mod steps;
 mod sufficiency;
 mod trace;
 
-use serde_json::Value;
-
 pub use trace::{
     CrpRagTrace, CrpRagVariant, GraphBudget, GraphStop, NodeMerge, ReasoningEdge, ReasoningNode,
     ReasoningPath, SufficiencyCheck, SufficiencyTest,
@@ -25,32 +23,82 @@ use self::construct::{Grown, Growth};
 use self::graph::Graph;
 use self::knowledge::Gathering;
 use super::citations::resolve;
-use super::{Answer, Method, MethodContext, MethodError, MethodInfo, MethodOption, Params, Trace};
+use super::{
+    Answer, Count, Method, MethodContext, MethodError, MethodInfo, Number, OptionRange, Params,
+    Pick, Trace, RETRIEVER,
+};
 
 pub struct CrpRag;
 
-const DEFAULT_DEPTH: u64 = 2;
-const DEFAULT_NODES: u64 = 6;
-const DEFAULT_BRANCHING: u64 = 2;
-const DEFAULT_PATHS: u64 = 2;
-/// Rewordings of one step ("Who wrote …?", "Which person wrote …?") score
-/// above this with all-MiniLM-L6-v2; on HotpotQA it merged a pair of steps
-/// in 12 of 50 questions.
-const DEFAULT_MERGE_THRESHOLD: f64 = 0.85;
-/// SmolLM2-135M's greedy check answers had perplexities of 1.07–1.61
-/// (median 1.24) on the steps of eight HotpotQA questions; 1.5 marks the
-/// least certain as insufficient. Another model needs its own value.
-const DEFAULT_PERPLEXITY_THRESHOLD: f64 = 1.5;
-const DEFAULT_SAMPLE_TEMPERATURE: f64 = 0.7;
-
-fn option(name: &'static str, help: &'static str, default: Value) -> MethodOption {
-    MethodOption {
-        name,
-        help,
-        default,
-        choices: vec![],
-    }
-}
+const VARIANT: Pick<CrpRagVariant> = Pick {
+    name: "variant",
+    help: "crp-rag (the method), or an ablation from the paper: no-aggregation (passages as they are, no summary), no-evaluation (no sufficiency check; the shortest and longest paths), no-iterative (each path answered in one call).",
+    default: CrpRagVariant::CrpRag,
+};
+const DEPTH: Count = Count {
+    name: "depth",
+    help: "Most rounds of step generation.",
+    default: 2,
+    min: 1,
+    max: Some(6),
+};
+const NODES: Count = Count {
+    name: "nodes",
+    help: "Most steps in the graph, the question not counted.",
+    default: 6,
+    min: 1,
+    max: Some(30),
+};
+const BRANCHING: Count = Count {
+    name: "branching",
+    help: "Next steps asked for after each open step.",
+    default: 2,
+    min: 1,
+    max: Some(5),
+};
+const PATHS: Count = Count {
+    name: "paths",
+    help: "Most paths the answer is reasoned along.",
+    default: 2,
+    min: 1,
+    max: Some(10),
+};
+const MERGE_THRESHOLD: Number = Number {
+    name: "merge-threshold",
+    help: "New steps at least this similar (cosine) are merged into one.",
+    // Rewordings of one step ("Who wrote …?", "Which person wrote …?") score
+    // above this with all-MiniLM-L6-v2; on HotpotQA it merged a pair of
+    // steps in 12 of 50 questions.
+    default: 0.85,
+    range: OptionRange {
+        min: 0.0,
+        min_exclusive: false,
+        max: Some(1.0),
+    },
+};
+const PERPLEXITY_THRESHOLD: Number = Number {
+    name: "perplexity-threshold",
+    help: "A step whose check answer has a lower perplexity has sufficient knowledge.",
+    // SmolLM2-135M's greedy check answers had perplexities of 1.07–1.61
+    // (median 1.24) on the steps of eight HotpotQA questions; 1.5 marks the
+    // least certain as insufficient. Another model needs its own value.
+    default: 1.5,
+    range: OptionRange {
+        min: 1.0,
+        min_exclusive: false,
+        max: None,
+    },
+};
+const SAMPLE_TEMPERATURE: Number = Number {
+    name: "sample-temperature",
+    help: "Temperature for proposing steps; sampling makes the alternatives differ.",
+    default: 0.7,
+    range: OptionRange {
+        min: 0.0,
+        min_exclusive: false,
+        max: Some(2.0),
+    },
+};
 
 #[async_trait::async_trait]
 impl Method for CrpRag {
@@ -61,19 +109,15 @@ impl Method for CrpRag {
             summary: "Grows a graph of reasoning steps for the question, gathers and checks knowledge for every step, and answers along the paths whose steps all have enough knowledge, or says which steps lack it.",
             retrieves: true,
             options: vec![
-                MethodOption {
-                    name: "variant",
-                    help: "crp-rag (the method), or an ablation from the paper: no-aggregation (passages as they are, no summary), no-evaluation (no sufficiency check; the shortest and longest paths), no-iterative (each path answered in one call).",
-                    default: Value::from("crp-rag"),
-                    choices: vec!["crp-rag", "no-aggregation", "no-evaluation", "no-iterative"],
-                },
-                option("depth", "Most rounds of step generation (1–6).", Value::from(DEFAULT_DEPTH)),
-                option("nodes", "Most steps in the graph, the question not counted (1–30).", Value::from(DEFAULT_NODES)),
-                option("branching", "Next steps asked for after each open step (1–5).", Value::from(DEFAULT_BRANCHING)),
-                option("paths", "Most paths the answer is reasoned along (1–10).", Value::from(DEFAULT_PATHS)),
-                option("merge-threshold", "New steps at least this similar (cosine, 0–1) are merged into one.", Value::from(DEFAULT_MERGE_THRESHOLD)),
-                option("perplexity-threshold", "A step whose check answer has a lower perplexity has sufficient knowledge (above 1).", Value::from(DEFAULT_PERPLEXITY_THRESHOLD)),
-                option("sample-temperature", "Temperature for proposing steps (0–2); sampling makes the alternatives differ.", Value::from(DEFAULT_SAMPLE_TEMPERATURE)),
+                RETRIEVER.declare(),
+                VARIANT.declare(),
+                DEPTH.declare(),
+                NODES.declare(),
+                BRANCHING.declare(),
+                PATHS.declare(),
+                MERGE_THRESHOLD.declare(),
+                PERPLEXITY_THRESHOLD.declare(),
+                SAMPLE_TEMPERATURE.declare(),
             ],
         }
     }
@@ -84,17 +128,16 @@ impl Method for CrpRag {
         question: &str,
         params: &Params,
     ) -> Result<Answer, MethodError> {
-        let variant: CrpRagVariant = params.option("variant")?;
+        let variant = VARIANT.read(params)?;
         let budget = GraphBudget {
-            depth: params.count_within("depth", 1, 6)?,
-            nodes: params.count_within("nodes", 1, 30)?,
-            branching: params.count_within("branching", 1, 5)?,
-            paths: params.count_within("paths", 1, 10)?,
+            depth: DEPTH.read(params)?,
+            nodes: NODES.read(params)?,
+            branching: BRANCHING.read(params)?,
+            paths: PATHS.read(params)?,
         };
-        let merge_threshold = params.number_within("merge-threshold", 0.0, 1.0)?;
-        let perplexity_threshold =
-            params.number_within("perplexity-threshold", 1.0, f64::INFINITY)?;
-        let temperature = params.number_within("sample-temperature", 0.0, 2.0)? as f32;
+        let merge_threshold = MERGE_THRESHOLD.read(params)?;
+        let perplexity_threshold = PERPLEXITY_THRESHOLD.read(params)?;
+        let temperature = SAMPLE_TEMPERATURE.read(params)? as f32;
         let mut trace = CrpRagTrace {
             variant,
             k: params.k,

@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::choice::Choice;
 use crate::methods::Passage;
 
 /// The method, or one of the paper's ablations (its section 5.1).
@@ -21,6 +22,19 @@ pub enum CrpRagVariant {
     NoEvaluation,
     /// Each path is answered in one call from all its steps at once.
     NoIterative,
+}
+
+impl Choice for CrpRagVariant {
+    const ALL: &'static [CrpRagVariant] = &[CrpRagVariant::CrpRag, CrpRagVariant::NoAggregation, CrpRagVariant::NoEvaluation, CrpRagVariant::NoIterative];
+
+    fn as_str(self) -> &'static str {
+        match self {
+            CrpRagVariant::CrpRag => "crp-rag",
+            CrpRagVariant::NoAggregation => "no-aggregation",
+            CrpRagVariant::NoEvaluation => "no-evaluation",
+            CrpRagVariant::NoIterative => "no-iterative",
+        }
+    }
 }
 
 /// The limits the graph was grown under.

@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 
 use super::Seed;
-use crate::graph::WalkGraph;
+use crate::retrieve::WalkGraph;
 
 /// Up to `k` chunks: the seeds by similarity, then edge targets in the
 /// order taken, each with the weight that brought it in.

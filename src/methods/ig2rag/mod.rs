@@ -13,19 +13,49 @@ mod trace;
 
 use std::collections::HashSet;
 
-use serde_json::Value;
-
 pub use trace::{GraphCoverage, GraphEdge, GraphNode, Ig2RagTrace, Ig2RagVariant, Seed, WalkStats};
 
-use super::{Answer, Method, MethodContext, MethodError, MethodInfo, MethodOption, Params, Trace};
-use crate::graph::{Rubric, Weights};
+use super::{
+    Answer, Count, Method, MethodContext, MethodError, MethodInfo, Number, OptionRange, Params,
+    Pick, Trace,
+};
+use crate::choice::Choice;
+use crate::graph::Rubric;
 use crate::retrieve::ppr::PprParams;
+use crate::retrieve::Weights;
 
 pub struct Ig2Rag;
 
 /// Nodes the trace shows past the chosen passages and the seeds.
 const NEXT_NODES: usize = 5;
-const MAX_SEEDS: usize = 100;
+
+const H: Count = Count {
+    name: "h",
+    help: "Seeds: the h chunks most similar to the question start the walk.",
+    default: 5,
+    min: 1,
+    max: Some(100),
+};
+const ALPHA: Number = Number {
+    name: "alpha",
+    help: "The walk's restart probability; higher stays nearer the seeds.",
+    default: 0.3,
+    range: OptionRange {
+        min: 0.0,
+        min_exclusive: true,
+        max: Some(1.0),
+    },
+};
+const RUBRIC: Pick<Rubric> = Pick {
+    name: "rubric",
+    help: "Which built graph to walk: the rubric it was scored with.",
+    default: Rubric::Coarse,
+};
+const VARIANT: Pick<Ig2RagVariant> = Pick {
+    name: "variant",
+    help: "ig2rag walks the gain graph; sim-ppr walks the same pairs by similarity; greedy follows the strongest gain edges.",
+    default: Ig2RagVariant::Ig2rag,
+};
 
 #[async_trait::async_trait]
 impl Method for Ig2Rag {
@@ -36,30 +66,10 @@ impl Method for Ig2Rag {
             summary: "Walks the information-gain graph (folio graph build) from the passages most similar to the question and answers from the k it ranks highest, in one model call.",
             retrieves: true,
             options: vec![
-                MethodOption {
-                    name: "h",
-                    help: "Seeds: the h chunks most similar to the question start the walk.",
-                    default: Value::from(5),
-                    choices: vec![],
-                },
-                MethodOption {
-                    name: "alpha",
-                    help: "The walk's restart probability, above 0 and at most 1; higher stays nearer the seeds.",
-                    default: Value::from(0.3),
-                    choices: vec![],
-                },
-                MethodOption {
-                    name: "rubric",
-                    help: "Which built graph to walk: the rubric it was scored with.",
-                    default: Value::from("coarse"),
-                    choices: vec!["coarse", "fine", "binary"],
-                },
-                MethodOption {
-                    name: "variant",
-                    help: "ig2rag walks the gain graph; sim-ppr walks the same pairs by similarity; greedy follows the strongest gain edges.",
-                    default: Value::from("ig2rag"),
-                    choices: vec!["ig2rag", "sim-ppr", "greedy"],
-                },
+                H.declare(),
+                ALPHA.declare(),
+                RUBRIC.declare(),
+                VARIANT.declare(),
             ],
         }
     }
@@ -70,16 +80,10 @@ impl Method for Ig2Rag {
         question: &str,
         params: &Params,
     ) -> Result<Answer, MethodError> {
-        let h = params.count_within("h", 1, MAX_SEEDS)?;
-        let alpha: f64 = params.option("alpha")?;
-        if !(alpha > 0.0 && alpha <= 1.0) {
-            return Err(MethodError::InvalidOption {
-                name: "alpha".into(),
-                message: format!("must be above 0 and at most 1, not {alpha}"),
-            });
-        }
-        let rubric: Rubric = params.option("rubric")?;
-        let variant: Ig2RagVariant = params.option("variant")?;
+        let h = H.read(params)?;
+        let alpha = ALPHA.read(params)?;
+        let rubric = RUBRIC.read(params)?;
+        let variant = VARIANT.read(params)?;
         let k = params.k;
 
         let nearest = ctx.nearest(question, h).await?;
@@ -108,7 +112,7 @@ impl Method for Ig2Rag {
                     seeds.iter().map(|s| (s.chunk_id, s.weight)).collect();
                 let walk = graph
                     .walk(&personalization, weights, params)
-                    .map_err(|e| MethodError::Retrieval(Box::new(e.into())))?;
+                    .map_err(|e| MethodError::Retrieval(e.into()))?;
                 let stats = WalkStats {
                     iterations: walk.stats.iterations,
                     converged: walk.stats.converged,

@@ -5,13 +5,15 @@
 use super::*;
 use crate::graph::{GraphBuild, GraphBuildOptions};
 use crate::methods::runner::AskRequest;
+use crate::methods::EventSink;
+use tokio_util::sync::CancellationToken;
 use crate::methods::testing::{ask_with, library_with, says, ScriptedLlm, ADA_NOTES, ADA_QUESTION};
 use crate::retrieve::VectorIndex;
 use crate::Library;
 
 async fn built(dir: &std::path::Path) -> Library {
     let library = library_with(dir, ADA_NOTES).await;
-    let dim = library.model().await.unwrap().1.dim;
+    let dim = library.retrieval().model().await.unwrap().1.dim;
     let vectors = VectorIndex::load(library.store(), dim).await.unwrap();
     let prompts = library.prompts().await.unwrap();
     let cancel = tokio_util::sync::CancellationToken::new();
@@ -112,18 +114,21 @@ async fn without_a_graph_the_walk_stays_on_the_seeds_and_says_so() {
 }
 
 #[tokio::test]
-async fn out_of_range_options_fail_before_any_call() {
+async fn out_of_range_options_are_refused_before_a_run_is_stored() {
     let dir = tempfile::tempdir().unwrap();
     let library = library_with(dir.path(), ADA_NOTES).await;
     for (name, value) in [("alpha", "0"), ("alpha", "1.5"), ("h", "0")] {
         let llm = ScriptedLlm::new(vec![]);
         let mut request = AskRequest::new(ADA_QUESTION, "ig2rag");
         request.options.insert(name.into(), value.into());
-        let (run, _) = ask_with(&library, &llm, &request).await;
+        let err = library
+            .ask_with(&llm, &request, &EventSink::default(), &CancellationToken::new())
+            .await
+            .unwrap_err();
         assert!(
-            run.error.as_deref().unwrap_or_default().contains(name),
-            "{name}={value}: {:?}",
-            run.error
+            err.is_user_error() && err.to_string().contains(name),
+            "{name}={value}: {err}"
         );
     }
+    assert!(library.runs(None, 10).await.unwrap().is_empty());
 }

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::graph::{GainClass, Rubric};
+use crate::choice::Choice;
 use crate::methods::Passage;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ts_rs::TS)]
@@ -20,8 +21,14 @@ pub enum Ig2RagVariant {
     Greedy,
 }
 
-impl Ig2RagVariant {
-    pub fn as_str(self) -> &'static str {
+impl Choice for Ig2RagVariant {
+    const ALL: &'static [Ig2RagVariant] = &[
+        Ig2RagVariant::Ig2rag,
+        Ig2RagVariant::SimPpr,
+        Ig2RagVariant::Greedy,
+    ];
+
+    fn as_str(self) -> &'static str {
         match self {
             Ig2RagVariant::Ig2rag => "ig2rag",
             Ig2RagVariant::SimPpr => "sim-ppr",

@@ -12,7 +12,6 @@ use super::{ask_until_usable, page_for_prompt, PagerStep, PagerTrace};
 use crate::llm::prompts::PromptId;
 use crate::methods::shown::{pool, shown};
 use crate::methods::{MethodContext, MethodError, Params, Passage, Trace};
-use crate::retrieve::SearchMode;
 
 const SUB_QUERY: &str = "sub-query";
 const SUB_QUERIES: &str = "sub-queries";
@@ -169,7 +168,7 @@ pub async fn retrieve(
     k: usize,
     trace: &mut PagerTrace,
 ) -> Result<Vec<usize>, MethodError> {
-    let found = ctx.retrieve(query, k, SearchMode::Hybrid).await?;
+    let found = ctx.retrieve(query, k).await?;
     if found.is_empty() && trace.passages.is_empty() {
         return Err(MethodError::EmptyLibrary);
     }

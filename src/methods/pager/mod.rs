@@ -11,23 +11,34 @@ mod summaries;
 mod trace;
 
 use minijinja::{context, Value as Vars};
-use serde_json::Value;
 
 pub use page::{Page, Section};
 pub use trace::{PagerStep, PagerTrace, PagerVariant};
 
 use self::parse::{Repaired, ReplyError};
 use super::context::note_if_cut_off;
-use super::{Answer, Method, MethodContext, MethodError, MethodInfo, MethodOption, Params, Trace};
+use super::{
+    Answer, Count, Method, MethodContext, MethodError, MethodInfo, Params, Pick, Trace, RETRIEVER,
+};
 use crate::llm::prompts::{as_document_data, PromptId};
 
 pub struct Pager;
 
 const OUTLINE: &str = "outline";
 const ANSWER: &str = "answer";
-/// The paper's pages mostly have three to five slots.
-const DEFAULT_SLOTS_MAX: u64 = 5;
-const SLOTS_LIMIT: usize = 12;
+const VARIANT: Pick<PagerVariant> = Pick {
+    name: "variant",
+    help: "iterative (the method), or an ablation from the paper: parallel (all sub-queries at once), no-iter (one retrieval for the question), no-outline (summaries instead of a page).",
+    default: PagerVariant::Iterative,
+};
+const SLOTS_MAX: Count = Count {
+    name: "slots-max",
+    help: "Most sections the page may have (no-outline: most summaries).",
+    // The paper's pages mostly have three to five slots.
+    default: 5,
+    min: 1,
+    max: Some(12),
+};
 
 #[async_trait::async_trait]
 impl Method for Pager {
@@ -37,20 +48,7 @@ impl Method for Pager {
             name: "PAGER",
             summary: "Outlines a page for the question, fills one section at a time with evidence retrieved for it, and answers from the page.",
             retrieves: true,
-            options: vec![
-                MethodOption {
-                    name: "variant",
-                    help: "iterative (the method), or an ablation from the paper: parallel (all sub-queries at once), no-iter (one retrieval for the question), no-outline (summaries instead of a page).",
-                    default: Value::from("iterative"),
-                    choices: vec!["iterative", "parallel", "no-iter", "no-outline"],
-                },
-                MethodOption {
-                    name: "slots-max",
-                    help: "Most sections the page may have (no-outline: most summaries).",
-                    default: Value::from(DEFAULT_SLOTS_MAX),
-                    choices: vec![],
-                },
-            ],
+            options: vec![RETRIEVER.declare(), VARIANT.declare(), SLOTS_MAX.declare()],
         }
     }
 
@@ -60,8 +58,8 @@ impl Method for Pager {
         question: &str,
         params: &Params,
     ) -> Result<Answer, MethodError> {
-        let variant: PagerVariant = params.option("variant")?;
-        let slots_max = params.count_within("slots-max", 1, SLOTS_LIMIT)?;
+        let variant = VARIANT.read(params)?;
+        let slots_max = SLOTS_MAX.read(params)?;
         let mut trace = PagerTrace {
             variant,
             slots_max,

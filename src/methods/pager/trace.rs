@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::page::Page;
+use crate::choice::Choice;
 use crate::methods::Passage;
 
 /// The paper's method and its ablations (PAGER, section 5.2).
@@ -19,6 +20,19 @@ pub enum PagerVariant {
     NoIter,
     /// No outline: retrieve and summarise until the summaries suffice.
     NoOutline,
+}
+
+impl Choice for PagerVariant {
+    const ALL: &'static [PagerVariant] = &[PagerVariant::Iterative, PagerVariant::Parallel, PagerVariant::NoIter, PagerVariant::NoOutline];
+
+    fn as_str(self) -> &'static str {
+        match self {
+            PagerVariant::Iterative => "iterative",
+            PagerVariant::Parallel => "parallel",
+            PagerVariant::NoIter => "no-iter",
+            PagerVariant::NoOutline => "no-outline",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]

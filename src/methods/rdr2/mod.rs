@@ -16,24 +16,39 @@ mod view;
 use std::sync::Mutex;
 
 use futures::future::try_join_all;
-use serde_json::Value;
 
 pub use trace::{
     ActionKind, IgnoredAction, Rdr2Trace, Rdr2Variant, Route, RouteAction, RouteNode, RouteOutcome,
     RouteStep,
 };
 
-use super::{Answer, Method, MethodContext, MethodError, MethodInfo, MethodOption, Params, Trace};
-use crate::retrieve::SearchMode;
+use super::{
+    Answer, Count, Method, MethodContext, MethodError, MethodInfo, Params, Pick, Trace, RETRIEVER,
+};
 
 pub struct Rdr2;
 
-const DEFAULT_EXPAND_ITER: u64 = 5;
-const EXPAND_ITER_LIMIT: usize = 20;
-/// About the paper's routing turn (+0.8k input tokens).
-const DEFAULT_BUDGET_TOKENS: u64 = 1000;
-/// Less than this cannot show a heading path and one passage.
-const MIN_BUDGET_TOKENS: usize = 100;
+const VARIANT: Pick<Rdr2Variant> = Pick {
+    name: "variant",
+    help: "full (the method), or an ablation from the paper: no-structure (each passage accepted or refused alone), no-expand (one routing turn, no headings opened).",
+    default: Rdr2Variant::Full,
+};
+const EXPAND_ITER: Count = Count {
+    name: "expand-iter",
+    help: "Most routing turns that open headings, per document (0: select or refuse only).",
+    default: 5,
+    min: 0,
+    max: Some(20),
+};
+const BUDGET_TOKENS: Count = Count {
+    name: "budget-tokens",
+    help: "Size of a document's tree as the router sees it, and of the passages the reader gets, in tokens.",
+    // About the paper's routing turn (+0.8k input tokens).
+    default: 1000,
+    // Less cannot show a heading path and one passage.
+    min: 100,
+    max: None,
+};
 /// The characters a token stands for, near enough, in English prose.
 const CHARS_PER_TOKEN: usize = 4;
 
@@ -46,24 +61,10 @@ impl Method for Rdr2 {
             summary: "Routes through each retrieved document's heading tree, selecting passages, opening headings or refusing, and answers from what it selected. The paper fine-tunes its router; here the configured model is prompted with examples instead.",
             retrieves: true,
             options: vec![
-                MethodOption {
-                    name: "variant",
-                    help: "full (the method), or an ablation from the paper: no-structure (each passage accepted or refused alone), no-expand (one routing turn, no headings opened).",
-                    default: Value::from("full"),
-                    choices: vec!["full", "no-structure", "no-expand"],
-                },
-                MethodOption {
-                    name: "expand-iter",
-                    help: "Most routing turns that open headings, per document (0: select or refuse only).",
-                    default: Value::from(DEFAULT_EXPAND_ITER),
-                    choices: vec![],
-                },
-                MethodOption {
-                    name: "budget-tokens",
-                    help: "Size of a document's tree as the router sees it, and of the passages the reader gets, in tokens.",
-                    default: Value::from(DEFAULT_BUDGET_TOKENS),
-                    choices: vec![],
-                },
+                RETRIEVER.declare(),
+                VARIANT.declare(),
+                EXPAND_ITER.declare(),
+                BUDGET_TOKENS.declare(),
             ],
         }
     }
@@ -74,9 +75,9 @@ impl Method for Rdr2 {
         question: &str,
         params: &Params,
     ) -> Result<Answer, MethodError> {
-        let variant: Rdr2Variant = params.option("variant")?;
-        let expand_iter = params.count_within("expand-iter", 0, EXPAND_ITER_LIMIT)?;
-        let budget_tokens = params.count_within("budget-tokens", MIN_BUDGET_TOKENS, usize::MAX)?;
+        let variant = VARIANT.read(params)?;
+        let expand_iter = EXPAND_ITER.read(params)?;
+        let budget_tokens = BUDGET_TOKENS.read(params)?;
         let settings = route::Settings {
             structure: variant != Rdr2Variant::NoStructure,
             expand_iter: if variant == Rdr2Variant::Full {
@@ -87,7 +88,7 @@ impl Method for Rdr2 {
             budget_chars: budget_tokens * CHARS_PER_TOKEN,
         };
 
-        let retrieved = ctx.retrieve(question, params.k, SearchMode::Hybrid).await?;
+        let retrieved = ctx.retrieve(question, params.k).await?;
         if retrieved.is_empty() {
             return Err(MethodError::EmptyLibrary);
         }

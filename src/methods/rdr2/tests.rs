@@ -5,6 +5,8 @@
 use super::*;
 use crate::ingest::structure_tree::StructureTree;
 use crate::methods::runner::AskRequest;
+use crate::methods::EventSink;
+use tokio_util::sync::CancellationToken;
 use crate::methods::testing::{ask_with, library_with, says, ScriptedLlm};
 use crate::store::{RunRecord, RunStatus};
 use crate::Library;
@@ -304,21 +306,23 @@ async fn no_structure_judges_each_passage_alone() {
 }
 
 #[tokio::test]
-async fn out_of_range_options_fail_the_run_before_any_call() {
+async fn out_of_range_options_are_refused_before_a_run_is_stored() {
     let f = Fixture::new().await;
     for (name, value) in [("expand-iter", "99"), ("budget-tokens", "10")] {
         let llm = ScriptedLlm::new(vec![]);
         let mut request = AskRequest::new(QUESTION, "rdr2");
         request.options.insert(name.into(), value.into());
-        let (run, _) = ask_with(&f.library, &llm, &request).await;
-        assert_eq!(run.status, RunStatus::Failed, "{name}={value}");
+        let err = f
+            .library
+            .ask_with(&llm, &request, &EventSink::default(), &CancellationToken::new())
+            .await
+            .unwrap_err();
         assert!(
-            run.error.as_deref().unwrap().contains(name),
-            "{:?}",
-            run.error
+            err.is_user_error() && err.to_string().contains(name),
+            "{name}={value}: {err}"
         );
-        assert_eq!(run.llm_calls, 0);
     }
+    assert!(f.library.runs(None, 10).await.unwrap().is_empty());
 }
 
 /// The document part of a routing prompt, after the few-shot examples.

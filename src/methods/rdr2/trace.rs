@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::choice::Choice;
 use crate::ingest::structure_tree::NodeKind;
 use crate::methods::Passage;
 
@@ -18,6 +19,18 @@ pub enum Rdr2Variant {
     NoStructure,
     /// The tree, but one routing turn: select or refuse, never expand.
     NoExpand,
+}
+
+impl Choice for Rdr2Variant {
+    const ALL: &'static [Rdr2Variant] = &[Rdr2Variant::Full, Rdr2Variant::NoStructure, Rdr2Variant::NoExpand];
+
+    fn as_str(self) -> &'static str {
+        match self {
+            Rdr2Variant::Full => "full",
+            Rdr2Variant::NoStructure => "no-structure",
+            Rdr2Variant::NoExpand => "no-expand",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]

@@ -72,13 +72,11 @@ async fn document(
     ctx: &MethodContext<'_>,
     path: &str,
 ) -> Result<Result<Document, String>, MethodError> {
-    let store = ctx.library.store();
-    let Some(record) = store.document(path).await? else {
+    let Some(parts) = ctx.document(path).await? else {
         return Ok(Err("the document was removed after it was retrieved".into()));
     };
-    let tree = store.structure_tree(record.id).await?;
     let mut chunk_nodes = BTreeMap::new();
-    for chunk in store.chunks_of(record.id).await? {
+    for chunk in parts.chunks {
         let nodes: Vec<usize> = serde_json::from_str(&chunk.node_ordinals).unwrap_or_default();
         chunk_nodes.insert(chunk.id, nodes);
     }
@@ -89,7 +87,7 @@ async fn document(
         }
     }
     Ok(Ok(Document {
-        tree: Arc::new(tree),
+        tree: Arc::new(parts.tree),
         chunk_nodes,
         node_chunk: Arc::new(node_chunk),
     }))

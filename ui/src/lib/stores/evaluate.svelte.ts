@@ -235,20 +235,22 @@ export class EvaluateStore {
         this.phase = event.progress.phase;
         this.progress = { done: event.progress.done, total: event.progress.total };
         break;
-      case "graph":
+      case "graph_scoring":
+        this.progress = { done: event.progress.done, total: event.progress.total };
+        break;
       case "judged":
         this.progress = { done: event.done, total: event.total };
         break;
       case "answered": {
         this.progress = { done: event.done, total: event.total };
-        if (event.status === "failed") this.failedAnswers++;
+        if (event.row.status === "failed") this.failedAnswers++;
         const line: LogLine = {
           done: event.done,
           total: event.total,
-          spec: event.spec,
-          questionId: event.question_id,
-          status: event.status,
-          coverEm: event.cover_em,
+          spec: event.row.spec,
+          questionId: event.row.question_id,
+          status: event.row.status,
+          coverEm: event.row.cover_em,
         };
         this.log = [...this.log.slice(1 - LOG_LINES), line];
         break;

@@ -17,7 +17,7 @@ const { EvaluateStore, buildEvalForm, defaultEvalForm, filterQuestions, logText,
   store;
 const { app } = await import("./app.svelte");
 const { toasts } = await import("./toasts.svelte");
-const { questions, report, storedRuns } = await import("../../views/evaluate/testing");
+const { noScoring, questions, report, row, storedRuns } = await import("../../views/evaluate/testing");
 
 const calls = (command: string) => core.invoke.mock.calls.filter(([c]) => c === command);
 
@@ -127,10 +127,7 @@ describe("the running log", () => {
       kind: "answered",
       done,
       total: 20,
-      spec: "vanilla-rag",
-      question_id: `q${done}`,
-      status,
-      cover_em: done % 2 === 0,
+      row: row(`q${done}`, "vanilla-rag", null, { status, cover_em: done % 2 === 0 }),
     });
     s.apply({ kind: "notice", text: "reusing 4 answers from an earlier run" });
     s.apply({ kind: "stage", stage: "indexing" });
@@ -142,7 +139,7 @@ describe("the running log", () => {
     expect([s.phase, s.progress]).toEqual(["embedding", { done: 30, total: 40 }]);
     s.apply({ kind: "stage", stage: "preparing" });
     expect([s.phase, s.progress]).toEqual([null, null]);
-    s.apply({ kind: "graph", done: 5, total: 12 });
+    s.apply({ kind: "graph_scoring", progress: { ...noScoring, done: 5, total: 12 } });
     expect(s.progress).toEqual({ done: 5, total: 12 });
     s.apply({ kind: "stage", stage: "answering" });
     for (let done = 1; done <= 10; done++) s.apply(answered(done, done === 9 ? "failed" : "done"));

@@ -19,7 +19,7 @@ const { app } = await import("$lib/stores/app.svelte");
 const { defaultEvalForm, evaluation } = await import("$lib/stores/evaluate.svelte");
 const { toasts } = await import("$lib/stores/toasts.svelte");
 const { expectInert, expectVisible, HOSTILE, HOSTILE_PAYLOADS, hostileRun } = await import("$lib/testing/hostile");
-const { report, runRecord, specSummary, storedRuns } = await import("./testing");
+const { noScoring, report, row, runRecord, specSummary, storedRuns } = await import("./testing");
 
 type Pending = { events: (event: EvalEvent) => void; finish: (report: EvalReport) => void; fail: (e: unknown) => void };
 
@@ -203,7 +203,7 @@ describe("EvaluateView", () => {
     expect(text(progress().querySelector(".notices"))).toBe("The corpus was written out: 40 passages.");
 
     pending!.events({ kind: "stage", stage: "preparing" });
-    pending!.events({ kind: "graph", done: 2, total: 8 });
+    pending!.events({ kind: "graph_scoring", progress: { ...noScoring, done: 2, total: 8 } });
     flushSync();
     expect(text(byTestId(progress(), "eval-stage"))).toBe("Preparing the model and graphs");
     expect(text(byTestId(progress(), "eval-progress-count"))).toBe("2 of 8 chunks scored");
@@ -213,10 +213,7 @@ describe("EvaluateView", () => {
       kind: "answered",
       done,
       total: 6,
-      spec,
-      question_id: id,
-      status,
-      cover_em: cover,
+      row: row(id, spec, null, { status, cover_em: cover }),
     });
     pending!.events(answered(1, "vanilla-rag", "q1", "done", true));
     pending!.events(answered(2, "pager:variant=parallel", "q1", "failed", false));

@@ -1,6 +1,7 @@
 // For the Evaluate tests: a report as the shell returns it, typed by the
 // generated bindings so a change on the Rust side fails `npm run check`
 // here, and the stored runs behind its rows.
+import type { BuildProgress } from "$lib/bindings/BuildProgress";
 import type { EvalQuestion } from "$lib/bindings/EvalQuestion";
 import type { EvalReport } from "$lib/bindings/EvalReport";
 import type { EvalRow } from "$lib/bindings/EvalRow";
@@ -30,6 +31,21 @@ export function specSummary(spec: string, extra: Partial<SpecSummary> = {}): Spe
     ...extra,
   };
 }
+
+/** A graph pass that has scored nothing yet. */
+export const noScoring: BuildProgress = {
+  done: 0,
+  total: 0,
+  failed: 0,
+  edges: 0,
+  calls: 0,
+  prompt_tokens: 0,
+  cached_tokens: 0,
+  completion_tokens: 0,
+  rate: null,
+  eta_seconds: null,
+  stopped: false,
+};
 
 export function row(questionId: string, spec: string, runId: number | null, extra: Partial<EvalRow> = {}): EvalRow {
   return {

@@ -5,13 +5,12 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::error::Result;
-use crate::retrieve::ppr::{
+use super::ppr::{
     personalized_pagerank, top_k, PersonalizedPageRank, PprError, PprParams, TransitionMatrix,
 };
+use super::Result;
+use crate::graph::Rubric;
 use crate::store::{GainEdge, Store};
-
-use super::Rubric;
 
 pub struct WalkGraph {
     /// The store's graph version this copy was read at.

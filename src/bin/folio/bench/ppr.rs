@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 use super::python::{field, Python};
 use super::report::{Report, Row, Target};
 use super::{Context, Latency, Rng, TempDir};
-use crate::retrieve::ppr::{personalized_pagerank, top_k, PprParams, TransitionMatrix};
+use folio::retrieve::ppr::{personalized_pagerank, top_k, PprParams, TransitionMatrix};
 
 /// iG²RAG's top-n: each chunk's gain is judged against its 5 nearest neighbours.
 const OUT_EDGES: usize = 5;

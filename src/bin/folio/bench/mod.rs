@@ -23,9 +23,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context as _, Result};
 use clap::{Args, Subcommand, ValueEnum};
 
-use crate::config::Config;
-use crate::ingest::loaders::{load, Format};
-use crate::stats::percentile;
+use folio::config::Config;
+use folio::ingest::loaders::{load, Format};
+use folio::stats::percentile;
 use python::Python;
 use report::Report;
 
@@ -249,7 +249,7 @@ fn rust_book_embedding_inputs(ctx: &Context) -> Result<Vec<String>> {
         let doc = load(Format::Markdown, &file.bytes, &file.title)
             .with_context(|| format!("loading {}", file.path.display()))?;
         inputs.extend(
-            crate::ingest::chunker::chunk(&doc.tree, sizes)
+            folio::ingest::chunker::chunk(&doc.tree, sizes)
                 .iter()
                 .map(|c| c.embedding_input()),
         );

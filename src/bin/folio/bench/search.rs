@@ -18,11 +18,11 @@ use serde_json::{json, Value};
 use super::python::{field, Python};
 use super::report::{Report, Row, Target};
 use super::{percentile, rust_book_files, Context, Latency, Rng, TempDir};
-use crate::embed::Embedder;
-use crate::ingest::loaders::{load, Format};
-use crate::ingest::structure_tree::{NodeKind, Span, StructureTree, ROOT};
-use crate::retrieve::{rank_with_vector, SearchMode, VectorIndex};
-use crate::store::{vector_blob, ChunkWrite, DocumentWrite, Store, VectorSpace};
+use folio::embed::Embedder;
+use folio::ingest::loaders::{load, Format};
+use folio::ingest::structure_tree::{NodeKind, Span, StructureTree, ROOT};
+use folio::retrieve::{SearchMode, VectorIndex};
+use folio::store::{vector_blob, ChunkWrite, DocumentWrite, Store, VectorSpace};
 
 const DIM: usize = 384;
 const K: usize = 10;
@@ -131,7 +131,7 @@ pub async fn run(ctx: &Context) -> Result<Report> {
         notes: vec![
             "dense = the in-memory VectorIndex that long-lived processes (watch, app, eval) keep current; exact scan".into(),
             "sqlite-vec row = Store::nearest_chunks, what a one-shot CLI search uses (sqlite-vec 0.1.6 vec0: exact scan, scalar distance code — built without SQLITE_VEC_ENABLE_AVX)".into(),
-            "bm25/hybrid = retrieve::rank_with_vector with the query vector precomputed and the in-memory index; hybrid fuses 40 dense + 40 BM25 candidates".into(),
+            "bm25/hybrid = SearchMode::rank with the query vector precomputed and the in-memory index; hybrid fuses 40 dense + 40 BM25 candidates".into(),
             "hybrid rows show numpy dense as a yardstick; a real search adds one query embedding (last row)".into(),
         ],
     })
@@ -205,10 +205,7 @@ async fn measure(
     let vectors_path = dir.path().join("vectors.f32");
     build(&store, n, words, &vectors_path).await?;
     let build_seconds = start.elapsed().as_secs_f64();
-    let (first_id, last_id, count): (i64, i64, i64) =
-        sqlx::query_as("SELECT MIN(id), MAX(id), COUNT(*) FROM chunks")
-            .fetch_one(store.pool())
-            .await?;
+    let (first_id, last_id, count) = store.chunk_id_range().await?;
     // The i-th vector written is chunk `first_id + i` only if ids are dense;
     // the exactness check below relies on it.
     if count as usize != n || last_id - first_id + 1 != count {
@@ -224,15 +221,9 @@ async fn measure(
     let load_ms = start.elapsed().as_secs_f64() * 1000.0;
     for q in queries.iter().take(WARMUP) {
         store.nearest_chunks(&q.vector, K).await?;
-        rank_with_vector(
-            &store,
-            Some(&index),
-            &q.text,
-            &q.vector,
-            K,
-            SearchMode::Hybrid,
-        )
-        .await?;
+        SearchMode::Hybrid
+            .rank(&store, Some(&index), &q.text, &q.vector, K)
+            .await?;
     }
     let mut dense_ms = Vec::new();
     let mut dense_ids = Vec::new();
@@ -321,7 +312,7 @@ fn numpy_baseline(python: &Python, vectors: &Path, queries: &Path) -> Result<Val
     )
 }
 
-/// Milliseconds per query of `rank_with_vector` in `mode`, and how many
+/// Milliseconds per query of `mode.rank`, and how many
 /// queries found nothing (a sign the query words are unrealistic).
 async fn time_ranking(
     store: &Store,
@@ -333,7 +324,7 @@ async fn time_ranking(
     let mut empty = 0;
     for q in queries {
         let start = Instant::now();
-        let hits = rank_with_vector(store, memory, &q.text, &q.vector, K, mode).await?;
+        let hits = mode.rank(store, memory, &q.text, &q.vector, K).await?;
         ms.push(start.elapsed().as_secs_f64() * 1000.0);
         empty += usize::from(hits.is_empty());
     }

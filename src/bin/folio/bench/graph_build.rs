@@ -16,11 +16,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::report::{Report, Row, Target};
 use super::{Context, TempDir};
-use crate::config::Config;
-use crate::eval::corpus::write_passages;
-use crate::graph::{GraphBuild, GraphBuildOptions};
-use crate::library::Library;
-use crate::retrieve::VectorIndex;
+use folio::config::Config;
+use folio::eval::corpus::write_passages;
+use folio::graph::{GraphBuild, GraphBuildOptions};
+use folio::library::Library;
+use folio::retrieve::VectorIndex;
 
 /// The paper's spend per chunk (§4, build cost), the target to stay under.
 const PAPER_TOKENS_PER_NODE: f64 = 3_100.0;
@@ -69,7 +69,7 @@ pub(crate) async fn run(ctx: &Context) -> Result<Report> {
     let job = library.add(&[corpus]).await?;
     library.run_job(job).await?;
     let store = library.store();
-    let dim = library.model().await?.1.dim;
+    let dim = library.retrieval().model().await?.1.dim;
     let vectors = VectorIndex::load(store, dim).await?;
     let llm = library.llm().await?;
     let prompts = library.prompts().await?;

@@ -12,7 +12,7 @@ use serde_json::json;
 
 use super::report::{Report, Row, Target};
 use super::{rust_book_files, Context, MarkdownFile};
-use crate::ingest::loaders::{load, Format, MARKDOWN_OPTIONS};
+use folio::ingest::loaders::{load, Format, MARKDOWN_OPTIONS};
 
 /// The target, and what the RDR2 paper reports for its document
 /// structure trees: 5.82M Wikipedia documents in about 20 minutes on 8 cores.

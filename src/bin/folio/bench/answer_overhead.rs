@@ -12,11 +12,11 @@ use serde_json::json;
 
 use super::report::{Report, Row, Target};
 use super::{percentile, Context, TempDir};
-use crate::config::Config;
-use crate::library::Library;
-use crate::methods::runner::AskRequest;
-use crate::methods::EventSink;
-use crate::store::RunStatus;
+use folio::config::Config;
+use folio::library::Library;
+use folio::methods::runner::AskRequest;
+use folio::methods::EventSink;
+use folio::store::RunStatus;
 
 const TARGET_SHARE: f64 = 0.05;
 
@@ -38,7 +38,7 @@ pub(crate) async fn run(ctx: &Context) -> Result<Report> {
     eprintln!("llm: indexing the rust-book for the overhead questions");
     let job = library.add(&[ctx.rust_book()]).await?;
     library.run_job(job).await?;
-    library.warm_vectors().await?;
+    library.retrieval().warm_vectors().await?;
 
     let cancel = tokio_util::sync::CancellationToken::new();
     let sink = EventSink::default();

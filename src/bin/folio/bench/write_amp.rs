@@ -12,9 +12,9 @@ use serde_json::json;
 
 use super::report::{Report, Row, Target};
 use super::{Context, TempDir};
-use crate::config::Config;
-use crate::eval::corpus::write_passages;
-use crate::library::Library;
+use folio::config::Config;
+use folio::eval::corpus::write_passages;
+use folio::library::Library;
 
 const TARGET_RATIO: f64 = 10.0;
 
@@ -43,21 +43,22 @@ pub async fn run(ctx: &Context) -> Result<Report> {
     let job = library.add(std::slice::from_ref(&input_dir)).await?;
     let summary = library.run_job(job).await?;
     let counts = library.store().counts().await?;
-    let (busy, _, _): (i64, i64, i64) = sqlx::query_as("PRAGMA wal_checkpoint(TRUNCATE)")
-        .fetch_one(library.store().pool())
+    let checkpointed = library
+        .store()
+        .checkpoint_wal()
         .await
         .context("checkpointing the WAL")?;
     // Read-only, so harmless inside the window: where the bytes went.
-    let tables: Vec<(String, i64)> =
-        sqlx::query_as("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC")
-            .fetch_all(library.store().pool())
-            .await
-            .context("reading table sizes (dbstat)")?;
+    let tables = library
+        .store()
+        .table_sizes()
+        .await
+        .context("reading table sizes (dbstat)")?;
     library.store().close().await;
     let seconds = start.elapsed().as_secs_f64();
     let after = ProcIo::read()?;
     let peak_rss = vm_hwm()?;
-    if busy != 0 {
+    if !checkpointed {
         bail!("the final checkpoint could not complete (a reader held the WAL); written bytes would be undercounted");
     }
     let written = after.write_bytes - before.write_bytes;

@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::report::{Report, Row, Target};
 use super::{cores, percentile};
-use crate::llm::{ChatMessage, ChatRequest, EmbeddedLlm, GenerateOptions, Llm, LlmSettings};
+use folio::llm::{ChatMessage, ChatRequest, EmbeddedLlm, GenerateOptions, Llm, LlmSettings};
 
 /// Folio may lose at most a tenth to llama.cpp: per token, its own work is
 /// microseconds against milliseconds of decoding.

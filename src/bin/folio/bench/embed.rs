@@ -14,7 +14,7 @@ use serde_json::json;
 use super::python::{field, ORT_VERSION};
 use super::report::{Report, Row, Target};
 use super::{cores, rust_book_embedding_inputs, Context, TempDir};
-use crate::embed::{Embedder, EmbeddingModelFiles, BATCH_SIZE};
+use folio::embed::{Embedder, EmbeddingModelFiles, BATCH_SIZE};
 
 /// The tokenizer window Folio's embedder is configured with (embed/mod.rs).
 const MAX_LENGTH: usize = 256;

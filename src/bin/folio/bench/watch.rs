@@ -15,10 +15,10 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::report::{Report, Row, Target};
 use super::{percentile, rust_book_files, Context, Rng, TempDir};
-use crate::config::Config;
-use crate::ingest::pipeline::{Change, PassSummary};
-use crate::library::Library;
-use crate::retrieve::{rank_with_vector, SearchMode};
+use folio::config::Config;
+use folio::ingest::pipeline::{Change, PassSummary};
+use folio::library::Library;
+use folio::retrieve::SearchMode;
 
 const EDITS: usize = 10;
 const POLL: Duration = Duration::from_millis(10);
@@ -75,7 +75,7 @@ pub async fn run(ctx: &Context) -> Result<Report> {
                 // A dropped sender also means stop.
                 let _ = stopped.await;
             };
-            crate::ingest::watcher::watch(&library, shutdown, move |s| {
+            folio::ingest::watcher::watch(&library, shutdown, move |s| {
                 let _ = passes_tx.send(*s);
             })
             .await
@@ -157,7 +157,9 @@ fn append_unique_word(path: &Path, rng: &mut Rng) -> Result<String> {
 /// Time from `saved` until BM25 search returns a hit for `word`.
 async fn wait_until_found(library: &Library, word: &str, saved: Instant) -> Result<Duration> {
     loop {
-        let hits = rank_with_vector(library.store(), None, word, &[], 1, SearchMode::Bm25).await?;
+        let hits = SearchMode::Bm25
+            .rank(library.store(), None, word, &[], 1)
+            .await?;
         if !hits.is_empty() {
             return Ok(saved.elapsed());
         }

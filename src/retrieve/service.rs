@@ -1,0 +1,227 @@
+//! The retrieval service: everything a method may read from the index, in
+//! one place. It owns the embedding model (loaded on first use, so `status`
+//! and `tree` start instantly), the in-memory vector copy of long-lived
+//! processes, the walkable gain graphs, and the chunk, document and tree
+//! look-ups. Methods reach the index only through it, never through the
+//! library, so retrieval knows nothing of who asks.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use tokio::sync::OnceCell;
+
+use super::gain_walk::WalkGraph;
+use super::{Result, RetrieveError, SearchHit, SearchMode, VectorIndex};
+use crate::embed::{Embedder, EmbeddingModelFiles};
+use crate::graph::{Rubric, RubricStatus};
+use crate::ingest::structure_tree::StructureTree;
+use crate::store::{ChunkRecord, Store, StoredChunk, VectorSpace};
+
+pub struct Retrieval {
+    store: Store,
+    embedding: EmbeddingModelFiles,
+    model: OnceCell<(Arc<Embedder>, VectorSpace)>,
+    vectors: Arc<MemoryVectors>,
+    /// Walkable copies of the information-gain graphs, per rubric.
+    graphs: tokio::sync::Mutex<HashMap<Rubric, Arc<WalkGraph>>>,
+}
+
+/// A document as routing sees it: its structure tree and its chunks (each
+/// naming the tree nodes it covers).
+pub struct DocumentParts {
+    pub tree: StructureTree,
+    pub chunks: Vec<ChunkRecord>,
+}
+
+/// The in-memory vector copy of a long-lived process. Empty (and never
+/// loaded) in one-shot commands, where reading every vector would cost more
+/// than the one sqlite-vec scan a command needs.
+#[derive(Default)]
+struct MemoryVectors {
+    wanted: AtomicBool,
+    reloading: AtomicBool,
+    index: std::sync::RwLock<Option<Arc<VectorIndex>>>,
+}
+
+impl MemoryVectors {
+    fn current(&self) -> Option<Arc<VectorIndex>> {
+        self.index.read().ok().and_then(|i| i.clone())
+    }
+
+    async fn reload(&self, store: &Store, dim: usize) -> Result<()> {
+        let fresh = VectorIndex::load(store, dim).await?;
+        if let Ok(mut slot) = self.index.write() {
+            *slot = Some(Arc::new(fresh));
+        }
+        Ok(())
+    }
+}
+
+impl Retrieval {
+    pub fn new(store: Store, embedding: EmbeddingModelFiles) -> Retrieval {
+        Retrieval {
+            store,
+            embedding,
+            model: OnceCell::new(),
+            vectors: Arc::default(),
+            graphs: Default::default(),
+        }
+    }
+
+    /// The embedding model and the vector space its vectors live in, loaded
+    /// on first use; a model other than the stored vectors' rebuilds the
+    /// vector table (the store marks every chunk for re-embedding).
+    pub async fn model(&self) -> Result<&(Arc<Embedder>, VectorSpace)> {
+        self.model
+            .get_or_try_init(|| async {
+                let files = self.embedding.clone();
+                let embedder = tokio::task::spawn_blocking(move || Embedder::load(&files))
+                    .await
+                    .map_err(|e| RetrieveError::Task(e.to_string()))??;
+                let (space, _) = self
+                    .store
+                    .ensure_vector_space(embedder.name(), embedder.dim())
+                    .await?;
+                Ok((Arc::new(embedder), space))
+            })
+            .await
+    }
+
+    /// For processes that answer many queries (the watcher, the app,
+    /// evaluations): keep the vectors in memory from now on. Loads them now;
+    /// later writes make the copy stale, and it is reloaded in the background
+    /// while sqlite-vec answers.
+    pub async fn warm_vectors(&self) -> Result<()> {
+        let (_, space) = self.model().await?;
+        self.vectors.wanted.store(true, Ordering::Relaxed);
+        self.vectors.reload(&self.store, space.dim).await
+    }
+
+    /// The in-memory vectors if they are current; starts a reload if they are
+    /// wanted but stale.
+    async fn memory_vectors(&self) -> Result<Option<Arc<VectorIndex>>> {
+        if !self.vectors.wanted.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
+        let current = self.vectors.current();
+        let version = self.store.vectors_version().await?;
+        if current.as_ref().is_some_and(|c| c.version() == version) {
+            return Ok(current);
+        }
+        if !self.vectors.reloading.swap(true, Ordering::AcqRel) {
+            let (vectors, store) = (self.vectors.clone(), self.store.clone());
+            let dim = self.model().await?.1.dim;
+            tokio::spawn(async move {
+                // A failed reload leaves sqlite-vec answering; the next query retries.
+                let _ = vectors.reload(&store, dim).await;
+                vectors.reloading.store(false, Ordering::Release);
+            });
+        }
+        Ok(None)
+    }
+
+    /// Search results for a person: the chunks `mode` finds, each with a
+    /// snippet around the query.
+    pub async fn search(&self, query: &str, k: usize, mode: SearchMode) -> Result<Vec<SearchHit>> {
+        Ok(self
+            .retrieve(query, k, mode)
+            .await?
+            .into_iter()
+            .map(|(c, score)| SearchHit::new(c, score, query))
+            .collect())
+    }
+
+    /// The `k` best chunks for `query`, whole, with their scores, best first:
+    /// what methods put in prompts.
+    pub async fn retrieve(
+        &self,
+        query: &str,
+        k: usize,
+        mode: SearchMode,
+    ) -> Result<Vec<(StoredChunk, f64)>> {
+        let (embedder, _) = self.model().await?;
+        // The query is embedded only for the modes that use its vector.
+        let vector = if mode.uses_vectors() {
+            embedder.embed_one_off_executor(query).await?
+        } else {
+            Vec::new()
+        };
+        let memory = self.memory_vectors().await?;
+        let ranked = mode
+            .rank(&self.store, memory.as_deref(), query, &vector, k)
+            .await?;
+        self.scored_chunks(&ranked).await
+    }
+
+    /// The chunks `ranked` names, in that order, with their scores; chunks
+    /// deleted since they were ranked are left out.
+    pub async fn scored_chunks(&self, ranked: &[(i64, f64)]) -> Result<Vec<(StoredChunk, f64)>> {
+        let ids: Vec<i64> = ranked.iter().map(|(id, _)| *id).collect();
+        let scores: HashMap<i64, f64> = ranked.iter().copied().collect();
+        Ok(self
+            .store
+            .chunks_by_id(&ids)
+            .await?
+            .into_iter()
+            .map(|c| {
+                let score = scores.get(&c.id).copied().unwrap_or_default();
+                (c, score)
+            })
+            .collect())
+    }
+
+    /// The `k` chunks nearest to `query` by embedding, with their cosine
+    /// similarity: iG²RAG's seeds.
+    pub async fn nearest(&self, query: &str, k: usize) -> Result<Vec<(i64, f64)>> {
+        let (embedder, _) = self.model().await?;
+        let vector = embedder.embed_one_off_executor(query).await?;
+        let memory = self.memory_vectors().await?;
+        SearchMode::Dense
+            .rank(&self.store, memory.as_deref(), query, &vector, k)
+            .await
+    }
+
+    /// Unit vectors for `texts` from the embedding model, so a caller can
+    /// compare its own texts the way retrieval compares chunks.
+    pub async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
+        let (embedder, _) = self.model().await?;
+        Ok(embedder.embed_off_executor(texts.to_vec()).await?)
+    }
+
+    /// Whole chunks by id, in the order given; missing ones are left out.
+    pub async fn chunks(&self, ids: &[i64]) -> Result<Vec<StoredChunk>> {
+        Ok(self.store.chunks_by_id(ids).await?)
+    }
+
+    /// The indexed document at `path` with its tree and chunks; `None` when
+    /// it is no longer in the index.
+    pub async fn document(&self, path: &str) -> Result<Option<DocumentParts>> {
+        let Some(record) = self.store.document(path).await? else {
+            return Ok(None);
+        };
+        Ok(Some(DocumentParts {
+            tree: self.store.structure_tree(record.id).await?,
+            chunks: self.store.chunks_of(record.id).await?,
+        }))
+    }
+
+    /// The walkable graph of `rubric`, read again whenever edges or chunks
+    /// changed since the copy in memory was made.
+    pub async fn walk_graph(&self, rubric: Rubric) -> Result<Arc<WalkGraph>> {
+        let version = self.store.gain_graph_version().await?;
+        let mut graphs = self.graphs.lock().await;
+        if let Some(g) = graphs.get(&rubric).filter(|g| g.version == version) {
+            return Ok(g.clone());
+        }
+        let fresh = Arc::new(WalkGraph::load(&self.store, rubric).await?);
+        graphs.insert(rubric, fresh.clone());
+        Ok(fresh)
+    }
+
+    /// How much of the index the graph of `rubric` covers.
+    pub async fn graph_coverage(&self, rubric: Rubric) -> Result<RubricStatus> {
+        let chunks = self.store.embedded_chunks().await?;
+        Ok(self.store.rubric_status(rubric, chunks).await?)
+    }
+}
