@@ -69,6 +69,8 @@ pub struct Evaluation {
     graphs: Vec<GraphScope>,
     interrupted: bool,
     judged: Option<Judged>,
+    /// Cancels the whole evaluation; its index's library runs under a child.
+    stop: CancellationToken,
 }
 
 struct Judged {
@@ -154,6 +156,7 @@ impl Evaluation {
             graphs: Vec::new(),
             interrupted: false,
             judged: None,
+            stop: stop.clone(),
         })
     }
 
@@ -177,11 +180,8 @@ impl Evaluation {
     /// opened with keeps every answer given: indexing and graph scoring stop
     /// with [`EvalError::Interrupted`], answering and judging with a summary
     /// marked interrupted.
-    pub async fn run(
-        mut self,
-        cancel: &CancellationToken,
-        on: &(dyn Fn(EvalEvent) + Sync),
-    ) -> Result<Summary> {
+    pub async fn run(mut self, on: &(dyn Fn(EvalEvent) + Sync)) -> Result<Summary> {
+        let cancel = &self.stop.clone();
         for text in &self.notices {
             on(EvalEvent::Notice { text: text.clone() });
         }

@@ -134,6 +134,11 @@ pub async fn ask(
         seed: request.seed,
     };
     let params = Params::resolve(&info, chosen.resolve(settings), &request.options)?;
+    let retriever = if params.declares(RETRIEVER.name) {
+        RETRIEVER.read(&params)?
+    } else {
+        SearchMode::Hybrid
+    };
     let params_json = serde_json::to_value(&params).unwrap_or(Value::Null);
     let model_json = serde_json::to_value(llm.info()).unwrap_or(Value::Null);
     let run_id = store
@@ -151,10 +156,6 @@ pub async fn ask(
 
     let started = Instant::now();
     let timeout = std::time::Duration::from_secs(settings.timeout_secs);
-    let retriever = match params.declares(RETRIEVER.name) {
-        true => RETRIEVER.read(&params)?,
-        false => SearchMode::Hybrid,
-    };
     let ctx = MethodContext::new(retrieval, retriever, llm, prompts, events, cancel, timeout);
     let result = method.run(&ctx, question, &params).await;
     let total_ms = started.elapsed().as_millis() as u64;

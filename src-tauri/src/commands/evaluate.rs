@@ -143,7 +143,7 @@ async fn evaluate(
     let out = evaluation.out().root().to_path_buf();
     // The window may have closed; the evaluation goes on and is kept either way.
     evaluation
-        .run(cancel, &|event| {
+        .run(&|event| {
             let _ = on_event.send(event);
         })
         .await?;

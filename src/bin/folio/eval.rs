@@ -136,7 +136,7 @@ pub async fn run(args: EvalArgs, config: Config, json: bool) -> Result<()> {
     eprintln!("indexing into {}", evaluation.out().index().display());
     let out = evaluation.out().root().to_path_buf();
     let display = Display::new(json);
-    let summary = evaluation.run(&cancel, &|e| display.show(e)).await;
+    let summary = evaluation.run(&|e| display.show(e)).await;
     display.done();
     let summary = summary?;
     if json {
