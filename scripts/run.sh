@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Folio's main job from a fresh machine: set up, build, index the given
-# folders (default: the rust-book sample next to this checkout) on the
-# embedded default models, show what was indexed, answer a question from it
-# with vanilla-rag and the embedded SmolLM2, and keep watching the folders
-# when run from a terminal.
+# folders on the embedded default models, show what was indexed, answer a
+# question from it with vanilla-rag and the embedded SmolLM2, and keep
+# watching the folders when run from a terminal. With no folder it indexes
+# the rust-book chapters of ../shared/eval next to this checkout, or, when
+# there is no ../shared (a clone of this repository alone), the ten chapters
+# in samples/rust-book; the sample search and question suit either.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$root/scripts/setup.sh"
@@ -11,7 +13,9 @@ cd "$root"
 cargo build --release --locked
 folio="$root/target/release/folio"
 if [ $# -eq 0 ]; then
-  set -- "$root/../shared/eval/rust-book/docs"
+  book="$root/../shared/eval/rust-book/docs"
+  [ -d "$book" ] || book="$root/samples/rust-book"
+  set -- "$book"
   sample=1
 fi
 "$folio" add "$@"

@@ -11,6 +11,12 @@
 //! repeats a sequence. A run that finishes before its kill comes (the last
 //! few documents on an idle machine) starts its stage over, so each stage
 //! takes all its kills.
+//!
+//! Full size (`FOLIO_SOAK=full`, scripts/soak.sh): 7 kills per stage, 21 in
+//! all, over 1,500 passages, a graph of 40 and 6 questions. CI size: 3 kills
+//! per stage over 300 passages, a graph of 20 and 3 questions. Each stage
+//! still takes both kinds of kill point (kills alternate early, work point,
+//! early), and every check after a kill and at the end is the same.
 
 mod common;
 
@@ -20,12 +26,39 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::engine::{assert_consistent, open, snapshot, write_hotpotqa_passages};
+use common::soak::Soak;
 use serde_json::Value;
 use sqlx::sqlite::SqliteConnectOptions;
 use sqlx::ConnectOptions;
 
-/// Kills per stage; three stages make 21.
-const KILLS: usize = 7;
+/// How much each stage does.
+struct Size {
+    /// Kills per stage, alternately early and at a work point: at least two,
+    /// so that both kinds land in every stage.
+    kills: usize,
+    /// Passages ingested in the first stage.
+    passages: u64,
+    /// Passages the graph is built over; also the evaluation's corpus.
+    graph_passages: usize,
+    /// Evaluation questions, each answered by two methods.
+    questions: usize,
+}
+
+const CI: Size = Size {
+    kills: 3,
+    passages: 300,
+    graph_passages: 20,
+    questions: 3,
+};
+const FULL: Size = Size {
+    kills: 7,
+    passages: 1500,
+    graph_passages: 40,
+    questions: 6,
+};
+// Kills alternate early and at a work point: two or more per stage, and
+// every stage takes both kinds.
+const _: () = assert!(CI.kills >= 2 && FULL.kills >= 2);
 
 /// A small deterministic generator (xorshift64*): the test needs
 /// repeatable randomness, not a dependency.
@@ -96,13 +129,14 @@ async fn count_in(db: &Path, sql: &str) -> u64 {
         .map_or(0, |n| n as u64)
 }
 
-/// Runs `start` and kills it with SIGKILL until `KILLS` kills have landed,
+/// Runs `start` and kills it with SIGKILL until `kills` kills have landed,
 /// each at a random point; `progress` says how much of `total` is done. A
 /// run that finishes before its kill comes is no kill: `reset` puts the
 /// stage back to where it began and the kills go on, so a fast machine
 /// cannot leave a stage short of kills. Returns how many runs finished.
 async fn kill_repeatedly<F, P, C, R>(
     rng: &mut Rng,
+    kills: usize,
     total: u64,
     start: impl Fn() -> Command,
     progress: F,
@@ -116,7 +150,7 @@ where
     R: AsyncFnMut(),
 {
     let (mut landed, mut finished) = (0, 0);
-    while landed < KILLS {
+    while landed < kills {
         let done = progress().await;
         let mut child: Child = start().spawn().unwrap();
         let started = Instant::now();
@@ -143,7 +177,7 @@ where
         if outran {
             finished += 1;
             assert!(
-                finished <= KILLS,
+                finished <= kills,
                 "{finished} runs finished before their kill: the stage is too small to kill"
             );
             reset().await;
@@ -209,17 +243,17 @@ fn answers(out: &Path) -> BTreeMap<(String, String), (String, Option<String>)> {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn twenty_one_kills_in_ingestion_graph_building_and_evaluation() {
+async fn kills_in_ingestion_graph_building_and_evaluation() {
+    let size = Soak::from_env().pick(CI, FULL);
     let mut rng = Rng::seeded();
     let root = tempfile::tempdir().unwrap();
     let root = std::fs::canonicalize(root.path()).unwrap();
     let mut outran = Vec::new();
 
     // Ingestion.
-    const FILES: u64 = 1500;
     let corpus = root.join("passages");
     std::fs::create_dir(&corpus).unwrap();
-    write_hotpotqa_passages(&corpus, FILES as usize);
+    write_hotpotqa_passages(&corpus, size.passages as usize);
     let crashed = root.join("ingest-killed");
     let db = crashed.join("folio.sqlite");
     let add = || {
@@ -231,7 +265,8 @@ async fn twenty_one_kills_in_ingestion_graph_building_and_evaluation() {
     outran.push(
         kill_repeatedly(
             &mut rng,
-            FILES,
+            size.kills,
+            size.passages,
             add,
             documents,
             async || assert_recoverable(&crashed).await,
@@ -258,7 +293,7 @@ async fn twenty_one_kills_in_ingestion_graph_building_and_evaluation() {
     // Graph building, with the real model, over a small library.
     let small = root.join("small");
     std::fs::create_dir(&small).unwrap();
-    write_hotpotqa_passages(&small, 40);
+    write_hotpotqa_passages(&small, size.graph_passages);
     let graph_dirs = [root.join("graph-killed"), root.join("graph-clean")];
     let add_small = |dir: &Path| {
         let mut c = folio(dir);
@@ -277,6 +312,7 @@ async fn twenty_one_kills_in_ingestion_graph_building_and_evaluation() {
     outran.push(
         kill_repeatedly(
             &mut rng,
+            size.kills,
             chunks,
             || build(&graph_dirs[0]),
             scored,
@@ -300,7 +336,7 @@ async fn twenty_one_kills_in_ingestion_graph_building_and_evaluation() {
         std::fs::read_to_string(common::engine::shared_eval().join("hotpotqa/dev.jsonl"))
             .unwrap()
             .lines()
-            .take(6)
+            .take(size.questions)
             .map(|l| format!("{l}\n"))
             .collect();
     std::fs::write(&dataset, questions.concat()).unwrap();
@@ -324,6 +360,7 @@ async fn twenty_one_kills_in_ingestion_graph_building_and_evaluation() {
     outran.push(
         kill_repeatedly(
             &mut rng,
+            size.kills,
             2 * questions.len() as u64,
             || eval(&killed_out),
             rows,
@@ -337,8 +374,8 @@ async fn twenty_one_kills_in_ingestion_graph_building_and_evaluation() {
     assert_eq!(answers(&killed_out), answers(&clean_out));
 
     eprintln!(
-        "{KILLS} kills survived in each stage; runs that finished before their \
+        "{} kills survived in each stage; runs that finished before their \
          kill and started the stage over: ingestion {}, graph {}, evaluation {}",
-        outran[0], outran[1], outran[2]
+        size.kills, outran[0], outran[1], outran[2]
     );
 }

@@ -1,3 +1,4 @@
 pub mod engine;
 pub mod fixtures;
 pub mod llm_server;
+pub mod soak;
