@@ -22,6 +22,7 @@ use std::time::Duration;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
+use sqlx::migrate::MigrateError;
 use sqlx::{Sqlite, Transaction};
 
 pub use documents::{
@@ -58,9 +59,43 @@ fn register_sqlite_vec() {
     });
 }
 
+/// How often opening an index that another process is creating at the
+/// same moment is tried again, and how long apart.
+const OPEN_TRIES: u32 = 10;
+const OPEN_RETRY: Duration = Duration::from_millis(200);
+
+/// Whether opening failed only because another process was creating the
+/// same fresh index: SQLite reports its switch to WAL as busy, and sqlx's
+/// migrator takes no lock on SQLite, so the loser of the race runs the
+/// first migration again and fails with "table already exists" once the
+/// winner commits. Trying again sees what the winner made.
+fn lost_a_race(e: &StoreError) -> bool {
+    match e {
+        StoreError::Open {
+            source: sqlx::Error::Database(db),
+            ..
+        } => matches!(db.code().as_deref(), Some("5" | "6")),
+        StoreError::Migrate(MigrateError::ExecuteMigration(..) | MigrateError::Execute(_)) => true,
+        _ => false,
+    }
+}
+
 impl Store {
     pub async fn open(path: &Path) -> Result<Store> {
         register_sqlite_vec();
+        let mut tries = 1;
+        loop {
+            match Store::open_once(path).await {
+                Err(e) if tries < OPEN_TRIES && lost_a_race(&e) => {
+                    tries += 1;
+                    tokio::time::sleep(OPEN_RETRY).await;
+                }
+                opened => return opened,
+            }
+        }
+    }
+
+    async fn open_once(path: &Path) -> Result<Store> {
         let open_err = |source| StoreError::Open {
             path: path.to_path_buf(),
             source,
@@ -112,4 +147,22 @@ pub(crate) fn now_ms() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two processes opening one fresh index race through the migrations;
+    /// two pools in one process race the same way.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn stores_opened_at_once_on_a_fresh_index_both_open() {
+        for _ in 0..10 {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("folio.sqlite");
+            let (a, b) = tokio::join!(Store::open(&path), Store::open(&path));
+            a.unwrap();
+            b.unwrap();
+        }
+    }
 }
