@@ -17,6 +17,7 @@ pub mod llm;
 pub mod methods;
 pub mod model_check;
 pub mod retrieve;
+pub mod rubric;
 pub mod stats;
 pub mod store;
 

@@ -6,14 +6,13 @@
 
 mod build;
 mod neighbours;
-mod rubric;
 mod scorer;
 mod status;
 #[cfg(test)]
 mod tests;
 
 pub use build::{BuildProgress, GraphBuild, GraphBuildOptions, DEFAULT_NEIGHBOURS, MAX_NEIGHBOURS};
-pub use rubric::{GainClass, Grade, Rubric};
+pub use crate::rubric::{GainClass, Grade, Rubric};
 pub use scorer::parse_grades;
 pub use status::{BuildCost, GraphStatus, RubricStatus};
 

@@ -9,7 +9,7 @@ use minijinja::context;
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use super::rubric::{Grade, Rubric};
+use crate::rubric::{Grade, Rubric};
 use crate::llm::prompts::{PromptError, Prompts};
 use crate::llm::{GenerateOptions, Llm, LlmError};
 use crate::store::StoredChunk;

@@ -4,7 +4,7 @@
 //! run that fails halfway still shows how far it got.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -15,11 +15,11 @@ use super::citations::resolve;
 use super::injection::suspected_instructions;
 use super::shown::shown;
 use super::{Citation, MethodError, Params, Passage, RunEvent, Trace};
-use crate::graph::{Rubric, RubricStatus};
+use crate::rubric::Rubric;
 use crate::llm::prompts::{PromptId, Prompts};
 use crate::llm::{ChatMessage, ChatRequest, Completion, FinishReason, GenerateOptions, Llm};
-use crate::retrieve::{DocumentParts, Retrieval, RetrieveError, SearchMode, WalkGraph};
-use crate::store::{LlmCallRow, StoredChunk};
+use crate::retrieve::{DocumentParts, Ranking, Retrieval, RetrieveError, Retriever};
+use crate::store::{LlmCallRow, RubricStatus, StoredChunk};
 
 pub struct CitedAnswer {
     pub text: String,
@@ -49,7 +49,7 @@ pub struct MethodContext<'a> {
     retrieval: &'a Retrieval,
     /// How [`MethodContext::retrieve`] finds passages: the run's
     /// `retriever` option.
-    retriever: SearchMode,
+    retriever: Retriever,
     pub cancel: &'a CancellationToken,
     llm: &'a dyn Llm,
     prompts: &'a Prompts,
@@ -112,7 +112,7 @@ pub(super) struct Recorded {
 impl<'a> MethodContext<'a> {
     pub(super) fn new(
         retrieval: &'a Retrieval,
-        retriever: SearchMode,
+        retriever: Retriever,
         llm: &'a dyn Llm,
         prompts: &'a Prompts,
         events: &'a EventSink,
@@ -153,7 +153,7 @@ impl<'a> MethodContext<'a> {
     /// from 1 as the prompt will show them.
     pub async fn retrieve(&self, query: &str, k: usize) -> Result<Vec<Passage>, MethodError> {
         let found = self
-            .timed_retrieval(self.retrieval.retrieve(query, k, self.retriever))
+            .timed_retrieval(self.retrieval.retrieve(query, k, &self.retriever))
             .await?;
         let passages = numbered(found);
         self.emit(RunEvent::Retrieved {
@@ -181,14 +181,17 @@ impl<'a> MethodContext<'a> {
         Ok(passages)
     }
 
-    /// The `k` chunks nearest to `query` by embedding, with cosine similarity.
-    pub async fn nearest(&self, query: &str, k: usize) -> Result<Vec<(i64, f64)>, MethodError> {
-        self.timed_retrieval(self.retrieval.nearest(query, k)).await
-    }
-
-    /// The information-gain graph of `rubric`, ready to walk.
-    pub async fn walk_graph(&self, rubric: Rubric) -> Result<Arc<WalkGraph>, MethodError> {
-        self.timed_retrieval(self.retrieval.walk_graph(rubric)).await
+    /// Chunk ids for `query` ranked by a retriever the method chose, with
+    /// how a gain walk got there, for methods whose trace shows the ranking
+    /// itself; [`MethodContext::retrieve`] is the usual way.
+    pub async fn rank(
+        &self,
+        query: &str,
+        k: usize,
+        retriever: &Retriever,
+    ) -> Result<Ranking, MethodError> {
+        self.timed_retrieval(self.retrieval.rank(query, k, retriever))
+            .await
     }
 
     /// Unit vectors for `texts` from the embedding model, so a

@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use super::{find, EventSink, MethodContext, MethodError, Params, RunEvent, RETRIEVER};
 use crate::llm::prompts::Prompts;
 use crate::llm::{Llm, LlmSettings, DEFAULT_SEED};
-use crate::retrieve::{Retrieval, SearchMode};
+use crate::retrieve::{Retrieval, Retriever, SearchMode};
 use crate::store::{NewRun, RunOutcome, RunRecord, RunStatus, Store, StoreError};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
@@ -134,11 +134,11 @@ pub async fn ask(
         seed: request.seed,
     };
     let params = Params::resolve(&info, chosen.resolve(settings), &request.options)?;
-    let retriever = if params.declares(RETRIEVER.name) {
+    let retriever = Retriever::Search(if params.declares(RETRIEVER.name) {
         RETRIEVER.read(&params)?
     } else {
         SearchMode::Hybrid
-    };
+    });
     let params_json = serde_json::to_value(&params).unwrap_or(Value::Null);
     let model_json = serde_json::to_value(llm.info()).unwrap_or(Value::Null);
     let run_id = store

@@ -8,8 +8,9 @@ use std::collections::{HashMap, HashSet};
 use super::ppr::{
     personalized_pagerank, top_k, PersonalizedPageRank, PprError, PprParams, TransitionMatrix,
 };
+use super::retriever::Seed;
 use super::Result;
-use crate::graph::Rubric;
+use crate::rubric::Rubric;
 use crate::store::{GainEdge, Store};
 
 pub struct WalkGraph {
@@ -123,5 +124,29 @@ impl WalkGraph {
             .filter(|e| nodes.contains(&e.target))
             .copied()
             .collect()
+    }
+
+    /// The `greedy` ablation (iG² w/ GS): up to `k` chunks, the seeds by
+    /// similarity, then, while fewer than `k`, the target of the strongest
+    /// gain edge leaving what is chosen, each with the weight that brought
+    /// it in.
+    pub fn strongest_edges(&self, seeds: &[Seed], k: usize) -> Vec<(i64, f64)> {
+        let mut chosen: Vec<(i64, f64)> = seeds
+            .iter()
+            .take(k)
+            .map(|s| (s.chunk_id, s.similarity))
+            .collect();
+        let mut taken: HashSet<i64> = chosen.iter().map(|(id, _)| *id).collect();
+        while chosen.len() < k {
+            let best = chosen
+                .iter()
+                .flat_map(|(id, _)| self.out_edges(*id))
+                .filter(|e| e.score > 0.0 && !taken.contains(&e.target))
+                .max_by(|a, b| a.score.total_cmp(&b.score).then(b.target.cmp(&a.target)));
+            let Some(edge) = best else { break };
+            taken.insert(edge.target);
+            chosen.push((edge.target, edge.score));
+        }
+        chosen
     }
 }

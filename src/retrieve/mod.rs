@@ -1,15 +1,16 @@
 //! Finding chunks for a query. The [`Retrieval`] service owns what retrieval
-//! needs (embedding model, in-memory vectors, gain graphs, look-ups); a
-//! [`SearchMode`] ranks chunks: dense (nearest neighbours), BM25 (FTS5) or
-//! hybrid (reciprocal rank fusion of the two); `gain_walk` walks the
-//! information-gain graph. Results carry what a person needs to judge and
-//! open them: path, heading path, snippet, score.
+//! needs (embedding model, in-memory vectors, gain graphs, look-ups) and
+//! ranks with a [`Retriever`]: a [`SearchMode`] (dense nearest neighbours,
+//! BM25 over FTS5, or hybrid, the reciprocal rank fusion of the two) or a
+//! walk of the information-gain graph (`gain_walk`). Results carry what a
+//! person needs to judge and open them: path, heading path, snippet, score.
 
 mod bm25;
 mod error;
 mod fusion;
 pub mod gain_walk;
 pub mod ppr;
+mod retriever;
 mod service;
 mod snippet;
 mod vector_index;
@@ -23,6 +24,7 @@ pub use bm25::fts_query;
 pub use error::{Result, RetrieveError};
 pub use fusion::reciprocal_rank_fusion;
 pub use gain_walk::{Walk, WalkGraph, Weights};
+pub use retriever::{Follow, GainWalk, Ranking, Retriever, Seed, WalkRecord, WalkStats};
 pub use service::{DocumentParts, Retrieval};
 pub use snippet::snippet;
 pub(crate) use vector_index::dot;

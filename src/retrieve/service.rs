@@ -11,12 +11,13 @@ use std::sync::Arc;
 
 use tokio::sync::OnceCell;
 
-use super::gain_walk::WalkGraph;
+use super::gain_walk::{WalkGraph, Weights};
+use super::retriever::{seeds, Follow, GainWalk, Ranking, Retriever, WalkRecord, WalkStats};
 use super::{Result, RetrieveError, SearchHit, SearchMode, VectorIndex};
 use crate::embed::{Embedder, EmbeddingModelFiles};
-use crate::graph::{Rubric, RubricStatus};
 use crate::ingest::structure_tree::StructureTree;
-use crate::store::{ChunkRecord, Store, StoredChunk, VectorSpace};
+use crate::rubric::Rubric;
+use crate::store::{ChunkRecord, RubricStatus, Store, StoredChunk, VectorSpace};
 
 pub struct Retrieval {
     store: Store,
@@ -125,7 +126,7 @@ impl Retrieval {
     /// snippet around the query.
     pub async fn search(&self, query: &str, k: usize, mode: SearchMode) -> Result<Vec<SearchHit>> {
         Ok(self
-            .retrieve(query, k, mode)
+            .retrieve(query, k, &Retriever::Search(mode))
             .await?
             .into_iter()
             .map(|(c, score)| SearchHit::new(c, score, query))
@@ -138,8 +139,25 @@ impl Retrieval {
         &self,
         query: &str,
         k: usize,
-        mode: SearchMode,
+        retriever: &Retriever,
     ) -> Result<Vec<(StoredChunk, f64)>> {
+        let mut ranked = self.rank(query, k, retriever).await?.ranked;
+        ranked.truncate(k);
+        self.scored_chunks(&ranked).await
+    }
+
+    /// The one way to rank chunks for `query`, whichever the retriever.
+    pub async fn rank(&self, query: &str, k: usize, retriever: &Retriever) -> Result<Ranking> {
+        match retriever {
+            Retriever::Search(mode) => Ok(Ranking {
+                ranked: self.search_ranked(query, k, *mode).await?,
+                walk: None,
+            }),
+            Retriever::GainWalk(walk) => self.walk(query, k, walk).await,
+        }
+    }
+
+    async fn search_ranked(&self, query: &str, k: usize, mode: SearchMode) -> Result<Vec<(i64, f64)>> {
         let (embedder, _) = self.model().await?;
         // The query is embedded only for the modes that use its vector.
         let vector = if mode.uses_vectors() {
@@ -148,10 +166,50 @@ impl Retrieval {
             Vec::new()
         };
         let memory = self.memory_vectors().await?;
-        let ranked = mode
-            .rank(&self.store, memory.as_deref(), query, &vector, k)
-            .await?;
-        self.scored_chunks(&ranked).await
+        mode.rank(&self.store, memory.as_deref(), query, &vector, k)
+            .await
+    }
+
+    async fn walk(&self, query: &str, k: usize, spec: &GainWalk) -> Result<Ranking> {
+        let nearest = self.nearest(query, spec.seeds).await?;
+        if nearest.is_empty() {
+            return Ok(Ranking {
+                ranked: Vec::new(),
+                walk: None,
+            });
+        }
+        let seeds = seeds(&nearest);
+        let graph = self.walk_graph(spec.rubric).await?;
+        let (ranked, stats) = match spec.follow {
+            Follow::StrongestEdge => (graph.strongest_edges(&seeds, k), None),
+            Follow::Gain(params) | Follow::Similarity(params) => {
+                let weights = match spec.follow {
+                    Follow::Similarity(_) => Weights::Similarity,
+                    _ => Weights::Gain,
+                };
+                let started = std::time::Instant::now();
+                let personalization: Vec<(i64, f64)> =
+                    seeds.iter().map(|s| (s.chunk_id, s.weight)).collect();
+                let walk = graph.walk(&personalization, weights, params)?;
+                let stats = WalkStats {
+                    iterations: walk.stats.iterations,
+                    converged: walk.stats.converged,
+                    last_change: walk.stats.last_change,
+                    graph_nodes: graph.nodes(),
+                    graph_edges: graph.edges(),
+                    walk_ms: started.elapsed().as_secs_f64() * 1000.0,
+                };
+                (walk.ranked, Some(stats))
+            }
+        };
+        Ok(Ranking {
+            ranked,
+            walk: Some(WalkRecord {
+                seeds,
+                graph,
+                stats,
+            }),
+        })
     }
 
     /// The chunks `ranked` names, in that order, with their scores; chunks
@@ -172,14 +230,9 @@ impl Retrieval {
     }
 
     /// The `k` chunks nearest to `query` by embedding, with their cosine
-    /// similarity: iG²RAG's seeds.
+    /// similarity: a gain walk's seeds.
     pub async fn nearest(&self, query: &str, k: usize) -> Result<Vec<(i64, f64)>> {
-        let (embedder, _) = self.model().await?;
-        let vector = embedder.embed_one_off_executor(query).await?;
-        let memory = self.memory_vectors().await?;
-        SearchMode::Dense
-            .rank(&self.store, memory.as_deref(), query, &vector, k)
-            .await
+        self.search_ranked(query, k, SearchMode::Dense).await
     }
 
     /// Unit vectors for `texts` from the embedding model, so a caller can

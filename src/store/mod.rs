@@ -31,7 +31,7 @@ pub use documents::{
 };
 pub use error::{Result, StoreError};
 pub use folders::{Folder, FolderSummary};
-pub use gain::{GainEdge, NodeScoring, NodeWritten};
+pub use gain::{BuildCost, GainEdge, NodeScoring, NodeWritten, RubricStatus};
 pub use jobs::{Job, JobState};
 pub use runs::{LlmCallRow, NewRun, RunOutcome, RunRecord, RunStatus};
 pub use vectors::{to_blob as vector_blob, VectorSpace};

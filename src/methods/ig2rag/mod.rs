@@ -6,7 +6,6 @@
 //! the paper's ablations. Without a built graph the walk stays on the
 //! seeds, which the trace says.
 
-mod greedy;
 #[cfg(test)]
 mod tests;
 mod trace;
@@ -22,7 +21,7 @@ use super::{
 use crate::choice::Choice;
 use crate::graph::Rubric;
 use crate::retrieve::ppr::PprParams;
-use crate::retrieve::Weights;
+use crate::retrieve::{Follow, GainWalk, Retriever};
 
 pub struct Ig2Rag;
 
@@ -86,50 +85,34 @@ impl Method for Ig2Rag {
         let variant = VARIANT.read(params)?;
         let k = params.k;
 
-        let nearest = ctx.nearest(question, h).await?;
-        if nearest.is_empty() {
-            return Err(MethodError::EmptyLibrary);
-        }
-        let seeds = seeds(&nearest);
-        let status = ctx.graph_coverage(rubric).await?;
-        let graph = ctx.walk_graph(rubric).await?;
-        let mut notes = coverage_notes(rubric, &status);
-
-        let (ranked, walk) = match variant {
-            Ig2RagVariant::Greedy => (greedy::expand(&graph, &seeds, k), None),
-            Ig2RagVariant::Ig2rag | Ig2RagVariant::SimPpr => {
-                let weights = if variant == Ig2RagVariant::SimPpr {
-                    Weights::Similarity
-                } else {
-                    Weights::Gain
-                };
-                let started = std::time::Instant::now();
-                let params = PprParams {
-                    alpha,
-                    ..PprParams::default()
-                };
-                let personalization: Vec<(i64, f64)> =
-                    seeds.iter().map(|s| (s.chunk_id, s.weight)).collect();
-                let walk = graph
-                    .walk(&personalization, weights, params)
-                    .map_err(|e| MethodError::Retrieval(e.into()))?;
-                let stats = WalkStats {
-                    iterations: walk.stats.iterations,
-                    converged: walk.stats.converged,
-                    last_change: walk.stats.last_change,
-                    graph_nodes: graph.nodes(),
-                    graph_edges: graph.edges(),
-                    walk_ms: started.elapsed().as_secs_f64() * 1000.0,
-                };
-                if !stats.converged {
-                    notes.push(format!(
-                        "The walk stopped after {} iterations before converging (last change {:.2e}).",
-                        stats.iterations, stats.last_change
-                    ));
-                }
-                (walk.ranked, Some(stats))
-            }
+        let walk_params = PprParams {
+            alpha,
+            ..PprParams::default()
         };
+        let follow = match variant {
+            Ig2RagVariant::Ig2rag => Follow::Gain(walk_params),
+            Ig2RagVariant::SimPpr => Follow::Similarity(walk_params),
+            Ig2RagVariant::Greedy => Follow::StrongestEdge,
+        };
+        let retriever = Retriever::GainWalk(GainWalk {
+            rubric,
+            seeds: h,
+            follow,
+        });
+        let ranking = ctx.rank(question, k, &retriever).await?;
+        let Some(walked) = ranking.walk else {
+            return Err(MethodError::EmptyLibrary);
+        };
+        let ranked = ranking.ranked;
+        let (seeds, graph, walk) = (walked.seeds, walked.graph, walked.stats);
+        let status = ctx.graph_coverage(rubric).await?;
+        let mut notes = coverage_notes(rubric, &status);
+        if let Some(stats) = walk.filter(|s| !s.converged) {
+            notes.push(format!(
+                "The walk stopped after {} iterations before converging (last change {:.2e}).",
+                stats.iterations, stats.last_change
+            ));
+        }
         let chosen: Vec<(i64, f64)> = ranked.iter().take(k).copied().collect();
         if chosen.len() < k {
             notes.push(format!(
@@ -223,24 +206,6 @@ impl Method for Ig2Rag {
             trace: Trace::Ig2rag(trace),
         })
     }
-}
-
-/// The personalization vector (eq. 5): the seeds' similarities, negative
-/// ones as zero, normalised to sum to 1; equal shares if none is positive.
-fn seeds(nearest: &[(i64, f64)]) -> Vec<Seed> {
-    let total: f64 = nearest.iter().map(|(_, s)| s.max(0.0)).sum();
-    nearest
-        .iter()
-        .map(|&(chunk_id, similarity)| Seed {
-            chunk_id,
-            similarity,
-            weight: if total > 0.0 {
-                similarity.max(0.0) / total
-            } else {
-                1.0 / nearest.len() as f64
-            },
-        })
-        .collect()
 }
 
 fn coverage_notes(rubric: Rubric, status: &crate::graph::RubricStatus) -> Vec<String> {

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::graph::{GainClass, Rubric};
 use crate::choice::Choice;
 use crate::methods::Passage;
+pub use crate::retrieve::{Seed, WalkStats};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ts_rs::TS)]
 #[ts(export)]
@@ -72,26 +73,6 @@ pub struct GraphCoverage {
     pub scored: i64,
     pub failed: i64,
     pub edges: i64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, ts_rs::TS)]
-#[ts(export)]
-pub struct Seed {
-    pub chunk_id: i64,
-    pub similarity: f64,
-    pub weight: f64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, ts_rs::TS)]
-#[ts(export)]
-pub struct WalkStats {
-    pub iterations: usize,
-    pub converged: bool,
-    pub last_change: f64,
-    /// The graph the walk ran on.
-    pub graph_nodes: usize,
-    pub graph_edges: usize,
-    pub walk_ms: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]

@@ -2,6 +2,10 @@
 import type { BuildCost } from "./BuildCost";
 import type { Rubric } from "./Rubric";
 
+/**
+ * How far the graph of one rubric covers the library, and what building
+ * it has cost.
+ */
 export type RubricStatus = { rubric: Rubric, 
 /**
  * Chunks whose neighbours were scored.

@@ -3,7 +3,8 @@
 //! rubric is the paper's default; fine-grained scores and binary gain are
 //! its granularity ablations. Each rubric is a build option, and the rubric
 //! is stored with every edge, so graphs of different rubrics live side by
-//! side and a question picks one.
+//! side and a question picks one. The store, retrieval and the graph
+//! builder all speak this vocabulary, so it sits beside the layers.
 
 use serde::{Deserialize, Serialize};
 
