@@ -1,7 +1,12 @@
-//! The engine's event bus. Long work reports through it; the CLI draws
-//! progress bars from it and the desktop shell forwards it to the UI.
+//! The engine's event bus, and the one type every long piece of work
+//! reports its progress in ([`Progress`]): ingestion and graph jobs on the
+//! bus, a graph build to its caller, an evaluation in its own events. The
+//! CLI draws progress bars from it and the desktop shell forwards it to the
+//! UI.
 
-use serde::Serialize;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 #[ts(export)]
@@ -19,11 +24,38 @@ pub struct JobProgress {
     pub job_id: i64,
     pub kind: String,
     pub phase: JobPhase,
+    #[serde(flatten)]
+    #[ts(flatten)]
+    pub progress: Progress,
+}
+
+/// How far a pass of long work has got.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+pub struct Progress {
     pub done: u64,
     pub total: u64,
     pub failed: u64,
+    /// Items per second so far in this pass.
     pub rate: Option<f64>,
+    /// Seconds left at this pass's pace so far.
     pub eta_seconds: Option<f64>,
+}
+
+impl Progress {
+    /// `done` of `total` items (`failed` among them) after `elapsed` of
+    /// this pass; the rate and the time left follow from them.
+    pub fn after(done: u64, total: u64, failed: u64, elapsed: Duration) -> Progress {
+        let secs = elapsed.as_secs_f64();
+        let rate = (secs > 0.0 && done > 0).then(|| done as f64 / secs);
+        Progress {
+            done,
+            total,
+            failed,
+            rate,
+            eta_seconds: rate.map(|r| total.saturating_sub(done) as f64 / r),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]

@@ -6,9 +6,10 @@ mod common;
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::engine::{assert_consistent, ingest, open, scalar};
+use common::wait::eventually;
 use folio::retrieve::SearchMode;
 use folio::Library;
 
@@ -105,23 +106,6 @@ async fn reconciling_after_edit_rename_and_delete_touches_only_what_changed() {
     assert_consistent(&library).await;
 }
 
-/// Polls until `check` holds, failing after a generous deadline (the
-/// deadline guards against hangs; speed is measured by `folio bench`).
-async fn eventually<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let start = Instant::now();
-    while !check().await {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "timed out waiting for: {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn the_watcher_follows_creates_edits_renames_and_deletes() {
     let (data, docs) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
@@ -140,14 +124,14 @@ async fn the_watcher_follows_creates_edits_renames_and_deletes() {
     let watcher = {
         let library = library.clone();
         tokio::spawn(async move {
-            folio::ingest::watcher::watch(
-                &library,
-                async {
-                    let _ = stop_rx.await;
-                },
-                |_| {},
-            )
-            .await
+            library
+                .run_background(
+                    async {
+                        let _ = stop_rx.await;
+                    },
+                    &|_| {},
+                )
+                .await
         })
     };
     eventually("offline edit indexed", || async {

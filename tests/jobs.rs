@@ -1,12 +1,16 @@
 //! Job ownership and lifecycle: one worker per job, cancelled work resumes,
-//! a vanished root keeps its index, a job's write waits for another's.
+//! a vanished root keeps its index, a job's write waits for another's, and
+//! the runtime's lanes keep a graph build from holding up indexing.
 
 mod common;
 
+use std::sync::Arc;
 
 use common::engine::{ingest, open, scalar};
+use common::wait::eventually;
 use folio::events::EngineEvent;
-use folio::graph::Rubric;
+use folio::graph::{GraphBuildOptions, Rubric};
+use folio::retrieve::SearchMode;
 use folio::store::{JobState, NodeScoring};
 
 fn corpus(n: usize) -> tempfile::TempDir {
@@ -218,4 +222,69 @@ async fn a_write_that_reads_first_waits_for_another_connections_write() {
     release.await.unwrap();
     written.expect("the node waits for the other write instead of failing");
     assert_eq!(scalar(&a, "SELECT COUNT(*) FROM gain_nodes").await, 1);
+}
+
+/// The runtime runs each kind of job in a lane of its own: a graph build,
+/// minutes of model calls with the real model, does not hold up indexing a
+/// folder added meanwhile, and stopping the background work puts the build
+/// back in the queue to resume.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_graph_build_in_the_background_does_not_hold_up_indexing() {
+    let (data, docs) = (tempfile::tempdir().unwrap(), corpus(60));
+    let library = Arc::new(open(data.path()).await);
+    ingest(&library, docs.path()).await;
+    let graph = library
+        .queue_graph_build(GraphBuildOptions {
+            rubric: Rubric::Coarse,
+            n: 2,
+        })
+        .await
+        .unwrap();
+    let graph_job = || async { library.store().job(graph).await.unwrap().unwrap() };
+
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let background = {
+        let library = library.clone();
+        tokio::spawn(async move {
+            library
+                .run_background(
+                    async {
+                        let _ = stopped.await;
+                    },
+                    &|_| {},
+                )
+                .await
+        })
+    };
+    eventually("the graph build scores its first chunk", || async {
+        let job = graph_job().await;
+        job.state == JobState::Running && job.done > 0
+    })
+    .await;
+
+    let late = tempfile::tempdir().unwrap();
+    std::fs::write(
+        late.path().join("late.md"),
+        "# Late\n\nAdded while the graph was being built: kumquats.\n",
+    )
+    .unwrap();
+    library.add(&[late.path().to_path_buf()]).await.unwrap();
+    eventually("the folder added meanwhile is searchable", || async {
+        !library
+            .retrieval()
+            .search("kumquats", 3, SearchMode::Bm25)
+            .await
+            .unwrap()
+            .is_empty()
+    })
+    .await;
+    let job = graph_job().await;
+    assert_eq!(job.state, JobState::Running, "{job:?}");
+    assert!(job.done < job.total, "the build had finished: {job:?}");
+
+    stop.send(()).unwrap();
+    background.await.unwrap().unwrap();
+    let job = graph_job().await;
+    assert_eq!(job.state, JobState::Queued, "{job:?}");
+    assert!(job.done < job.total);
 }

@@ -220,7 +220,7 @@ async fn questions_while_passages_ingest_and_the_graph_builds() {
         .map(|w| w[1] - w[0])
         .max()
         .unwrap_or_default();
-    let scored = graph.map(|p| p.done).unwrap_or_default();
+    let scored = graph.map(|p| p.progress.done).unwrap_or_default();
     eprintln!(
         "load: {} passages in {ingest_time:.0?} ({:.0} per second) beside {} questions \
          (all answered after {questions_done:.0?}; latency p50 {:.1?}, p95 {:.1?}, max {:.1?}) \

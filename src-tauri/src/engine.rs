@@ -1,6 +1,6 @@
 //! The engine inside the app: one `Library` plus its background work (the
-//! folder watcher with its jobs, the information-gain graph's jobs, and
-//! forwarding engine events to the UI).
+//! folder watcher and the job runtime, `Library::run_background`) and
+//! forwarding engine events to the UI.
 //! Saving settings swaps the whole engine; closing the app stops it cleanly,
 //! so a running ingest pass commits its batch and resumes on the next start.
 
@@ -37,8 +37,7 @@ impl Engine {
         let stop = CancellationToken::new();
         let tasks = vec![
             tokio::spawn(forward_engine_events(app, library.clone(), stop.clone())),
-            tokio::spawn(watch_folders(library.clone(), stop.clone())),
-            tokio::spawn(keep_graphs(library.clone(), stop.clone())),
+            tokio::spawn(run_background(library.clone(), stop.clone())),
         ];
         Ok(Engine {
             library,
@@ -86,12 +85,6 @@ async fn forward_engine_events(app: AppHandle, library: Arc<Library>, stop: Canc
     tokio::join!(pump, forward);
 }
 
-/// Runs queued graph jobs and keeps built graphs up to date with the
-/// library until the app closes.
-async fn keep_graphs(library: Arc<Library>, stop: CancellationToken) {
-    retry_until_stopped("graph work", &stop, || library.run_graph_jobs(&stop)).await;
-}
-
 /// Runs `work` until it ends cleanly or the app closes; a failure is
 /// reported and `work` started again after [`WATCH_RETRY`].
 async fn retry_until_stopped<E, F, Fut>(what: &str, stop: &CancellationToken, mut work: F)
@@ -114,14 +107,14 @@ where
     }
 }
 
-/// Runs the watcher (which also runs queued jobs) until the app closes. A
-/// failure, such as a folder that cannot be watched, is retried.
-async fn watch_folders(library: Arc<Library>, stop: CancellationToken) {
+/// Runs the watcher and the job runtime until the app closes. A failure,
+/// such as a folder that cannot be watched, is retried.
+async fn run_background(library: Arc<Library>, stop: CancellationToken) {
     if let Err(e) = library.retrieval().warm_vectors().await {
         eprintln!("folio: search falls back to the on-disk index: {e}");
     }
-    retry_until_stopped("watching", &stop, || {
-        folio::ingest::watcher::watch(&library, stop.clone().cancelled_owned(), |_| {})
+    retry_until_stopped("background work", &stop, || {
+        library.run_background(stop.clone().cancelled_owned(), &|_| {})
     })
     .await;
 }

@@ -16,6 +16,7 @@ use super::neighbours::Neighbourhoods;
 use super::scorer::{ScoreError, Scorer};
 use super::Rubric;
 use crate::error::{Error, Result};
+use crate::events::Progress;
 use crate::llm::prompts::Prompts;
 use crate::llm::{Llm, LlmError};
 use crate::retrieve::VectorIndex;
@@ -57,22 +58,20 @@ impl GraphBuildOptions {
     }
 }
 
-/// A pass's running totals, reported after every node.
+/// A pass's running totals, reported after every node: chunks scored
+/// (`failed` counts those whose grades could not be read) and what the
+/// scoring found and cost.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, serde::Deserialize, ts_rs::TS)]
 #[ts(export)]
 pub struct BuildProgress {
-    pub done: u64,
-    pub total: u64,
-    pub failed: u64,
+    #[serde(flatten)]
+    #[ts(flatten)]
+    pub progress: Progress,
     pub edges: u64,
     pub calls: u64,
     pub prompt_tokens: u64,
     pub cached_tokens: u64,
     pub completion_tokens: u64,
-    /// Chunks scored per second so far in this pass.
-    pub rate: Option<f64>,
-    /// Seconds left at this pass's pace so far.
-    pub eta_seconds: Option<f64>,
     /// The pass stopped before the last pending chunk (paused, cancelled,
     /// shut down); what it did is kept.
     pub stopped: bool,
@@ -111,13 +110,15 @@ impl GraphBuild<'_> {
         if let Some(scope) = self.scope {
             pending.retain(|c| scope.contains(c));
         }
+        let total = pending.len() as u64;
         let mut progress = BuildProgress {
-            total: pending.len() as u64,
+            progress: Progress::after(0, total, 0, Duration::ZERO),
             ..BuildProgress::default()
         };
         if let Some((job_id, _)) = self.job {
-            self.store.start_job(job_id, progress.total).await?;
+            self.store.start_job(job_id, total).await?;
         }
+        let (mut done, mut failed) = (0, 0);
         on_progress(&progress);
         let neighbourhoods = Neighbourhoods::new(self.vectors);
         let scorer = Scorer {
@@ -142,7 +143,8 @@ impl GraphBuild<'_> {
             let found = self.store.chunks_by_id(&ids).await?;
             let Some((baseline, neighbours)) = found.split_first().filter(|(b, _)| b.id == chunk)
             else {
-                progress.done += 1;
+                done += 1;
+                progress.progress.done = done;
                 continue;
             };
             let scored = if neighbours.is_empty() {
@@ -188,16 +190,14 @@ impl GraphBuild<'_> {
                 .job
                 .map(|(id, before)| (id, before + started.elapsed().as_millis() as i64));
             let written = self.store.write_gain_node(&node, active).await?;
-            progress.done += 1;
-            progress.failed += u64::from(written.stored && node.outcome.is_err());
+            done += 1;
+            failed += u64::from(written.stored && node.outcome.is_err());
+            progress.progress = Progress::after(done, total, failed, started.elapsed());
             progress.edges += written.edges;
             progress.calls += u64::from(node.calls);
             progress.prompt_tokens += node.prompt_tokens;
             progress.cached_tokens += node.cached_tokens;
             progress.completion_tokens += node.completion_tokens;
-            let per_node = started.elapsed().as_secs_f64() / progress.done as f64;
-            progress.rate = (per_node > 0.0).then(|| 1.0 / per_node);
-            progress.eta_seconds = Some(per_node * (progress.total - progress.done) as f64);
             on_progress(&progress);
         }
         Ok(progress)

@@ -60,7 +60,7 @@ async fn every_chunk_gets_one_batched_call_and_its_edges() {
     let llm = ScriptedLlm::new((0..3).map(|_| says(BOTH_NOVEL)).collect());
     let p = build(&library, &llm, Rubric::Coarse).await;
     assert_eq!(
-        (p.done, p.total, p.failed, p.edges, p.calls),
+        (p.progress.done, p.progress.total, p.progress.failed, p.edges, p.calls),
         (3, 3, 0, 6, 3)
     );
     let prompt = &llm.prompts()[0];
@@ -76,7 +76,7 @@ async fn every_chunk_gets_one_batched_call_and_its_edges() {
     assert_eq!(s.cost.calls, 3);
 
     let again = ScriptedLlm::new(vec![]);
-    assert_eq!(build(&library, &again, Rubric::Coarse).await.total, 0);
+    assert_eq!(build(&library, &again, Rubric::Coarse).await.progress.total, 0);
     // Another rubric is a graph of its own.
     let binary = ScriptedLlm::new((0..3).map(|_| says(r#"{"P1": 1, "P2": 0}"#)).collect());
     assert_eq!(build(&library, &binary, Rubric::Binary).await.edges, 6);
@@ -91,7 +91,7 @@ async fn a_scoped_pass_scores_only_its_chunks_and_leaves_the_rest_pending() {
     let scope: HashSet<i64> = ids.iter().take(1).copied().collect();
     let llm = ScriptedLlm::new(vec![says(BOTH_NOVEL)]);
     let p = build_within(&library, &llm, Rubric::Coarse, Some(&scope)).await;
-    assert_eq!((p.done, p.total, p.edges), (1, 1, 2));
+    assert_eq!((p.progress.done, p.progress.total, p.edges), (1, 1, 2));
     let edges = library.store().gain_edges(Rubric::Coarse).await.unwrap();
     assert!(edges.iter().all(|e| scope.contains(&e.source)));
     assert_eq!(status(&library, Rubric::Coarse).await.pending, 2);
@@ -109,7 +109,7 @@ async fn a_bad_reply_is_retried_once_then_the_node_fails_without_edges() {
         says(BOTH_NOVEL),
     ]);
     let p = build(&library, &llm, Rubric::Coarse).await;
-    assert_eq!((p.done, p.failed, p.edges, p.calls), (3, 1, 4, 5));
+    assert_eq!((p.progress.done, p.progress.failed, p.edges, p.calls), (3, 1, 4, 5));
     let prompts = llm.prompts();
     assert!(!prompts[0].contains("could not be used"));
     assert!(prompts[1].contains("could not be used: the reply holds no JSON object"));
@@ -142,7 +142,7 @@ async fn new_chunks_are_scored_alone_and_deleted_ones_take_their_edges() {
         r#"{"P1": "significant", "P2": "minor", "P3": "redundant"}"#,
     )]);
     let p = build(&library, &llm, Rubric::Coarse).await;
-    assert_eq!((p.total, p.edges), (1, 3));
+    assert_eq!((p.progress.total, p.edges), (1, 3));
     let after = library.store().gain_edges(Rubric::Coarse).await.unwrap();
     assert!(
         before.iter().all(|e| after.contains(e)),
@@ -206,10 +206,10 @@ async fn a_job_resumes_where_a_cancelled_pass_stopped() {
     .await
     .unwrap();
     assert!(first.stopped);
-    assert_eq!((first.done, first.total), (1, 3));
+    assert_eq!((first.progress.done, first.progress.total), (1, 3));
     let row = store.job(job).await.unwrap().unwrap();
     assert_eq!((row.done, row.total), (1, 3));
 
     let rest = ScriptedLlm::new((0..2).map(|_| says(BOTH_NOVEL)).collect());
-    assert_eq!(build(&library, &rest, Rubric::Coarse).await.total, 2);
+    assert_eq!(build(&library, &rest, Rubric::Coarse).await.progress.total, 2);
 }

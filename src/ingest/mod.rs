@@ -1,5 +1,6 @@
 //! From files on disk to indexed documents: scanning, loading into structure
-//! trees, chunking, the indexing pipeline and the watcher that keeps it current.
+//! trees, chunking and the indexing pipeline. The watcher that keeps the
+//! index current runs jobs, so it lives with them in `library`.
 
 pub mod chunker;
 pub mod loaders;
@@ -7,4 +8,3 @@ pub mod pipeline;
 pub mod prepare;
 pub mod scan;
 pub mod structure_tree;
-pub mod watcher;

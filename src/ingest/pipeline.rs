@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use tokio::sync::mpsc;
@@ -17,7 +17,7 @@ use super::prepare::{prepare, Limits, Prepared};
 use super::scan::{inspect, scan, FileEntry, ScanError};
 use crate::embed::Embedder;
 use crate::error::{Error, Result};
-use crate::events::{EngineEvent, EventSender, JobPhase, JobProgress};
+use crate::events::{EngineEvent, EventSender, JobPhase, JobProgress, Progress};
 use crate::store::{
     vector_blob, BatchProgress, ChunkWrite, DocumentRecord, DocumentWrite, Store, VectorSpace,
 };
@@ -501,19 +501,12 @@ impl Ingestor {
         failed: u64,
         tracker: Option<&Tracker>,
     ) {
-        let rate = tracker.and_then(Tracker::rate);
-        let eta_seconds = rate
-            .filter(|r| *r > 0.0)
-            .map(|r| total.saturating_sub(done) as f64 / r);
+        let elapsed = tracker.map_or(Duration::ZERO, |t| t.started.elapsed());
         self.emit(EngineEvent::JobProgress(JobProgress {
             job_id,
             kind: "ingest".into(),
             phase,
-            done,
-            total,
-            failed,
-            rate,
-            eta_seconds,
+            progress: Progress::after(done, total, failed, elapsed),
         }));
     }
 }
@@ -551,11 +544,6 @@ impl Tracker {
             active_ms_before,
             summary: PassSummary::default(),
         })
-    }
-
-    fn rate(&self) -> Option<f64> {
-        let secs = self.started.elapsed().as_secs_f64();
-        (secs > 0.0 && self.done > 0).then(|| self.done as f64 / secs)
     }
 
     async fn commit(&mut self, ing: &Ingestor, writes: Vec<DocumentWrite>) -> Result<()> {

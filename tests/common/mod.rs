@@ -2,3 +2,4 @@ pub mod engine;
 pub mod fixtures;
 pub mod llm_server;
 pub mod soak;
+pub mod wait;

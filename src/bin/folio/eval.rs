@@ -200,7 +200,7 @@ impl Display {
             ),
             EvalEvent::GraphScoring { progress } => {
                 crate::graph::draw_scoring(&self.scoring, &progress);
-                if progress.done >= progress.total || progress.stopped {
+                if progress.progress.done >= progress.progress.total || progress.stopped {
                     self.scoring.finish_and_clear();
                 }
             }

@@ -72,9 +72,9 @@ async fn build(
     println!(
         "{} graph: scored {} of {} pending chunks · {} failed · {} edges · {} calls · {} prompt tokens ({} from cache) · {} completion tokens{}",
         rubric.as_str(),
-        progress.done,
-        progress.total,
-        progress.failed,
+        progress.progress.done,
+        progress.progress.total,
+        progress.progress.failed,
         progress.edges,
         progress.calls,
         progress.prompt_tokens,
@@ -106,14 +106,13 @@ pub fn scoring_bar(json: bool) -> ProgressBar {
 }
 
 pub fn draw_scoring(bar: &ProgressBar, p: &BuildProgress) {
-    bar.set_length(p.total);
-    bar.set_position(p.done);
+    crate::draw_progress(bar, &p.progress);
     bar.set_message(format!(
         "{} edges · {} failed · {} tokens{}",
         p.edges,
-        p.failed,
+        p.progress.failed,
         p.prompt_tokens + p.completion_tokens,
-        p.eta_seconds
+        p.progress.eta_seconds
             .map(|e| format!(" · eta {e:.0}s"))
             .unwrap_or_default()
     ));

@@ -17,7 +17,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use folio::events::{EngineEvent, JobPhase, JobProgress};
+use folio::events::{EngineEvent, JobPhase, JobProgress, Progress};
 use folio::ingest::pipeline::PassSummary;
 use folio::ingest::structure_tree::preview;
 use folio::retrieve::SearchMode;
@@ -244,9 +244,14 @@ pub fn files_bar(show: bool) -> ProgressBar {
     bar
 }
 
-pub fn draw_job(bar: &ProgressBar, p: &JobProgress) {
+/// Moves a bar to where `p` is.
+pub fn draw_progress(bar: &ProgressBar, p: &Progress) {
     bar.set_length(p.total);
     bar.set_position(p.done);
+}
+
+pub fn draw_job(bar: &ProgressBar, p: &JobProgress) {
+    draw_progress(bar, &p.progress);
     bar.set_message(match p.phase {
         JobPhase::Scanning => "scanning",
         JobPhase::Indexing => "indexing",
@@ -380,10 +385,8 @@ async fn watch(library: &Library, json: bool) -> Result<()> {
         eprintln!("watching; Ctrl-C to stop");
     }
     let shutdown = library.stop_token().cancelled();
-    // The graph worker keeps built graphs up to date while the watcher runs.
-    let graph_stop = CancellationToken::new();
-    let watching = async {
-        let watched = folio::ingest::watcher::watch(library, shutdown, |summary| {
+    library
+        .run_background(shutdown, &|summary| {
             if json {
                 if let Ok(line) = serde_json::to_string(summary) {
                     println!("{line}");
@@ -392,12 +395,6 @@ async fn watch(library: &Library, json: bool) -> Result<()> {
                 print_summary(summary);
             }
         })
-        .await;
-        graph_stop.cancel();
-        watched
-    };
-    let (watched, graphs) = tokio::join!(watching, library.run_graph_jobs(&graph_stop));
-    watched?;
-    graphs?;
+        .await?;
     Ok(())
 }

@@ -112,8 +112,8 @@ pub(crate) async fn run(ctx: &Context) -> Result<Report> {
         let p = score(chunk_block.iter().copied().collect(), reuse).await?;
         let t = &mut tallies[usize::from(reuse)];
         t.seconds += started.elapsed().as_secs_f64();
-        t.nodes += p.done;
-        t.failed += p.failed;
+        t.nodes += p.progress.done;
+        t.failed += p.progress.failed;
         t.calls += p.calls;
         t.prompt_tokens += p.prompt_tokens;
         t.cached_tokens += p.cached_tokens;

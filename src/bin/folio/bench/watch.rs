@@ -75,14 +75,15 @@ pub async fn run(ctx: &Context) -> Result<Report> {
                 // A dropped sender also means stop.
                 let _ = stopped.await;
             };
-            folio::ingest::watcher::watch(&library, shutdown, move |s| {
-                let _ = passes_tx.send(*s);
-            })
-            .await
+            library
+                .run_background(shutdown, &move |s| {
+                    let _ = passes_tx.send(*s);
+                })
+                .await
         })
     };
-    // The watcher reconciles first and only then starts watching the roots;
-    // an edit made before that would go unseen.
+    // The background work reconciles first; wait for it, so the edits
+    // below are the watcher's alone.
     tokio::time::timeout(Duration::from_secs(60), passes.recv())
         .await
         .context("the watcher's first reconcile took over a minute")?

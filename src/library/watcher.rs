@@ -1,27 +1,26 @@
 //! Keeps the index current while Folio runs: file system events, debounced,
-//! become [`Change`]s applied to the index; queued jobs (from `folio add
-//! --no-wait` or the app) are picked up; folders added elsewhere start being
-//! watched. The first thing it does is reconcile, so edits made while Folio
-//! was closed are not missed.
+//! become [`Change`]s applied to the index, and folders added elsewhere
+//! start being watched at the job runtime's next tick. Edits made while
+//! Folio was closed are the job of the reconcile that
+//! [`Library::run_background`] queues first.
 
 use std::collections::HashSet;
-use std::future::Future;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use notify::event::{ModifyKind, RenameMode};
 use notify::{EventKind, RecursiveMode};
 use notify_debouncer_full::{new_debouncer, DebounceEventResult, DebouncedEvent};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch as latest};
+use tokio_util::sync::CancellationToken;
 
-use super::pipeline::{Change, PassSummary};
+use super::Library;
 use crate::error::{Error, Result};
-use crate::library::Library;
+use crate::ingest::pipeline::{Change, PassSummary};
 
 /// Editors write a file in several steps; a quarter second settles most saves
 /// while keeping save-to-searchable well under the 2 s target.
 const DEBOUNCE: Duration = Duration::from_millis(250);
-const POLL: Duration = Duration::from_secs(2);
 
 fn changes_from(events: Vec<DebouncedEvent>) -> (Vec<Change>, bool) {
     let mut changes = Vec::new();
@@ -43,11 +42,13 @@ fn changes_from(events: Vec<DebouncedEvent>) -> (Vec<Change>, bool) {
     (changes, rescan)
 }
 
-/// Runs until `shutdown` completes. `on_pass` hears about every applied batch.
-pub async fn watch(
+/// Runs until `stop`; the roots are read again on every tick of the job
+/// runtime's poller. `on_pass` hears about every applied batch.
+pub(super) async fn watch(
     library: &Library,
-    shutdown: impl Future<Output = ()>,
-    mut on_pass: impl FnMut(&PassSummary),
+    stop: &CancellationToken,
+    mut ticks: latest::Receiver<u64>,
+    on_pass: &(dyn Fn(&PassSummary) + Sync),
 ) -> Result<()> {
     let _watching = library.watching();
     let (raw_tx, raw_rx) = std::sync::mpsc::channel::<DebounceEventResult>();
@@ -64,17 +65,6 @@ pub async fn watch(
     });
 
     let mut watched: HashSet<PathBuf> = HashSet::new();
-    // Work an earlier session left resumes where it stopped; then one
-    // reconcile catches the edits made while nothing watched.
-    for (_, summary) in library.run_pending().await? {
-        on_pass(&summary);
-    }
-    if library.stop_token().is_cancelled() {
-        return Ok(());
-    }
-    on_pass(&library.reconcile_all().await?);
-    let mut tick = tokio::time::interval(POLL);
-    tokio::pin!(shutdown);
     loop {
         let roots: HashSet<PathBuf> = library.roots().await?.into_iter().map(|r| r.path).collect();
         for gone in watched.difference(&roots).cloned().collect::<Vec<_>>() {
@@ -93,12 +83,8 @@ pub async fn watch(
             watched.insert(new);
         }
         tokio::select! {
-            _ = &mut shutdown => return Ok(()),
-            _ = tick.tick() => {
-                for (_, summary) in library.run_pending().await? {
-                    on_pass(&summary);
-                }
-            }
+            _ = stop.cancelled() => return Ok(()),
+            changed = ticks.changed() => if changed.is_err() { return Ok(()) },
             Some(first) = rx.recv() => {
                 let mut results = vec![first];
                 while let Ok(more) = rx.try_recv() {
@@ -115,10 +101,11 @@ pub async fn watch(
                     }
                 }
                 let (changes, needs_rescan) = changes_from(events);
+                // A full reconcile is a job, run by the ingest lane.
                 if rescan || needs_rescan {
-                    on_pass(&library.reconcile_all().await?);
+                    library.queue_reconcile().await?;
                 } else if !changes.is_empty() {
-                    on_pass(&library.apply_changes(changes).await?);
+                    on_pass(&library.apply_changes_until(changes, stop).await?);
                 }
             }
         }

@@ -1,0 +1,365 @@
+//! The engine's front door: one `Library` per data directory. The CLI and the
+//! desktop shell call these methods and nothing below them, so both behave the
+//! same. It owns the background jobs (ingestion, the gain graph; their
+//! runtime is `jobs.rs`) and hands methods the retrieval service, which
+//! loads the embedding model on first use, so `status` and `tree` start
+//! instantly.
+
+mod jobs;
+mod watcher;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use serde::Serialize;
+use tokio::sync::{broadcast, OnceCell};
+
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::events::{EngineEvent, EventSender};
+use crate::graph::{GraphStatus, GRAPH_JOB};
+use crate::ingest::pipeline::Root;
+use crate::ingest::structure_tree::StructureTree;
+use crate::llm::prompts::Prompts;
+use crate::llm::Llm;
+use crate::methods::runner::{Answering, AskRequest};
+use crate::methods::EventSink;
+use crate::retrieve::Retrieval;
+use crate::store::{
+    DocumentPage, DocumentRecord, Folder, FolderSummary, IndexCounts, Job, JobState, LlmCallRow,
+    RunRecord, RunStatus, Store,
+};
+use jobs::{IngestPayload, JobControl};
+use tokio_util::sync::CancellationToken;
+
+pub use jobs::{WatchingGuard, INGEST_JOB};
+
+pub struct Library {
+    config: Config,
+    store: Store,
+    events: EventSender,
+    /// Cancelled when the process shuts down (Ctrl-C, the window closing)
+    /// or the work it was opened for is cancelled: every pass stops at its
+    /// next batch and its job resumes later.
+    stop: CancellationToken,
+    jobs: JobControl,
+    retrieval: Retrieval,
+    llm: OnceCell<Arc<dyn Llm>>,
+    prompts: OnceCell<Arc<Prompts>>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Status {
+    pub data_dir: String,
+    pub folders: Vec<Folder>,
+    pub counts: IndexCounts,
+    pub documents: Vec<DocumentRecord>,
+    pub errors: Vec<FileError>,
+    pub jobs: Vec<Job>,
+}
+
+/// What the library view shows: small however many documents there are
+/// (documents themselves come a page at a time).
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(export)]
+pub struct LibraryOverview {
+    pub data_dir: String,
+    pub folders: Vec<FolderSummary>,
+    pub counts: IndexCounts,
+    /// The most recent failures, with reasons.
+    pub errors: Vec<FileError>,
+    pub jobs: Vec<Job>,
+    pub jobs_paused: bool,
+    /// Whether this process watches the folders for changes now.
+    pub watching: bool,
+}
+
+/// How many failures the overview lists; the rest are counted.
+const OVERVIEW_ERRORS: i64 = 200;
+
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(export)]
+pub struct FileError {
+    pub path: String,
+    pub error: String,
+}
+
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(export)]
+pub struct DocumentTree {
+    pub document: DocumentRecord,
+    pub tree: StructureTree,
+}
+
+/// Resolves symlinks and `..` so one file has one path in the index.
+fn canonical(path: &Path) -> Result<PathBuf> {
+    std::fs::canonicalize(path).map_err(|_| Error::NotFound(path.to_path_buf()))
+}
+
+impl Library {
+    pub async fn open(config: Config) -> Result<Library> {
+        Library::open_with_stop(config, CancellationToken::new()).await
+    }
+
+    /// [`Library::open`] for work that `stop` cancels: an evaluation opens
+    /// its own index under the evaluation's token.
+    pub async fn open_with_stop(config: Config, stop: CancellationToken) -> Result<Library> {
+        std::fs::create_dir_all(&config.data_dir).map_err(|source| Error::DataDir {
+            path: config.data_dir.clone(),
+            source,
+        })?;
+        let store = Store::open(&config.database_path()).await?;
+        let (events, _) = broadcast::channel(1024);
+        Ok(Library {
+            retrieval: Retrieval::new(store.clone(), config.embedding_files()),
+            config,
+            store,
+            events,
+            stop,
+            jobs: JobControl::default(),
+            llm: OnceCell::new(),
+            prompts: OnceCell::new(),
+        })
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<EngineEvent> {
+        self.events.subscribe()
+    }
+
+    /// Cancelling it stops running passes at their next batch boundary;
+    /// the work done so far is committed and the job resumes later.
+    pub fn stop_token(&self) -> &CancellationToken {
+        &self.stop
+    }
+
+    /// Everything methods and searches read from the index.
+    pub fn retrieval(&self) -> &Retrieval {
+        &self.retrieval
+    }
+
+    /// Registers folders or files for watching and queues a job that indexes
+    /// them. Nothing is read yet: run the job (or let `folio watch` do it).
+    pub async fn add(&self, paths: &[PathBuf]) -> Result<i64> {
+        let mut roots = Vec::new();
+        for p in paths {
+            let path = canonical(p)?;
+            let path = path.to_string_lossy().into_owned();
+            self.store.add_folder(&path).await?;
+            roots.push(path);
+        }
+        let payload = serde_json::to_value(IngestPayload { roots }).unwrap_or_default();
+        Ok(self
+            .store
+            .create_job(INGEST_JOB, &payload, JobState::Queued)
+            .await?)
+    }
+
+    pub async fn roots(&self) -> Result<Vec<Root>> {
+        Ok(self
+            .store
+            .folders()
+            .await?
+            .into_iter()
+            .map(|f| Root {
+                folder_id: f.id,
+                path: PathBuf::from(f.path),
+            })
+            .collect())
+    }
+
+    /// Stops watching a folder and forgets everything indexed from it.
+    pub async fn remove(&self, path: &Path) -> Result<()> {
+        let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        if self.store.remove_folder(&key.to_string_lossy()).await? {
+            Ok(())
+        } else {
+            Err(Error::NotWatched(path.to_path_buf()))
+        }
+    }
+
+    pub async fn status(&self) -> Result<Status> {
+        let documents = self.store.all_documents().await?;
+        let errors = documents
+            .iter()
+            .filter_map(|d| {
+                d.error.as_ref().map(|e| FileError {
+                    path: d.path.clone(),
+                    error: e.clone(),
+                })
+            })
+            .collect();
+        Ok(Status {
+            data_dir: self.config.data_dir.to_string_lossy().into_owned(),
+            folders: self.store.folders().await?,
+            counts: self.store.counts().await?,
+            documents,
+            errors,
+            jobs: self.store.jobs(20).await?,
+        })
+    }
+
+    pub async fn overview(&self) -> Result<LibraryOverview> {
+        let errors = self.store.failed_documents(OVERVIEW_ERRORS).await?;
+        Ok(LibraryOverview {
+            data_dir: self.config.data_dir.to_string_lossy().into_owned(),
+            folders: self.store.folder_summaries().await?,
+            counts: self.store.counts().await?,
+            errors: errors
+                .into_iter()
+                .map(|d| FileError {
+                    path: d.path,
+                    error: d.error.unwrap_or_default(),
+                })
+                .collect(),
+            jobs: self.store.jobs(20).await?,
+            jobs_paused: self.jobs_paused(),
+            watching: self.jobs.watching.load(Ordering::Relaxed),
+        })
+    }
+
+    /// A page of the documents of the watched folder at `folder` (as listed).
+    pub async fn folder_documents(
+        &self,
+        folder: &str,
+        offset: i64,
+        limit: i64,
+    ) -> Result<DocumentPage> {
+        let id = self
+            .store
+            .folders()
+            .await?
+            .into_iter()
+            .find(|f| f.path == folder)
+            .ok_or_else(|| Error::NotWatched(PathBuf::from(folder)))?
+            .id;
+        Ok(self.store.folder_documents(id, offset, limit).await?)
+    }
+
+    pub async fn tree(&self, path: &Path) -> Result<DocumentTree> {
+        let key = canonical(path)?;
+        let document = self
+            .store
+            .document(&key.to_string_lossy())
+            .await?
+            .filter(|d| d.status == "indexed")
+            .ok_or_else(|| Error::NotIndexed(path.to_path_buf()))?;
+        let tree = self.store.structure_tree(document.id).await?;
+        Ok(DocumentTree { document, tree })
+    }
+
+    /// The configured language model, loaded (or connected) on first use.
+    pub async fn llm(&self) -> Result<Arc<dyn Llm>> {
+        self.llm
+            .get_or_try_init(|| crate::llm::connect(&self.config.llm))
+            .await
+            .cloned()
+            .map_err(Error::from)
+    }
+
+    /// The prompt templates, with the user's overrides, checked on first use.
+    pub async fn prompts(&self) -> Result<Arc<Prompts>> {
+        self.prompts
+            .get_or_try_init(|| async {
+                Prompts::load(Some(&self.config.prompts_dir)).map(Arc::new)
+            })
+            .await
+            .cloned()
+            .map_err(Error::from)
+    }
+
+    /// Answers `request` with its method and the configured model, and
+    /// stores the run, failed or not.
+    pub async fn ask(
+        &self,
+        request: &AskRequest,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> Result<RunRecord> {
+        let llm = self.llm().await?;
+        self.ask_with(llm.as_ref(), request, events, cancel).await
+    }
+
+    /// [`Library::ask`] with another model than the configured one, such as
+    /// a scripted model in tests of a method's control flow.
+    pub async fn ask_with(
+        &self,
+        llm: &dyn Llm,
+        request: &AskRequest,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> Result<RunRecord> {
+        let prompts = self.prompts().await?;
+        let answering = Answering {
+            retrieval: &self.retrieval,
+            store: &self.store,
+            llm,
+            settings: &self.config.llm,
+            prompts: &prompts,
+        };
+        Ok(crate::methods::runner::ask(&answering, request, events, cancel).await?)
+    }
+
+    pub async fn run(&self, id: i64) -> Result<RunRecord> {
+        self.store.run(id).await?.ok_or(Error::RunNotFound(id))
+    }
+
+    /// Newest first; `text` filters by question and answer.
+    pub async fn runs(&self, text: Option<&str>, limit: i64) -> Result<Vec<RunRecord>> {
+        Ok(self.store.runs(text, limit).await?)
+    }
+
+    /// Deletes a finished (or failed, cancelled, interrupted) run.
+    pub async fn delete_run(&self, id: i64) -> Result<()> {
+        if self.run(id).await?.status == RunStatus::Running {
+            return Err(Error::RunInProgress(id));
+        }
+        self.store.delete_run(id).await?;
+        Ok(())
+    }
+
+    /// The model calls a run made, in order.
+    pub async fn run_calls(&self, id: i64) -> Result<Vec<LlmCallRow>> {
+        Ok(self.store.llm_calls(id).await?)
+    }
+
+    /// Writes the run as markdown to exactly `out`.
+    pub async fn export(&self, id: i64, out: &Path) -> Result<PathBuf> {
+        let run = self.run(id).await?;
+        let calls = self.run_calls(id).await?;
+        Ok(crate::export::write_file(
+            out,
+            &crate::export::render(&run, &calls),
+        )?)
+    }
+
+    /// Coverage, cost and jobs of every built graph.
+    pub async fn graph_status(&self) -> Result<GraphStatus> {
+        let chunks = self.store.embedded_chunks().await?;
+        let mut rubrics = Vec::new();
+        for rubric in self.store.built_rubrics().await? {
+            rubrics.push(self.store.rubric_status(rubric, chunks).await?);
+        }
+        let jobs = self
+            .store
+            .jobs(200)
+            .await?
+            .into_iter()
+            .filter(|j| j.kind == GRAPH_JOB)
+            .take(10)
+            .collect();
+        Ok(GraphStatus {
+            chunks,
+            rubrics,
+            jobs,
+        })
+    }
+}
