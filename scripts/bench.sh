@@ -26,7 +26,12 @@ fi
 
 if [ "$1" = app ]; then
   out="$root/target/bench-app"
-  FOLIO_E2E_PROFILE=release FOLIO_E2E_SUITE=e2e/app.perf.ts FOLIO_E2E_OUT="$out" bash "$root/scripts/e2e.sh"
+  # Input lag is measured while the whole 8,094-passage corpus ingests,
+  # not the test suite's sample of it.
+  hotpotqa="$root/../shared/eval/hotpotqa/corpus.jsonl"
+  [ -f "$hotpotqa" ] || { echo "$hotpotqa is missing: the app benchmark ingests the whole corpus" >&2; exit 1; }
+  FOLIO_E2E_PROFILE=release FOLIO_E2E_SUITE=e2e/app.perf.ts FOLIO_E2E_OUT="$out" \
+    FOLIO_E2E_HOTPOTQA="$hotpotqa" bash "$root/scripts/e2e.sh"
   mkdir -p "$root/bench/results"
   cp "$out/app-bench.json" "$root/bench/results/app.json"
   log "results in bench/results/app.json"

@@ -3,9 +3,8 @@
 # folders on the embedded default models, show what was indexed, answer a
 # question from it with vanilla-rag and the embedded SmolLM2, and keep
 # watching the folders when run from a terminal. With no folder it indexes
-# the rust-book chapters of ../shared/eval next to this checkout, or, when
-# there is no ../shared (a clone of this repository alone), the ten chapters
-# in samples/rust-book; the sample search and question suit either.
+# the rust-book chapters the repository carries (samples/rust-book/docs),
+# which the sample search and question are about.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$root/scripts/setup.sh"
@@ -13,9 +12,7 @@ cd "$root"
 cargo build --release --locked
 folio="$root/target/release/folio"
 if [ $# -eq 0 ]; then
-  book="$root/../shared/eval/rust-book/docs"
-  [ -d "$book" ] || book="$root/samples/rust-book"
-  set -- "$book"
+  set -- "$root/samples/rust-book/docs"
   sample=1
 fi
 "$folio" add "$@"

@@ -11,8 +11,9 @@
 # They run one after another, as they would in the suite, so that timings
 # and peak memory are the test's own. Arguments go to `cargo test`, e.g.
 # `scripts/soak.sh -- --nocapture` to see the measurements as they print.
-# Needs the model kit (scripts/setup.sh, run first) and, like the rest of
-# the suite, ../shared next to the checkout.
+# Needs the model kit (scripts/setup.sh, run first) and, unlike the rest of
+# the suite, ../shared next to the checkout: the full size reads the whole
+# HotpotQA corpus from ../shared/eval/hotpotqa (tests/common/soak.rs).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$root/scripts/setup.sh"

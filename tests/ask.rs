@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-use common::engine::{rust_book, shared_eval};
+use common::engine::{rust_book, samples};
 
 struct Indexed {
     corpus: PathBuf,
@@ -112,7 +112,7 @@ fn hotpotqa() -> &'static Indexed {
 /// The corpus's first `first` passages and those titled `gold`, written out
 /// the way `folio eval` writes a corpus, and indexed.
 fn hotpotqa_slice(first: usize, gold: &[String]) -> Indexed {
-    let corpus = std::fs::read_to_string(shared_eval().join("hotpotqa/corpus.jsonl")).unwrap();
+    let corpus = std::fs::read_to_string(samples().join("hotpotqa/corpus.jsonl")).unwrap();
     let slice: String = corpus
         .lines()
         .enumerate()
@@ -130,7 +130,7 @@ fn hotpotqa_slice(first: usize, gold: &[String]) -> Indexed {
 }
 
 fn hotpotqa_questions() -> Vec<Value> {
-    std::fs::read_to_string(shared_eval().join("hotpotqa/dev.jsonl"))
+    std::fs::read_to_string(samples().join("hotpotqa/dev.jsonl"))
         .unwrap()
         .lines()
         .take(2)

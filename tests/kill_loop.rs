@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::engine::{assert_consistent, open, snapshot, write_hotpotqa_passages};
+use common::engine::{assert_consistent, open, snapshot, write_hotpotqa_passages_from};
 use common::soak::Soak;
 use serde_json::Value;
 use sqlx::sqlite::SqliteConnectOptions;
@@ -244,7 +244,9 @@ fn answers(out: &Path) -> BTreeMap<(String, String), (String, Option<String>)> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn kills_in_ingestion_graph_building_and_evaluation() {
-    let size = Soak::from_env().pick(CI, FULL);
+    let soak = Soak::from_env();
+    let size = soak.pick(CI, FULL);
+    let hotpotqa = soak.hotpotqa();
     let mut rng = Rng::seeded();
     let root = tempfile::tempdir().unwrap();
     let root = std::fs::canonicalize(root.path()).unwrap();
@@ -253,7 +255,7 @@ async fn kills_in_ingestion_graph_building_and_evaluation() {
     // Ingestion.
     let corpus = root.join("passages");
     std::fs::create_dir(&corpus).unwrap();
-    write_hotpotqa_passages(&corpus, size.passages as usize);
+    write_hotpotqa_passages_from(&hotpotqa, &corpus, size.passages as usize);
     let crashed = root.join("ingest-killed");
     let db = crashed.join("folio.sqlite");
     let add = || {
@@ -293,7 +295,7 @@ async fn kills_in_ingestion_graph_building_and_evaluation() {
     // Graph building, with the real model, over a small library.
     let small = root.join("small");
     std::fs::create_dir(&small).unwrap();
-    write_hotpotqa_passages(&small, size.graph_passages);
+    write_hotpotqa_passages_from(&hotpotqa, &small, size.graph_passages);
     let graph_dirs = [root.join("graph-killed"), root.join("graph-clean")];
     let add_small = |dir: &Path| {
         let mut c = folio(dir);
@@ -332,13 +334,13 @@ async fn kills_in_ingestion_graph_building_and_evaluation() {
 
     // An evaluation: its own index, then one answer after another.
     let dataset = root.join("dev.jsonl");
-    let questions: Vec<String> =
-        std::fs::read_to_string(common::engine::shared_eval().join("hotpotqa/dev.jsonl"))
-            .unwrap()
-            .lines()
-            .take(size.questions)
-            .map(|l| format!("{l}\n"))
-            .collect();
+    let questions: Vec<String> = std::fs::read_to_string(hotpotqa.join("dev.jsonl"))
+        .unwrap()
+        .lines()
+        .take(size.questions)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(questions.len(), size.questions, "questions in {hotpotqa:?}");
     std::fs::write(&dataset, questions.concat()).unwrap();
     let eval = |out: &PathBuf| {
         let mut c = folio(&root.join("unused"));

@@ -17,7 +17,7 @@ mod common;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::engine::{assert_consistent, ingest, open, rust_book, write_hotpotqa_passages};
+use common::engine::{assert_consistent, ingest, open, rust_book, write_hotpotqa_passages_from};
 use common::soak::Soak;
 use folio::events::EngineEvent;
 use folio::graph::{GraphBuildOptions, Rubric};
@@ -92,10 +92,11 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn questions_while_passages_ingest_and_the_graph_builds() {
+    let soak = Soak::from_env();
     let Size {
         passages,
         questions,
-    } = Soak::from_env().pick(CI, FULL);
+    } = soak.pick(CI, FULL);
     let root = tempfile::tempdir().unwrap();
     let (seed, big) = (root.path().join("book"), root.path().join("passages"));
     std::fs::create_dir(&seed).unwrap();
@@ -111,7 +112,7 @@ async fn questions_while_passages_ingest_and_the_graph_builds() {
             std::fs::copy(&path, seed.join(path.file_name().unwrap())).unwrap();
         }
     }
-    write_hotpotqa_passages(&big, passages);
+    write_hotpotqa_passages_from(&soak.hotpotqa(), &big, passages);
     let library = Arc::new(open(&root.path().join("data")).await);
     ingest(&library, &seed).await;
 

@@ -1,4 +1,5 @@
-//! The rust-book fixture (112 real markdown chapters) through the real CLI:
+//! The rust-book fixture (samples/rust-book/docs: 112 real markdown
+//! chapters) through the real CLI:
 //! trees, chunk coverage, and search quality on a known query.
 
 mod common;

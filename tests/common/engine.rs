@@ -10,13 +10,17 @@ use std::process::{Command, Output};
 use folio::ingest::pipeline::PassSummary;
 use folio::{Config, Library};
 
-pub fn shared_eval() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/eval")
+/// The fixtures the tests read, all in the repository (`samples/`, see
+/// samples/README.md): the rust-book's chapters and questions, and a slice
+/// of the HotpotQA corpus with its first dev questions.
+pub fn samples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("samples")
 }
 
+/// The rust-book's 112 markdown chapters.
 pub fn rust_book() -> PathBuf {
-    std::fs::canonicalize(shared_eval().join("rust-book/docs"))
-        .expect("../shared/eval/rust-book/docs is missing")
+    std::fs::canonicalize(samples().join("rust-book/docs"))
+        .expect("samples/rust-book/docs is missing")
 }
 
 pub async fn open(data_dir: &Path) -> Library {
@@ -142,10 +146,19 @@ pub async fn assert_consistent(library: &Library) {
     assert_eq!(dangling_gain, 0, "gain-graph rows for chunks that are gone");
 }
 
-/// The first `n` HotpotQA passages, one text file each: enough of them
-/// make ingestion take many batches.
+/// The first `n` passages of the HotpotQA sample, one text file each:
+/// enough of them make ingestion take many batches.
 pub fn write_hotpotqa_passages(dir: &Path, n: usize) {
-    let file = std::fs::File::open(shared_eval().join("hotpotqa/corpus.jsonl")).unwrap();
+    write_hotpotqa_passages_from(&samples().join("hotpotqa"), dir, n)
+}
+
+/// The first `n` passages of `hotpotqa/corpus.jsonl` (the sample, or the
+/// whole corpus for the full-size soak), one text file each; a corpus with
+/// fewer than `n` is an error, not a smaller test.
+pub fn write_hotpotqa_passages_from(hotpotqa: &Path, dir: &Path, n: usize) {
+    let path = hotpotqa.join("corpus.jsonl");
+    let file = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut written = 0;
     for (i, line) in std::io::BufReader::new(file).lines().take(n).enumerate() {
         let v: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
         let body = format!(
@@ -154,7 +167,14 @@ pub fn write_hotpotqa_passages(dir: &Path, n: usize) {
             v["text"].as_str().unwrap()
         );
         std::fs::write(dir.join(format!("passage-{i:05}.txt")), body).unwrap();
+        written += 1;
     }
+    assert_eq!(
+        written,
+        n,
+        "{} holds {written} passages, {n} asked for",
+        path.display()
+    );
 }
 
 /// Per document: content hash and chunk texts, the things a resumed ingest

@@ -7,6 +7,8 @@
 //! tests cannot disagree about which size is running.
 #![allow(dead_code)]
 
+use std::path::{Path, PathBuf};
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Soak {
     /// The default: what `cargo test` and CI run.
@@ -28,6 +30,32 @@ impl Soak {
         let said = soak.pick("CI (FOLIO_SOAK=full runs the full size)", "full");
         eprintln!("soak size: {said}");
         soak
+    }
+
+    /// The folder of HotpotQA passages and questions the soak tests read:
+    /// at the CI size the repository's sample (samples/hotpotqa: 2,006
+    /// passages, 3 questions); at the full size, whose load test ingests
+    /// 8,000 passages, the whole set in `../shared/eval/hotpotqa` next to
+    /// the checkout (8,094 passages, 200 questions), which the sample's
+    /// first 2,000 passages and its questions begin. A missing one is an
+    /// error that names it, never a smaller run.
+    pub fn hotpotqa(self) -> PathBuf {
+        match self {
+            Soak::Ci => super::engine::samples().join("hotpotqa"),
+            Soak::Full => {
+                let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/eval/hotpotqa");
+                assert!(
+                    shared.join("corpus.jsonl").is_file() && shared.join("dev.jsonl").is_file(),
+                    "FOLIO_SOAK=full reads the whole HotpotQA corpus and its questions \
+                     (corpus.jsonl, dev.jsonl) from {}, which is missing: the \
+                     repository's sample (samples/hotpotqa) is too small for the full size; \
+                     put the evaluation data at ../shared/eval next to the checkout, or run \
+                     the CI size (FOLIO_SOAK unset)",
+                    shared.display()
+                );
+                shared
+            }
+        }
     }
 
     /// `ci` at the CI size, `full` at the full size.

@@ -6,7 +6,7 @@
 // CRP-RAG's reasoning graph and open one of its steps, evaluate two
 // methods on two rust-book questions and open their runs side by side,
 // check hostile document text renders inert, and close the window in the
-// middle of ingesting 8,094 hotpotqa passages. Screenshots of every view go
+// middle of ingesting the hotpotqa sample's 2,006 passages. Screenshots of every view go
 // to $FOLIO_E2E_OUT/screenshots. Run through scripts/e2e.sh.
 
 import { execFileSync } from "node:child_process";
