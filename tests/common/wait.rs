@@ -1,4 +1,5 @@
 //! Waiting in tests for what background work does in its own time.
+#![allow(dead_code)]
 
 use std::future::Future;
 use std::time::{Duration, Instant};
