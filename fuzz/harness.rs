@@ -9,8 +9,8 @@
 
 use std::fmt::Debug;
 
-use folio::eval::metrics::{cover_em, exact_match, f1, normalize, score};
 use folio::choice::Choice;
+use folio::eval::metrics::{cover_em, exact_match, f1, normalize, score};
 use folio::graph::{parse_grades, GainClass, Grade, Rubric};
 use folio::ingest::chunker::{chunk, ChunkSizes};
 use folio::ingest::loaders::{decode_text, load, Format};

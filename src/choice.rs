@@ -42,6 +42,9 @@ mod tests {
         }
         assert_eq!(SearchMode::parse(" BM25 "), Ok(SearchMode::Bm25));
         let err = SearchMode::parse("sparse").unwrap_err();
-        assert_eq!(err.to_string(), "`sparse` is not one of: hybrid, dense, bm25");
+        assert_eq!(
+            err.to_string(),
+            "`sparse` is not one of: hybrid, dense, bm25"
+        );
     }
 }

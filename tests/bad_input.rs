@@ -116,7 +116,11 @@ async fn bad_files_are_recorded_with_reasons_and_the_batch_goes_on() {
         ("harbour", "report.pdf"),
         ("windmills", "notes.docx"),
     ] {
-        let hits = library.retrieval().search(query, 3, SearchMode::Bm25).await.unwrap();
+        let hits = library
+            .retrieval()
+            .search(query, 3, SearchMode::Bm25)
+            .await
+            .unwrap();
         assert!(
             hits.first().is_some_and(|h| h.path.ends_with(file)),
             "{query}: {hits:?}"

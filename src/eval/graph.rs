@@ -56,7 +56,10 @@ pub async fn reached_chunks(
 ) -> crate::Result<HashSet<i64>> {
     let mut chunks = HashSet::new();
     for question in questions {
-        let nearest = library.retrieval().nearest(&question.question, reach).await?;
+        let nearest = library
+            .retrieval()
+            .nearest(&question.question, reach)
+            .await?;
         chunks.extend(nearest.into_iter().map(|(id, _)| id));
     }
     Ok(chunks)

@@ -27,16 +27,36 @@ pub enum EvalStage {
 pub enum EvalEvent {
     /// Something worth telling: answers reused, a torn line dropped, the
     /// corpus written out, what a graph's scoring covered.
-    Notice { text: String },
-    Stage { stage: EvalStage },
+    Notice {
+        text: String,
+    },
+    Stage {
+        stage: EvalStage,
+    },
     /// The corpus's ingestion job.
-    Indexing { progress: JobProgress },
+    Indexing {
+        progress: JobProgress,
+    },
     /// The corpus is indexed; all zeros when it was up to date.
-    Indexed { summary: PassSummary },
+    Indexed {
+        summary: PassSummary,
+    },
     /// iG²RAG's graph is scored over the chunks nearest the questions.
-    GraphStarted { rubric: Rubric, chunks: usize },
+    GraphStarted {
+        rubric: Rubric,
+        chunks: usize,
+    },
     /// Chunks scored of those pending, with the pass's cost so far.
-    GraphScoring { progress: BuildProgress },
-    Answered { done: usize, total: usize, row: Row },
-    Judged { done: usize, total: usize },
+    GraphScoring {
+        progress: BuildProgress,
+    },
+    Answered {
+        done: usize,
+        total: usize,
+        row: Row,
+    },
+    Judged {
+        done: usize,
+        total: usize,
+    },
 }

@@ -11,8 +11,8 @@ mod status;
 #[cfg(test)]
 mod tests;
 
-pub use build::{BuildProgress, GraphBuild, GraphBuildOptions, DEFAULT_NEIGHBOURS, MAX_NEIGHBOURS};
 pub use crate::rubric::{GainClass, Grade, Rubric};
+pub use build::{BuildProgress, GraphBuild, GraphBuildOptions, DEFAULT_NEIGHBOURS, MAX_NEIGHBOURS};
 pub use scorer::parse_grades;
 pub use status::{BuildCost, GraphStatus, RubricStatus};
 

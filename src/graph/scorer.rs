@@ -9,9 +9,9 @@ use minijinja::context;
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use crate::rubric::{Grade, Rubric};
 use crate::llm::prompts::{PromptError, Prompts};
 use crate::llm::{GenerateOptions, Llm, LlmError};
+use crate::rubric::{Grade, Rubric};
 use crate::store::StoredChunk;
 
 /// Longest passage text put in a scoring prompt, so a baseline and its

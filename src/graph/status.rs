@@ -3,8 +3,8 @@
 
 use serde::Serialize;
 
-pub use crate::store::{BuildCost, RubricStatus};
 use crate::store::Job;
+pub use crate::store::{BuildCost, RubricStatus};
 
 #[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 #[ts(export)]

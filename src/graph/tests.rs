@@ -60,7 +60,13 @@ async fn every_chunk_gets_one_batched_call_and_its_edges() {
     let llm = ScriptedLlm::new((0..3).map(|_| says(BOTH_NOVEL)).collect());
     let p = build(&library, &llm, Rubric::Coarse).await;
     assert_eq!(
-        (p.progress.done, p.progress.total, p.progress.failed, p.edges, p.calls),
+        (
+            p.progress.done,
+            p.progress.total,
+            p.progress.failed,
+            p.edges,
+            p.calls
+        ),
         (3, 3, 0, 6, 3)
     );
     let prompt = &llm.prompts()[0];
@@ -76,7 +82,10 @@ async fn every_chunk_gets_one_batched_call_and_its_edges() {
     assert_eq!(s.cost.calls, 3);
 
     let again = ScriptedLlm::new(vec![]);
-    assert_eq!(build(&library, &again, Rubric::Coarse).await.progress.total, 0);
+    assert_eq!(
+        build(&library, &again, Rubric::Coarse).await.progress.total,
+        0
+    );
     // Another rubric is a graph of its own.
     let binary = ScriptedLlm::new((0..3).map(|_| says(r#"{"P1": 1, "P2": 0}"#)).collect());
     assert_eq!(build(&library, &binary, Rubric::Binary).await.edges, 6);
@@ -109,7 +118,10 @@ async fn a_bad_reply_is_retried_once_then_the_node_fails_without_edges() {
         says(BOTH_NOVEL),
     ]);
     let p = build(&library, &llm, Rubric::Coarse).await;
-    assert_eq!((p.progress.done, p.progress.failed, p.edges, p.calls), (3, 1, 4, 5));
+    assert_eq!(
+        (p.progress.done, p.progress.failed, p.edges, p.calls),
+        (3, 1, 4, 5)
+    );
     let prompts = llm.prompts();
     assert!(!prompts[0].contains("could not be used"));
     assert!(prompts[1].contains("could not be used: the reply holds no JSON object"));
@@ -211,5 +223,8 @@ async fn a_job_resumes_where_a_cancelled_pass_stopped() {
     assert_eq!((row.done, row.total), (1, 3));
 
     let rest = ScriptedLlm::new((0..2).map(|_| says(BOTH_NOVEL)).collect());
-    assert_eq!(build(&library, &rest, Rubric::Coarse).await.progress.total, 2);
+    assert_eq!(
+        build(&library, &rest, Rubric::Coarse).await.progress.total,
+        2
+    );
 }

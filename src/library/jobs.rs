@@ -170,7 +170,11 @@ impl Library {
             .roots()
             .await?
             .into_iter()
-            .filter(|r| payload.roots.contains(&r.path.to_string_lossy().into_owned()))
+            .filter(|r| {
+                payload
+                    .roots
+                    .contains(&r.path.to_string_lossy().into_owned())
+            })
             .collect();
         self.ingestor(stop).await?.reconcile(&roots, job.id).await
     }
@@ -450,7 +454,10 @@ impl Library {
             return Ok(PassSummary::default());
         }
         let roots = self.roots().await?;
-        self.ingestor(stop).await?.apply_changes(&roots, changes).await
+        self.ingestor(stop)
+            .await?
+            .apply_changes(&roots, changes)
+            .await
     }
 
     /// The background work of a long-lived process (the app, `folio
@@ -491,9 +498,8 @@ impl Library {
             }
             r
         };
-        let watching = async {
-            stopping(watcher::watch(self, &stop, ticks.clone(), on_pass).await)
-        };
+        let watching =
+            async { stopping(watcher::watch(self, &stop, ticks.clone(), on_pass).await) };
         let ingesting = async {
             stopping(
                 self.lane(&stop, ticks.clone(), || async {
@@ -521,8 +527,7 @@ impl Library {
                 .await,
             )
         };
-        let ((), watched, ingested, graphed) =
-            tokio::join!(poller, watching, ingesting, graphing);
+        let ((), watched, ingested, graphed) = tokio::join!(poller, watching, ingesting, graphing);
         watched.and(ingested).and(graphed)
     }
 

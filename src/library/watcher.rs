@@ -11,7 +11,7 @@ use std::time::Duration;
 use notify::event::{ModifyKind, RenameMode};
 use notify::{EventKind, RecursiveMode};
 use notify_debouncer_full::{new_debouncer, DebounceEventResult, DebouncedEvent};
-use tokio::sync::{mpsc, watch as latest};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::Library;
@@ -47,7 +47,7 @@ fn changes_from(events: Vec<DebouncedEvent>) -> (Vec<Change>, bool) {
 pub(super) async fn watch(
     library: &Library,
     stop: &CancellationToken,
-    mut ticks: latest::Receiver<u64>,
+    mut ticks: tokio::sync::watch::Receiver<u64>,
     on_pass: &(dyn Fn(&PassSummary) + Sync),
 ) -> Result<()> {
     let _watching = library.watching();

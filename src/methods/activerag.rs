@@ -11,8 +11,7 @@ use super::citations::resolve;
 use super::context::{finished_text, partial_text};
 use super::shown::shown;
 use super::{
-    Answer, Method, MethodContext, MethodError, MethodInfo, Params, Passage, Pick, Trace,
-    RETRIEVER,
+    Answer, Method, MethodContext, MethodError, MethodInfo, Params, Passage, Pick, Trace, RETRIEVER,
 };
 use crate::choice::Choice;
 use crate::llm::prompts::{as_document_data, PromptId};
@@ -43,7 +42,12 @@ pub enum ActiveRagVariant {
 }
 
 impl Choice for ActiveRagVariant {
-    const ALL: &'static [ActiveRagVariant] = &[ActiveRagVariant::Association, ActiveRagVariant::Anchoring, ActiveRagVariant::Reasoning, ActiveRagVariant::Reflection];
+    const ALL: &'static [ActiveRagVariant] = &[
+        ActiveRagVariant::Association,
+        ActiveRagVariant::Anchoring,
+        ActiveRagVariant::Reasoning,
+        ActiveRagVariant::Reflection,
+    ];
 
     fn as_str(self) -> &'static str {
         match self {

@@ -15,10 +15,10 @@ use super::citations::resolve;
 use super::injection::suspected_instructions;
 use super::shown::shown;
 use super::{Citation, MethodError, Params, Passage, RunEvent, Trace};
-use crate::rubric::Rubric;
 use crate::llm::prompts::{PromptId, Prompts};
 use crate::llm::{ChatMessage, ChatRequest, Completion, FinishReason, GenerateOptions, Llm};
 use crate::retrieve::{DocumentParts, Ranking, Retrieval, RetrieveError, Retriever};
+use crate::rubric::Rubric;
 use crate::store::{LlmCallRow, RubricStatus, StoredChunk};
 
 pub struct CitedAnswer {
@@ -205,9 +205,7 @@ impl<'a> MethodContext<'a> {
         &self,
         ids: &[i64],
     ) -> Result<std::collections::HashMap<i64, String>, MethodError> {
-        let chunks = self
-            .timed_retrieval(self.retrieval.chunks(ids))
-            .await?;
+        let chunks = self.timed_retrieval(self.retrieval.chunks(ids)).await?;
         Ok(chunks
             .into_iter()
             .map(|c| {

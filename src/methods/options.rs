@@ -45,7 +45,14 @@ impl OptionRange {
         if above_min && below_max {
             return None;
         }
-        let (min, lowest) = (self.min, if self.min_exclusive { "above" } else { "at least" });
+        let (min, lowest) = (
+            self.min,
+            if self.min_exclusive {
+                "above"
+            } else {
+                "at least"
+            },
+        );
         Some(match self.max {
             None => format!("must be {lowest} {min}, not {value}"),
             Some(max) if self.min_exclusive => {

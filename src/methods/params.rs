@@ -8,8 +8,8 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::runner::ResolvedSettings;
 use super::options::OptionRange;
+use super::runner::ResolvedSettings;
 use super::{MethodError, MethodInfo};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]

@@ -197,10 +197,9 @@ pub async fn ask(
         run_id,
         status: outcome.status,
     });
-    store
-        .run(run_id)
-        .await?
-        .ok_or_else(|| StoreError::Corrupt(format!("run {run_id} vanished while it was stored")).into())
+    store.run(run_id).await?.ok_or_else(|| {
+        StoreError::Corrupt(format!("run {run_id} vanished while it was stored")).into()
+    })
 }
 
 #[cfg(test)]

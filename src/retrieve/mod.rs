@@ -139,4 +139,3 @@ async fn dense(
         .map(|(id, d)| (id, 1.0 - (d as f64 * d as f64) / 2.0))
         .collect())
 }
-

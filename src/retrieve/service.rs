@@ -157,7 +157,12 @@ impl Retrieval {
         }
     }
 
-    async fn search_ranked(&self, query: &str, k: usize, mode: SearchMode) -> Result<Vec<(i64, f64)>> {
+    async fn search_ranked(
+        &self,
+        query: &str,
+        k: usize,
+        mode: SearchMode,
+    ) -> Result<Vec<(i64, f64)>> {
         let (embedder, _) = self.model().await?;
         // The query is embedded only for the modes that use its vector.
         let vector = if mode.uses_vectors() {

@@ -6,8 +6,8 @@
 mod diagnostics;
 mod documents;
 mod error;
-mod fts;
 mod folders;
+mod fts;
 mod gain;
 mod jobs;
 mod runs;
@@ -19,10 +19,10 @@ use std::str::FromStr;
 use std::sync::Once;
 use std::time::Duration;
 
+use sqlx::migrate::MigrateError;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
-use sqlx::migrate::MigrateError;
 use sqlx::{Sqlite, Transaction};
 
 pub use documents::{

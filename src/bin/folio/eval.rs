@@ -9,9 +9,11 @@ use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
 use tokio_util::sync::CancellationToken;
 
-use folio::eval::diff::{self, RightBy, RunRef};
 use folio::choice::Choice;
-use folio::eval::{graph as eval_graph, summary, EvalEvent, EvalRequest, Evaluation, MethodSpec, Row};
+use folio::eval::diff::{self, RightBy, RunRef};
+use folio::eval::{
+    graph as eval_graph, summary, EvalEvent, EvalRequest, Evaluation, MethodSpec, Row,
+};
 use folio::store::RunStatus;
 use folio::Config;
 use indicatif::ProgressBar;

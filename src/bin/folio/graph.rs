@@ -112,7 +112,8 @@ pub fn draw_scoring(bar: &ProgressBar, p: &BuildProgress) {
         p.edges,
         p.progress.failed,
         p.prompt_tokens + p.completion_tokens,
-        p.progress.eta_seconds
+        p.progress
+            .eta_seconds
             .map(|e| format!(" · eta {e:.0}s"))
             .unwrap_or_default()
     ));

@@ -25,7 +25,12 @@ pub enum CrpRagVariant {
 }
 
 impl Choice for CrpRagVariant {
-    const ALL: &'static [CrpRagVariant] = &[CrpRagVariant::CrpRag, CrpRagVariant::NoAggregation, CrpRagVariant::NoEvaluation, CrpRagVariant::NoIterative];
+    const ALL: &'static [CrpRagVariant] = &[
+        CrpRagVariant::CrpRag,
+        CrpRagVariant::NoAggregation,
+        CrpRagVariant::NoEvaluation,
+        CrpRagVariant::NoIterative,
+    ];
 
     fn as_str(self) -> &'static str {
         match self {

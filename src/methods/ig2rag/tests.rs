@@ -5,11 +5,11 @@
 use super::*;
 use crate::graph::{GraphBuild, GraphBuildOptions};
 use crate::methods::runner::AskRequest;
-use crate::methods::EventSink;
-use tokio_util::sync::CancellationToken;
 use crate::methods::testing::{ask_with, library_with, says, ScriptedLlm, ADA_NOTES, ADA_QUESTION};
+use crate::methods::EventSink;
 use crate::retrieve::VectorIndex;
 use crate::Library;
+use tokio_util::sync::CancellationToken;
 
 async fn built(dir: &std::path::Path) -> Library {
     let library = library_with(dir, ADA_NOTES).await;
@@ -122,7 +122,12 @@ async fn out_of_range_options_are_refused_before_a_run_is_stored() {
         let mut request = AskRequest::new(ADA_QUESTION, "ig2rag");
         request.options.insert(name.into(), value.into());
         let err = library
-            .ask_with(&llm, &request, &EventSink::default(), &CancellationToken::new())
+            .ask_with(
+                &llm,
+                &request,
+                &EventSink::default(),
+                &CancellationToken::new(),
+            )
             .await
             .unwrap_err();
         assert!(

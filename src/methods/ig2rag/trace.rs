@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::graph::{GainClass, Rubric};
 use crate::choice::Choice;
+use crate::graph::{GainClass, Rubric};
 use crate::methods::Passage;
 pub use crate::retrieve::{Seed, WalkStats};
 

@@ -23,7 +23,12 @@ pub enum PagerVariant {
 }
 
 impl Choice for PagerVariant {
-    const ALL: &'static [PagerVariant] = &[PagerVariant::Iterative, PagerVariant::Parallel, PagerVariant::NoIter, PagerVariant::NoOutline];
+    const ALL: &'static [PagerVariant] = &[
+        PagerVariant::Iterative,
+        PagerVariant::Parallel,
+        PagerVariant::NoIter,
+        PagerVariant::NoOutline,
+    ];
 
     fn as_str(self) -> &'static str {
         match self {

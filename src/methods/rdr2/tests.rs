@@ -5,11 +5,11 @@
 use super::*;
 use crate::ingest::structure_tree::StructureTree;
 use crate::methods::runner::AskRequest;
-use crate::methods::EventSink;
-use tokio_util::sync::CancellationToken;
 use crate::methods::testing::{ask_with, library_with, says, ScriptedLlm};
+use crate::methods::EventSink;
 use crate::store::{RunRecord, RunStatus};
 use crate::Library;
+use tokio_util::sync::CancellationToken;
 
 const PARK: &str = "# Seaside Park
 
@@ -314,7 +314,12 @@ async fn out_of_range_options_are_refused_before_a_run_is_stored() {
         request.options.insert(name.into(), value.into());
         let err = f
             .library
-            .ask_with(&llm, &request, &EventSink::default(), &CancellationToken::new())
+            .ask_with(
+                &llm,
+                &request,
+                &EventSink::default(),
+                &CancellationToken::new(),
+            )
             .await
             .unwrap_err();
         assert!(

@@ -22,7 +22,11 @@ pub enum Rdr2Variant {
 }
 
 impl Choice for Rdr2Variant {
-    const ALL: &'static [Rdr2Variant] = &[Rdr2Variant::Full, Rdr2Variant::NoStructure, Rdr2Variant::NoExpand];
+    const ALL: &'static [Rdr2Variant] = &[
+        Rdr2Variant::Full,
+        Rdr2Variant::NoStructure,
+        Rdr2Variant::NoExpand,
+    ];
 
     fn as_str(self) -> &'static str {
         match self {
