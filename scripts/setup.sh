@@ -12,9 +12,6 @@
 #    and tauri-driver (into .tools/, git-ignored) for the app's end-to-end
 #    tests, plus xdotool and python3-xlib, which answer the native file
 #    dialogs in them and close the window as a window manager would.
-#    --without-llm-server leaves the server out, and --llm-server-only
-#    installs the server alone (scripts/test.sh builds it while cargo
-#    builds the workspace).
 # Run it as often as you like; finished steps are skipped.
 set -euo pipefail
 
@@ -24,14 +21,10 @@ models="${FOLIO_MODELS_DIR:-$root/models}"
 log() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
 
 test_deps=0
-llm_server=1
-server_only=0
 for arg in "$@"; do
   case "$arg" in
     --test-deps) test_deps=1 ;;
-    --without-llm-server) llm_server=0 ;;
-    --llm-server-only) server_only=1 ;;
-    *) log "unknown argument: $arg (usage: scripts/setup.sh [--test-deps [--without-llm-server]] | --llm-server-only)"; exit 2 ;;
+    *) log "unknown argument: $arg (usage: scripts/setup.sh [--test-deps])"; exit 2 ;;
   esac
 done
 
@@ -128,7 +121,7 @@ install_kit() {
 # llama-cpp-python, so installing it compiles llama.cpp (minutes on two
 # cores); its dependencies are pinned to the versions it was tested with.
 # The multimodal library (mtmd) is left out: the server loads it only for
-# image chat formats, and it is a third of the compile.
+# image chat formats, which the tests never use, so it is not compiled.
 LLM_SERVER_SDIST="llama_cpp_python-0.3.36.tar.gz"
 LLM_SERVER_SDIST_SHA256="832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e"
 LLM_SERVER_DEPS=(
@@ -217,10 +210,6 @@ check_rust() {
   fi
 }
 
-if [ "$server_only" = 1 ]; then
-  install_llm_server
-  exit 0
-fi
 check_rust
 if [ "${FOLIO_SKIP_APT:-0}" != "1" ]; then
   install_apt
@@ -229,8 +218,6 @@ install_kit
 check_node
 install_ui_deps
 if [ "$test_deps" = 1 ]; then
-  if [ "$llm_server" = 1 ]; then
-    install_llm_server
-  fi
+  install_llm_server
   install_tauri_driver
 fi

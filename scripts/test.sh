@@ -7,7 +7,7 @@
 # Arguments go to `cargo test` of the workspace.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-bash "$root/scripts/setup.sh" --test-deps --without-llm-server
+bash "$root/scripts/setup.sh" --test-deps
 cd "$root"
 
 step() { printf '\n\033[1m[test]\033[0m %s\n' "$*" >&2; }
@@ -18,25 +18,10 @@ if [ "${CI:-}" = true ]; then
   export CARGO_INCREMENTAL=0
 fi
 
-# The LLM test server compiles llama.cpp; it builds while cargo builds the
-# workspace, since neither keeps both cores busy all the time. It is needed
-# only once the tests run.
-mkdir -p target
-server_log="$root/target/llm-server-setup.log"
-bash "$root/scripts/setup.sh" --llm-server-only >"$server_log" 2>&1 &
-server_setup=$!
-
 step "engine, CLI and desktop shell"
 # The shell embeds the built frontend (ui/dist), so build it first. One cargo
 # run for the whole workspace builds the engine once, not once per package.
 npm --prefix ui run build --silent
-cargo test --locked --workspace --all-targets --no-run "$@"
-if ! wait "$server_setup"; then
-  cat "$server_log" >&2
-  echo "installing the LLM test server failed (log above)" >&2
-  exit 1
-fi
-cat "$server_log" >&2
 cargo test --locked --workspace --all-targets "$@"
 
 # The export tests above rewrote the UI's generated types from the Rust
