@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::engine::{assert_consistent, ingest, open, scalar};
-use common::wait::eventually;
+use common::wait::{eventually, Background};
 use folio::retrieve::SearchMode;
 use folio::Library;
 
@@ -120,20 +120,7 @@ async fn the_watcher_follows_creates_edits_renames_and_deletes() {
         "offline.md",
         "# Offline\n\nWritten while nobody watched: quinces.\n",
     );
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let watcher = {
-        let library = library.clone();
-        tokio::spawn(async move {
-            library
-                .run_background(
-                    async {
-                        let _ = stop_rx.await;
-                    },
-                    &|_| {},
-                )
-                .await
-        })
-    };
+    let background = Background::start(&library);
     eventually("offline edit indexed", || async {
         !bm25_paths(&library, "quinces").await.is_empty()
     })
@@ -177,8 +164,7 @@ async fn the_watcher_follows_creates_edits_renames_and_deletes() {
     })
     .await;
 
-    stop_tx.send(()).unwrap();
-    watcher.await.unwrap().unwrap();
+    background.stop().await;
     assert!(!library.overview().await.unwrap().watching);
     assert_consistent(&library).await;
 }

@@ -7,7 +7,7 @@ mod common;
 use std::sync::Arc;
 
 use common::engine::{ingest, open, scalar};
-use common::wait::eventually;
+use common::wait::{eventually, Background};
 use folio::events::EngineEvent;
 use folio::graph::{GraphBuildOptions, Rubric};
 use folio::retrieve::SearchMode;
@@ -242,20 +242,7 @@ async fn a_graph_build_in_the_background_does_not_hold_up_indexing() {
         .unwrap();
     let graph_job = || async { library.store().job(graph).await.unwrap().unwrap() };
 
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let background = {
-        let library = library.clone();
-        tokio::spawn(async move {
-            library
-                .run_background(
-                    async {
-                        let _ = stopped.await;
-                    },
-                    &|_| {},
-                )
-                .await
-        })
-    };
+    let background = Background::start(&library);
     eventually("the graph build scores its first chunk", || async {
         let job = graph_job().await;
         job.state == JobState::Running && job.done > 0
@@ -282,8 +269,7 @@ async fn a_graph_build_in_the_background_does_not_hold_up_indexing() {
     assert_eq!(job.state, JobState::Running, "{job:?}");
     assert!(job.done < job.total, "the build had finished: {job:?}");
 
-    stop.send(()).unwrap();
-    background.await.unwrap().unwrap();
+    background.stop().await;
     let job = graph_job().await;
     assert_eq!(job.state, JobState::Queued, "{job:?}");
     assert!(job.done < job.total);

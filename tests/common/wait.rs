@@ -2,7 +2,37 @@
 #![allow(dead_code)]
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use folio::Library;
+
+/// The library's background work (watcher and job runtime), as the app
+/// and `folio watch` run it, until [`Background::stop`].
+pub struct Background {
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<folio::Result<()>>,
+}
+
+impl Background {
+    pub fn start(library: &Arc<Library>) -> Background {
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let library = library.clone();
+        let task = tokio::spawn(async move {
+            let shutdown = async {
+                let _ = stopped.await;
+            };
+            library.run_background(shutdown, &|_| {}).await
+        });
+        Background { stop, task }
+    }
+
+    /// Stops the background work at its next safe point and waits for it.
+    pub async fn stop(self) {
+        self.stop.send(()).unwrap();
+        self.task.await.unwrap().unwrap();
+    }
+}
 
 /// Polls until `check` holds, failing after a generous deadline (the
 /// deadline guards against hangs; speed is measured by `folio bench`).
