@@ -9,6 +9,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use sqlx::{Sqlite, Transaction};
 
+use super::rows::from_row;
 use super::vectors::VectorSpace;
 use super::{now_ms, Result, Store, StoreError};
 use crate::ingest::structure_tree::{NodeKind, Span, StructureTree};
@@ -82,7 +83,7 @@ pub struct DocumentPage {
     pub documents: Vec<DocumentRecord>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[ts(export)]
 pub struct DocumentRecord {
     pub id: i64,
@@ -97,7 +98,20 @@ pub struct DocumentRecord {
     pub note: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
+from_row!(DocumentRecord {
+    id,
+    path,
+    format,
+    title,
+    hash,
+    size,
+    mtime_ns,
+    status,
+    error,
+    note
+});
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct NodeRecord {
     pub ordinal: i64,
     pub parent: Option<i64>,
@@ -109,7 +123,18 @@ pub struct NodeRecord {
     pub page: Option<i64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
+from_row!(NodeRecord {
+    ordinal,
+    parent,
+    kind,
+    depth,
+    text,
+    span_start,
+    span_end,
+    page
+});
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ChunkRecord {
     pub id: i64,
     pub ordinal: i64,
@@ -120,8 +145,18 @@ pub struct ChunkRecord {
     pub embedded: bool,
 }
 
+from_row!(ChunkRecord {
+    id,
+    ordinal,
+    text,
+    heading_path,
+    node_ordinals,
+    text_hash,
+    embedded
+});
+
 /// A chunk with the document it belongs to, as search returns it.
-#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StoredChunk {
     pub id: i64,
     pub path: String,
@@ -131,6 +166,16 @@ pub struct StoredChunk {
     pub span_end: i64,
     pub page: Option<i64>,
 }
+
+from_row!(StoredChunk {
+    id,
+    path,
+    heading_path,
+    text,
+    span_start,
+    span_end,
+    page
+});
 
 /// How far a job got with a batch, recorded in the batch's own transaction
 /// so progress and data never disagree after a crash.

@@ -10,6 +10,8 @@ mod folders;
 mod fts;
 mod gain;
 mod jobs;
+mod migrations;
+mod rows;
 mod runs;
 mod settings;
 mod vectors;
@@ -114,7 +116,7 @@ impl Store {
             .connect_with(options)
             .await
             .map_err(open_err)?;
-        sqlx::migrate!("./migrations").run(&pool).await?;
+        migrations::migrator().await?.run(&pool).await?;
         Ok(Store { pool })
     }
 

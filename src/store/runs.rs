@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::rows::from_row;
 use super::{now_ms, process_alive, Result, Store};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
@@ -90,7 +91,6 @@ pub struct RunRecord {
     pub finished_at: Option<i64>,
 }
 
-#[derive(sqlx::FromRow)]
 struct RunRow {
     id: i64,
     question: String,
@@ -110,6 +110,26 @@ struct RunRow {
     created_at: i64,
     finished_at: Option<i64>,
 }
+
+from_row!(RunRow {
+    id,
+    question,
+    method,
+    params,
+    model,
+    status,
+    owner_pid,
+    answer,
+    citations,
+    trace,
+    error,
+    timings,
+    llm_calls,
+    prompt_tokens,
+    completion_tokens,
+    created_at,
+    finished_at
+});
 
 const RUN_COLUMNS: &str =
     "id, question, method, params, model, status, owner_pid, answer, citations, trace, error, \
