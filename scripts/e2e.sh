@@ -37,10 +37,14 @@ export WEBDRIVER_URL="http://127.0.0.1:4444"
 if [ "${1:-}" != "--in-display" ]; then
   npm --prefix ui run build --silent
   # One build of both binaries, so they share one build of the engine.
+  # The debug build selects the same targets as scripts/test.sh's
+  # `cargo test --workspace --all-targets`, so dependencies get the same
+  # features (dev-dependencies add some, e.g. tokio's test-util) and are
+  # reused from that run, not compiled again with other features.
   if [ "$profile" = release ]; then
     cargo build --locked --workspace --bins --release
   else
-    cargo build --locked --workspace --bins
+    cargo build --locked --workspace --all-targets
   fi
   rm -rf "$out"
   mkdir -p "$out/home/config" "$out/home/data"
