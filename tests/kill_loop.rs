@@ -14,7 +14,7 @@
 //!
 //! Full size (`FOLIO_SOAK=full`, scripts/soak.sh): 7 kills per stage, 21 in
 //! all, over 1,500 passages, a graph of 40 and 6 questions. CI size: 3 kills
-//! per stage over 300 passages, a graph of 20 and 3 questions. Each stage
+//! per stage over 200 passages, a graph of 10 and 2 questions. Each stage
 //! still takes both kinds of kill point (kills alternate early, work point,
 //! early), and every check after a kill and at the end is the same.
 
@@ -46,9 +46,9 @@ struct Size {
 
 const CI: Size = Size {
     kills: 3,
-    passages: 300,
-    graph_passages: 20,
-    questions: 3,
+    passages: 200,
+    graph_passages: 10,
+    questions: 2,
 };
 const FULL: Size = Size {
     kills: 7,

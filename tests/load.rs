@@ -8,8 +8,8 @@
 //! Throughput and latency are printed, not asserted.
 //!
 //! Full size (`FOLIO_SOAK=full`, scripts/soak.sh): ten questions beside
-//! 8,000 passages. CI size: four questions beside 2,000 passages, about as
-//! long to ingest as the four answers take, so the questions still wait on
+//! 8,000 passages. CI size: three questions beside 1,000 passages, about
+//! as long to ingest as the three answers take, so the questions still wait on
 //! the model next to ingestion and graph scoring; every check is the same.
 
 mod common;
@@ -35,8 +35,8 @@ struct Size {
 }
 
 const CI: Size = Size {
-    passages: 2_000,
-    questions: 4,
+    passages: 1_000,
+    questions: 3,
 };
 const FULL: Size = Size {
     passages: 8_000,
