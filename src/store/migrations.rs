@@ -2,8 +2,8 @@
 //!
 //! They are listed here rather than found by `sqlx::migrate!`: that macro
 //! is all Folio used of sqlx's compile-time crates, which bring a second
-//! build of SQLite and of sqlx for the build host (about a minute and a
-//! half of CPU per clean build). Versions, descriptions and checksums are
+//! build of SQLite, sqlx and tokio for the build host (some 150 s of CPU
+//! in a clean build's cargo timings). Versions, descriptions and checksums are
 //! the ones `migrate!` gave, so indexes it created open unchanged; a test
 //! reads the folder the way sqlx does and compares.
 
