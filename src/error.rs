@@ -45,6 +45,8 @@ pub enum Error {
     RunInProgress(i64),
     #[error("there is no unfinished job {0}; `folio status` lists the jobs")]
     JobNotFound(i64),
+    #[error("job {job} is running in process {pid}; wait for it to end, or cancel it first")]
+    JobRunning { job: i64, pid: i64 },
     #[error(transparent)]
     Export(#[from] ExportError),
     #[error("{0}")]
@@ -63,6 +65,7 @@ impl Error {
             | Error::RunNotFound(_)
             | Error::RunInProgress(_)
             | Error::JobNotFound(_)
+            | Error::JobRunning { .. }
             | Error::BadOption(_) => true,
             Error::Export(e) => !matches!(e, ExportError::Write { .. }),
             Error::Method(e) => e.is_user_error(),

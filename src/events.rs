@@ -1,6 +1,6 @@
 //! The engine's event bus, and the one type every long piece of work
-//! reports its progress in ([`Progress`]): ingestion and graph jobs on the
-//! bus, a graph build to its caller, an evaluation in its own events. The
+//! reports its progress in ([`Progress`]): every job on the bus, a graph
+//! build to its caller, an evaluation in its own events too. The
 //! CLI draws progress bars from it and the desktop shell forwards it to the
 //! UI.
 
@@ -67,6 +67,10 @@ pub enum JobPhase {
     Embedding,
     /// The information-gain graph's scorer at work.
     Scoring,
+    /// An evaluation's questions being answered.
+    Answering,
+    /// An evaluation's answers before the judge model.
+    Judging,
     Finished,
 }
 

@@ -13,6 +13,8 @@ use serde_json::Value;
 mod common;
 
 use common::llm_server::{shared_server, ALIAS};
+use common::wait::Background;
+use folio::store::JobState;
 
 const PASSAGES: &[(&str, &str, &str)] = &[
     (
@@ -72,6 +74,8 @@ struct Inputs {
     dataset: PathBuf,
     corpus: PathBuf,
     out: PathBuf,
+    /// The user's library, which holds the evaluation's job.
+    data: PathBuf,
     _root: tempfile::TempDir,
 }
 
@@ -91,6 +95,7 @@ fn inputs() -> Inputs {
         dataset,
         corpus,
         out: root.path().join("eval-out"),
+        data: root.path().join("data"),
         _root: root,
     }
 }
@@ -103,6 +108,8 @@ const MAX_TOKENS: &str = "24";
 fn eval_command(inputs: &Inputs, methods: &str, max_tokens: &str, extra: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_folio"));
     command
+        .arg("--data-dir")
+        .arg(&inputs.data)
         .arg("eval")
         .arg("--dataset")
         .arg(&inputs.dataset)
@@ -425,11 +432,11 @@ fn an_index_rebuilt_under_kept_answers_shows_no_other_run_as_theirs() {
     }
 }
 
-#[test]
-fn a_killed_run_is_resumed_without_answering_anything_twice() {
-    let inputs = inputs();
-    let methods = "llm-only,vanilla-rag";
-    let mut child = eval_command(&inputs, methods, MAX_TOKENS, &[])
+/// Starts `folio eval` and SIGKILLs it once its first answer is written:
+/// nothing is cleaned up or flushed, and its job is left running under a
+/// dead process.
+fn kill_after_first_answer(inputs: &Inputs, methods: &str) {
+    let mut child = eval_command(inputs, methods, MAX_TOKENS, &[])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -444,8 +451,53 @@ fn a_killed_run_is_resumed_without_answering_anything_twice() {
         assert!(Instant::now() < deadline, "no answer in 10 minutes");
         std::thread::sleep(Duration::from_millis(20));
     }
-    child.kill().unwrap(); // SIGKILL: nothing is cleaned up or flushed.
+    child.kill().unwrap();
     child.wait().unwrap();
+}
+
+/// The evaluation jobs in the user's library, newest first.
+fn eval_jobs(inputs: &Inputs) -> Vec<Value> {
+    let out = Command::new(env!("CARGO_BIN_EXE_folio"))
+        .arg("--data-dir")
+        .arg(&inputs.data)
+        .args(["--json", "status"])
+        .env("FOLIO_CONFIG", "/dev/null")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let status: Value = serde_json::from_slice(&out.stdout).unwrap();
+    status["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|j| j["kind"] == "eval")
+        .cloned()
+        .collect()
+}
+
+/// Every pair answered exactly once, each by a run of its own.
+fn assert_every_pair_once(out: &Path) {
+    let rows = rows(out);
+    let mut answered = pairs(&rows);
+    answered.sort();
+    assert_eq!(answered, EVERY_PAIR, "every pair exactly once");
+    assert_eq!(run_ids(&rows).len(), 4);
+}
+
+#[test]
+fn a_killed_run_is_resumed_without_answering_anything_twice() {
+    let inputs = inputs();
+    let methods = "llm-only,vanilla-rag";
+    kill_after_first_answer(&inputs, methods);
+    let killed = eval_jobs(&inputs);
+    assert_eq!(killed.len(), 1);
+    assert_eq!(killed[0]["state"], "running");
+    assert_eq!(killed[0]["interrupted"], true, "{killed:?}");
+    let path = inputs.out.join("results.jsonl");
     let kept = results(&inputs.out);
     let kept = &kept[..=kept.rfind('\n').unwrap()];
     // And as if it had died in the middle of writing a row.
@@ -458,11 +510,47 @@ fn a_killed_run_is_resumed_without_answering_anything_twice() {
     );
     assert!(stderr.contains("resuming: "), "{stderr}");
     assert!(results(&inputs.out).starts_with(kept));
-    let rows = rows(&inputs.out);
-    let mut answered = pairs(&rows);
-    answered.sort();
-    assert_eq!(answered, EVERY_PAIR, "every pair exactly once");
-    assert_eq!(run_ids(&rows).len(), 4);
+    assert_every_pair_once(&inputs.out);
+    // The same command took the killed job over and finished it.
+    let jobs = eval_jobs(&inputs);
+    assert_eq!(jobs.len(), 1, "{jobs:?}");
+    assert_eq!(jobs[0]["id"], killed[0]["id"]);
+    assert_eq!(jobs[0]["state"], "done");
+    assert_eq!(
+        (jobs[0]["done"].as_i64(), jobs[0]["total"].as_i64()),
+        (Some(4), Some(4))
+    );
+}
+
+#[test]
+fn a_killed_run_is_finished_by_the_background_work_the_app_runs() {
+    let inputs = inputs();
+    kill_after_first_answer(&inputs, "llm-only,vanilla-rag");
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let library = std::sync::Arc::new(common::engine::open(&inputs.data).await);
+        let background = Background::start(&library);
+        let deadline = Instant::now() + Duration::from_secs(600);
+        loop {
+            let jobs = library.store().jobs(10).await.unwrap();
+            let job = jobs.iter().find(|j| j.kind == "eval").unwrap();
+            if job.state == JobState::Done {
+                break;
+            }
+            assert!(
+                !matches!(job.state, JobState::Failed | JobState::Cancelled),
+                "{job:?}"
+            );
+            assert!(
+                Instant::now() < deadline,
+                "not resumed in 10 minutes: {job:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        background.stop().await;
+    });
+    assert_every_pair_once(&inputs.out);
+    assert!(inputs.out.join("summary.json").exists());
 }
 
 #[test]

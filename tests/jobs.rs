@@ -1,6 +1,7 @@
 //! Job ownership and lifecycle: one worker per job, cancelled work resumes,
-//! a vanished root keeps its index, a job's write waits for another's, and
-//! the runtime's lanes keep a graph build from holding up indexing.
+//! a vanished root keeps its index, a job's write waits for another's, the
+//! runtime's lanes keep a graph build from holding up indexing, and a kind
+//! of job defined above the library goes through the same lifecycle.
 
 mod common;
 
@@ -10,8 +11,10 @@ use common::engine::{ingest, open, scalar};
 use common::wait::{eventually, Background};
 use folio::events::EngineEvent;
 use folio::graph::{GraphBuildOptions, Rubric};
+use folio::library::Pass;
 use folio::retrieve::SearchMode;
 use folio::store::{JobState, NodeScoring};
+use tokio_util::sync::CancellationToken;
 
 fn corpus(n: usize) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -273,4 +276,118 @@ async fn a_graph_build_in_the_background_does_not_hold_up_indexing() {
     let job = graph_job().await;
     assert_eq!(job.state, JobState::Queued, "{job:?}");
     assert!(job.done < job.total);
+}
+
+/// A pass of a job kind defined above the library: it waits until its
+/// token fires (a pause, a cancel, a shutdown), or ends at once when told to.
+#[derive(Debug)]
+struct Waited {
+    stopped: bool,
+}
+
+impl Pass for Waited {
+    fn stopped(&self) -> bool {
+        self.stopped
+    }
+}
+
+async fn wait_for_stop(stop: CancellationToken) -> folio::Result<Waited> {
+    stop.cancelled().await;
+    Ok(Waited { stopped: true })
+}
+
+/// The job the test's kind runs in the foreground, taken over by payload.
+async fn run_sketch(
+    library: &folio::Library,
+    payload: &serde_json::Value,
+    finish: bool,
+) -> folio::Result<Waited> {
+    let same = |job: &folio::store::Job| job.payload == *payload;
+    library
+        .run_in_foreground(
+            "sketch",
+            payload,
+            same,
+            &CancellationToken::new(),
+            |_, stop| async move {
+                if finish {
+                    Ok(Waited { stopped: false })
+                } else {
+                    wait_for_stop(stop).await
+                }
+            },
+        )
+        .await
+}
+
+/// The pass ends once its token fires; a token nothing fires fails here
+/// rather than hanging.
+async fn stopped_pass(running: tokio::task::JoinHandle<folio::Result<Waited>>) -> bool {
+    tokio::time::timeout(std::time::Duration::from_secs(60), running)
+        .await
+        .expect("the pass did not stop")
+        .unwrap()
+        .unwrap()
+        .stopped
+}
+
+async fn sketch_jobs(library: &folio::Library) -> Vec<folio::store::Job> {
+    let mut jobs = library.store().jobs(50).await.unwrap();
+    jobs.retain(|j| j.kind == "sketch");
+    jobs
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_foreground_job_is_paused_taken_over_refused_while_live_and_cancelled() {
+    let data = tempfile::tempdir().unwrap();
+    let library = Arc::new(open(data.path()).await);
+    let payload = serde_json::json!({ "out": "one" });
+
+    // A pause stops the running pass through its token and parks the job.
+    let running = tokio::spawn({
+        let (library, payload) = (library.clone(), payload.clone());
+        async move { run_sketch(&library, &payload, false).await }
+    });
+    eventually("the job runs", || async {
+        sketch_jobs(&library).await.first().map(|j| j.state) == Some(JobState::Running)
+    })
+    .await;
+    // While it runs here, starting it again is refused, naming the process.
+    let refused = run_sketch(&library, &payload, true).await.unwrap_err();
+    assert!(
+        refused
+            .to_string()
+            .contains(&std::process::id().to_string()),
+        "{refused}"
+    );
+    library.pause_jobs().await.unwrap();
+    assert!(stopped_pass(running).await);
+    let parked = sketch_jobs(&library).await;
+    assert_eq!(parked.len(), 1);
+    assert_eq!(parked[0].state, JobState::Paused);
+
+    // Started again by hand, it takes the parked job over and finishes it.
+    library.resume_jobs().await.unwrap();
+    run_sketch(&library, &payload, true).await.unwrap();
+    let done = sketch_jobs(&library).await;
+    assert_eq!(done.len(), 1, "no second job for the same work");
+    assert_eq!(done[0].state, JobState::Done);
+
+    // Other work gets its own job; cancelling it stops the pass and the
+    // job stays cancelled.
+    let other = serde_json::json!({ "out": "two" });
+    let running = tokio::spawn({
+        let (library, other) = (library.clone(), other.clone());
+        async move { run_sketch(&library, &other, false).await }
+    });
+    eventually("the second job runs", || async {
+        sketch_jobs(&library).await.len() == 2
+    })
+    .await;
+    let second = sketch_jobs(&library).await[0].id;
+    library.cancel_job(second).await.unwrap();
+    assert!(stopped_pass(running).await);
+    let jobs = sketch_jobs(&library).await;
+    assert_eq!(jobs[0].state, JobState::Cancelled);
+    assert_eq!(jobs[1].state, JobState::Done);
 }

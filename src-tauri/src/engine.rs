@@ -1,12 +1,13 @@
 //! The engine inside the app: one `Library` plus its background work (the
-//! folder watcher and the job runtime, `Library::run_background`) and
-//! forwarding engine events to the UI.
+//! folder watcher and the job runtime, `Library::run_background`, with a
+//! lane that resumes evaluations) and forwarding engine events to the UI.
 //! Saving settings swaps the whole engine; closing the app stops it cleanly,
 //! so a running ingest pass commits its batch and resumes on the next start.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use folio::eval::job::EvalJobs;
 use folio::events::EngineEvent;
 use folio::{Config, Library};
 use tauri::{AppHandle, Emitter};
@@ -114,7 +115,7 @@ async fn run_background(library: Arc<Library>, stop: CancellationToken) {
         eprintln!("folio: search falls back to the on-disk index: {e}");
     }
     retry_until_stopped("background work", &stop, || {
-        library.run_background(stop.clone().cancelled_owned(), &|_| {})
+        library.run_background(stop.clone().cancelled_owned(), &|_| {}, &[&EvalJobs])
     })
     .await;
 }

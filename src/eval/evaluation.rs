@@ -33,8 +33,9 @@ use crate::methods::find;
 use crate::methods::runner::{AskSettings, ResolvedSettings};
 use crate::Config;
 
-/// What to evaluate, as `folio eval`'s flags say it.
-#[derive(Debug, Clone)]
+/// What to evaluate, as `folio eval`'s flags say it; an evaluation job's
+/// payload.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct EvalRequest {
     pub dataset: PathBuf,
     pub corpus: PathBuf,
@@ -51,6 +52,29 @@ pub struct EvalRequest {
     /// Also ask the judge model whether each answer means a gold one.
     pub judge: bool,
     pub settings: AskSettings,
+}
+
+impl EvalRequest {
+    /// The checks that cost nothing (settings, specs, dataset lines), made
+    /// before any work: the settings the runs will use, and the questions.
+    pub fn check(&self, config: &Config) -> Result<(ResolvedSettings, Vec<Question>)> {
+        if self.graph_reach == 0 {
+            return Err(EvalError::BadSetting {
+                name: "graph reach",
+                message: "must be at least 1: ig2rag's graph is scored over that many chunks nearest each question".into(),
+            });
+        }
+        if self.concurrency == 0 {
+            return Err(EvalError::BadSetting {
+                name: "concurrency",
+                message: "must be at least 1: it is how many answers are in flight at once".into(),
+            });
+        }
+        let resolved = self.settings.resolve(&config.llm);
+        spec::check_all(&self.methods, resolved)?;
+        let questions = dataset::read(&self.dataset, self.limit)?;
+        Ok((resolved, questions))
+    }
 }
 
 pub struct Evaluation {
@@ -88,21 +112,7 @@ impl Evaluation {
         mut config: Config,
         stop: &CancellationToken,
     ) -> Result<Evaluation> {
-        if request.graph_reach == 0 {
-            return Err(EvalError::BadSetting {
-                name: "graph reach",
-                message: "must be at least 1: ig2rag's graph is scored over that many chunks nearest each question".into(),
-            });
-        }
-        if request.concurrency == 0 {
-            return Err(EvalError::BadSetting {
-                name: "concurrency",
-                message: "must be at least 1: it is how many answers are in flight at once".into(),
-            });
-        }
-        let resolved = request.settings.resolve(&config.llm);
-        spec::check_all(&request.methods, resolved)?;
-        let questions = dataset::read(&request.dataset, request.limit)?;
+        let (resolved, questions) = request.check(&config)?;
         let manifest = Manifest::new(
             &request.dataset,
             &request.corpus,
@@ -113,7 +123,7 @@ impl Evaluation {
         )?;
         let out = OutDir::create(&request.out)?;
         let opened = manifest::open(&out, &manifest, request.fresh)?;
-        let mut notices = Vec::new();
+        let mut notices = vec![format!("indexing into {}", out.index().display())];
         if let Some(line) = opened.torn_line {
             notices.push(format!(
                 "warning: line {line} of results.jsonl was cut off mid-write (the run was killed); \

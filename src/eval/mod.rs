@@ -12,6 +12,7 @@ pub mod diff;
 mod error;
 mod evaluation;
 pub mod graph;
+pub mod job;
 pub mod judge;
 pub mod manifest;
 pub mod metrics;
@@ -60,8 +61,8 @@ impl OutDir {
         self.0.join("corpus")
     }
 
-    /// The library's data directory: the evaluation never touches the
-    /// user's own index.
+    /// The evaluation's own library's data directory: its chunks never mix
+    /// with the user's index, where only its job's row lives.
     pub fn index(&self) -> PathBuf {
         self.0.join("index")
     }

@@ -62,6 +62,20 @@ impl fmt::Display for MethodSpec {
     }
 }
 
+/// As the text `folio eval --methods` takes, in an evaluation job's payload.
+impl serde::Serialize for MethodSpec {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for MethodSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 /// The runner's own checks on every spec, done before any question is
 /// asked, so a typo in the last spec does not surface after hours of
 /// answering; and no spec twice, since rows are told apart by spec.

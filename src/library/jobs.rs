@@ -1,19 +1,22 @@
-//! The job runtime: every kind of background work (ingestion, the gain
-//! graph) is a row in `jobs` and goes through one lifecycle here: claim it
-//! (so two processes never run one job), run it until it ends or stops,
-//! then settle it (done, failed, parked while paused, or back in the queue
-//! after a shutdown, so the next start resumes it; a process that died
-//! leaves its job claimable as interrupted). One poller drives the
-//! background work of long-lived processes: each tick it wakes the watcher
-//! and one lane per kind of job, so a long graph build never holds up
-//! indexing.
+//! The job runtime: every kind of long work (ingestion, the gain graph, and
+//! kinds defined above the library through [`JobKind`], the evaluation) is
+//! a row in `jobs` and goes through one lifecycle here: claim it (so two
+//! processes never run one job), run it under a token of its own that a
+//! pause or a cancel fires, then settle it (done, failed, parked while
+//! paused, or back in the queue after a shutdown, so the next start resumes
+//! it; a process that died leaves its job claimable as interrupted). One
+//! poller drives the background work of long-lived processes: each tick it
+//! wakes the watcher and one lane per kind of job, so a long graph build
+//! never holds up indexing.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::fmt::Display;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -44,6 +47,19 @@ pub(super) struct JobControl {
     missed_changes: AtomicBool,
     /// A watcher is running in this process.
     pub(super) watching: AtomicBool,
+    /// The token of each job this process is running, fired by a pause or
+    /// by cancelling that job.
+    running: Mutex<HashMap<i64, CancellationToken>>,
+}
+
+impl JobControl {
+    /// Fires the tokens of the running jobs `which` picks.
+    fn stop_running(&self, which: impl Fn(i64) -> bool) {
+        let running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        for (_, token) in running.iter().filter(|(id, _)| which(**id)) {
+            token.cancel();
+        }
+    }
 }
 
 /// Clears the watching flag when the watcher stops, however it stops.
@@ -62,9 +78,28 @@ pub(super) struct IngestPayload {
 }
 
 /// What a pass of any job reports at its end.
-trait Pass {
+pub trait Pass {
     /// It ended before its work did (paused, cancelled, shut down).
     fn stopped(&self) -> bool;
+}
+
+/// A kind of job defined above the library (the evaluation): it runs each
+/// of its jobs through [`Library::run_claimed`] or
+/// [`Library::run_in_foreground`], and [`Library::run_background`] gives it
+/// a lane beside ingestion and the graph, which resumes its jobs after a
+/// crash or a pause.
+pub trait JobKind: Sync {
+    /// The `kind` of its rows in `jobs`.
+    fn kind(&self) -> &'static str;
+
+    /// Runs (or resumes) job `job_id` until it ends or `stop` fires; how
+    /// it ended is recorded on the job, as for the library's own kinds.
+    fn run<'a>(
+        &'a self,
+        library: &'a Library,
+        job_id: i64,
+        stop: &'a CancellationToken,
+    ) -> BoxFuture<'a, ()>;
 }
 
 impl Pass for PassSummary {
@@ -95,38 +130,141 @@ impl Library {
 
     /// The lifecycle every job goes through: claim job `job_id` if it is of
     /// `kind` and free (queued, or interrupted by a process that died), run
-    /// `work` on it, and settle it by how the pass ended. `None` means the
-    /// job is not free to run here.
-    async fn run_claimed<T, F, Fut>(&self, job_id: i64, kind: &str, work: F) -> Result<Option<T>>
+    /// `work` on it under a child of `stop` that a pause or a cancel of the
+    /// job fires, and settle it by how the pass ended. `None` means the job
+    /// is not free to run here.
+    pub async fn run_claimed<T, E, F, Fut>(
+        &self,
+        job_id: i64,
+        kind: &str,
+        stop: &CancellationToken,
+        work: F,
+    ) -> std::result::Result<Option<T>, E>
     where
         T: Pass,
-        F: FnOnce(Job) -> Fut,
-        Fut: Future<Output = Result<T>>,
+        E: From<Error> + Display,
+        F: FnOnce(Job, CancellationToken) -> Fut,
+        Fut: Future<Output = std::result::Result<T, E>>,
     {
         let job = self
             .store
             .job(job_id)
-            .await?
+            .await
+            .map_err(Error::from)?
             .ok_or(Error::JobNotFound(job_id))?;
         let free = job.state == JobState::Queued || job.interrupted;
         if job.kind != kind
             || !free
             || self.jobs_paused()
-            || !self.store.claim_job(job_id, job.owner_pid).await?
+            || !self
+                .store
+                .claim_job(job_id, job.owner_pid)
+                .await
+                .map_err(Error::from)?
         {
             return Ok(None);
         }
-        let result = work(job).await;
-        match &result {
-            Ok(pass) if pass.stopped() => self.settle_stopped_job(job_id).await?,
-            Ok(_) => self.store.finish_job(job_id, JobState::Done, None).await?,
-            Err(e) => {
+        self.run_owned(job, stop, work).await.map(Some)
+    }
+
+    /// Starts work the user asked for now (`folio eval`, the Evaluate
+    /// view) as a job of `kind`, whatever the queue holds: it takes over
+    /// the waiting job `same` recognises (one a killed process left, or one
+    /// a pause parked), or else makes a new one, and runs it as
+    /// [`Library::run_claimed`] does. A job `same` recognises that a live
+    /// process runs is refused, naming that process.
+    pub async fn run_in_foreground<T, E, F, Fut>(
+        &self,
+        kind: &str,
+        payload: &serde_json::Value,
+        same: impl Fn(&Job) -> bool,
+        stop: &CancellationToken,
+        work: F,
+    ) -> std::result::Result<T, E>
+    where
+        T: Pass,
+        E: From<Error> + Display,
+        F: FnOnce(Job, CancellationToken) -> Fut,
+        Fut: Future<Output = std::result::Result<T, E>>,
+    {
+        let unfinished = self.store.unfinished_jobs().await.map_err(Error::from)?;
+        let mine = unfinished.into_iter().filter(|j| j.kind == kind && same(j));
+        let mut taken = None;
+        for job in mine {
+            if job.state == JobState::Running && !job.interrupted {
+                return Err(Error::JobRunning {
+                    job: job.id,
+                    pid: job.owner_pid.unwrap_or_default(),
+                }
+                .into());
+            }
+            if self
+                .store
+                .claim_job_in_foreground(job.id, job.owner_pid)
+                .await
+                .map_err(Error::from)?
+            {
                 self.store
-                    .finish_job(job_id, JobState::Failed, Some(&e.to_string()))
-                    .await?
+                    .set_job_payload(job.id, payload)
+                    .await
+                    .map_err(Error::from)?;
+                taken = Some(job.id);
+                break;
             }
         }
-        result.map(Some)
+        let id = match taken {
+            Some(id) => id,
+            None => self
+                .store
+                .create_claimed_job(kind, payload)
+                .await
+                .map_err(Error::from)?,
+        };
+        let job = self
+            .store
+            .job(id)
+            .await
+            .map_err(Error::from)?
+            .ok_or(Error::JobNotFound(id))?;
+        self.run_owned(job, stop, work).await
+    }
+
+    /// Runs a job this process has claimed and settles it.
+    async fn run_owned<T, E, F, Fut>(
+        &self,
+        job: Job,
+        stop: &CancellationToken,
+        work: F,
+    ) -> std::result::Result<T, E>
+    where
+        T: Pass,
+        E: From<Error> + Display,
+        F: FnOnce(Job, CancellationToken) -> Fut,
+        Fut: Future<Output = std::result::Result<T, E>>,
+    {
+        let job_id = job.id;
+        let token = stop.child_token();
+        self.running_jobs().insert(job_id, token.clone());
+        let result = work(job, token).await;
+        self.running_jobs().remove(&job_id);
+        match &result {
+            Ok(pass) if pass.stopped() => self.settle_stopped_job(job_id).await?,
+            Ok(_) => self
+                .store
+                .finish_job(job_id, JobState::Done, None)
+                .await
+                .map_err(Error::from)?,
+            Err(e) => self
+                .store
+                .finish_job(job_id, JobState::Failed, Some(&e.to_string()))
+                .await
+                .map_err(Error::from)?,
+        }
+        result
+    }
+
+    fn running_jobs(&self) -> std::sync::MutexGuard<'_, HashMap<i64, CancellationToken>> {
+        self.jobs.running.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// A pass stopped early: by the user cancelling the job (leave it
@@ -159,8 +297,10 @@ impl Library {
         job_id: i64,
         stop: &CancellationToken,
     ) -> Result<Option<PassSummary>> {
-        self.run_claimed(job_id, INGEST_JOB, |job| self.ingest(job, stop))
-            .await
+        self.run_claimed(job_id, INGEST_JOB, stop, |job, stop| async move {
+            self.ingest(job, &stop).await
+        })
+        .await
     }
 
     async fn ingest(&self, job: Job, stop: &CancellationToken) -> Result<PassSummary> {
@@ -188,8 +328,8 @@ impl Library {
         stop: &CancellationToken,
         on_progress: &(dyn Fn(&BuildProgress) + Sync),
     ) -> Result<Option<BuildProgress>> {
-        self.run_claimed(job_id, GRAPH_JOB, |job| {
-            self.build_graph(job, stop, on_progress)
+        self.run_claimed(job_id, GRAPH_JOB, stop, |job, stop| async move {
+            self.build_graph(job, &stop, on_progress).await
         })
         .await
     }
@@ -340,6 +480,7 @@ impl Library {
     pub async fn pause_jobs(&self) -> Result<()> {
         self.jobs.paused.store(true, Ordering::Relaxed);
         self.jobs.interrupt.store(true, Ordering::Relaxed);
+        self.jobs.stop_running(|_| true);
         self.store
             .move_jobs(JobState::Queued, JobState::Paused)
             .await?;
@@ -369,6 +510,7 @@ impl Library {
             .ok_or(Error::JobNotFound(job_id))?;
         if job.state == JobState::Running && job.owner_pid == Some(i64::from(std::process::id())) {
             self.jobs.interrupt.store(true, Ordering::Relaxed);
+            self.jobs.stop_running(|id| id == job_id);
         }
         Ok(())
     }
@@ -465,14 +607,15 @@ impl Library {
     /// fires: the watcher keeps the index current with the disk, and the
     /// job runtime runs queued and interrupted jobs (work an earlier
     /// session left first, then a reconcile that catches the edits made
-    /// while nothing watched) and keeps every built graph up to date with
-    /// the library (Algorithm 3). `on_pass` hears about every ingestion
+    /// while nothing watched), keeps every built graph up to date with
+    /// the library (Algorithm 3), and gives each of `kinds` a lane too. `on_pass` hears about every ingestion
     /// pass. A failure (a folder that cannot be watched, an unreadable
     /// index) stops the rest at a safe point first, then is returned.
     pub async fn run_background(
         &self,
         shutdown: impl Future<Output = ()>,
         on_pass: &(dyn Fn(&PassSummary) + Sync),
+        kinds: &[&dyn JobKind],
     ) -> Result<()> {
         if !self.store.folders().await?.is_empty() {
             self.queue_reconcile().await?;
@@ -527,8 +670,24 @@ impl Library {
                 .await,
             )
         };
-        let ((), watched, ingested, graphed) = tokio::join!(poller, watching, ingesting, graphing);
-        watched.and(ingested).and(graphed)
+        let others = futures::future::join_all(kinds.iter().map(|kind| async {
+            stopping(
+                self.lane(&stop, ticks.clone(), || async {
+                    for job in self.store.pending_jobs().await? {
+                        if job.kind == kind.kind() && !stop.is_cancelled() {
+                            kind.run(self, job.id, &stop).await;
+                        }
+                    }
+                    Ok(())
+                })
+                .await,
+            )
+        }));
+        let ((), watched, ingested, graphed, others) =
+            tokio::join!(poller, watching, ingesting, graphing, others);
+        others
+            .into_iter()
+            .fold(watched.and(ingested).and(graphed), Result::and)
     }
 
     /// One lane of the runtime: on every tick of the poller, unless paused,

@@ -33,7 +33,7 @@ use crate::store::{
 use jobs::{IngestPayload, JobControl};
 use tokio_util::sync::CancellationToken;
 
-pub use jobs::{WatchingGuard, INGEST_JOB};
+pub use jobs::{JobKind, Pass, WatchingGuard, INGEST_JOB};
 
 pub struct Library {
     config: Config,
@@ -133,6 +133,13 @@ impl Library {
 
     pub fn subscribe(&self) -> broadcast::Receiver<EngineEvent> {
         self.events.subscribe()
+    }
+
+    /// Sends `event` to every subscriber: how a job of a kind defined above
+    /// the library (the evaluation) reports its progress.
+    pub fn publish(&self, event: EngineEvent) {
+        // No subscriber is not an error: nobody is watching.
+        let _ = self.events.send(event);
     }
 
     /// Cancelling it stops running passes at their next batch boundary;

@@ -39,7 +39,7 @@ pub const DEFAULT_K: usize = 5;
 
 /// The request settings a caller chooses, shared by `folio ask` and every
 /// spec of `folio eval`; `None` takes the configured value.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AskSettings {
     /// Passages to retrieve.
     pub k: usize,

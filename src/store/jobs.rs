@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{now_ms, process_alive, Result, Store};
+use crate::events::Progress;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[ts(export)]
@@ -150,10 +151,22 @@ impl Store {
     /// saw when it judged the job free (none, or a dead process); if another
     /// worker claimed it since, nothing changes and `false` comes back.
     pub async fn claim_job(&self, id: i64, seen_owner: Option<i64>) -> Result<bool> {
-        let claimed = sqlx::query(
+        self.claim_job_from(id, seen_owner, "('queued', 'running')")
+            .await
+    }
+
+    /// [`Store::claim_job`] for a job the user starts again by hand, which
+    /// takes a parked one too.
+    pub async fn claim_job_in_foreground(&self, id: i64, seen_owner: Option<i64>) -> Result<bool> {
+        self.claim_job_from(id, seen_owner, "('queued', 'running', 'paused')")
+            .await
+    }
+
+    async fn claim_job_from(&self, id: i64, seen_owner: Option<i64>, states: &str) -> Result<bool> {
+        let claimed = sqlx::query(&format!(
             "UPDATE jobs SET state = 'running', owner_pid = ?, updated_at = ? \
-             WHERE id = ? AND state IN ('queued', 'running') AND owner_pid IS ?",
-        )
+             WHERE id = ? AND state IN {states} AND owner_pid IS ?"
+        ))
         .bind(std::process::id() as i64)
         .bind(now_ms())
         .bind(id)
@@ -161,6 +174,59 @@ impl Store {
         .execute(&self.pool)
         .await?;
         Ok(claimed.rows_affected() == 1)
+    }
+
+    /// Creates a job already claimed by this process: one the user starts
+    /// in the foreground runs at once, and no worker can take it first.
+    pub async fn create_claimed_job(&self, kind: &str, payload: &serde_json::Value) -> Result<i64> {
+        let now = now_ms();
+        Ok(sqlx::query(
+            "INSERT INTO jobs(kind, state, payload, owner_pid, created_at, updated_at) \
+             VALUES (?, 'running', ?, ?, ?, ?)",
+        )
+        .bind(kind)
+        .bind(payload.to_string())
+        .bind(std::process::id() as i64)
+        .bind(now)
+        .bind(now)
+        .execute(&self.pool)
+        .await?
+        .last_insert_rowid())
+    }
+
+    /// Replaces what a job is to do: the user started it again with other
+    /// settings (an evaluation with a larger --limit).
+    pub async fn set_job_payload(&self, id: i64, payload: &serde_json::Value) -> Result<()> {
+        sqlx::query("UPDATE jobs SET payload = ?, updated_at = ? WHERE id = ?")
+            .bind(payload.to_string())
+            .bind(now_ms())
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// Sets the claimed job's whole count, for work that counts itself
+    /// (an evaluation's answers) rather than committing batch by batch.
+    /// `active_ms` is the time run so far, this process's included.
+    pub async fn set_job_progress(
+        &self,
+        id: i64,
+        progress: &Progress,
+        active_ms: i64,
+    ) -> Result<()> {
+        sqlx::query(
+            "UPDATE jobs SET done = ?, total = ?, failed = ?, active_ms = ?, updated_at = ? WHERE id = ?",
+        )
+        .bind(progress.done as i64)
+        .bind(progress.total as i64)
+        .bind(progress.failed as i64)
+        .bind(active_ms)
+            .bind(now_ms())
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
     }
 
     /// Records how many items the claimed job still has to do.
@@ -251,19 +317,23 @@ impl Store {
         Ok(rows.into_iter().map(job_from_row).collect())
     }
 
-    /// Jobs that are not finished and that no live process holds: queued,
-    /// paused, and running ones whose process died. Oldest first.
-    pub async fn waiting_jobs(&self) -> Result<Vec<Job>> {
+    /// Jobs that are not finished: queued, paused and running ones, those
+    /// of live processes included. Oldest first.
+    pub async fn unfinished_jobs(&self) -> Result<Vec<Job>> {
         let rows: Vec<JobRow> = sqlx::query_as(&format!(
             "SELECT {JOB_COLUMNS} FROM jobs WHERE state IN ('queued', 'paused', 'running') ORDER BY id"
         ))
         .fetch_all(&self.pool)
         .await?;
-        Ok(rows
-            .into_iter()
-            .map(job_from_row)
-            .filter(|j| j.state != JobState::Running || j.interrupted)
-            .collect())
+        Ok(rows.into_iter().map(job_from_row).collect())
+    }
+
+    /// Jobs that are not finished and that no live process holds: queued,
+    /// paused, and running ones whose process died. Oldest first.
+    pub async fn waiting_jobs(&self) -> Result<Vec<Job>> {
+        let mut jobs = self.unfinished_jobs().await?;
+        jobs.retain(|j| j.state != JobState::Running || j.interrupted);
+        Ok(jobs)
     }
 
     /// Jobs a worker may take now: waiting ones that are not paused.

@@ -5,10 +5,12 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use folio::eval::job::EvalJobs;
 use folio::Library;
 
-/// The library's background work (watcher and job runtime), as the app
-/// and `folio watch` run it, until [`Background::stop`].
+/// The library's background work (watcher and job runtime, evaluations'
+/// lane included), as the app and `folio watch` run it, until
+/// [`Background::stop`].
 pub struct Background {
     stop: tokio::sync::oneshot::Sender<()>,
     task: tokio::task::JoinHandle<folio::Result<()>>,
@@ -22,7 +24,9 @@ impl Background {
             let shutdown = async {
                 let _ = stopped.await;
             };
-            library.run_background(shutdown, &|_| {}).await
+            library
+                .run_background(shutdown, &|_| {}, &[&EvalJobs])
+                .await
         });
         Background { stop, task }
     }

@@ -5,8 +5,9 @@
 use std::path::PathBuf;
 use std::str::FromStr;
 
+use folio::eval::job as eval_job;
 use folio::eval::report::{self, Report, SpecRun};
-use folio::eval::{graph as eval_graph, EvalEvent, EvalRequest, Evaluation, MethodSpec};
+use folio::eval::{graph as eval_graph, EvalEvent, EvalRequest, MethodSpec};
 use folio::methods::runner::{AskSettings, DEFAULT_K};
 use serde::Deserialize;
 use tauri::ipc::Channel;
@@ -126,32 +127,37 @@ pub async fn start_eval(
         ],
     )
     .await?;
-    let config = state.with_engine(|e| e.config.clone()).await?;
+    let library = state.library().await?;
     let cancel = state.register_eval()?;
-    let result = evaluate(request, config, &cancel, &on_event).await;
+    let result = evaluate(&library, request, &cancel, &on_event).await;
     state.finish_eval();
     result
 }
 
 async fn evaluate(
+    library: &folio::Library,
     request: EvalRequest,
-    config: folio::Config,
     cancel: &tokio_util::sync::CancellationToken,
     on_event: &Channel<EvalEvent>,
 ) -> CommandResult<Report> {
-    let evaluation = Evaluation::open(request, config, cancel).await?;
-    let out = evaluation.out().root().to_path_buf();
+    let out = request.out.clone();
     // The window may have closed; the evaluation goes on and is kept either way.
-    evaluation
-        .run(&|event| {
-            let _ = on_event.send(event);
-        })
-        .await?;
+    eval_job::run_in_foreground(library, request, cancel, &|event| {
+        let _ = on_event.send(event);
+    })
+    .await?;
     Ok(report::load(&out)?)
 }
+
+/// The user's Cancel: the evaluation stops after the answer in flight and
+/// its job stays cancelled (closing the app instead leaves it to resume).
 #[tauri::command(rename_all = "snake_case")]
-pub fn cancel_eval(state: State<'_, AppState>) {
+pub async fn cancel_eval(state: State<'_, AppState>) -> CommandResult<()> {
+    if let Ok(library) = state.library().await {
+        eval_job::cancel_running(&library).await?;
+    }
     state.cancel_eval();
+    Ok(())
 }
 
 /// The evaluation folder `out` from the webview, once granted: picked in

@@ -5,17 +5,16 @@
 
 use std::path::PathBuf;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use tokio_util::sync::CancellationToken;
 
 use folio::choice::Choice;
 use folio::eval::diff::{self, RightBy, RunRef};
-use folio::eval::{
-    graph as eval_graph, summary, EvalEvent, EvalRequest, Evaluation, MethodSpec, Row,
-};
+use folio::eval::job as eval_job;
+use folio::eval::{graph as eval_graph, summary, EvalEvent, EvalRequest, MethodSpec, Row};
 use folio::store::RunStatus;
-use folio::Config;
+use folio::{Config, Library};
 use indicatif::ProgressBar;
 
 use crate::args::{choice, SettingsArgs};
@@ -122,23 +121,23 @@ pub async fn run(args: EvalArgs, config: Config, json: bool) -> Result<()> {
         judge: args.judge,
         settings: args.settings.into(),
     };
+    let library = Library::open(config).await.context("opening the index")?;
     let cancel = CancellationToken::new();
-    let evaluation = Evaluation::open(request, config, &cancel).await?;
     let stop = cancel.clone();
     tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
             eprintln!(
-                "\nstopping; answers so far are in results.jsonl, \
-                 and the same command goes on from them"
+                "\nstopping; answers so far are in results.jsonl, and the same \
+                 command (or a running app) goes on from them"
             );
             stop.cancel();
         }
     });
 
-    eprintln!("indexing into {}", evaluation.out().index().display());
-    let out = evaluation.out().root().to_path_buf();
+    let out = request.out.clone();
     let display = Display::new(json);
-    let summary = evaluation.run(&|e| display.show(e)).await;
+    let summary =
+        eval_job::run_in_foreground(&library, request, &cancel, &|e| display.show(e)).await;
     display.done();
     let summary = summary?;
     if json {

@@ -17,6 +17,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
+use folio::eval::job::EvalJobs;
 use folio::events::{EngineEvent, JobPhase, JobProgress, Progress};
 use folio::ingest::pipeline::PassSummary;
 use folio::ingest::structure_tree::preview;
@@ -142,7 +143,8 @@ async fn run(cli: Cli) -> Result<()> {
     let command = match cli.command {
         // Benchmarks make their own temporary libraries; the user's is never opened.
         Command::Bench(args) => return bench::run(args, config, cli.json).await,
-        // An evaluation keeps its own index in its output folder.
+        // An evaluation keeps its own index in its output folder; the
+        // user's library holds only its job.
         Command::Eval(args) => return eval::run(args, config, cli.json).await,
         Command::Models => return models::show(&config, cli.json).await,
         Command::Answer(AnswerCommand::Methods) => return answers::list_methods(cli.json),
@@ -257,6 +259,8 @@ pub fn draw_job(bar: &ProgressBar, p: &JobProgress) {
         JobPhase::Indexing => "indexing",
         JobPhase::Embedding => "embedding",
         JobPhase::Scoring => "scoring",
+        JobPhase::Answering => "answering",
+        JobPhase::Judging => "judging",
         JobPhase::Finished => "done",
     });
 }
@@ -386,15 +390,19 @@ async fn watch(library: &Library, json: bool) -> Result<()> {
     }
     let shutdown = library.stop_token().cancelled();
     library
-        .run_background(shutdown, &|summary| {
-            if json {
-                if let Ok(line) = serde_json::to_string(summary) {
-                    println!("{line}");
+        .run_background(
+            shutdown,
+            &|summary| {
+                if json {
+                    if let Ok(line) = serde_json::to_string(summary) {
+                        println!("{line}");
+                    }
+                } else if *summary != PassSummary::default() {
+                    print_summary(summary);
                 }
-            } else if *summary != PassSummary::default() {
-                print_summary(summary);
-            }
-        })
+            },
+            &[&EvalJobs],
+        )
         .await?;
     Ok(())
 }

@@ -76,9 +76,13 @@ pub async fn run(ctx: &Context) -> Result<Report> {
                 let _ = stopped.await;
             };
             library
-                .run_background(shutdown, &move |s| {
-                    let _ = passes_tx.send(*s);
-                })
+                .run_background(
+                    shutdown,
+                    &move |s| {
+                        let _ = passes_tx.send(*s);
+                    },
+                    &[],
+                )
                 .await
         })
     };

@@ -33,6 +33,7 @@ describe("JobList", () => {
       view({ id: 1 }),
       view({ id: 2, kind: "gain-graph", phase: "scoring", rate: 0.5 }),
       view({ id: 3, kind: "re-embed", phase: null, rate: 4 }),
+      view({ id: 4, kind: "eval", phase: "answering", rate: 0.2 }),
     ];
     const instance = mount(JobList, { target, props: { jobs, paused: false } });
     flushSync();
@@ -41,12 +42,15 @@ describe("JobList", () => {
       "Indexing folders",
       "Information-gain graph",
       "re-embed",
+      "Evaluation",
     ]);
     expect(text(rows[0])).toContain("Embedding");
     expect(text(rows[0])).toContain("2.5 docs/s");
     expect(text(rows[1])).toContain("Scoring neighbours");
     expect(text(rows[1])).toContain("0.5 chunks/s");
     expect(text(rows[2])).toContain("4.0 items/s");
+    expect(text(rows[3])).toContain("Answering questions");
+    expect(text(rows[3])).toContain("0.2 answers/s");
     unmount(instance);
   });
 });
