@@ -608,9 +608,10 @@ impl Library {
     /// job runtime runs queued and interrupted jobs (work an earlier
     /// session left first, then a reconcile that catches the edits made
     /// while nothing watched), keeps every built graph up to date with
-    /// the library (Algorithm 3), and gives each of `kinds` a lane too. `on_pass` hears about every ingestion
-    /// pass. A failure (a folder that cannot be watched, an unreadable
-    /// index) stops the rest at a safe point first, then is returned.
+    /// the library (Algorithm 3), and gives each of `kinds` a lane too.
+    /// `on_pass` hears about every ingestion pass. A failure (a folder that
+    /// cannot be watched, an unreadable index) stops the rest at a safe
+    /// point first, then is returned.
     pub async fn run_background(
         &self,
         shutdown: impl Future<Output = ()>,

@@ -454,6 +454,14 @@ describe("Folio in a real window", () => {
     expect(markdown).toMatch(/^# Evaluation: dev\.jsonl/m);
     expect(markdown).toMatch(/^\| llm-only \| 2 \|/m);
     expect(markdown).toMatch(/^\| vanilla-rag \| 2 \|/m);
+
+    // It ran as a job of the library: the Jobs list shows it, finished, with its answers counted.
+    await open("library");
+    const job = await app.find('[data-testid="job-row"][data-kind="eval"]', 30_000);
+    await app.waitFor("the evaluation's job done", 30_000, async () => (await job.attribute("data-state")) === "done");
+    expect(await job.text()).toMatch(/Evaluation[\s\S]*4 \/ 4/);
+    await app.execute("document.querySelector('[data-testid=\"job-row\"][data-kind=\"eval\"]').scrollIntoView();");
+    await shot("20-evaluation-job");
   });
 
   it("settings: key storage stated, bad input refused inline, dark theme", async () => {
