@@ -9,9 +9,10 @@ use std::sync::Arc;
 
 use common::engine::{ingest, open, scalar};
 use common::wait::{eventually, Background};
+use folio::eval::job::{EvalJobs, EVAL_JOB};
 use folio::events::EngineEvent;
 use folio::graph::{GraphBuildOptions, Rubric};
-use folio::library::Pass;
+use folio::library::{JobKind, Pass};
 use folio::retrieve::SearchMode;
 use folio::store::{JobState, NodeScoring};
 use tokio_util::sync::CancellationToken;
@@ -390,4 +391,24 @@ async fn a_foreground_job_is_paused_taken_over_refused_while_live_and_cancelled(
     let jobs = sketch_jobs(&library).await;
     assert_eq!(jobs[0].state, JobState::Cancelled);
     assert_eq!(jobs[1].state, JobState::Done);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_evaluation_job_whose_payload_is_unreadable_fails_saying_so() {
+    let data = tempfile::tempdir().unwrap();
+    let library = open(data.path()).await;
+    let payload = serde_json::json!({ "dataset": 7 });
+    let id = library
+        .store()
+        .create_job(EVAL_JOB, &payload, JobState::Queued)
+        .await
+        .unwrap();
+    EvalJobs.run(&library, id, &CancellationToken::new()).await;
+    let job = library.store().job(id).await.unwrap().unwrap();
+    assert_eq!(job.state, JobState::Failed);
+    let error = job.error.unwrap();
+    assert!(
+        error.contains(&format!("evaluation job {id} is unreadable")),
+        "{error}"
+    );
 }
