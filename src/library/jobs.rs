@@ -12,7 +12,7 @@
 use std::collections::{HashMap, HashSet};
 use std::fmt::Display;
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -50,6 +50,9 @@ pub(super) struct JobControl {
     /// The token of each job this process is running, fired by a pause or
     /// by cancelling that job.
     running: Mutex<HashMap<i64, CancellationToken>>,
+    /// Counts pauses, so a pass can tell that one landed between claiming
+    /// its job and registering its token, when no token was there to fire.
+    pauses: AtomicU64,
 }
 
 impl JobControl {
@@ -152,6 +155,7 @@ impl Library {
             .await
             .map_err(Error::from)?
             .ok_or(Error::JobNotFound(job_id))?;
+        let pauses = self.jobs.pauses.load(Ordering::SeqCst);
         let free = job.state == JobState::Queued || job.interrupted;
         if job.kind != kind
             || !free
@@ -164,7 +168,7 @@ impl Library {
         {
             return Ok(None);
         }
-        self.run_owned(job, stop, work).await.map(Some)
+        self.run_owned(job, pauses, stop, work).await.map(Some)
     }
 
     /// Starts work the user asked for now (`folio eval`, the Evaluate
@@ -187,6 +191,7 @@ impl Library {
         F: FnOnce(Job, CancellationToken) -> Fut,
         Fut: Future<Output = std::result::Result<T, E>>,
     {
+        let pauses = self.jobs.pauses.load(Ordering::SeqCst);
         let unfinished = self.store.unfinished_jobs().await.map_err(Error::from)?;
         let mine = unfinished.into_iter().filter(|j| j.kind == kind && same(j));
         let mut taken = None;
@@ -226,13 +231,17 @@ impl Library {
             .await
             .map_err(Error::from)?
             .ok_or(Error::JobNotFound(id))?;
-        self.run_owned(job, stop, work).await
+        self.run_owned(job, pauses, stop, work).await
     }
 
-    /// Runs a job this process has claimed and settles it.
+    /// Runs a job this process has claimed and settles it. `pauses` is the
+    /// pause count read before the claim: a pause or a cancel that came
+    /// after the claim but before the token was registered found no token
+    /// to fire, so the token is fired here instead.
     async fn run_owned<T, E, F, Fut>(
         &self,
         job: Job,
+        pauses: u64,
         stop: &CancellationToken,
         work: F,
     ) -> std::result::Result<T, E>
@@ -245,6 +254,16 @@ impl Library {
         let job_id = job.id;
         let token = stop.child_token();
         self.running_jobs().insert(job_id, token.clone());
+        let cancelled = match self.store.job(job_id).await {
+            Ok(now) => now.is_some_and(|j| j.state == JobState::Cancelled),
+            Err(e) => {
+                self.running_jobs().remove(&job_id);
+                return Err(Error::from(e).into());
+            }
+        };
+        if cancelled || self.jobs.pauses.load(Ordering::SeqCst) != pauses {
+            token.cancel();
+        }
         let result = work(job, token).await;
         self.running_jobs().remove(&job_id);
         match &result {
@@ -480,6 +499,7 @@ impl Library {
     pub async fn pause_jobs(&self) -> Result<()> {
         self.jobs.paused.store(true, Ordering::Relaxed);
         self.jobs.interrupt.store(true, Ordering::Relaxed);
+        self.jobs.pauses.fetch_add(1, Ordering::SeqCst);
         self.jobs.stop_running(|_| true);
         self.store
             .move_jobs(JobState::Queued, JobState::Paused)
