@@ -77,7 +77,7 @@ pub fn text_tree(data: &[u8]) {
 /// into; returns both for checks particular to one format.
 fn document_tree(format: Format, data: &[u8]) -> Option<(StructureTree, String)> {
     let loaded = deterministic(|| {
-        load(format, data, FALLBACK_TITLE)
+        load(format, data, FALLBACK_TITLE, u64::MAX)
             .map(|doc| (doc.tree, doc.note))
             .map_err(|e| e.to_string())
     });
@@ -152,7 +152,7 @@ pub fn chunker(data: &[u8]) {
         target,
         max: target + usize::from(knob / 64) * target / 2,
     };
-    let Ok(doc) = load(Format::Markdown, markdown, FALLBACK_TITLE) else {
+    let Ok(doc) = load(Format::Markdown, markdown, FALLBACK_TITLE, u64::MAX) else {
         return;
     };
     let tree = doc.tree;

@@ -7,7 +7,9 @@ mod common;
 use std::path::Path;
 
 use common::engine::{assert_consistent, ingest, open_with_limit};
-use common::fixtures::{docx_bytes, pdf_bytes};
+use common::fixtures::{
+    docx_bytes, epub_bytes, odt_bytes, pdf_bytes, pptx_bytes, xlsx_bytes, SlideSpec,
+};
 use folio::ingest::prepare::{prepare, Prepared};
 use folio::ingest::scan::inspect;
 use folio::retrieve::SearchMode;
@@ -74,6 +76,41 @@ async fn bad_files_are_recorded_with_reasons_and_the_batch_goes_on() {
     )
     .unwrap();
 
+    std::fs::write(
+        d.join("signals.pptx"),
+        pptx_bytes(
+            Some("Signals"),
+            &[SlideSpec {
+                title: Some("Flags"),
+                bodies: &["Ships talk by semaphore."],
+                notes: Some("Demonstrate the arm positions."),
+            }],
+        ),
+    )
+    .unwrap();
+    let hulls: &[&[&str]] = &[
+        &["Hull", "Growth"],
+        &["Ferry", "barnacles"],
+        &["Tug", "weed"],
+    ];
+    std::fs::write(d.join("hulls.xlsx"), xlsx_bytes(&[("Inspection", hulls)])).unwrap();
+    std::fs::write(
+        d.join("deck.odt"),
+        odt_bytes(
+            None,
+            "<text:h>Deck</text:h><text:p>The capstan hauls the anchor.</text:p>",
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("voyage.epub"),
+        epub_bytes(
+            "Voyage",
+            &[("one.xhtml", "Rigging", "<p>The mizzenmast was split.</p>")],
+        ),
+    )
+    .unwrap();
+
     let library = open_with_limit(data.path(), 10_000).await;
     let summary = ingest(&library, &d).await;
     let status = library.status().await.unwrap();
@@ -92,7 +129,7 @@ async fn bad_files_are_recorded_with_reasons_and_the_batch_goes_on() {
     assert!(error_of(&status, "pipe.md").contains("not a regular file"));
     assert!(error_of(&status, "loop").starts_with("symlink loop"));
     assert!(error_of(&status, "scanned.pdf").contains("no extractable text"));
-    assert_eq!(summary.indexed, 4, "{summary:?}");
+    assert_eq!(summary.indexed, 8, "{summary:?}");
 
     let latin1 = library
         .store()
@@ -115,6 +152,11 @@ async fn bad_files_are_recorded_with_reasons_and_the_batch_goes_on() {
         ("lighthouses", "good.md"),
         ("harbour", "report.pdf"),
         ("windmills", "notes.docx"),
+        ("semaphore", "signals.pptx"),
+        ("arm positions", "signals.pptx"),
+        ("barnacles", "hulls.xlsx"),
+        ("capstan", "deck.odt"),
+        ("mizzenmast", "voyage.epub"),
     ] {
         let hits = library
             .retrieval()

@@ -34,6 +34,20 @@ const TINY_FILES_FULL: usize = 100_000;
 /// from their size alone, so reading either would show as hundreds of MiB.
 const BIG_FILES_RSS_ALLOWANCE_MIB: u64 = 64;
 
+/// The compression bombs (one per zip-based format) decompress to 512 MiB
+/// each, twice the per-file budget at the default limits (256 MiB). Each
+/// file being prepared may hold its budget plus this much for the zip
+/// reader and the parser.
+const BOMBS: [&str; 5] = [
+    "bomb.docx",
+    "bomb.pptx",
+    "bomb-sheets.xlsx",
+    "bomb.odt",
+    "bomb.epub",
+];
+const BOMB_BUDGET_MIB: u64 = 256;
+const BOMB_RSS_ALLOWANCE_MIB: u64 = 64;
+
 /// The longest a reader of the library may wait while the corpus ingests.
 /// Readers never wait on the writer in WAL mode, so anything near this is a
 /// lock held across a batch. It bounds each read, so it is the same however
@@ -169,6 +183,24 @@ async fn every_hostile_file_gets_its_promised_outcome() {
         big < small + BIG_FILES_RSS_ALLOWANCE_MIB,
         "the big files cost {} MiB",
         big.saturating_sub(small)
+    );
+
+    // Files are prepared on as many threads as there are cores, so as many
+    // bombs may be open at once; without the budget each would take its
+    // full 512 MiB.
+    let bomb_names: Vec<&str> = std::iter::once("good.md").chain(BOMBS).collect();
+    let bombs = peak_rss_adding(&corpus, root.path(), "bombs", &bomb_names);
+    let at_once = std::thread::available_parallelism()
+        .map_or(2, |n| n.get() as u64)
+        .min(BOMBS.len() as u64);
+    eprintln!(
+        "peak RSS of folio add with {} compression bombs: {bombs} MiB",
+        BOMBS.len()
+    );
+    assert!(
+        bombs < small + at_once * (BOMB_BUDGET_MIB + BOMB_RSS_ALLOWANCE_MIB),
+        "the bombs cost {} MiB with {at_once} prepared at once",
+        bombs.saturating_sub(small)
     );
 
     let log = root.path().join("add.log");

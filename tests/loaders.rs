@@ -1,13 +1,17 @@
-//! Loaders through the public API, on real PDF and DOCX files built by the
-//! fixtures: structure, titles, spans and the errors bad files give.
+//! Loaders through the public API, on real PDF, DOCX, PPTX, XLSX, ODT and
+//! EPUB files built by the fixtures: structure, titles, spans and the errors bad files give.
 
 mod common;
 
 use common::fixtures::{
-    docx_bytes, docx_from_body, docx_paragraph, docx_table, pdf_bytes, zip_bytes,
+    docx_bytes, docx_from_body, docx_paragraph, docx_table, epub_bytes, odt_bytes, pdf_bytes,
+    pptx_bytes, xlsx_bytes, zip_bytes, SlideSpec,
 };
 use folio::ingest::loaders::{load, Format, LoadError, LoadedDocument};
 use folio::ingest::structure_tree::{NodeKind, StructureTree, ROOT};
+
+/// The decompression budget at the default 64 MiB file-size limit.
+const BUDGET: u64 = 256 << 20;
 
 /// Text with whitespace runs collapsed, so expectations do not depend on how
 /// pdf-extract lays out spaces and line ends.
@@ -24,7 +28,7 @@ fn shape(tree: &StructureTree) -> Vec<(u32, NodeKind, String, Option<u32>)> {
 }
 
 fn load_pdf(bytes: &[u8]) -> LoadedDocument {
-    load(Format::Pdf, bytes, "fallback").expect("PDF loads")
+    load(Format::Pdf, bytes, "fallback", BUDGET).expect("PDF loads")
 }
 
 fn manual_pdf() -> Vec<u8> {
@@ -157,7 +161,7 @@ fn pdf_with_a_blank_info_title_uses_the_fallback() {
 #[test]
 fn pdf_without_text_is_empty() {
     let bytes = pdf_bytes(Some("Scanned"), &["", ""], &[]);
-    match load(Format::Pdf, &bytes, "f") {
+    match load(Format::Pdf, &bytes, "f", BUDGET) {
         Err(LoadError::Empty { reason }) => {
             assert!(reason.contains("no extractable text"), "{reason}")
         }
@@ -194,7 +198,7 @@ fn corrupt_pdfs_are_errors_not_panics() {
         inputs.push(valid[..cut].to_vec());
     }
     for bytes in &inputs {
-        match load(Format::Pdf, bytes, "f") {
+        match load(Format::Pdf, bytes, "f", BUDGET) {
             Err(LoadError::Corrupt {
                 format: "pdf",
                 reason,
@@ -222,12 +226,12 @@ fn pdf_with_damaged_bytes_never_panics() {
             bytes[at] = (seed >> 32) as u8;
         }
         // Any outcome is fine except a panic escaping the loader.
-        let _ = load(Format::Pdf, &bytes, "f");
+        let _ = load(Format::Pdf, &bytes, "f", BUDGET);
     }
 }
 
 fn load_docx(bytes: &[u8]) -> StructureTree {
-    load(Format::Docx, bytes, "fallback")
+    load(Format::Docx, bytes, "fallback", BUDGET)
         .expect("DOCX loads")
         .tree
 }
@@ -339,7 +343,7 @@ fn corrupt_docx_files_are_errors() {
         ("empty file", Vec::new()),
     ];
     for (what, bytes) in cases {
-        match load(Format::Docx, &bytes, "f") {
+        match load(Format::Docx, &bytes, "f", BUDGET) {
             Err(LoadError::Corrupt {
                 format: "docx",
                 reason,
@@ -358,6 +362,7 @@ fn text_formats_share_decoding() {
         Format::Markdown,
         b"# Titre\n\nCaf\xE9 cr\xE8me br\xFBl\xE9e, d\xE9j\xE0 vu.\n",
         "f",
+        BUDGET,
     )
     .unwrap();
     assert_eq!(doc.tree.title(), "Titre");
@@ -365,9 +370,263 @@ fn text_formats_share_decoding() {
     assert!(doc.note.is_some_and(|n| n.starts_with("not valid UTF-8")));
 
     assert!(matches!(
-        load(Format::Html, b"<p>\0\0binary", "f"),
+        load(Format::Html, b"<p>\0\0binary", "f", BUDGET),
         Err(LoadError::Binary { format: "html" })
     ));
-    let txt = load(Format::Text, b"one\n\ntwo", "notes").unwrap();
+    let txt = load(Format::Text, b"one\n\ntwo", "notes", BUDGET).unwrap();
     assert_eq!(txt.tree.len(), 3);
+}
+
+fn load_ok(format: Format, bytes: &[u8]) -> StructureTree {
+    load(format, bytes, "fallback", BUDGET)
+        .unwrap_or_else(|e| panic!("{format:?} loads: {e}"))
+        .tree
+}
+
+#[test]
+fn pptx_slides_come_in_presentation_order_with_titles_bodies_and_notes() {
+    let bytes = pptx_bytes(
+        Some("Harbour review"),
+        &[
+            SlideSpec {
+                title: Some("Tides"),
+                bodies: &["High water at noon\nLow water at six"],
+                notes: Some("Mention the spring tides."),
+            },
+            SlideSpec {
+                title: None,
+                bodies: &["An untitled slide", "A second box"],
+                notes: None,
+            },
+        ],
+    );
+    let tree = load_ok(Format::Pptx, &bytes);
+    use NodeKind::*;
+    assert_eq!(
+        shape(&tree),
+        vec![
+            (0, Structure, "Harbour review".into(), None),
+            (1, Structure, "Tides".into(), Some(1)),
+            (
+                2,
+                Content,
+                "High water at noon Low water at six".into(),
+                Some(1)
+            ),
+            (2, Structure, "Notes".into(), Some(1)),
+            (3, Content, "Mention the spring tides.".into(), Some(1)),
+            (1, Structure, "Slide 2".into(), Some(2)),
+            (2, Content, "An untitled slide".into(), Some(2)),
+            (2, Content, "A second box".into(), Some(2)),
+        ]
+    );
+    assert_eq!(tree.node(2).text, "High water at noon\nLow water at six");
+    let slide = common::fixtures::pptx_slide_xml("sld", "");
+    assert!(
+        slide.len() < tree.node(2).span.end,
+        "spans are in the slide's XML"
+    );
+}
+
+#[test]
+fn xlsx_sheets_are_tables_under_their_header_rows() {
+    let tides: &[&[&str]] = &[
+        &["Port", "High water", "Metres"],
+        &["Dover", "12:05", "6.1"],
+        &["Calais", "", "7"],
+    ];
+    let empty: &[&[&str]] = &[];
+    let bytes = xlsx_bytes(&[("Tides", tides), ("Blank", empty)]);
+    let tree = load_ok(Format::Xlsx, &bytes);
+    use NodeKind::*;
+    assert_eq!(
+        shape(&tree),
+        vec![
+            (0, Structure, "fallback".into(), None),
+            (1, Structure, "Tides".into(), Some(1)),
+            (2, Structure, "Port | High water | Metres".into(), Some(1)),
+            (
+                3,
+                Content,
+                "Dover | 12:05 | 6.1 Calais | | 7".into(),
+                Some(1)
+            ),
+        ]
+    );
+}
+
+#[test]
+fn xlsx_with_no_text_is_empty_not_corrupt() {
+    let empty: &[&[&str]] = &[];
+    assert!(matches!(
+        load(Format::Xlsx, &xlsx_bytes(&[("Sheet1", empty)]), "f", BUDGET),
+        Err(LoadError::Empty { .. })
+    ));
+}
+
+#[test]
+fn odt_headings_nest_and_meta_names_the_document() {
+    let body = r#"<text:h text:outline-level="1">Moorings</text:h><text:p>Buoys are checked weekly.</text:p><text:h text:outline-level="2">Winter</text:h><text:p>Chains are lifted.</text:p>"#;
+    let tree = load_ok(Format::Odt, &odt_bytes(Some("Harbour manual"), body));
+    use NodeKind::*;
+    assert_eq!(
+        shape(&tree),
+        vec![
+            (0, Structure, "Harbour manual".into(), None),
+            (1, Structure, "Moorings".into(), None),
+            (2, Content, "Buoys are checked weekly.".into(), None),
+            (2, Structure, "Winter".into(), None),
+            (3, Content, "Chains are lifted.".into(), None),
+        ]
+    );
+    let untitled = load_ok(Format::Odt, &odt_bytes(None, body));
+    assert_eq!(untitled.title(), "fallback");
+}
+
+#[test]
+fn epub_chapters_follow_the_spine_with_their_headings() {
+    let bytes = epub_bytes(
+        "The Lighthouse Keeper",
+        &[
+            (
+                "cover.xhtml",
+                "The Lighthouse Keeper",
+                r#"<img src="cover.jpg" alt=""/>"#,
+            ),
+            (
+                "ch1.xhtml",
+                "The Lighthouse Keeper",
+                "<h1>Arrival</h1><p>The boat came at dawn.</p>",
+            ),
+            (
+                "ch 2.xhtml",
+                "Storms",
+                "<h1>Storms</h1><h2>The first gale</h2><p>Waves broke over the lamp.</p>",
+            ),
+        ],
+    );
+    let tree = load_ok(Format::Epub, &bytes);
+    let nodes: Vec<_> = shape(&tree);
+    assert_eq!(
+        nodes[0],
+        (0, NodeKind::Structure, "The Lighthouse Keeper".into(), None)
+    );
+    // The cover has no text; a chapter whose <title> repeats the book's is
+    // named by its place in the spine.
+    assert_eq!(nodes[1], (1, NodeKind::Structure, "Part 2".into(), Some(2)));
+    assert!(nodes.contains(&(2, NodeKind::Structure, "Arrival".into(), Some(2))));
+    // A chapter's <title> that its first heading repeats is one node.
+    assert!(nodes.contains(&(1, NodeKind::Structure, "Storms".into(), Some(3))));
+    assert_eq!(nodes.iter().filter(|n| n.2 == "Storms").count(), 1);
+    let last = tree.nodes().last().unwrap();
+    assert_eq!(last.text, "Waves broke over the lamp.");
+    assert_eq!(
+        tree.heading_path(tree.len() - 1),
+        vec!["The Lighthouse Keeper", "Storms", "The first gale"]
+    );
+}
+
+#[test]
+fn broken_packages_of_every_new_format_are_clear_errors() {
+    let valid: [(Format, Vec<u8>); 4] = [
+        (
+            Format::Pptx,
+            pptx_bytes(
+                None,
+                &[SlideSpec {
+                    title: Some("t"),
+                    bodies: &["b"],
+                    notes: None,
+                }],
+            ),
+        ),
+        (Format::Xlsx, xlsx_bytes(&[("S", &[&["a"], &["b"]])])),
+        (Format::Odt, odt_bytes(None, "<text:p>x</text:p>")),
+        (
+            Format::Epub,
+            epub_bytes("t", &[("a.xhtml", "a", "<p>x</p>")]),
+        ),
+    ];
+    for (format, bytes) in valid {
+        for (what, broken) in [
+            ("truncated", bytes[..bytes.len() / 2].to_vec()),
+            ("not a zip", b"plain words".to_vec()),
+            ("an empty zip", zip_bytes(&[])),
+        ] {
+            match load(format, &broken, "f", BUDGET) {
+                Err(LoadError::Corrupt {
+                    format: name,
+                    reason,
+                }) => {
+                    assert_eq!(name, format.as_str(), "{what}");
+                    assert!(!reason.is_empty());
+                }
+                other => panic!("{format:?} {what}: {:?}", other.map(|d| d.tree.len())),
+            }
+        }
+    }
+}
+
+#[test]
+fn a_package_decompressing_past_the_budget_is_refused_for_every_zip_format() {
+    let budget = 4 << 20;
+    // Zeros deflate to a few KiB.
+    let big = vec![0u8; 5 << 20];
+    let bombs = [
+        (Format::Docx, "word/document.xml"),
+        (Format::Pptx, "ppt/presentation.xml"),
+        (Format::Xlsx, "xl/workbook.xml"),
+        (Format::Odt, "content.xml"),
+        (Format::Epub, "META-INF/container.xml"),
+    ];
+    for (format, member) in bombs {
+        let bytes = zip_bytes(&[(member, &big)]);
+        assert!(bytes.len() < 64 << 10, "a bomb is small on disk");
+        match load(format, &bytes, "f", budget) {
+            Err(e @ LoadError::OverBudget { .. }) => {
+                assert!(
+                    e.to_string().contains("decompresses to more than 4 MiB"),
+                    "{e}"
+                )
+            }
+            other => panic!("{format:?}: {:?}", other.map(|d| d.tree.len())),
+        }
+    }
+    // The budget is for the whole file: sheets that fit one by one do not
+    // fit together.
+    let row = format!(
+        "<row r=\"1\"><c r=\"A1\" t=\"inlineStr\"><is><t>{}</t></is></c></row>",
+        "x".repeat(3 << 20)
+    );
+    let sheet = |_| {
+        format!(
+            r#"<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>{row}</sheetData></worksheet>"#
+        )
+    };
+    let one: &[&[&str]] = &[&["a"]];
+    let workbook = xlsx_bytes(&[("A", one), ("B", one)]);
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(&workbook)).unwrap();
+    let mut members: Vec<(String, Vec<u8>)> = Vec::new();
+    for i in 0..archive.len() {
+        let mut file = archive.by_index(i).unwrap();
+        let name = file.name().to_owned();
+        let mut contents = Vec::new();
+        std::io::Read::read_to_end(&mut file, &mut contents).unwrap();
+        if name.starts_with("xl/worksheets/") {
+            contents = sheet(()).into_bytes();
+        }
+        members.push((name, contents));
+    }
+    let files: Vec<(&str, &[u8])> = members
+        .iter()
+        .map(|(n, c)| (n.as_str(), c.as_slice()))
+        .collect();
+    let two_big_sheets = zip_bytes(&files);
+    assert!(matches!(
+        load(Format::Xlsx, &two_big_sheets, "f", budget),
+        Err(LoadError::OverBudget { format: "xlsx", .. })
+    ));
+    if let Err(e) = load(Format::Xlsx, &two_big_sheets, "f", 2 * budget) {
+        panic!("with twice the budget the workbook loads: {e}");
+    }
 }

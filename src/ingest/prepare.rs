@@ -5,7 +5,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use super::chunker::{chunk, ChunkPlan, ChunkSizes};
-use super::loaders::load;
+use super::loaders::{load, DECOMPRESSION_FACTOR};
 use super::scan::FileEntry;
 use super::structure_tree::StructureTree;
 
@@ -78,7 +78,10 @@ pub fn prepare(entry: FileEntry, stored_hash: Option<&str>, limits: &Limits) -> 
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     // A loader bug on one hostile file must fail that file, not the batch.
-    let loaded = catch_unwind(AssertUnwindSafe(|| load(entry.format, &bytes, &title)));
+    let budget = limits.max_file_size.saturating_mul(DECOMPRESSION_FACTOR);
+    let loaded = catch_unwind(AssertUnwindSafe(|| {
+        load(entry.format, &bytes, &title, budget)
+    }));
     // The tree holds the text now; the file's bytes would only add their
     // size to the peak while chunking.
     drop(bytes);

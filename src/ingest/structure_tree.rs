@@ -35,8 +35,11 @@ impl NodeKind {
 ///
 /// `start..end` is a byte range in the loaded text: the file itself for
 /// markdown, text and HTML (after decoding, for non-UTF-8 files), the
-/// `word/document.xml` part for DOCX, and the extracted page text for PDF,
-/// where `page` (1-based) says which page.
+/// `word/document.xml` part for DOCX, `content.xml` for ODT, and the
+/// extracted page text for PDF, where `page` (1-based) says which page.
+/// For formats of several parts `page` says which part the range is in:
+/// the slide's XML for PPTX (its notes' XML under "Notes"), the sheet's XML
+/// for XLSX, the chapter's XHTML for EPUB (its place in reading order).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[ts(export)]
 pub struct Span {
@@ -114,6 +117,28 @@ impl StructureTree {
             span,
         });
         self.nodes.len() - 1
+    }
+
+    /// Appends `other` under `parent` as one subtree: its root becomes a
+    /// structure node named by its title, and every span it brings is
+    /// marked as being on `page` (an e-book's chapter, say).
+    pub fn graft(&mut self, parent: usize, other: StructureTree, page: u32) -> usize {
+        let offset = self.nodes.len();
+        let depth = self.nodes[parent].depth + 1;
+        for (index, node) in other.nodes.into_iter().enumerate() {
+            self.nodes.push(TreeNode {
+                parent: Some(node.parent.map_or(parent, |p| p + offset)),
+                kind: if index == ROOT {
+                    NodeKind::Structure
+                } else {
+                    node.kind
+                },
+                depth: node.depth + depth,
+                text: node.text,
+                span: Span::on_page(page, node.span.start, node.span.end),
+            });
+        }
+        offset
     }
 
     pub fn nodes(&self) -> &[TreeNode] {
@@ -239,6 +264,25 @@ mod tests {
         assert_eq!(t.heading_path(h2), vec!["Doc", "Other"]);
         assert_eq!(t.children(ROOT).collect::<Vec<_>>(), vec![h, h2]);
         assert_eq!(t.node(p).depth, 2);
+    }
+
+    #[test]
+    fn a_grafted_tree_keeps_its_shape_under_its_new_parent() {
+        let mut book = StructureTree::new("Book", Span::default());
+        let part = book.push(ROOT, NodeKind::Structure, "Part one", Span::default());
+        let mut chapter = StructureTree::new("Chapter", Span::bytes(0, 9));
+        let h = chapter.push(ROOT, NodeKind::Structure, "Section", Span::bytes(10, 20));
+        chapter.push(h, NodeKind::Content, "words", Span::bytes(21, 30));
+        let root = book.graft(part, chapter, 3);
+        assert_eq!(root, 2);
+        let words = book.len() - 1;
+        assert_eq!(
+            book.heading_path(words),
+            vec!["Book", "Part one", "Chapter", "Section"]
+        );
+        assert_eq!(book.node(words).depth, 4);
+        assert_eq!(book.node(words).span, Span::on_page(3, 21, 30));
+        assert_eq!(book.children(part).collect::<Vec<_>>(), vec![root]);
     }
 
     #[test]

@@ -219,3 +219,271 @@ fn xml_escape(s: &str) -> String {
         .replace('>', "&gt;")
         .replace('"', "&quot;")
 }
+
+const PRESENTATION_NS: &str = "http://schemas.openxmlformats.org/presentationml/2006/main";
+const DRAWING_NS: &str = "http://schemas.openxmlformats.org/drawingml/2006/main";
+const RELATIONSHIP_NS: &str = "http://schemas.openxmlformats.org/officeDocument/2006/relationships";
+const RELATIONSHIP_TYPES: &str =
+    "http://schemas.openxmlformats.org/officeDocument/2006/relationships";
+
+/// `docProps/core.xml` with a `dc:title`.
+fn core_xml(title: &str) -> String {
+    format!(
+        r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>{}</dc:title></cp:coreProperties>"#,
+        xml_escape(title)
+    )
+}
+
+/// A relationships part: `(id, type name, target)` each.
+fn rels_xml(relationships: &[(String, &str, String)]) -> String {
+    let mut xml = String::from(
+        r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">"#,
+    );
+    for (id, kind, target) in relationships {
+        xml.push_str(&format!(
+            r#"<Relationship Id="{id}" Type="{RELATIONSHIP_TYPES}/{kind}" Target="{}"/>"#,
+            xml_escape(target)
+        ));
+    }
+    xml.push_str("</Relationships>");
+    xml
+}
+
+/// A text shape: the title placeholder when `title`, else a text box, one
+/// `a:p` per line.
+fn pptx_shape(text: &str, placeholder: Option<&str>) -> String {
+    let ph = placeholder.map_or(String::new(), |kind| format!(r#"<p:ph type="{kind}"/>"#));
+    let paragraphs: String = text
+        .lines()
+        .map(|line| format!("<a:p><a:r><a:t>{}</a:t></a:r></a:p>", xml_escape(line)))
+        .collect();
+    format!(
+        r#"<p:sp><p:nvSpPr><p:cNvPr id="2" name="Shape"/><p:cNvSpPr/><p:nvPr>{ph}</p:nvPr></p:nvSpPr><p:spPr/><p:txBody><a:bodyPr/>{paragraphs}</p:txBody></p:sp>"#
+    )
+}
+
+/// One slide's (or notes page's) XML around `shapes`.
+pub fn pptx_slide_xml(root: &str, shapes: &str) -> String {
+    format!(
+        r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<p:{root} xmlns:p="{PRESENTATION_NS}" xmlns:a="{DRAWING_NS}" xmlns:r="{RELATIONSHIP_NS}"><p:cSld><p:spTree>{shapes}</p:spTree></p:cSld></p:{root}>"#
+    )
+}
+
+/// A slide of a built presentation: its title, body text boxes (one
+/// shape each) and speaker notes.
+pub struct SlideSpec<'a> {
+    pub title: Option<&'a str>,
+    pub bodies: &'a [&'a str],
+    pub notes: Option<&'a str>,
+}
+
+/// A real PPTX: slides in the order given (stored in reverse member order,
+/// so the order comes from the presentation, not the zip), with a title in
+/// `docProps/core.xml` when `title` is given.
+pub fn pptx_bytes(title: Option<&str>, slides: &[SlideSpec<'_>]) -> Vec<u8> {
+    let mut members: Vec<(String, String)> = Vec::new();
+    let mut ids = String::new();
+    let mut presentation_rels = Vec::new();
+    for (i, slide) in slides.iter().enumerate().rev() {
+        let n = i + 1;
+        let mut shapes = slide
+            .title
+            .map(|t| pptx_shape(t, Some("title")))
+            .unwrap_or_default();
+        for body in slide.bodies {
+            shapes.push_str(&pptx_shape(body, None));
+        }
+        members.push((
+            format!("ppt/slides/slide{n}.xml"),
+            pptx_slide_xml("sld", &shapes),
+        ));
+        presentation_rels.push((format!("rId{n}"), "slide", format!("slides/slide{n}.xml")));
+        if let Some(notes) = slide.notes {
+            let shapes = [
+                pptx_shape("slide image", Some("sldImg")),
+                pptx_shape(notes, Some("body")),
+            ]
+            .concat();
+            members.push((
+                format!("ppt/notesSlides/notesSlide{n}.xml"),
+                pptx_slide_xml("notes", &shapes),
+            ));
+            members.push((
+                format!("ppt/slides/_rels/slide{n}.xml.rels"),
+                rels_xml(&[(
+                    "rId1".to_owned(),
+                    "notesSlide",
+                    format!("../notesSlides/notesSlide{n}.xml"),
+                )]),
+            ));
+        }
+    }
+    for i in 0..slides.len() {
+        ids.push_str(&format!(
+            r#"<p:sldId id="{}" r:id="rId{}"/>"#,
+            256 + i,
+            i + 1
+        ));
+    }
+    members.push((
+        "ppt/presentation.xml".to_owned(),
+        format!(
+            r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<p:presentation xmlns:p="{PRESENTATION_NS}" xmlns:a="{DRAWING_NS}" xmlns:r="{RELATIONSHIP_NS}"><p:sldIdLst>{ids}</p:sldIdLst></p:presentation>"#
+        ),
+    ));
+    members.push((
+        "ppt/_rels/presentation.xml.rels".to_owned(),
+        rels_xml(&presentation_rels),
+    ));
+    if let Some(title) = title {
+        members.push(("docProps/core.xml".to_owned(), core_xml(title)));
+    }
+    package(&members)
+}
+
+/// A real XLSX: one sheet per `(name, rows)`, strings through the shared
+/// strings table, numbers as numbers.
+pub fn xlsx_bytes(sheets: &[(&str, &[&[&str]])]) -> Vec<u8> {
+    let mut strings: Vec<String> = Vec::new();
+    let mut members: Vec<(String, String)> = Vec::new();
+    let mut listed = String::new();
+    let mut rels = Vec::new();
+    for (i, (name, rows)) in sheets.iter().enumerate() {
+        let n = i + 1;
+        let mut data = String::new();
+        for (r, row) in rows.iter().enumerate() {
+            data.push_str(&format!(r#"<row r="{}">"#, r + 1));
+            for (c, value) in row.iter().enumerate() {
+                let reference = format!("{}{}", (b'A' + c as u8) as char, r + 1);
+                if value.parse::<f64>().is_ok() {
+                    data.push_str(&format!(r#"<c r="{reference}"><v>{value}</v></c>"#));
+                } else if !value.is_empty() {
+                    strings.push(value.to_string());
+                    data.push_str(&format!(
+                        r#"<c r="{reference}" t="s"><v>{}</v></c>"#,
+                        strings.len() - 1
+                    ));
+                }
+            }
+            data.push_str("</row>");
+        }
+        members.push((
+            format!("xl/worksheets/sheet{n}.xml"),
+            format!(
+                r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>{data}</sheetData></worksheet>"#
+            ),
+        ));
+        listed.push_str(&format!(
+            r#"<sheet name="{}" sheetId="{n}" r:id="rId{n}"/>"#,
+            xml_escape(name)
+        ));
+        rels.push((
+            format!("rId{n}"),
+            "worksheet",
+            format!("worksheets/sheet{n}.xml"),
+        ));
+    }
+    rels.push((
+        "rIdStrings".to_owned(),
+        "sharedStrings",
+        "sharedStrings.xml".to_owned(),
+    ));
+    let shared: String = strings
+        .iter()
+        .map(|s| format!("<si><t>{}</t></si>", xml_escape(s)))
+        .collect();
+    members.push((
+        "xl/sharedStrings.xml".to_owned(),
+        format!(r#"<sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">{shared}</sst>"#),
+    ));
+    members.push((
+        "xl/workbook.xml".to_owned(),
+        format!(
+            r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="{RELATIONSHIP_NS}"><sheets>{listed}</sheets></workbook>"#
+        ),
+    ));
+    members.push(("xl/_rels/workbook.xml.rels".to_owned(), rels_xml(&rels)));
+    package(&members)
+}
+
+/// A real ODT around `body` (raw `office:text` content), with `meta.xml`
+/// naming it `title` when given.
+pub fn odt_bytes(title: Option<&str>, body: &str) -> Vec<u8> {
+    let mut members = vec![
+        (
+            "mimetype".to_owned(),
+            "application/vnd.oasis.opendocument.text".to_owned(),
+        ),
+        (
+            "content.xml".to_owned(),
+            format!(
+                r#"<?xml version="1.0" encoding="UTF-8"?>
+<office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" office:version="1.3"><office:body><office:text>{body}</office:text></office:body></office:document-content>"#
+            ),
+        ),
+    ];
+    if let Some(title) = title {
+        members.push((
+            "meta.xml".to_owned(),
+            format!(
+                r#"<?xml version="1.0" encoding="UTF-8"?>
+<office:document-meta xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:dc="http://purl.org/dc/elements/1.1/"><office:meta><dc:title>{}</dc:title></office:meta></office:document-meta>"#,
+                xml_escape(title)
+            ),
+        ));
+    }
+    package(&members)
+}
+
+/// A real EPUB 3: the package document in `OEBPS/`, one XHTML chapter per
+/// `(file name, <title>, body)` in spine order.
+pub fn epub_bytes(title: &str, chapters: &[(&str, &str, &str)]) -> Vec<u8> {
+    let mut members = vec![
+        ("mimetype".to_owned(), "application/epub+zip".to_owned()),
+        (
+            "META-INF/container.xml".to_owned(),
+            r#"<?xml version="1.0"?>
+<container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles><rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/></rootfiles></container>"#
+                .to_owned(),
+        ),
+    ];
+    let (mut manifest, mut spine) = (String::new(), String::new());
+    for (i, (file, chapter_title, body)) in chapters.iter().enumerate() {
+        manifest.push_str(&format!(
+            r#"<item id="c{i}" href="Text/{}" media-type="application/xhtml+xml"/>"#,
+            xml_escape(file)
+        ));
+        spine.push_str(&format!(r#"<itemref idref="c{i}"/>"#));
+        members.push((
+            format!("OEBPS/Text/{file}"),
+            format!(
+                r#"<?xml version="1.0" encoding="UTF-8"?>
+<html xmlns="http://www.w3.org/1999/xhtml"><head><title>{}</title></head><body>{body}</body></html>"#,
+                xml_escape(chapter_title)
+            ),
+        ));
+    }
+    members.push((
+        "OEBPS/content.opf".to_owned(),
+        format!(
+            r#"<?xml version="1.0" encoding="UTF-8"?>
+<package xmlns="http://www.idpf.org/2007/opf" version="3.0" unique-identifier="id"><metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:identifier id="id">urn:uuid:1</dc:identifier><dc:title>{}</dc:title><dc:language>en</dc:language></metadata><manifest>{manifest}</manifest><spine>{spine}</spine></package>"#,
+            xml_escape(title)
+        ),
+    ));
+    package(&members)
+}
+
+fn package(members: &[(String, String)]) -> Vec<u8> {
+    let files: Vec<(&str, &[u8])> = members
+        .iter()
+        .map(|(name, text)| (name.as_str(), text.as_bytes()))
+        .collect();
+    zip_bytes(&files)
+}

@@ -4,26 +4,15 @@
 //! table as one content node. Spans are byte ranges in `word/document.xml`.
 
 use std::collections::HashMap;
-use std::io::{Cursor, Read};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use quick_xml::events::{BytesStart, Event};
-use quick_xml::name::ResolveResult;
-use quick_xml::NsReader;
-use zip::result::ZipError;
-use zip::ZipArchive;
-
+use super::flow::{Flow, Role};
+use super::package::Package;
+use super::xml::{walk, Element, Node, Skip};
 use super::LoadError;
-use crate::ingest::structure_tree::{HeadingStack, NodeKind, Span, StructureTree};
+use crate::ingest::structure_tree::StructureTree;
 
 const DOCUMENT_PART: &str = "word/document.xml";
 const STYLES_PART: &str = "word/styles.xml";
-
-/// A part this large is a zip bomb or not a text document.
-const MAX_PART_BYTES: u64 = 256 * 1024 * 1024;
-
-/// Legacy `.doc` files and password-protected DOCX are OLE compound files.
-const OLE_SIGNATURE: &[u8] = b"\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1";
 
 const WORD_NAMESPACES: [&[u8]; 2] = [
     b"http://schemas.openxmlformats.org/wordprocessingml/2006/main",
@@ -35,63 +24,24 @@ const COMPATIBILITY_NAMESPACE: &[u8] =
 /// Base styles followed at most this far when looking for a heading level.
 const MAX_STYLE_CHAIN: usize = 10;
 
-pub(super) fn parse(bytes: &[u8], fallback_title: &str) -> Result<StructureTree, LoadError> {
-    // The zip reader is the one part fed raw, attacker-shaped bytes; a panic
-    // there must not take the batch down.
-    catch_unwind(AssertUnwindSafe(|| parse_package(bytes, fallback_title)))
-        .unwrap_or_else(|_| Err(corrupt("the DOCX reader failed on this file".to_owned())))
-}
-
-fn corrupt(reason: String) -> LoadError {
-    LoadError::Corrupt {
-        format: "docx",
-        reason,
-    }
-}
-
-fn parse_package(bytes: &[u8], fallback_title: &str) -> Result<StructureTree, LoadError> {
-    if bytes.starts_with(OLE_SIGNATURE) {
-        return Err(corrupt(
-            "an OLE compound file (a legacy .doc, or a password-protected document), not DOCX"
-                .to_owned(),
-        ));
-    }
-    let mut archive = ZipArchive::new(Cursor::new(bytes))
-        .map_err(|e| corrupt(format!("not a zip archive: {e}")))?;
+pub(super) fn parse(
+    bytes: &[u8],
+    fallback_title: &str,
+    budget: u64,
+) -> Result<StructureTree, LoadError> {
+    let mut package = Package::open(bytes, "docx", budget)?;
     // Styles only refine headings; a missing or broken styles part leaves
-    // the style ids to go on.
-    let styles = read_part(&mut archive, STYLES_PART)
-        .ok()
-        .flatten()
-        .and_then(|xml| read_styles(&xml).ok())
-        .unwrap_or_default();
-    let document = read_part(&mut archive, DOCUMENT_PART)?
-        .ok_or_else(|| corrupt(format!("{DOCUMENT_PART} is missing (not a Word document?)")))?;
-    read_document(&document, &styles, fallback_title)
-}
-
-fn read_part(
-    archive: &mut ZipArchive<Cursor<&[u8]>>,
-    name: &str,
-) -> Result<Option<String>, LoadError> {
-    let file = match archive.by_name(name) {
-        Ok(file) => file,
-        Err(ZipError::FileNotFound) => return Ok(None),
-        Err(e) => return Err(corrupt(format!("cannot read {name}: {e}"))),
+    // the style ids to go on. A bomb in it still fails the file.
+    let styles = match package.text(STYLES_PART) {
+        Err(e @ LoadError::OverBudget { .. }) => return Err(e),
+        read => read
+            .ok()
+            .flatten()
+            .and_then(|xml| read_styles(&xml).ok())
+            .unwrap_or_default(),
     };
-    let mut bytes = Vec::new();
-    file.take(MAX_PART_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| corrupt(format!("cannot decompress {name}: {e}")))?;
-    if bytes.len() as u64 > MAX_PART_BYTES {
-        return Err(corrupt(format!(
-            "{name} is larger than {} MiB",
-            MAX_PART_BYTES >> 20
-        )));
-    }
-    String::from_utf8(bytes)
-        .map(Some)
-        .map_err(|_| corrupt(format!("{name} is not UTF-8")))
+    let document = package.required_text(DOCUMENT_PART, "a Word document")?;
+    read_document(&document, &styles, fallback_title)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,22 +51,14 @@ enum Ns {
     Other,
 }
 
-fn namespace(resolved: &ResolveResult<'_>) -> Ns {
-    match resolved {
-        ResolveResult::Bound(ns) if WORD_NAMESPACES.contains(&ns.0) => Ns::Word,
-        ResolveResult::Bound(ns) if ns.0 == COMPATIBILITY_NAMESPACE => Ns::Compatibility,
-        _ => Ns::Other,
+fn namespace(ns: &[u8]) -> Ns {
+    if WORD_NAMESPACES.contains(&ns) {
+        Ns::Word
+    } else if ns == COMPATIBILITY_NAMESPACE {
+        Ns::Compatibility
+    } else {
+        Ns::Other
     }
-}
-
-/// The value of the attribute with local name `local` (`w:val`, …).
-fn attribute(element: &BytesStart<'_>, local: &[u8], reader: &NsReader<&[u8]>) -> Option<String> {
-    element
-        .attributes()
-        .flatten()
-        .find(|a| a.key.local_name().as_ref() == local)
-        .and_then(|a| a.decode_and_unescape_value(reader.decoder()).ok())
-        .map(|v| v.into_owned())
 }
 
 #[derive(Debug, Default)]
@@ -128,13 +70,6 @@ struct Style {
 
 #[derive(Debug, Default)]
 struct Styles(HashMap<String, Style>);
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Role {
-    Title,
-    Heading(u32),
-    Body,
-}
 
 impl Styles {
     /// What a paragraph with style `id` is: the style's id or name says
@@ -194,77 +129,51 @@ fn heading_level(style: &str) -> Option<u32> {
     (1..=6).contains(&level).then_some(level)
 }
 
-fn read_styles(xml: &str) -> Result<Styles, quick_xml::Error> {
-    let mut reader = NsReader::from_str(xml);
+fn read_styles(xml: &str) -> Result<Styles, LoadError> {
     let mut styles = Styles::default();
     let mut current: Option<(String, Style)> = None;
-    loop {
-        let (resolved, event) = reader.read_resolved_event()?;
-        let ns = namespace(&resolved);
-        match event {
-            Event::Start(e) | Event::Empty(e) if ns == Ns::Word => match e.local_name().as_ref() {
-                b"style" => {
-                    current = attribute(&e, b"styleId", &reader).map(|id| (id, Style::default()));
+    walk(xml, "docx", STYLES_PART, b"styles", |node| match node {
+        Node::Open { element, .. } if namespace(element.ns) == Ns::Word => {
+            let value = || element.attribute(b"val");
+            match (element.local, &mut current) {
+                (b"style", _) => {
+                    current = element
+                        .attribute(b"styleId")
+                        .map(|id| (id, Style::default()))
                 }
-                b"name" => {
-                    if let Some((_, style)) = &mut current {
-                        style.name = attribute(&e, b"val", &reader);
-                    }
-                }
-                b"basedOn" => {
-                    if let Some((_, style)) = &mut current {
-                        style.based_on = attribute(&e, b"val", &reader);
-                    }
-                }
-                b"outlineLvl" => {
-                    if let Some((_, style)) = &mut current {
-                        style.outline_level =
-                            attribute(&e, b"val", &reader).and_then(|v| v.parse().ok());
-                    }
+                (b"name", Some((_, style))) => style.name = value(),
+                (b"basedOn", Some((_, style))) => style.based_on = value(),
+                (b"outlineLvl", Some((_, style))) => {
+                    style.outline_level = value().and_then(|v| v.parse().ok())
                 }
                 _ => {}
-            },
-            Event::End(e) if ns == Ns::Word && e.local_name().as_ref() == b"style" => {
-                if let Some((id, style)) = current.take() {
-                    styles.0.insert(id, style);
-                }
             }
-            Event::Eof => return Ok(styles),
-            _ => {}
         }
-    }
+        Node::Close {
+            ns,
+            local: b"style",
+            ..
+        } if namespace(ns) == Ns::Word => {
+            if let Some((id, style)) = current.take() {
+                styles.0.insert(id, style);
+            }
+        }
+        _ => {}
+    })?;
+    Ok(styles)
 }
 
-struct Paragraph {
-    start: usize,
-    style: Option<String>,
-    text: String,
-}
-
-struct Table {
-    start: usize,
-    text: String,
-    /// Nesting of w:tbl; a table inside a cell is flattened into this one.
-    depth: u32,
-    cells_in_row: u32,
-    cell_has_text: bool,
-}
-
-/// Walks `word/document.xml` once. Paragraphs nested in a paragraph (text
-/// boxes) join their outer paragraph, and paragraphs in a table join the
-/// table, so each piece of text lands in exactly one node.
+/// Walks `word/document.xml` once, telling the flow where paragraphs,
+/// tables, rows and cells begin and end.
 struct DocumentReader<'s> {
     styles: &'s Styles,
-    tree: StructureTree,
-    headings: HeadingStack,
-    title_set: bool,
-    paragraph: Option<Paragraph>,
-    paragraph_depth: u32,
-    table: Option<Table>,
+    flow: Flow,
+    /// The style of the open outermost paragraph.
+    style: Option<String>,
     run_depth: u32,
     in_text: bool,
     /// Inside mc:Fallback, whose content repeats mc:Choice for old readers.
-    skip_depth: u32,
+    skip: Skip,
 }
 
 fn read_document(
@@ -272,247 +181,67 @@ fn read_document(
     styles: &Styles,
     fallback_title: &str,
 ) -> Result<StructureTree, LoadError> {
-    let mut reader = NsReader::from_str(xml);
     let mut doc = DocumentReader {
         styles,
-        tree: StructureTree::new(fallback_title, Span::default()),
-        headings: HeadingStack::default(),
-        title_set: false,
-        paragraph: None,
-        paragraph_depth: 0,
-        table: None,
+        flow: Flow::new(fallback_title),
+        style: None,
         run_depth: 0,
         in_text: false,
-        skip_depth: 0,
+        skip: Skip::default(),
     };
-    let malformed = |e: quick_xml::Error, at: u64| {
-        corrupt(format!("malformed {DOCUMENT_PART} near byte {at}: {e}"))
-    };
-    let mut depth = 0u32;
-    let mut saw_root = false;
-    loop {
-        let before = position(&reader);
-        let (ns, event) = match reader.read_resolved_event() {
-            Ok((ns, event)) => (namespace(&ns), event),
-            Err(e) => return Err(malformed(e, reader.error_position())),
-        };
-        match event {
-            Event::Start(e) => {
-                if !saw_root && e.local_name().as_ref() != b"document" {
-                    return Err(corrupt(format!(
-                        "{DOCUMENT_PART} is not a WordprocessingML document"
-                    )));
-                }
-                saw_root = true;
-                depth += 1;
-                doc.open(ns, &e, before, &reader, false);
-            }
-            Event::Empty(e) => {
-                doc.open(ns, &e, before, &reader, true);
-            }
-            Event::End(e) => {
-                depth = depth.saturating_sub(1);
-                doc.close(ns, e.local_name().as_ref(), position(&reader));
-            }
-            Event::Text(t) if doc.collecting() => {
-                let text = t
-                    .xml10_content()
-                    .map_err(|e| malformed(e.into(), reader.buffer_position()))?;
-                doc.push_text(&text);
-            }
-            Event::CData(t) if doc.collecting() => {
-                let text = t
-                    .decode()
-                    .map_err(|e| malformed(e.into(), reader.buffer_position()))?;
-                doc.push_text(&text);
-            }
-            Event::GeneralRef(r) if doc.collecting() => {
-                let at = reader.buffer_position();
-                if let Some(c) = r.resolve_char_ref().map_err(|e| malformed(e, at))? {
-                    doc.push_text(c.encode_utf8(&mut [0; 4]));
-                } else {
-                    let name = r.decode().map_err(|e| malformed(e.into(), at))?;
-                    match quick_xml::escape::resolve_xml_entity(&name) {
-                        Some(s) => doc.push_text(s),
-                        None => {
-                            return Err(corrupt(format!(
-                                "unknown entity &{name}; in {DOCUMENT_PART}"
-                            )))
-                        }
-                    }
-                }
-            }
-            Event::Eof => break,
-            _ => {}
-        }
-    }
-    if !saw_root || depth != 0 {
-        return Err(corrupt(format!(
-            "{DOCUMENT_PART} ends before its elements are closed"
-        )));
-    }
-    Ok(doc.tree)
-}
-
-fn position(reader: &NsReader<&[u8]>) -> usize {
-    usize::try_from(reader.buffer_position()).unwrap_or(usize::MAX)
+    walk(xml, "docx", DOCUMENT_PART, b"document", |node| match node {
+        Node::Open { element, empty } => doc.open(&element, empty),
+        Node::Close { ns, local, end } => doc.close(namespace(ns), local, end),
+        Node::Text(text) if doc.in_text && !doc.skip.active() => doc.flow.push_text(text),
+        Node::Text(_) => {}
+    })?;
+    Ok(doc.flow.finish())
 }
 
 impl DocumentReader<'_> {
-    fn collecting(&self) -> bool {
-        self.in_text && self.skip_depth == 0 && self.paragraph.is_some()
-    }
-
-    fn push_text(&mut self, s: &str) {
-        if let Some(p) = &mut self.paragraph {
-            p.text.push_str(s);
-        }
-    }
-
-    fn open(
-        &mut self,
-        ns: Ns,
-        e: &BytesStart<'_>,
-        start: usize,
-        reader: &NsReader<&[u8]>,
-        empty: bool,
-    ) {
-        if self.skip_depth > 0 {
-            if !empty {
-                self.skip_depth += 1;
-            }
+    fn open(&mut self, element: &Element<'_>, empty: bool) {
+        if self.skip.opens(empty) {
             return;
         }
-        match (ns, e.local_name().as_ref()) {
-            (Ns::Compatibility, b"Fallback") if !empty => self.skip_depth = 1,
-            (Ns::Word, b"tbl") if !empty && self.paragraph.is_none() => {
-                let table = self.table.get_or_insert_with(|| Table {
-                    start,
-                    text: String::new(),
-                    depth: 0,
-                    cells_in_row: 0,
-                    cell_has_text: false,
-                });
-                table.depth += 1;
-            }
-            (Ns::Word, b"tr") => {
-                if let (Some(table), None) = (&mut self.table, &self.paragraph) {
-                    if !table.text.is_empty() {
-                        table.text.push('\n');
-                    }
-                    table.cells_in_row = 0;
-                }
-            }
-            (Ns::Word, b"tc") => {
-                if let (Some(table), None) = (&mut self.table, &self.paragraph) {
-                    if table.cells_in_row > 0 {
-                        table.text.push_str(" | ");
-                    }
-                    table.cells_in_row += 1;
-                    table.cell_has_text = false;
-                }
-            }
+        let flow = &mut self.flow;
+        match (namespace(element.ns), element.local) {
+            (Ns::Compatibility, b"Fallback") if !empty => self.skip.start(),
+            (Ns::Word, b"tbl") if !empty => flow.open_table(element.at),
+            (Ns::Word, b"tr") => flow.open_row(),
+            (Ns::Word, b"tc") => flow.open_cell(),
             (Ns::Word, b"p") if !empty => {
-                self.paragraph_depth += 1;
-                match &mut self.paragraph {
-                    Some(p) => p.text.push('\n'),
-                    None => {
-                        self.paragraph = Some(Paragraph {
-                            start,
-                            style: None,
-                            text: String::new(),
-                        })
-                    }
+                flow.open_paragraph(element.at);
+                if flow.paragraph_depth() == 1 {
+                    self.style = None;
                 }
             }
-            (Ns::Word, b"pStyle") => {
-                if let (Some(p), 1) = (&mut self.paragraph, self.paragraph_depth) {
-                    if p.style.is_none() {
-                        p.style = attribute(e, b"val", reader);
-                    }
-                }
+            (Ns::Word, b"pStyle") if flow.paragraph_depth() == 1 && self.style.is_none() => {
+                self.style = element.attribute(b"val");
             }
             (Ns::Word, b"r") if !empty => self.run_depth += 1,
             (Ns::Word, b"t") if !empty => self.in_text = true,
-            (Ns::Word, b"tab") if self.run_depth > 0 => self.push_text("\t"),
-            (Ns::Word, b"br" | b"cr") if self.run_depth > 0 => self.push_text("\n"),
-            (Ns::Word, b"noBreakHyphen") if self.run_depth > 0 => self.push_text("-"),
+            (Ns::Word, b"tab") if self.run_depth > 0 => flow.push_text("\t"),
+            (Ns::Word, b"br" | b"cr") if self.run_depth > 0 => flow.push_text("\n"),
+            (Ns::Word, b"noBreakHyphen") if self.run_depth > 0 => flow.push_text("-"),
             _ => {}
         }
     }
 
     fn close(&mut self, ns: Ns, local: &[u8], end: usize) {
-        if self.skip_depth > 0 {
-            self.skip_depth -= 1;
+        if self.skip.closes() {
             return;
         }
         match (ns, local) {
             (Ns::Word, b"t") => self.in_text = false,
             (Ns::Word, b"r") => self.run_depth = self.run_depth.saturating_sub(1),
             (Ns::Word, b"p") => {
-                self.paragraph_depth = self.paragraph_depth.saturating_sub(1);
-                if self.paragraph_depth == 0 {
-                    if let Some(p) = self.paragraph.take() {
-                        self.finish_paragraph(p, end);
-                    }
-                }
+                let (styles, style) = (self.styles, &self.style);
+                self.flow.close_paragraph(end, || {
+                    style.as_deref().map_or(Role::Body, |id| styles.role(id))
+                });
             }
-            (Ns::Word, b"tbl") if self.paragraph.is_none() => {
-                if let Some(table) = &mut self.table {
-                    table.depth = table.depth.saturating_sub(1);
-                    if table.depth == 0 {
-                        if let Some(table) = self.table.take() {
-                            self.finish_table(table, end);
-                        }
-                    }
-                }
-            }
+            (Ns::Word, b"tbl") => self.flow.close_table(end),
             _ => {}
-        }
-    }
-
-    fn finish_paragraph(&mut self, p: Paragraph, end: usize) {
-        let text = p.text.trim();
-        if text.is_empty() {
-            return;
-        }
-        if let Some(table) = &mut self.table {
-            if table.cell_has_text {
-                table.text.push(' ');
-            }
-            table.text.push_str(text);
-            table.cell_has_text = true;
-            return;
-        }
-        let span = Span::bytes(p.start, end);
-        match p
-            .style
-            .as_deref()
-            .map_or(Role::Body, |id| self.styles.role(id))
-        {
-            Role::Title if !self.title_set => {
-                self.tree.set_title(text, span);
-                self.title_set = true;
-            }
-            Role::Heading(level) => {
-                self.headings.push(&mut self.tree, level, text, span);
-            }
-            _ => {
-                self.tree
-                    .push(self.headings.parent(), NodeKind::Content, text, span);
-            }
-        }
-    }
-
-    fn finish_table(&mut self, table: Table, end: usize) {
-        let text = table.text.trim();
-        if !text.is_empty() {
-            self.tree.push(
-                self.headings.parent(),
-                NodeKind::Content,
-                text,
-                Span::bytes(table.start, end),
-            );
         }
     }
 }
@@ -615,16 +344,19 @@ mod tests {
                     seed as u8
                 })
                 .collect();
-            assert!(matches!(parse(&bytes, "f"), Err(LoadError::Corrupt { .. })));
+            assert!(matches!(
+                parse(&bytes, "f", 1 << 20),
+                Err(LoadError::Corrupt { .. })
+            ));
         }
         let mut zip_header = b"PK\x03\x04".to_vec();
         zip_header.extend_from_slice(&[0; 40]);
         assert!(matches!(
-            parse(&zip_header, "f"),
+            parse(&zip_header, "f", 1 << 20),
             Err(LoadError::Corrupt { .. })
         ));
         assert!(matches!(
-            parse(OLE_SIGNATURE, "f"),
+            parse(b"\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1", "f", 1 << 20),
             Err(LoadError::Corrupt { .. })
         ));
     }

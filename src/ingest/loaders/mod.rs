@@ -4,10 +4,17 @@
 
 mod decode;
 mod docx;
+mod epub;
+mod flow;
 mod html;
 mod markdown;
+mod odt;
+mod package;
 mod pdf;
+mod pptx;
 mod text;
+mod xlsx;
+mod xml;
 
 use std::path::Path;
 
@@ -26,6 +33,10 @@ pub enum Format {
     Html,
     Pdf,
     Docx,
+    Pptx,
+    Xlsx,
+    Odt,
+    Epub,
 }
 
 impl Format {
@@ -39,6 +50,10 @@ impl Format {
             "html" | "htm" | "xhtml" => Some(Format::Html),
             "pdf" => Some(Format::Pdf),
             "docx" => Some(Format::Docx),
+            "pptx" => Some(Format::Pptx),
+            "xlsx" => Some(Format::Xlsx),
+            "odt" => Some(Format::Odt),
+            "epub" => Some(Format::Epub),
             _ => None,
         }
     }
@@ -50,6 +65,10 @@ impl Format {
             Format::Html => "html",
             Format::Pdf => "pdf",
             Format::Docx => "docx",
+            Format::Pptx => "pptx",
+            Format::Xlsx => "xlsx",
+            Format::Odt => "odt",
+            Format::Epub => "epub",
         }
     }
 }
@@ -65,7 +84,7 @@ pub struct LoadedDocument {
 
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
-    #[error("binary content in a {format} file (found NUL bytes); Folio indexes text, markdown, HTML, PDF and DOCX")]
+    #[error("binary content in a {format} file (found NUL bytes); Folio indexes text, markdown, HTML, PDF, DOCX, PPTX, XLSX, ODT and EPUB")]
     Binary { format: &'static str },
     #[error("corrupt or unsupported {format} file: {reason}")]
     Corrupt {
@@ -74,30 +93,50 @@ pub enum LoadError {
     },
     #[error("no text could be extracted ({reason})")]
     Empty { reason: String },
+    #[error("this {format} file decompresses to more than {budget_mib} MiB ({DECOMPRESSION_FACTOR}× the file-size limit): a compression bomb, or a document to index with a larger --max-file-size")]
+    OverBudget {
+        format: &'static str,
+        budget_mib: u64,
+    },
 }
 
+/// What one file may decompress to, as a multiple of the file-size limit:
+/// the members of a zip-based document together, and for a workbook the
+/// text made from its cells (256 MiB at the default 64 MiB limit). It bounds the memory one file can take while it loads.
+pub const DECOMPRESSION_FACTOR: u64 = 4;
+
 /// Parses `bytes` as `format`. `fallback_title` (usually the file stem) names
-/// the root when the document has no title of its own.
+/// the root when the document has no title of its own; `budget` bounds the
+/// bytes a compressed format may decompress to (see [`DECOMPRESSION_FACTOR`]).
 pub fn load(
     format: Format,
     bytes: &[u8],
     fallback_title: &str,
+    budget: u64,
 ) -> Result<LoadedDocument, LoadError> {
     match format {
         Format::Markdown => with_text(format, bytes, |t| markdown::parse(t, fallback_title)),
         Format::Text => with_text(format, bytes, |t| text::parse(t, fallback_title)),
         Format::Html => with_text(format, bytes, |t| html::parse(t, fallback_title)),
-        Format::Pdf => pdf::parse(bytes, fallback_title).map(|tree| LoadedDocument {
-            format,
-            tree,
-            note: None,
-        }),
-        Format::Docx => docx::parse(bytes, fallback_title).map(|tree| LoadedDocument {
-            format,
-            tree,
-            note: None,
-        }),
+        Format::Pdf => structured(format, pdf::parse(bytes, fallback_title)),
+        Format::Docx => structured(format, docx::parse(bytes, fallback_title, budget)),
+        Format::Pptx => structured(format, pptx::parse(bytes, fallback_title, budget)),
+        Format::Xlsx => structured(format, xlsx::parse(bytes, fallback_title, budget)),
+        Format::Odt => structured(format, odt::parse(bytes, fallback_title, budget)),
+        Format::Epub => structured(format, epub::parse(bytes, fallback_title, budget)),
     }
+}
+
+/// A binary format's tree, which carries no note.
+fn structured(
+    format: Format,
+    tree: Result<StructureTree, LoadError>,
+) -> Result<LoadedDocument, LoadError> {
+    tree.map(|tree| LoadedDocument {
+        format,
+        tree,
+        note: None,
+    })
 }
 
 /// Text formats share decoding: NUL bytes mean binary, anything not UTF-8 is

@@ -246,7 +246,7 @@ fn rust_book_embedding_inputs(ctx: &Context) -> Result<Vec<String>> {
     let sizes = ctx.config.limits().chunk_sizes;
     let mut inputs = Vec::new();
     for file in rust_book_files(ctx)? {
-        let doc = load(Format::Markdown, &file.bytes, &file.title)
+        let doc = load(Format::Markdown, &file.bytes, &file.title, u64::MAX)
             .with_context(|| format!("loading {}", file.path.display()))?;
         inputs.extend(
             folio::ingest::chunker::chunk(&doc.tree, sizes)

@@ -142,7 +142,7 @@ pub async fn run(ctx: &Context) -> Result<Report> {
 fn rust_book_words(ctx: &Context) -> Result<Vec<String>> {
     let mut words = Vec::new();
     for f in rust_book_files(ctx)? {
-        let doc = load(Format::Markdown, &f.bytes, &f.title)
+        let doc = load(Format::Markdown, &f.bytes, &f.title, u64::MAX)
             .with_context(|| format!("loading {}", f.path.display()))?;
         for node in doc
             .tree

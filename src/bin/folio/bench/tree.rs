@@ -35,7 +35,7 @@ pub fn run(ctx: &Context) -> Result<Report> {
     );
 
     let folio = docs_per_second(&files, min_time, |f| {
-        let doc = load(Format::Markdown, &f.bytes, &f.title)
+        let doc = load(Format::Markdown, &f.bytes, &f.title, u64::MAX)
             .with_context(|| format!("loading {}", f.path.display()))?;
         Ok(doc.tree.len())
     })?;

@@ -5,7 +5,10 @@
  *
  * `start..end` is a byte range in the loaded text: the file itself for
  * markdown, text and HTML (after decoding, for non-UTF-8 files), the
- * `word/document.xml` part for DOCX, and the extracted page text for PDF,
- * where `page` (1-based) says which page.
+ * `word/document.xml` part for DOCX, `content.xml` for ODT, and the
+ * extracted page text for PDF, where `page` (1-based) says which page.
+ * For formats of several parts `page` says which part the range is in:
+ * the slide's XML for PPTX (its notes' XML under "Notes"), the sheet's XML
+ * for XLSX, the chapter's XHTML for EPUB (its place in reading order).
  */
 export type Span = { start: number, end: number, page: number | null, };
