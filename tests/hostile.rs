@@ -34,16 +34,18 @@ const TINY_FILES_FULL: usize = 100_000;
 /// from their size alone, so reading either would show as hundreds of MiB.
 const BIG_FILES_RSS_ALLOWANCE_MIB: u64 = 64;
 
-/// The compression bombs (one per zip-based format) decompress to 512 MiB
+/// The compression bombs (one per zip-based format, and a PDF whose
+/// content stream is one) decompress to 512 MiB
 /// each, twice the per-file budget at the default limits (256 MiB). Each
 /// file being prepared may hold its budget plus this much for the zip
 /// reader and the parser.
-const BOMBS: [&str; 5] = [
+const BOMBS: [&str; 6] = [
     "bomb.docx",
     "bomb.pptx",
     "bomb-sheets.xlsx",
     "bomb.odt",
     "bomb.epub",
+    "bomb.pdf",
 ];
 const BOMB_BUDGET_MIB: u64 = 256;
 const BOMB_RSS_ALLOWANCE_MIB: u64 = 64;

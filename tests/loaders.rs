@@ -630,3 +630,98 @@ fn a_package_decompressing_past_the_budget_is_refused_for_every_zip_format() {
         panic!("with twice the budget the workbook loads: {e}");
     }
 }
+
+/// A one-page PDF whose content stream is its text and then `padding`
+/// spaces, encoded by `filters` (applied in the order given, so the last
+/// one is undone first).
+fn padded_pdf(padding: usize, filters: &[&str]) -> Vec<u8> {
+    let mut doc =
+        lopdf::Document::load_mem(&pdf_bytes(None, &["Tides turn at noon."], &[])).unwrap();
+    let page = *doc.get_pages().values().next().unwrap();
+    let content_id = doc.get_page_contents(page)[0];
+    let stream = doc
+        .get_object_mut(content_id)
+        .unwrap()
+        .as_stream_mut()
+        .unwrap();
+    let mut content = stream.content.clone();
+    content.extend(std::iter::repeat_n(b' ', padding));
+    for filter in filters {
+        content = match *filter {
+            "FlateDecode" => {
+                let mut encoder =
+                    flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+                std::io::Write::write_all(&mut encoder, &content).unwrap();
+                encoder.finish().unwrap()
+            }
+            "LZWDecode" => weezl::encode::Encoder::with_tiff_size_switch(weezl::BitOrder::Msb, 8)
+                .encode(&content)
+                .unwrap(),
+            other => panic!("no encoder for {other}"),
+        };
+    }
+    let names: Vec<lopdf::Object> = filters
+        .iter()
+        .rev()
+        .map(|f| lopdf::Object::Name(f.as_bytes().to_vec()))
+        .collect();
+    stream.dict.set("Filter", names);
+    stream.set_content(content);
+    let mut bytes = Vec::new();
+    doc.save_to(&mut bytes).unwrap();
+    bytes
+}
+
+#[test]
+fn a_pdf_whose_streams_decompress_past_the_budget_is_refused() {
+    let budget = 4 << 20;
+    for filters in [
+        &["FlateDecode"][..],
+        &["LZWDecode"],
+        &["FlateDecode", "FlateDecode"],
+    ] {
+        let bytes = padded_pdf(5 << 20, filters);
+        assert!(bytes.len() < 1 << 20, "{filters:?}: {} bytes", bytes.len());
+        match load(Format::Pdf, &bytes, "f", budget) {
+            Err(e @ LoadError::OverBudget { format: "pdf", .. }) => {
+                assert!(
+                    e.to_string().contains("decompresses to more than 4 MiB"),
+                    "{e}"
+                )
+            }
+            other => panic!("{filters:?}: {:?}", other.map(|d| d.tree.len())),
+        }
+        // Within a larger budget the same file loads, and its text is read
+        // through the same filters.
+        let tree = load(Format::Pdf, &bytes, "f", 4 * budget)
+            .unwrap_or_else(|e| panic!("{filters:?}: {e}"))
+            .tree;
+        assert_eq!(
+            flat(&tree.node(1).text),
+            "Tides turn at noon.",
+            "{filters:?}"
+        );
+    }
+}
+
+#[test]
+fn a_pdf_with_object_and_xref_streams_loads_as_one_without_them() {
+    let plain = pdf_bytes(
+        Some("Harbour log"),
+        &["Ships at anchor.", "Ships at sea."],
+        &[(1, "Anchored", 1), (1, "Sailing", 2)],
+    );
+    let mut doc = lopdf::Document::load_mem(&plain).unwrap();
+    let mut packed = Vec::new();
+    let options = lopdf::SaveOptions::builder()
+        .use_object_streams(true)
+        .use_xref_streams(true)
+        .build();
+    doc.save_with_options(&mut packed, options).unwrap();
+    assert!(
+        packed.windows(6).any(|w| w == b"ObjStm"),
+        "the objects are packed"
+    );
+    let tree = |bytes: &[u8]| shape(&load(Format::Pdf, bytes, "f", BUDGET).unwrap().tree);
+    assert_eq!(tree(&packed), tree(&plain));
+}

@@ -11,6 +11,7 @@ mod markdown;
 mod odt;
 mod package;
 mod pdf;
+mod pdf_streams;
 mod pptx;
 mod text;
 mod xlsx;
@@ -101,8 +102,8 @@ pub enum LoadError {
 }
 
 /// What one file may decompress to, as a multiple of the file-size limit:
-/// the members of a zip-based document together, and for a workbook the
-/// text made from its cells (256 MiB at the default 64 MiB limit). It bounds the memory one file can take while it loads.
+/// a PDF's streams together, the members of a zip-based document together,
+/// and for a workbook the text made from its cells (256 MiB at the default 64 MiB limit). It bounds the memory one file can take while it loads.
 pub const DECOMPRESSION_FACTOR: u64 = 4;
 
 /// Parses `bytes` as `format`. `fallback_title` (usually the file stem) names
@@ -118,7 +119,7 @@ pub fn load(
         Format::Markdown => with_text(format, bytes, |t| markdown::parse(t, fallback_title)),
         Format::Text => with_text(format, bytes, |t| text::parse(t, fallback_title)),
         Format::Html => with_text(format, bytes, |t| html::parse(t, fallback_title)),
-        Format::Pdf => structured(format, pdf::parse(bytes, fallback_title)),
+        Format::Pdf => structured(format, pdf::parse(bytes, fallback_title, budget)),
         Format::Docx => structured(format, docx::parse(bytes, fallback_title, budget)),
         Format::Pptx => structured(format, pptx::parse(bytes, fallback_title, budget)),
         Format::Xlsx => structured(format, xlsx::parse(bytes, fallback_title, budget)),

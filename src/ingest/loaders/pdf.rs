@@ -12,6 +12,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use lopdf::{Dictionary, Document, Object, ObjectId};
 use pdf_extract::PlainTextOutput;
 
+use super::pdf_streams;
 use super::text::paragraphs;
 use super::LoadError;
 use crate::ingest::structure_tree::{HeadingStack, NodeKind, Span, StructureTree};
@@ -23,13 +24,12 @@ const MAX_OUTLINE_DEPTH: u32 = 32;
 const MAX_NAME_TREE_DEPTH: u32 = 32;
 const MAX_NAMED_DESTINATIONS: usize = 100_000;
 
-pub(super) fn parse(bytes: &[u8], fallback_title: &str) -> Result<StructureTree, LoadError> {
-    let mut doc = guarded(|| Document::load_mem(bytes))?.map_err(|e| corrupt(e.to_string()))?;
-    if doc.is_encrypted() && guarded(|| doc.decrypt(""))?.is_err() {
-        return Err(corrupt(
-            "the PDF is encrypted and needs a password".to_owned(),
-        ));
-    }
+pub(super) fn parse(
+    bytes: &[u8],
+    fallback_title: &str,
+    budget: u64,
+) -> Result<StructureTree, LoadError> {
+    let doc = guarded(|| pdf_streams::load(bytes, budget, corrupt))??;
     let page_ids = guarded(|| doc.get_pages())?;
     let pages = extract_pages(&doc, &page_ids)?;
     if pages.iter().all(|page| page.trim().is_empty()) {
@@ -563,7 +563,7 @@ mod tests {
             b"%PDF-1.7\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF",
             b"\x00\xff\xfe garbage",
         ] {
-            match parse(bytes, "x") {
+            match parse(bytes, "x", u64::MAX) {
                 Err(LoadError::Corrupt { format: "pdf", .. }) => {}
                 other => panic!("{:?}", other.map(|t| t.len())),
             }
