@@ -32,14 +32,10 @@ pub(super) fn parse(
     let mut package = Package::open(bytes, "docx", budget)?;
     // Styles only refine headings; a missing or broken styles part leaves
     // the style ids to go on. A bomb in it still fails the file.
-    let styles = match package.text(STYLES_PART) {
-        Err(e @ LoadError::OverBudget { .. }) => return Err(e),
-        read => read
-            .ok()
-            .flatten()
-            .and_then(|xml| read_styles(&xml).ok())
-            .unwrap_or_default(),
-    };
+    let styles = package
+        .optional_text(STYLES_PART)?
+        .and_then(|xml| read_styles(&xml).ok())
+        .unwrap_or_default();
     let document = package.required_text(DOCUMENT_PART, "a Word document")?;
     read_document(&document, &styles, fallback_title)
 }

@@ -73,6 +73,16 @@ impl<'b> Package<'b> {
             .map_err(|_| self.corrupt(format!("{name} is not UTF-8")))
     }
 
+    /// Like [`Package::text`], for a member that only refines the document
+    /// (styles, a title): a missing or unreadable one is `None`, and only
+    /// running over the budget is an error.
+    pub fn optional_text(&mut self, name: &str) -> Result<Option<String>, LoadError> {
+        match self.text(name) {
+            Err(e @ LoadError::OverBudget { .. }) => Err(e),
+            read => Ok(read.ok().flatten()),
+        }
+    }
+
     /// Like [`Package::text`], for a member the document cannot do without.
     pub fn required_text(&mut self, name: &str, what: &str) -> Result<String, LoadError> {
         self.text(name)?
@@ -88,11 +98,7 @@ impl<'b> Package<'b> {
         part: &str,
         root: &[u8],
     ) -> Result<Option<String>, LoadError> {
-        let xml = match self.text(part) {
-            Err(e @ LoadError::OverBudget { .. }) => return Err(e),
-            read => read.ok().flatten(),
-        };
-        let Some(xml) = xml else {
+        let Some(xml) = self.optional_text(part)? else {
             return Ok(None);
         };
         let (mut title, mut depth) = (String::new(), 0u32);

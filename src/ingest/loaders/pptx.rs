@@ -212,8 +212,9 @@ fn read_slide(xml: &str, part: &str, root: &[u8]) -> Result<Slide, LoadError> {
                 if let Some(shape) = &mut open {
                     shape.depth -= 1;
                     if shape.depth == 0 {
-                        let shape = open.take().expect("a shape is open");
-                        finish_shape(&mut slide, shape, end, skip);
+                        if let Some(shape) = open.take() {
+                            finish_shape(&mut slide, shape, end, skip);
+                        }
                     }
                 }
             }
