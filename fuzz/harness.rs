@@ -13,7 +13,7 @@ use folio::choice::Choice;
 use folio::eval::metrics::{cover_em, exact_match, f1, normalize, score};
 use folio::graph::{parse_grades, GainClass, Grade, Rubric};
 use folio::ingest::chunker::{chunk, ChunkSizes};
-use folio::ingest::loaders::{decode_text, load, Format};
+use folio::ingest::loaders::{decode_text, load, Format, LoadOptions};
 use folio::ingest::structure_tree::{NodeKind, Span, StructureTree, ROOT};
 use folio::llm::sse::SseDecoder;
 use folio::llm::verdict::verdict;
@@ -77,7 +77,7 @@ pub fn text_tree(data: &[u8]) {
 /// into; returns both for checks particular to one format.
 fn document_tree(format: Format, data: &[u8]) -> Option<(StructureTree, String)> {
     let loaded = deterministic(|| {
-        load(format, data, FALLBACK_TITLE, u64::MAX)
+        load(format, data, FALLBACK_TITLE, &LoadOptions::budget(u64::MAX))
             .map(|doc| (doc.tree, doc.note))
             .map_err(|e| e.to_string())
     });
@@ -152,7 +152,12 @@ pub fn chunker(data: &[u8]) {
         target,
         max: target + usize::from(knob / 64) * target / 2,
     };
-    let Ok(doc) = load(Format::Markdown, markdown, FALLBACK_TITLE, u64::MAX) else {
+    let Ok(doc) = load(
+        Format::Markdown,
+        markdown,
+        FALLBACK_TITLE,
+        &LoadOptions::budget(u64::MAX),
+    ) else {
         return;
     };
     let tree = doc.tree;

@@ -33,6 +33,8 @@ APT_PACKAGES=(
   cmake clang libclang-dev
   libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev patchelf libdbus-1-dev
   xvfb webkit2gtk-driver
+  # OCR: Tesseract reads scanned pages and images; poppler renders PDF pages for it.
+  tesseract-ocr tesseract-ocr-eng poppler-utils
 )
 if [ "$test_deps" = 1 ]; then
   # Debian's python3 cannot create virtual environments without it.

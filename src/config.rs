@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::choice::Choice;
 use crate::embed::EmbeddingModelFiles;
 use crate::ingest::chunker::ChunkSizes;
+use crate::ingest::loaders::OcrSettings;
 use crate::ingest::prepare::Limits;
 use crate::llm::{ApiKey, Backend, LlmSettings};
 
@@ -32,6 +33,8 @@ pub struct Config {
     pub prompts_dir: PathBuf,
     /// The `folio.toml` that was read, if one exists.
     pub config_file: Option<PathBuf>,
+    /// Whether scanned pages and images are read with OCR, in which languages.
+    pub ocr: OcrSettings,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -68,6 +71,8 @@ pub struct ConfigFile {
     pub judge: Option<LlmSettings>,
     pub embedding: EmbeddingSection,
     pub prompts: PromptsSection,
+    /// The `[ocr]` table: `enabled` and `languages`.
+    pub ocr: Option<OcrSettings>,
 }
 
 #[derive(Debug, Default, Clone, PartialEq, Deserialize, Serialize)]
@@ -143,6 +148,7 @@ impl Config {
             models_dir,
             max_file_size: max_file_size.unwrap_or(DEFAULT_MAX_FILE_SIZE),
             config_file: None,
+            ocr: OcrSettings::default(),
         }
     }
 
@@ -186,6 +192,9 @@ impl Config {
         if let Some(dir) = file.embedding.model_dir {
             self.embedding_model_dir = base.join(dir);
         }
+        if let Some(ocr) = file.ocr {
+            self.ocr = ocr;
+        }
         if let Some(dir) = file.prompts.dir {
             self.prompts_dir = base.join(dir);
         }
@@ -222,6 +231,20 @@ impl Config {
         env_override("FOLIO_PROMPTS_DIR", |v| {
             Ok(self.prompts_dir = PathBuf::from(v))
         })?;
+        env_override("FOLIO_OCR", |v| {
+            Ok(self.ocr.enabled = match v.trim() {
+                "on" | "1" | "true" => true,
+                "off" | "0" | "false" => false,
+                _ => return Err("use on or off".to_owned()),
+            })
+        })?;
+        env_override("FOLIO_OCR_LANGUAGES", |v| {
+            Ok(self.ocr.languages = v
+                .split(['+', ','])
+                .map(|l| l.trim().to_owned())
+                .filter(|l| !l.is_empty())
+                .collect())
+        })?;
         Ok(())
     }
 
@@ -237,6 +260,7 @@ impl Config {
         Limits {
             max_file_size: self.max_file_size,
             chunk_sizes: ChunkSizes::default(),
+            ocr: self.ocr.clone(),
         }
     }
 }

@@ -13,9 +13,22 @@ use serde::{Deserialize, Serialize};
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum EngineEvent {
     JobProgress(JobProgress),
-    DocumentIndexed { path: String, chunks: usize },
-    DocumentFailed { path: String, error: String },
-    DocumentRemoved { path: String },
+    DocumentIndexed {
+        path: String,
+        chunks: usize,
+    },
+    DocumentFailed {
+        path: String,
+        error: String,
+    },
+    DocumentRemoved {
+        path: String,
+    },
+    /// A file read page by page (OCR) got one page further.
+    DocumentReading {
+        path: String,
+        progress: Progress,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]

@@ -10,7 +10,7 @@ use common::engine::{assert_consistent, ingest, open_with_limit};
 use common::fixtures::{
     docx_bytes, epub_bytes, odt_bytes, pdf_bytes, pptx_bytes, xlsx_bytes, SlideSpec,
 };
-use folio::ingest::prepare::{prepare, Prepared};
+use folio::ingest::prepare::{prepare, Prepared, Reading};
 use folio::ingest::scan::inspect;
 use folio::retrieve::SearchMode;
 
@@ -128,7 +128,7 @@ async fn bad_files_are_recorded_with_reasons_and_the_batch_goes_on() {
     assert!(error_of(&status, "dangling.md").starts_with("unreadable"));
     assert!(error_of(&status, "pipe.md").contains("not a regular file"));
     assert!(error_of(&status, "loop").starts_with("symlink loop"));
-    assert!(error_of(&status, "scanned.pdf").contains("no extractable text"));
+    assert!(error_of(&status, "scanned.pdf").contains("no text layer"));
     assert_eq!(summary.indexed, 8, "{summary:?}");
 
     let latin1 = library
@@ -187,11 +187,15 @@ fn a_file_deleted_between_scan_and_read_counts_as_removed() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("fleeting.md");
     std::fs::write(&path, "# Soon gone").unwrap();
-    let entry = inspect(&path).unwrap().unwrap();
-    std::fs::remove_file(&path).unwrap();
     let limits = folio::Config::new(None, None).limits();
+    let entry = inspect(&path, &limits.ocr).unwrap().unwrap();
+    std::fs::remove_file(&path).unwrap();
+    let reading = Reading {
+        on_page: &|_, _| {},
+        interrupted: &|| false,
+    };
     assert!(matches!(
-        prepare(entry, None, &limits),
+        prepare(entry, None, &limits, &reading),
         Prepared::Vanished { .. }
     ));
 }

@@ -7,7 +7,7 @@ use common::fixtures::{
     docx_bytes, docx_from_body, docx_paragraph, docx_table, epub_bytes, odt_bytes, pdf_bytes,
     pptx_bytes, xlsx_bytes, zip_bytes, SlideSpec,
 };
-use folio::ingest::loaders::{load, Format, LoadError, LoadedDocument};
+use folio::ingest::loaders::{load, Format, LoadError, LoadOptions, LoadedDocument};
 use folio::ingest::structure_tree::{NodeKind, StructureTree, ROOT};
 
 /// The decompression budget at the default 64 MiB file-size limit.
@@ -28,7 +28,7 @@ fn shape(tree: &StructureTree) -> Vec<(u32, NodeKind, String, Option<u32>)> {
 }
 
 fn load_pdf(bytes: &[u8]) -> LoadedDocument {
-    load(Format::Pdf, bytes, "fallback", BUDGET).expect("PDF loads")
+    load(Format::Pdf, bytes, "fallback", &LoadOptions::budget(BUDGET)).expect("PDF loads")
 }
 
 fn manual_pdf() -> Vec<u8> {
@@ -161,9 +161,9 @@ fn pdf_with_a_blank_info_title_uses_the_fallback() {
 #[test]
 fn pdf_without_text_is_empty() {
     let bytes = pdf_bytes(Some("Scanned"), &["", ""], &[]);
-    match load(Format::Pdf, &bytes, "f", BUDGET) {
+    match load(Format::Pdf, &bytes, "f", &LoadOptions::budget(BUDGET)) {
         Err(LoadError::Empty { reason }) => {
-            assert!(reason.contains("no extractable text"), "{reason}")
+            assert!(reason.contains("no text layer"), "{reason}")
         }
         other => panic!("expected Empty, got {other:?}"),
     }
@@ -198,7 +198,7 @@ fn corrupt_pdfs_are_errors_not_panics() {
         inputs.push(valid[..cut].to_vec());
     }
     for bytes in &inputs {
-        match load(Format::Pdf, bytes, "f", BUDGET) {
+        match load(Format::Pdf, bytes, "f", &LoadOptions::budget(BUDGET)) {
             Err(LoadError::Corrupt {
                 format: "pdf",
                 reason,
@@ -226,14 +226,19 @@ fn pdf_with_damaged_bytes_never_panics() {
             bytes[at] = (seed >> 32) as u8;
         }
         // Any outcome is fine except a panic escaping the loader.
-        let _ = load(Format::Pdf, &bytes, "f", BUDGET);
+        let _ = load(Format::Pdf, &bytes, "f", &LoadOptions::budget(BUDGET));
     }
 }
 
 fn load_docx(bytes: &[u8]) -> StructureTree {
-    load(Format::Docx, bytes, "fallback", BUDGET)
-        .expect("DOCX loads")
-        .tree
+    load(
+        Format::Docx,
+        bytes,
+        "fallback",
+        &LoadOptions::budget(BUDGET),
+    )
+    .expect("DOCX loads")
+    .tree
 }
 
 #[test]
@@ -343,7 +348,7 @@ fn corrupt_docx_files_are_errors() {
         ("empty file", Vec::new()),
     ];
     for (what, bytes) in cases {
-        match load(Format::Docx, &bytes, "f", BUDGET) {
+        match load(Format::Docx, &bytes, "f", &LoadOptions::budget(BUDGET)) {
             Err(LoadError::Corrupt {
                 format: "docx",
                 reason,
@@ -362,7 +367,7 @@ fn text_formats_share_decoding() {
         Format::Markdown,
         b"# Titre\n\nCaf\xE9 cr\xE8me br\xFBl\xE9e, d\xE9j\xE0 vu.\n",
         "f",
-        BUDGET,
+        &LoadOptions::budget(BUDGET),
     )
     .unwrap();
     assert_eq!(doc.tree.title(), "Titre");
@@ -370,15 +375,26 @@ fn text_formats_share_decoding() {
     assert!(doc.note.is_some_and(|n| n.starts_with("not valid UTF-8")));
 
     assert!(matches!(
-        load(Format::Html, b"<p>\0\0binary", "f", BUDGET),
+        load(
+            Format::Html,
+            b"<p>\0\0binary",
+            "f",
+            &LoadOptions::budget(BUDGET)
+        ),
         Err(LoadError::Binary { format: "html" })
     ));
-    let txt = load(Format::Text, b"one\n\ntwo", "notes", BUDGET).unwrap();
+    let txt = load(
+        Format::Text,
+        b"one\n\ntwo",
+        "notes",
+        &LoadOptions::budget(BUDGET),
+    )
+    .unwrap();
     assert_eq!(txt.tree.len(), 3);
 }
 
 fn load_ok(format: Format, bytes: &[u8]) -> StructureTree {
-    load(format, bytes, "fallback", BUDGET)
+    load(format, bytes, "fallback", &LoadOptions::budget(BUDGET))
         .unwrap_or_else(|e| panic!("{format:?} loads: {e}"))
         .tree
 }
@@ -459,7 +475,12 @@ fn xlsx_sheets_are_tables_under_their_header_rows() {
 fn xlsx_with_no_text_is_empty_not_corrupt() {
     let empty: &[&[&str]] = &[];
     assert!(matches!(
-        load(Format::Xlsx, &xlsx_bytes(&[("Sheet1", empty)]), "f", BUDGET),
+        load(
+            Format::Xlsx,
+            &xlsx_bytes(&[("Sheet1", empty)]),
+            "f",
+            &LoadOptions::budget(BUDGET)
+        ),
         Err(LoadError::Empty { .. })
     ));
 }
@@ -553,7 +574,7 @@ fn broken_packages_of_every_new_format_are_clear_errors() {
             ("not a zip", b"plain words".to_vec()),
             ("an empty zip", zip_bytes(&[])),
         ] {
-            match load(format, &broken, "f", BUDGET) {
+            match load(format, &broken, "f", &LoadOptions::budget(BUDGET)) {
                 Err(LoadError::Corrupt {
                     format: name,
                     reason,
@@ -582,7 +603,7 @@ fn a_package_decompressing_past_the_budget_is_refused_for_every_zip_format() {
     for (format, member) in bombs {
         let bytes = zip_bytes(&[(member, &big)]);
         assert!(bytes.len() < 64 << 10, "a bomb is small on disk");
-        match load(format, &bytes, "f", budget) {
+        match load(format, &bytes, "f", &LoadOptions::budget(budget)) {
             Err(e @ LoadError::OverBudget { .. }) => {
                 assert!(
                     e.to_string().contains("decompresses to more than 4 MiB"),
@@ -623,10 +644,20 @@ fn a_package_decompressing_past_the_budget_is_refused_for_every_zip_format() {
         .collect();
     let two_big_sheets = zip_bytes(&files);
     assert!(matches!(
-        load(Format::Xlsx, &two_big_sheets, "f", budget),
+        load(
+            Format::Xlsx,
+            &two_big_sheets,
+            "f",
+            &LoadOptions::budget(budget)
+        ),
         Err(LoadError::OverBudget { format: "xlsx", .. })
     ));
-    if let Err(e) = load(Format::Xlsx, &two_big_sheets, "f", 2 * budget) {
+    if let Err(e) = load(
+        Format::Xlsx,
+        &two_big_sheets,
+        "f",
+        &LoadOptions::budget(2 * budget),
+    ) {
         panic!("with twice the budget the workbook loads: {e}");
     }
 }
@@ -682,7 +713,7 @@ fn a_pdf_whose_streams_decompress_past_the_budget_is_refused() {
     ] {
         let bytes = padded_pdf(5 << 20, filters);
         assert!(bytes.len() < 1 << 20, "{filters:?}: {} bytes", bytes.len());
-        match load(Format::Pdf, &bytes, "f", budget) {
+        match load(Format::Pdf, &bytes, "f", &LoadOptions::budget(budget)) {
             Err(e @ LoadError::OverBudget { format: "pdf", .. }) => {
                 assert!(
                     e.to_string().contains("decompresses to more than 4 MiB"),
@@ -693,7 +724,7 @@ fn a_pdf_whose_streams_decompress_past_the_budget_is_refused() {
         }
         // Within a larger budget the same file loads, and its text is read
         // through the same filters.
-        let tree = load(Format::Pdf, &bytes, "f", 4 * budget)
+        let tree = load(Format::Pdf, &bytes, "f", &LoadOptions::budget(4 * budget))
             .unwrap_or_else(|e| panic!("{filters:?}: {e}"))
             .tree;
         assert_eq!(
@@ -722,6 +753,12 @@ fn a_pdf_with_object_and_xref_streams_loads_as_one_without_them() {
         packed.windows(6).any(|w| w == b"ObjStm"),
         "the objects are packed"
     );
-    let tree = |bytes: &[u8]| shape(&load(Format::Pdf, bytes, "f", BUDGET).unwrap().tree);
+    let tree = |bytes: &[u8]| {
+        shape(
+            &load(Format::Pdf, bytes, "f", &LoadOptions::budget(BUDGET))
+                .unwrap()
+                .tree,
+        )
+    };
     assert_eq!(tree(&packed), tree(&plain));
 }

@@ -9,6 +9,8 @@
 use std::path::{Path, PathBuf};
 
 use folio::config::{config_file_path, ConfigFile};
+use folio::ingest::loaders::ocr::installed_languages;
+use folio::ingest::loaders::OcrSettings;
 use folio::llm::settings::KIT_MODEL;
 use folio::llm::{ApiKey, Backend, LlmSettings};
 use folio::Config;
@@ -35,6 +37,11 @@ pub struct SettingsView {
     /// The tiny model of the offline kit, to offer as the default.
     pub kit_model: String,
     pub api_key_storage: ApiKeyStorage,
+    pub ocr: OcrSettings,
+    /// The languages Tesseract has here, to choose from.
+    pub ocr_languages_installed: Vec<String>,
+    /// Why OCR cannot run here (Tesseract missing), if it cannot.
+    pub ocr_unavailable: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, ts_rs::TS)]
@@ -51,6 +58,7 @@ pub struct SettingsInput {
     pub max_tokens: u32,
     pub embedding_model_dir: String,
     pub data_dir: String,
+    pub ocr: OcrSettings,
 }
 
 pub fn kit_model(config: &Config) -> PathBuf {
@@ -59,6 +67,10 @@ pub fn kit_model(config: &Config) -> PathBuf {
 
 pub fn view(config: &Config, secrets: &Secrets) -> SettingsView {
     let llm = &config.llm;
+    let (ocr_languages_installed, ocr_unavailable) = match installed_languages() {
+        Ok(languages) => (languages, None),
+        Err(e) => (Vec::new(), Some(e.to_string())),
+    };
     SettingsView {
         backend: llm.backend,
         model: llm.model.clone(),
@@ -72,6 +84,9 @@ pub fn view(config: &Config, secrets: &Secrets) -> SettingsView {
         config_file: config_file_path().display().to_string(),
         kit_model: kit_model(config).display().to_string(),
         api_key_storage: secrets.storage().clone(),
+        ocr: config.ocr.clone(),
+        ocr_languages_installed,
+        ocr_unavailable,
     }
 }
 
@@ -127,6 +142,14 @@ pub fn validate(input: &SettingsInput) -> Result<(), IpcError> {
         return Err(IpcError::invalid_settings(
             "Data location: enter an absolute folder path",
         ));
+    }
+    if input.ocr.enabled {
+        let installed = installed_languages()
+            .map_err(|e| IpcError::invalid_settings(format!("OCR languages: {e}")))?;
+        input
+            .ocr
+            .check(&installed)
+            .map_err(|e| IpcError::invalid_settings(format!("OCR languages: {e}")))?;
     }
     Ok(())
 }
@@ -228,6 +251,7 @@ pub fn save(input: &SettingsInput, secrets: &Secrets) -> Result<(), IpcError> {
     });
     file.embedding.model_dir = Some(input.embedding_model_dir.trim().into());
     file.data_dir = Some(input.data_dir.trim().into());
+    file.ocr = Some(input.ocr.clone());
     if let Some(key) = &input.api_key {
         secrets.store(key)?;
     }
@@ -253,6 +277,7 @@ mod tests {
             max_tokens: 512,
             embedding_model_dir: models.display().to_string(),
             data_dir: dir.join("data").display().to_string(),
+            ocr: OcrSettings::default(),
         }
     }
 

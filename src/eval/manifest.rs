@@ -15,6 +15,7 @@ use super::error::{EvalError, Result};
 use super::results::{Opened, ResultsFile};
 use super::spec::MethodSpec;
 use super::OutDir;
+use crate::ingest::loaders::OcrSettings;
 use crate::ingest::scan::scan;
 use crate::llm::{Backend, LlmSettings};
 use crate::methods::runner::ResolvedSettings;
@@ -63,7 +64,7 @@ impl Fingerprint {
         let mut hasher = blake3::Hasher::new();
         let mut bytes = 0;
         if path.is_dir() {
-            for file in scan(path).files {
+            for file in scan(path, &OcrSettings::default()).files {
                 let content = read(&file.path)?;
                 let name = file.path.strip_prefix(path).unwrap_or(&file.path);
                 hasher.update(name.as_os_str().as_encoded_bytes());

@@ -13,7 +13,7 @@ use futures::StreamExt;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::prepare::{prepare, Limits, Prepared};
+use super::prepare::{prepare, Limits, Prepared, Reading};
 use super::scan::{inspect, scan, FileEntry, ScanError};
 use crate::embed::Embedder;
 use crate::error::{Error, Result};
@@ -114,6 +114,26 @@ impl Ingestor {
         self.stop.is_cancelled() || self.interrupt.load(Ordering::Relaxed)
     }
 
+    /// Prepares one file on this thread, reporting its pages as OCR reads
+    /// them and stopping between pages when the pass is stopped.
+    fn prepare(&self, entry: FileEntry, stored_hash: Option<&str>) -> Prepared {
+        let path = path_str(&entry.path);
+        let started = Instant::now();
+        let on_page = |done: u32, total: u32| {
+            let progress = Progress::after(done.into(), total.into(), 0, started.elapsed());
+            self.emit(EngineEvent::DocumentReading {
+                path: path.clone(),
+                progress,
+            });
+        };
+        let interrupted = || self.cancelled();
+        let reading = Reading {
+            on_page: &on_page,
+            interrupted: &interrupted,
+        };
+        prepare(entry, stored_hash, &self.limits, &reading)
+    }
+
     fn emit(&self, event: EngineEvent) {
         // No subscriber is fine: nobody is watching progress.
         let _ = self.events.send(event);
@@ -130,7 +150,8 @@ impl Ingestor {
                 continue;
             }
             let path = root.path.clone();
-            let found = tokio::task::spawn_blocking(move || scan(&path))
+            let ocr = self.limits.ocr.clone();
+            let found = tokio::task::spawn_blocking(move || scan(&path, &ocr))
                 .await
                 .map_err(|e| Error::Task(e.to_string()))?;
             let stored: HashMap<String, DocumentRecord> = self
@@ -185,7 +206,7 @@ impl Ingestor {
                 Change::Touched(p) => touched.push(p),
                 Change::Renamed { from, to } => {
                     let old = self.store.document(&path_str(&from)).await?;
-                    match (root_of(&to), old, inspect(&to)) {
+                    match (root_of(&to), old, inspect(&to, &self.limits.ocr)) {
                         (Some(root), Some(old), Some(Ok(f))) => {
                             plan.writes.push(DocumentWrite::Renamed {
                                 from: path_str(&from),
@@ -216,7 +237,8 @@ impl Ingestor {
             if p.is_dir() {
                 // A folder appeared (or was moved in): index what it holds.
                 let dir = p.clone();
-                let found = tokio::task::spawn_blocking(move || scan(&dir))
+                let ocr = self.limits.ocr.clone();
+                let found = tokio::task::spawn_blocking(move || scan(&dir, &ocr))
                     .await
                     .map_err(|e| Error::Task(e.to_string()))?;
                 for f in found.files {
@@ -237,7 +259,7 @@ impl Ingestor {
                 );
                 continue;
             }
-            match inspect(&p) {
+            match inspect(&p, &self.limits.ocr) {
                 Some(Ok(f)) => {
                     let stored = self.store.document(&key).await?;
                     if !up_to_date(stored.as_ref(), &f) {
@@ -283,18 +305,17 @@ impl Ingestor {
         tracker.commit(self, direct).await?;
 
         let (tx, mut rx) = mpsc::channel::<(i64, Prepared)>(BATCH_DOCS * 2);
-        let limits = self.limits;
+        let ingestor = self.clone();
         let producer = tokio::spawn(async move {
             let parallel = std::thread::available_parallelism()
                 .map(|n| n.get())
                 .unwrap_or(2);
             let mut prepared = futures::stream::iter(tasks)
                 .map(|t| {
+                    let ingestor = ingestor.clone();
                     tokio::task::spawn_blocking(move || {
-                        (
-                            t.folder_id,
-                            prepare(t.entry, t.stored_hash.as_deref(), &limits),
-                        )
+                        let prepared = ingestor.prepare(t.entry, t.stored_hash.as_deref());
+                        (t.folder_id, prepared)
                     })
                 })
                 .buffer_unordered(parallel);
@@ -364,6 +385,7 @@ impl Ingestor {
                     note,
                     tree,
                     chunks,
+                    ocr_pages,
                 } => {
                     summary.indexed += 1;
                     DocumentWrite::Indexed {
@@ -386,6 +408,7 @@ impl Ingestor {
                             })
                             .collect(),
                         tree,
+                        ocr_pages,
                     }
                 }
                 Prepared::Unchanged { entry } => {
@@ -411,6 +434,7 @@ impl Ingestor {
                         path: path_str(&entry.path),
                     }
                 }
+                Prepared::Interrupted { .. } => continue,
             });
         }
         let mut inputs: HashMap<i64, String> = HashMap::new();

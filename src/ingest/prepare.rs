@@ -5,14 +5,23 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use super::chunker::{chunk, ChunkPlan, ChunkSizes};
-use super::loaders::{load, DECOMPRESSION_FACTOR};
+use super::loaders::{load, LoadError, LoadOptions, OcrPage, OcrSettings, DECOMPRESSION_FACTOR};
 use super::scan::FileEntry;
 use super::structure_tree::StructureTree;
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Limits {
     pub max_file_size: u64,
     pub chunk_sizes: ChunkSizes,
+    pub ocr: OcrSettings,
+}
+
+/// How preparing a file reports and stops its long work (OCR, page by page).
+pub struct Reading<'a> {
+    /// Pages read so far in this file, and pages it has to read.
+    pub on_page: &'a (dyn Fn(u32, u32) + Sync),
+    /// Whether to stop between pages; the file is then left for a later pass.
+    pub interrupted: &'a (dyn Fn() -> bool + Sync),
 }
 
 #[derive(Debug)]
@@ -23,6 +32,7 @@ pub enum Prepared {
         note: Option<String>,
         tree: StructureTree,
         chunks: Vec<ChunkPlan>,
+        ocr_pages: Vec<OcrPage>,
     },
     /// Content identical to what is stored; only the timestamp moved.
     Unchanged {
@@ -36,13 +46,23 @@ pub enum Prepared {
     Vanished {
         entry: FileEntry,
     },
+    /// Stopped part way (a pause, cancel or shutdown during OCR); nothing is
+    /// written, so the next pass reads the file again.
+    Interrupted {
+        entry: FileEntry,
+    },
 }
 
 fn mib(bytes: u64) -> String {
     format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
 }
 
-pub fn prepare(entry: FileEntry, stored_hash: Option<&str>, limits: &Limits) -> Prepared {
+pub fn prepare(
+    entry: FileEntry,
+    stored_hash: Option<&str>,
+    limits: &Limits,
+    reading: &Reading,
+) -> Prepared {
     let too_big = |size: u64| {
         format!(
             "file is {}, over the {} limit; raise it with --max-file-size or FOLIO_MAX_FILE_SIZE",
@@ -78,9 +98,14 @@ pub fn prepare(entry: FileEntry, stored_hash: Option<&str>, limits: &Limits) -> 
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     // A loader bug on one hostile file must fail that file, not the batch.
-    let budget = limits.max_file_size.saturating_mul(DECOMPRESSION_FACTOR);
+    let options = LoadOptions {
+        budget: limits.max_file_size.saturating_mul(DECOMPRESSION_FACTOR),
+        ocr: limits.ocr.clone(),
+        on_ocr_page: reading.on_page,
+        interrupted: reading.interrupted,
+    };
     let loaded = catch_unwind(AssertUnwindSafe(|| {
-        load(entry.format, &bytes, &title, budget)
+        load(entry.format, &bytes, &title, &options)
     }));
     // The tree holds the text now; the file's bytes would only add their
     // size to the peak while chunking.
@@ -94,8 +119,10 @@ pub fn prepare(entry: FileEntry, stored_hash: Option<&str>, limits: &Limits) -> 
                 note: doc.note,
                 tree: doc.tree,
                 chunks,
+                ocr_pages: doc.ocr_pages,
             }
         }
+        Ok(Err(LoadError::Interrupted)) => Prepared::Interrupted { entry },
         Ok(Err(e)) => Prepared::Failed {
             entry,
             error: e.to_string(),

@@ -7,7 +7,7 @@ use std::time::UNIX_EPOCH;
 
 use walkdir::WalkDir;
 
-use super::loaders::Format;
+use super::loaders::{Format, OcrSettings};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileEntry {
@@ -48,9 +48,10 @@ pub fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
 }
 
 /// Looks at one path that may or may not be a readable document. `None` means
-/// Folio does not read this kind of file (or it is a directory).
-pub fn inspect(path: &Path) -> Option<Result<FileEntry, ScanError>> {
-    let format = Format::from_path(path)?;
+/// Folio does not read this kind of file under these OCR settings (or it is
+/// a directory).
+pub fn inspect(path: &Path, ocr: &OcrSettings) -> Option<Result<FileEntry, ScanError>> {
+    let format = Format::from_path(path).filter(|f| f.readable(ocr))?;
     // Documents are keyed by their path as text; two names that differ only
     // in undecodable bytes would share one lossy key and overwrite each other.
     if path.to_str().is_none() {
@@ -85,7 +86,7 @@ pub fn inspect(path: &Path) -> Option<Result<FileEntry, ScanError>> {
     }))
 }
 
-pub fn scan(root: &Path) -> Scan {
+pub fn scan(root: &Path, ocr: &OcrSettings) -> Scan {
     let mut out = Scan::default();
     let walker = WalkDir::new(root).follow_links(true).sort_by_file_name();
     let mut it = walker.into_iter();
@@ -118,7 +119,7 @@ pub fn scan(root: &Path) -> Scan {
             }
             continue;
         }
-        match inspect(entry.path()) {
+        match inspect(entry.path(), ocr) {
             Some(Ok(f)) => out.files.push(f),
             Some(Err(e)) => out.errors.push(e),
             None => {}
@@ -140,14 +141,22 @@ mod tests {
         std::fs::write(dir.path().join(".git/c.md"), "# hidden").unwrap();
         std::fs::create_dir(dir.path().join("sub")).unwrap();
         std::fs::write(dir.path().join("sub/d.txt"), "text").unwrap();
-        let s = scan(dir.path());
-        let names: Vec<_> = s
-            .files
-            .iter()
-            .map(|f| f.path.file_name().unwrap().to_string_lossy().to_string())
-            .collect();
-        assert_eq!(names, vec!["a.md", "d.txt"]);
-        assert!(s.errors.is_empty());
+        std::fs::write(dir.path().join("e.zip"), [0u8, 1, 2]).unwrap();
+        let names = |ocr: &OcrSettings| {
+            let s = scan(dir.path(), ocr);
+            assert!(s.errors.is_empty());
+            s.files
+                .iter()
+                .map(|f| f.path.file_name().unwrap().to_string_lossy().to_string())
+                .collect::<Vec<_>>()
+        };
+        // Images are documents only while OCR can read them.
+        assert_eq!(names(&OcrSettings::default()), ["a.md", "b.png", "d.txt"]);
+        let off = OcrSettings {
+            enabled: false,
+            ..OcrSettings::default()
+        };
+        assert_eq!(names(&off), ["a.md", "d.txt"]);
     }
 
     #[test]
@@ -160,7 +169,7 @@ mod tests {
             dir.path().join("dangling.md"),
         )
         .unwrap();
-        let s = scan(dir.path());
+        let s = scan(dir.path(), &OcrSettings::default());
         assert!(
             s.errors.iter().any(|e| e.error.starts_with("symlink loop")),
             "{:?}",
@@ -178,7 +187,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let name = std::ffi::OsStr::from_bytes(b"caf\xe9.md");
         std::fs::write(dir.path().join(name), "# Café").unwrap();
-        let s = scan(dir.path());
+        let s = scan(dir.path(), &OcrSettings::default());
         assert!(s.files.is_empty());
         assert!(s.errors[0].error.contains("rename"), "{:?}", s.errors);
     }

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::Passage;
+use crate::ingest::loaders::ocr::OcrMark;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[ts(export)]
@@ -15,6 +16,10 @@ pub struct Citation {
     pub span_end: i64,
     pub page: Option<i64>,
     pub chunk_id: i64,
+    /// Set when OCR read the cited page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub ocr: Option<OcrMark>,
 }
 
 impl Citation {
@@ -27,6 +32,7 @@ impl Citation {
             span_end: passage.span_end,
             page: passage.page,
             chunk_id: passage.chunk_id,
+            ocr: passage.ocr,
         }
     }
 }
@@ -113,6 +119,7 @@ mod tests {
             span_start: 0,
             span_end: 1,
             page: None,
+            ocr: None,
             score: 1.0,
             text: "t".into(),
             suspected_instructions: None,

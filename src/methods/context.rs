@@ -15,6 +15,7 @@ use super::citations::resolve;
 use super::injection::suspected_instructions;
 use super::shown::shown;
 use super::{Citation, MethodError, Params, Passage, RunEvent, Trace};
+use crate::ingest::loaders::ocr::OcrMark;
 use crate::llm::prompts::{PromptId, Prompts};
 use crate::llm::{ChatMessage, ChatRequest, Completion, FinishReason, GenerateOptions, Llm};
 use crate::retrieve::{DocumentParts, Ranking, Retrieval, RetrieveError, Retriever};
@@ -440,6 +441,7 @@ fn numbered(found: impl IntoIterator<Item = (StoredChunk, f64)>) -> Vec<Passage>
             span_start: chunk.span_start,
             span_end: chunk.span_end,
             page: chunk.page,
+            ocr: chunk.ocr_confidence.map(OcrMark::new),
             score,
             suspected_instructions: suspected_instructions(&chunk.text),
             text: chunk.text,

@@ -131,6 +131,7 @@ mod tests {
             span_start: 0,
             span_end: 1,
             page: None,
+            ocr: None,
             score: 0.0,
             text: String::new(),
             suspected_instructions: None,

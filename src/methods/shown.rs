@@ -69,6 +69,7 @@ mod tests {
             span_start: 0,
             span_end: 1,
             page: None,
+            ocr: None,
             score: 1.0,
             text: format!("text {chunk_id}"),
             suspected_instructions: None,

@@ -8,6 +8,7 @@ use super::ig2rag::Ig2RagTrace;
 use super::pager::PagerTrace;
 use super::rdr2::Rdr2Trace;
 use super::ActiveRagTrace;
+use crate::ingest::loaders::ocr::OcrMark;
 use crate::retrieve::SearchMode;
 
 /// A retrieved chunk as it was shown to the model, numbered as in the prompt.
@@ -24,6 +25,10 @@ pub struct Passage {
     pub page: Option<i64>,
     pub score: f64,
     pub text: String,
+    /// Set when OCR read the passage's page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub ocr: Option<OcrMark>,
     /// Words in the text that read as instructions to the model (see
     /// `injection`). The passage was still shown as data.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -18,6 +18,7 @@ mod vector_index;
 use serde::{Deserialize, Serialize};
 
 use crate::choice::Choice;
+use crate::ingest::loaders::ocr::OcrMark;
 use crate::store::{Store, StoredChunk};
 
 pub use bm25::fts_query;
@@ -61,6 +62,8 @@ pub struct SearchHit {
     pub span_start: i64,
     pub span_end: i64,
     pub page: Option<i64>,
+    /// Set when OCR read the chunk's page.
+    pub ocr: Option<OcrMark>,
 }
 
 impl SearchHit {
@@ -75,6 +78,7 @@ impl SearchHit {
             span_start: chunk.span_start,
             span_end: chunk.span_end,
             page: chunk.page,
+            ocr: chunk.ocr_confidence.map(OcrMark::new),
         }
     }
 }

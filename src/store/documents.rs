@@ -12,6 +12,7 @@ use sqlx::{Sqlite, Transaction};
 use super::rows::from_row;
 use super::vectors::VectorSpace;
 use super::{now_ms, Result, Store, StoreError};
+use crate::ingest::loaders::OcrPage;
 use crate::ingest::structure_tree::{NodeKind, Span, StructureTree};
 
 /// One chunk ready to store; `vector` is the little-endian f32 blob of its
@@ -40,6 +41,7 @@ pub enum DocumentWrite {
         note: Option<String>,
         tree: StructureTree,
         chunks: Vec<ChunkWrite>,
+        ocr_pages: Vec<OcrPage>,
     },
     Failed {
         folder_id: i64,
@@ -165,6 +167,8 @@ pub struct StoredChunk {
     pub span_start: i64,
     pub span_end: i64,
     pub page: Option<i64>,
+    /// OCR's confidence in the chunk's page (0–1), when OCR read it.
+    pub ocr_confidence: Option<f64>,
 }
 
 from_row!(StoredChunk {
@@ -174,7 +178,8 @@ from_row!(StoredChunk {
     text,
     span_start,
     span_end,
-    page
+    page,
+    ocr_confidence
 });
 
 /// How far a job got with a batch, recorded in the batch's own transaction
@@ -337,8 +342,11 @@ impl Store {
         }
         let marks = vec!["?"; ids.len()].join(",");
         let sql = format!(
-            "SELECT c.id, d.path, c.heading_path, c.text, c.span_start, c.span_end, c.page \
-             FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.id IN ({marks})"
+            "SELECT c.id, d.path, c.heading_path, c.text, c.span_start, c.span_end, c.page, \
+             o.confidence AS ocr_confidence \
+             FROM chunks c JOIN documents d ON d.id = c.document_id \
+             LEFT JOIN ocr_pages o ON o.document_id = c.document_id AND o.page = c.page \
+             WHERE c.id IN ({marks})"
         );
         let mut q = sqlx::query_as::<_, StoredChunk>(&sql);
         for id in ids {
@@ -452,6 +460,7 @@ async fn write_one(
             note,
             tree,
             chunks,
+            ocr_pages,
         } => {
             sqlx::query("DELETE FROM documents WHERE path = ?")
                 .bind(path)
@@ -473,6 +482,16 @@ async fn write_one(
             .execute(&mut **tx)
             .await?
             .last_insert_rowid();
+            for p in ocr_pages {
+                sqlx::query(
+                    "INSERT INTO ocr_pages(document_id, page, confidence) VALUES (?, ?, ?)",
+                )
+                .bind(doc_id)
+                .bind(i64::from(p.page))
+                .bind(f64::from(p.confidence))
+                .execute(&mut **tx)
+                .await?;
+            }
             for (ordinal, n) in tree.nodes().iter().enumerate() {
                 sqlx::query(
                     "INSERT INTO nodes(document_id, ordinal, parent, kind, depth, text, span_start, span_end, page) \

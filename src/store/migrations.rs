@@ -16,13 +16,18 @@ use sqlx::migrate::{Migration, MigrationSource, MigrationType, Migrator};
 /// Version, description (the file name's, underscores as spaces) and SQL
 /// of each file in `migrations/`, in order. A new migration is a new file
 /// there and a new line here.
-const MIGRATIONS: [(i64, &str, &str); 3] = [
+const MIGRATIONS: [(i64, &str, &str); 4] = [
     (1, "init", include_str!("../../migrations/0001_init.sql")),
     (2, "runs", include_str!("../../migrations/0002_runs.sql")),
     (
         3,
         "gain graph",
         include_str!("../../migrations/0003_gain_graph.sql"),
+    ),
+    (
+        4,
+        "ocr pages",
+        include_str!("../../migrations/0004_ocr_pages.sql"),
     ),
 ];
 

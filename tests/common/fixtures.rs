@@ -487,3 +487,142 @@ fn package(members: &[(String, String)]) -> Vec<u8> {
         .collect();
     zip_bytes(&files)
 }
+
+/// A page of `text` as poppler renders it: `pdf_bytes` of that one page,
+/// drawn by `pdftoppm` at `dpi` in `format` ("-png" or "-gray" for PGM).
+/// What a scanner would have produced from a printed page.
+pub fn rendered_page(text: &str, dpi: u32, format: &str) -> Vec<u8> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pdf = dir.path().join("page.pdf");
+    std::fs::write(&pdf, pdf_bytes(None, &[text], &[])).expect("write page");
+    let out = std::process::Command::new("pdftoppm")
+        .args(["-r", &dpi.to_string(), format, "-singlefile"])
+        .arg(&pdf)
+        .output()
+        .expect("pdftoppm runs (scripts/setup.sh installs poppler-utils)");
+    assert!(
+        out.status.success(),
+        "pdftoppm: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// A scanned PDF: a page `(text, true)` is only an image (8-bit grey,
+/// Flate) of that text rendered at 200 dpi, with no text layer; a page
+/// `(text, false)` is typed text as in `pdf_bytes`, so documents can mix them.
+pub fn scanned_pdf_bytes(pages: &[(&str, bool)]) -> Vec<u8> {
+    let mut doc = Document::with_version("1.5");
+    let pages_id = doc.new_object_id();
+    let font_id = doc.add_object(dictionary! {
+        "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica",
+    });
+    let mut page_ids: Vec<ObjectId> = Vec::new();
+    for &(text, scanned) in pages {
+        let operations = if scanned {
+            let (width, height, pixels) = pgm(&rendered_page(text, 200, "-gray"));
+            let mut image = Stream::new(
+                dictionary! {
+                    "Type" => "XObject", "Subtype" => "Image",
+                    "Width" => width, "Height" => height,
+                    "ColorSpace" => "DeviceGray", "BitsPerComponent" => 8,
+                },
+                pixels,
+            );
+            image.compress().expect("compress the scan");
+            let image_id = doc.add_object(image);
+            let resources = dictionary! { "XObject" => dictionary! { "Im1" => image_id } };
+            (
+                vec![
+                    Operation::new("q", vec![]),
+                    Operation::new(
+                        "cm",
+                        vec![
+                            595.into(),
+                            0.into(),
+                            0.into(),
+                            842.into(),
+                            0.into(),
+                            0.into(),
+                        ],
+                    ),
+                    Operation::new("Do", vec!["Im1".into()]),
+                    Operation::new("Q", vec![]),
+                ],
+                resources,
+            )
+        } else {
+            let mut operations = vec![
+                Operation::new("BT", vec![]),
+                Operation::new("Tf", vec!["F1".into(), FONT_SIZE.into()]),
+            ];
+            let mut y = TOP;
+            for line in text.lines() {
+                operations.push(Operation::new(
+                    "Tm",
+                    vec![1.into(), 0.into(), 0.into(), 1.into(), 72.into(), y.into()],
+                ));
+                operations.push(Operation::new(
+                    "Tj",
+                    vec![Object::string_literal(win_ansi(line))],
+                ));
+                y -= LINE_ADVANCE;
+            }
+            operations.push(Operation::new("ET", vec![]));
+            (
+                operations,
+                dictionary! { "Font" => dictionary! { "F1" => font_id } },
+            )
+        };
+        let (operations, resources) = operations;
+        let content = Content { operations }
+            .encode()
+            .expect("encode page content");
+        let content_id = doc.add_object(Stream::new(dictionary! {}, content));
+        page_ids.push(doc.add_object(dictionary! {
+            "Type" => "Page", "Parent" => pages_id, "Contents" => content_id,
+            "Resources" => resources,
+        }));
+    }
+    doc.objects.insert(
+        pages_id,
+        Object::Dictionary(dictionary! {
+            "Type" => "Pages",
+            "Kids" => page_ids.iter().map(|&id| id.into()).collect::<Vec<Object>>(),
+            "Count" => i64::try_from(page_ids.len()).expect("page count"),
+            "MediaBox" => vec![0.into(), 0.into(), 595.into(), 842.into()],
+        }),
+    );
+    let catalog_id = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
+    doc.trailer.set("Root", catalog_id);
+    let mut bytes = Vec::new();
+    doc.save_to(&mut bytes).expect("write PDF");
+    bytes
+}
+
+/// Width, height and pixels of a binary 8-bit PGM (`P5`), as pdftoppm writes it.
+fn pgm(bytes: &[u8]) -> (i64, i64, Vec<u8>) {
+    let mut fields = Vec::new();
+    let mut at = 0;
+    while fields.len() < 4 {
+        while bytes[at].is_ascii_whitespace() {
+            at += 1;
+        }
+        let start = at;
+        while !bytes[at].is_ascii_whitespace() {
+            at += 1;
+        }
+        fields.push(String::from_utf8_lossy(&bytes[start..at]).into_owned());
+    }
+    assert_eq!(
+        (fields[0].as_str(), fields[3].as_str()),
+        ("P5", "255"),
+        "an 8-bit PGM"
+    );
+    let number = |s: &str| s.parse::<i64>().expect("PGM size");
+    (
+        number(&fields[1]),
+        number(&fields[2]),
+        bytes[at + 1..].to_vec(),
+    )
+}

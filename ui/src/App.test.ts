@@ -161,6 +161,9 @@ const responses: Record<string, (args: Record<string, unknown>) => unknown> = {
     config_file: "/config/folio.toml",
     kit_model: "/kit/smollm2.gguf",
     api_key_storage: { kind: "file", path: "/config/api-key" },
+    ocr: { enabled: true, languages: ["eng"] },
+    ocr_languages_installed: ["eng", "deu"],
+    ocr_unavailable: null,
   }),
 };
 

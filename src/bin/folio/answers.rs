@@ -205,10 +205,12 @@ fn print_citations(run: &RunRecord) {
         } else {
             format!(" › {}", c.heading_path)
         };
-        println!(
-            "  [{}] {}{heading} (bytes {}–{})",
-            c.number, c.path, c.span_start, c.span_end
-        );
+        let place = match c.page {
+            Some(page) => format!("page {page}"),
+            None => format!("bytes {}–{}", c.span_start, c.span_end),
+        };
+        let ocr = c.ocr.map(|ocr| format!("; {ocr}")).unwrap_or_default();
+        println!("  [{}] {}{heading} ({place}{ocr})", c.number, c.path);
     }
 }
 

@@ -197,6 +197,9 @@ async fn run(cli: Cli) -> Result<()> {
                 if !h.heading_path.is_empty() {
                     println!("    {}", h.heading_path);
                 }
+                if let Some(ocr) = h.ocr {
+                    println!("    ({ocr})");
+                }
                 println!("    {}\n", h.snippet);
             }
             Ok(())
@@ -275,8 +278,19 @@ async fn with_progress<T, E>(
     let drawn = bar.clone();
     let listener = tokio::spawn(async move {
         while let Ok(event) = events.recv().await {
-            if let EngineEvent::JobProgress(p) = event {
-                draw_job(&drawn, &p);
+            match event {
+                EngineEvent::JobProgress(p) => draw_job(&drawn, &p),
+                EngineEvent::DocumentReading { path, progress } => {
+                    let name = std::path::Path::new(&path)
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or(path);
+                    drawn.set_message(format!(
+                        "indexing · OCR of {name}: page {} of {}",
+                        progress.done, progress.total
+                    ));
+                }
+                _ => {}
             }
         }
     });

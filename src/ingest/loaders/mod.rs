@@ -7,10 +7,13 @@ mod docx;
 mod epub;
 mod flow;
 mod html;
+mod image;
 mod markdown;
+pub mod ocr;
 mod odt;
 mod package;
 mod pdf;
+mod pdf_ocr;
 mod pdf_streams;
 mod pptx;
 mod text;
@@ -25,6 +28,7 @@ use super::structure_tree::StructureTree;
 
 pub use decode::{decode_text, Decoded};
 pub use markdown::MARKDOWN_OPTIONS;
+pub use ocr::OcrSettings;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -38,11 +42,14 @@ pub enum Format {
     Xlsx,
     Odt,
     Epub,
+    /// PNG, JPEG or TIFF, read by OCR.
+    Image,
 }
 
 impl Format {
     /// The format a file is indexed as, or `None` for files Folio does not read
-    /// (images, archives, …), which are left alone rather than reported.
+    /// (archives, media, …), which are left alone rather than reported.
+    /// Images are read only while OCR is on (see [`Format::readable`]).
     pub fn from_path(path: &Path) -> Option<Format> {
         let ext = path.extension()?.to_str()?.to_ascii_lowercase();
         match ext.as_str() {
@@ -55,6 +62,7 @@ impl Format {
             "xlsx" => Some(Format::Xlsx),
             "odt" => Some(Format::Odt),
             "epub" => Some(Format::Epub),
+            "png" | "jpg" | "jpeg" | "tif" | "tiff" => Some(Format::Image),
             _ => None,
         }
     }
@@ -70,7 +78,15 @@ impl Format {
             Format::Xlsx => "xlsx",
             Format::Odt => "odt",
             Format::Epub => "epub",
+            Format::Image => "image",
         }
+    }
+
+    /// Whether files of this format are indexed under these OCR settings:
+    /// with OCR off an image is not a document, so it is left alone (and
+    /// leaves the index if it was in it).
+    pub fn readable(self, ocr: &OcrSettings) -> bool {
+        self != Format::Image || ocr.enabled
     }
 }
 
@@ -81,11 +97,66 @@ pub struct LoadedDocument {
     pub format: Format,
     pub tree: StructureTree,
     pub note: Option<String>,
+    /// The pages OCR read, with how sure it was of each.
+    pub ocr_pages: Vec<OcrPage>,
+}
+
+/// A page whose text came from OCR, and Tesseract's confidence in it (0–1).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OcrPage {
+    pub page: u32,
+    pub confidence: f32,
+}
+
+/// What a binary format's loader returns besides its tree.
+struct Parsed {
+    tree: StructureTree,
+    note: Option<String>,
+    ocr_pages: Vec<OcrPage>,
+}
+
+impl From<StructureTree> for Parsed {
+    fn from(tree: StructureTree) -> Self {
+        Parsed {
+            tree,
+            note: None,
+            ocr_pages: Vec::new(),
+        }
+    }
+}
+
+/// What loading one file may spend, and how it reports and stops long work
+/// (OCR reads a page in seconds; a scanned book takes hours).
+pub struct LoadOptions<'a> {
+    /// The bytes the file may decompress to (see [`DECOMPRESSION_FACTOR`]).
+    pub budget: u64,
+    pub ocr: OcrSettings,
+    /// Called after each page OCR reads, with the pages read and the pages
+    /// it has to read in this file.
+    pub on_ocr_page: &'a (dyn Fn(u32, u32) + Sync),
+    /// Checked between OCR pages; when it says so the file stops with
+    /// [`LoadError::Interrupted`].
+    pub interrupted: &'a (dyn Fn() -> bool + Sync),
+}
+
+impl LoadOptions<'static> {
+    /// A budget and nothing else: OCR off, no progress to report.
+    pub fn budget(budget: u64) -> Self {
+        LoadOptions {
+            budget,
+            ocr: OcrSettings {
+                enabled: false,
+                ..OcrSettings::default()
+            },
+            on_ocr_page: &|_, _| {},
+            interrupted: &|| false,
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
-    #[error("binary content in a {format} file (found NUL bytes); Folio indexes text, markdown, HTML, PDF, DOCX, PPTX, XLSX, ODT and EPUB")]
+    #[error("binary content in a {format} file (found NUL bytes); Folio indexes text, markdown, HTML, PDF, DOCX, PPTX, XLSX, ODT, EPUB and (with OCR) images")]
     Binary { format: &'static str },
     #[error("corrupt or unsupported {format} file: {reason}")]
     Corrupt {
@@ -99,44 +170,62 @@ pub enum LoadError {
         format: &'static str,
         budget_mib: u64,
     },
+    #[error("{0}")]
+    Ocr(String),
+    /// Stopped between OCR pages by a pause, cancel or shutdown; the file is
+    /// read again by the next pass.
+    #[error("stopped before the file was read")]
+    Interrupted,
 }
 
-/// What one file may decompress to, as a multiple of the file-size limit:
-/// a PDF's streams together, the members of a zip-based document together,
-/// and for a workbook the text made from its cells (256 MiB at the default 64 MiB limit). It bounds the memory one file can take while it loads.
+/// What one file may decompress to, as a multiple of the file-size limit
+/// (256 MiB at the default 64 MiB limit): a PDF's streams together, the
+/// members of a zip-based document together, for a workbook the text made
+/// from its cells, and for OCR the text it reads. Each image handed to OCR
+/// is also held under it (and under [`ocr::MAX_RASTER_BYTES`]); images are
+/// read one at a time, so they are bounded one by one rather than summed.
+/// It bounds the memory one file can take while it loads.
 pub const DECOMPRESSION_FACTOR: u64 = 4;
 
 /// Parses `bytes` as `format`. `fallback_title` (usually the file stem) names
-/// the root when the document has no title of its own; `budget` bounds the
-/// bytes a compressed format may decompress to (see [`DECOMPRESSION_FACTOR`]).
+/// the root when the document has no title of its own.
 pub fn load(
     format: Format,
     bytes: &[u8],
     fallback_title: &str,
-    budget: u64,
+    options: &LoadOptions,
 ) -> Result<LoadedDocument, LoadError> {
+    let budget = options.budget;
     match format {
         Format::Markdown => with_text(format, bytes, |t| markdown::parse(t, fallback_title)),
         Format::Text => with_text(format, bytes, |t| text::parse(t, fallback_title)),
         Format::Html => with_text(format, bytes, |t| html::parse(t, fallback_title)),
-        Format::Pdf => structured(format, pdf::parse(bytes, fallback_title, budget)),
+        Format::Pdf => structured(format, pdf::parse(bytes, fallback_title, options)),
         Format::Docx => structured(format, docx::parse(bytes, fallback_title, budget)),
         Format::Pptx => structured(format, pptx::parse(bytes, fallback_title, budget)),
         Format::Xlsx => structured(format, xlsx::parse(bytes, fallback_title, budget)),
         Format::Odt => structured(format, odt::parse(bytes, fallback_title, budget)),
         Format::Epub => structured(format, epub::parse(bytes, fallback_title, budget)),
+        Format::Image => structured(format, image::parse(bytes, fallback_title, options)),
     }
 }
 
-/// A binary format's tree, which carries no note.
 fn structured(
     format: Format,
-    tree: Result<StructureTree, LoadError>,
+    parsed: Result<impl Into<Parsed>, LoadError>,
 ) -> Result<LoadedDocument, LoadError> {
-    tree.map(|tree| LoadedDocument {
-        format,
-        tree,
-        note: None,
+    parsed.map(|parsed| {
+        let Parsed {
+            tree,
+            note,
+            ocr_pages,
+        } = parsed.into();
+        LoadedDocument {
+            format,
+            tree,
+            note,
+            ocr_pages,
+        }
     })
 }
 
@@ -154,5 +243,6 @@ fn with_text(
         format,
         tree: parse(&text),
         note,
+        ocr_pages: Vec::new(),
     })
 }

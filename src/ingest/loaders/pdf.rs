@@ -12,9 +12,10 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use lopdf::{Dictionary, Document, Object, ObjectId};
 use pdf_extract::PlainTextOutput;
 
+use super::pdf_ocr::{self, PagesRead};
 use super::pdf_streams;
 use super::text::paragraphs;
-use super::LoadError;
+use super::{LoadError, LoadOptions, Parsed};
 use crate::ingest::structure_tree::{HeadingStack, NodeKind, Span, StructureTree};
 
 /// Bounds on the outline walk: hostile files can make outline and name
@@ -27,24 +28,36 @@ const MAX_NAMED_DESTINATIONS: usize = 100_000;
 pub(super) fn parse(
     bytes: &[u8],
     fallback_title: &str,
-    budget: u64,
-) -> Result<StructureTree, LoadError> {
-    let doc = guarded(|| pdf_streams::load(bytes, budget, corrupt))??;
+    options: &LoadOptions,
+) -> Result<Parsed, LoadError> {
+    let doc = guarded(|| pdf_streams::load(bytes, options.budget, corrupt))??;
     let page_ids = guarded(|| doc.get_pages())?;
-    let pages = extract_pages(&doc, &page_ids)?;
+    let mut pages = extract_pages(&doc, &page_ids)?;
+    let read = if options.ocr.enabled {
+        pdf_ocr::read_blank_pages(bytes, &doc, &page_ids, &mut pages, options)?
+    } else {
+        PagesRead::default()
+    };
     if pages.iter().all(|page| page.trim().is_empty()) {
-        return Err(LoadError::Empty {
-            reason: "the PDF has no extractable text (scanned images?)".to_owned(),
-        });
+        let reason = match (&read.unavailable, options.ocr.enabled) {
+            (Some(why), _) => format!("the PDF has no text layer, and OCR could not run: {why}"),
+            (None, true) => {
+                "the PDF has no text layer, and OCR found no text on its pages".to_owned()
+            }
+            (None, false) => {
+                "the PDF has no text layer (a scan?); turn OCR on to read it".to_owned()
+            }
+        };
+        return Err(LoadError::Empty { reason });
     }
     // A broken outline or info dictionary costs the structure, not the text.
     let title = guarded(|| info_title(&doc)).ok().flatten();
     let outline = guarded(|| outline(&doc, &page_ids)).unwrap_or_default();
-    Ok(assemble(
-        title.as_deref().unwrap_or(fallback_title),
-        &pages,
-        &outline,
-    ))
+    Ok(Parsed {
+        tree: assemble(title.as_deref().unwrap_or(fallback_title), &pages, &outline),
+        note: read.note(),
+        ocr_pages: read.pages,
+    })
 }
 
 fn corrupt(reason: String) -> LoadError {
@@ -116,7 +129,7 @@ fn collapse_whitespace(s: &str) -> String {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct OutlineEntry {
+pub(super) struct OutlineEntry {
     /// 1 for top-level entries.
     level: u32,
     title: String,
@@ -302,7 +315,9 @@ fn collect_name_tree(
 /// order; an entry pointing before the one above it (or nowhere) is taken to
 /// start where that one does, so pages are never visited twice and node
 /// order stays document order.
-fn assemble(title: &str, pages: &[String], outline: &[OutlineEntry]) -> StructureTree {
+/// The tree of pages of text under `title`, split by the outline's entries
+/// (image files, which have no outline, are pages too).
+pub(super) fn assemble(title: &str, pages: &[String], outline: &[OutlineEntry]) -> StructureTree {
     let mut tree = StructureTree::new(title, Span::default());
     let mut headings = HeadingStack::default();
     let mut starts = Vec::with_capacity(outline.len());
@@ -563,9 +578,9 @@ mod tests {
             b"%PDF-1.7\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF",
             b"\x00\xff\xfe garbage",
         ] {
-            match parse(bytes, "x", u64::MAX) {
+            match parse(bytes, "x", &LoadOptions::budget(u64::MAX)) {
                 Err(LoadError::Corrupt { format: "pdf", .. }) => {}
-                other => panic!("{:?}", other.map(|t| t.len())),
+                other => panic!("{:?}", other.map(|p| p.tree.len())),
             }
         }
     }

@@ -118,10 +118,12 @@ fn node_passage(
         return None;
     }
     let chunk_id = doc.node_chunk.get(&node).copied().unwrap_or_default();
-    let score = retrieved
-        .iter()
-        .find(|p| p.chunk_id == chunk_id)
-        .map_or(0.0, |p| p.score);
+    let page = n.span.page.map(i64::from);
+    let chunk = retrieved.iter().find(|p| p.chunk_id == chunk_id);
+    let score = chunk.map_or(0.0, |p| p.score);
+    // The chunk's OCR confidence is its page's; a node on another page of
+    // the same chunk is not vouched for by it.
+    let ocr = chunk.filter(|p| p.page == page).and_then(|p| p.ocr);
     Some(Passage {
         number: 0,
         chunk_id,
@@ -132,7 +134,8 @@ fn node_passage(
             .unwrap_or_default(),
         span_start: n.span.start as i64,
         span_end: n.span.end as i64,
-        page: n.span.page.map(i64::from),
+        page,
+        ocr,
         score,
         suspected_instructions: suspected_instructions(&n.text),
         text: n.text.clone(),

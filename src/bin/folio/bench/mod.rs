@@ -24,7 +24,7 @@ use anyhow::{bail, Context as _, Result};
 use clap::{Args, Subcommand, ValueEnum};
 
 use folio::config::Config;
-use folio::ingest::loaders::{load, Format};
+use folio::ingest::loaders::{load, Format, LoadOptions};
 use folio::stats::percentile;
 use python::Python;
 use report::Report;
@@ -246,8 +246,13 @@ fn rust_book_embedding_inputs(ctx: &Context) -> Result<Vec<String>> {
     let sizes = ctx.config.limits().chunk_sizes;
     let mut inputs = Vec::new();
     for file in rust_book_files(ctx)? {
-        let doc = load(Format::Markdown, &file.bytes, &file.title, u64::MAX)
-            .with_context(|| format!("loading {}", file.path.display()))?;
+        let doc = load(
+            Format::Markdown,
+            &file.bytes,
+            &file.title,
+            &LoadOptions::budget(u64::MAX),
+        )
+        .with_context(|| format!("loading {}", file.path.display()))?;
         inputs.extend(
             folio::ingest::chunker::chunk(&doc.tree, sizes)
                 .iter()

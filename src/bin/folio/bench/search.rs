@@ -19,7 +19,7 @@ use super::python::{field, Python};
 use super::report::{Report, Row, Target};
 use super::{percentile, rust_book_files, Context, Latency, Rng, TempDir};
 use folio::embed::Embedder;
-use folio::ingest::loaders::{load, Format};
+use folio::ingest::loaders::{load, Format, LoadOptions};
 use folio::ingest::structure_tree::{NodeKind, Span, StructureTree, ROOT};
 use folio::retrieve::{SearchMode, VectorIndex};
 use folio::store::{vector_blob, ChunkWrite, DocumentWrite, Store, VectorSpace};
@@ -142,8 +142,13 @@ pub async fn run(ctx: &Context) -> Result<Report> {
 fn rust_book_words(ctx: &Context) -> Result<Vec<String>> {
     let mut words = Vec::new();
     for f in rust_book_files(ctx)? {
-        let doc = load(Format::Markdown, &f.bytes, &f.title, u64::MAX)
-            .with_context(|| format!("loading {}", f.path.display()))?;
+        let doc = load(
+            Format::Markdown,
+            &f.bytes,
+            &f.title,
+            &LoadOptions::budget(u64::MAX),
+        )
+        .with_context(|| format!("loading {}", f.path.display()))?;
         for node in doc
             .tree
             .nodes()
@@ -412,6 +417,7 @@ fn synthetic_document(
         note: None,
         tree,
         chunks: writes,
+        ocr_pages: Vec::new(),
     })
 }
 

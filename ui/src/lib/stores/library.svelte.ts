@@ -25,7 +25,11 @@ export type JobView = {
   error: string | null;
 };
 
-export type Activity = { path: string; outcome: "indexed" | "failed" | "removed"; detail: string | null };
+export type Activity = {
+  path: string;
+  outcome: "indexed" | "failed" | "removed" | "reading";
+  detail: string | null;
+};
 
 const ACTIVE: ReadonlyArray<Job["state"]> = ["queued", "running", "paused"];
 
@@ -124,6 +128,14 @@ export class LibraryStore {
         case "document_removed":
           this.lastActivity = { path: event.path, outcome: "removed", detail: null };
           changed = true;
+          break;
+        case "document_reading":
+          // A page of a long OCR read: nothing in the overview changed yet.
+          this.lastActivity = {
+            path: event.path,
+            outcome: "reading",
+            detail: `page ${event.progress.done} of ${event.progress.total}`,
+          };
           break;
       }
     }

@@ -126,6 +126,21 @@ describe("LibraryStore", () => {
     expect(store.lastActivity?.detail).toBe("corrupt PDF");
   });
 
+  it("shows a file's OCR pages as they are read, without refreshing the overview", async () => {
+    const store = new LibraryStore(1000);
+    await store.refresh();
+    core.invoke.mockClear();
+    const page = (done: number): EngineEvent => ({
+      type: "document_reading",
+      path: "/scans/book.pdf",
+      progress: { done, total: 120, failed: 0, rate: null, eta_seconds: null },
+    });
+    store.applyEngineEvents([page(1), page(2)]);
+    expect(store.lastActivity).toEqual({ path: "/scans/book.pdf", outcome: "reading", detail: "page 2 of 120" });
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(core.invoke).not.toHaveBeenCalled();
+  });
+
   it("refreshes when a job finishes", async () => {
     const store = new LibraryStore(1000);
     await store.refresh();

@@ -20,4 +20,22 @@ describe("passage list", () => {
     expect(items[1].querySelector(".badge.warn")).toBeNull();
     destroy();
   });
+
+  it("marks passages read by OCR, and warns when the reading is doubtful", () => {
+    const sure = passage(1, { page: 2, ocr: { confidence: 0.91, doubtful: false } });
+    const doubtful = passage(2, { page: 5, ocr: { confidence: 0.42, doubtful: true } });
+    const trace = vanillaRagTrace({ passages: [sure, doubtful, passage(3)] });
+    const run = { citations: [] } as unknown as TraceProps["run"];
+    const { target, destroy } = render(VanillaRagTrace, { trace, run });
+    const badges = [...target.querySelectorAll(".passages li")].map((li) =>
+      li.querySelector('[data-testid="ocr-badge"]'),
+    );
+    expect(badges[0]?.textContent).toBe("OCR 91%");
+    expect(badges[0]?.classList.contains("warn")).toBe(false);
+    expect(badges[1]?.textContent).toBe("OCR 42% · may be misread");
+    expect(badges[1]?.classList.contains("warn")).toBe(true);
+    expect(badges[1]?.getAttribute("title")).toContain("may be misread");
+    expect(badges[2]).toBeNull();
+    destroy();
+  });
 });

@@ -12,12 +12,20 @@ const valid: SettingsInput = {
   max_tokens: 512,
   embedding_model_dir: "/models/all-minilm-l6-v2-int8",
   data_dir: "/home/me/.local/share/folio",
+  ocr: { enabled: true, languages: ["eng"] },
 };
 
 describe("validateSettings", () => {
   it("accepts sane settings", () => {
     expect(validateSettings(valid)).toEqual({});
     expect(validateSettings({ ...valid, data_dir: "C:\\Users\\me\\folio" })).toEqual({});
+  });
+
+  it("asks for an OCR language only while OCR is on", () => {
+    expect(validateSettings({ ...valid, ocr: { enabled: true, languages: [] } })).toEqual({
+      ocr: "Choose at least one language, or turn OCR off.",
+    });
+    expect(validateSettings({ ...valid, ocr: { enabled: false, languages: [] } })).toEqual({});
   });
 
   it("names each bad field", () => {

@@ -17,6 +17,7 @@ export const LABELS: Record<SettingsField, string> & { modelFile: string } = {
   max_tokens: "Max answer tokens",
   embedding_model_dir: "Embedding model",
   data_dir: "Data location",
+  ocr: "OCR languages",
 };
 
 function inRange(value: number, min: number, max: number): boolean {
@@ -48,6 +49,9 @@ export function validateSettings(input: SettingsInput): SettingsErrors {
     errors.embedding_model_dir = "A folder holding model.onnx and its tokenizer files.";
   }
   if (!isAbsolute(input.data_dir.trim())) errors.data_dir = "Enter an absolute folder path.";
+  if (input.ocr.enabled && input.ocr.languages.length === 0) {
+    errors.ocr = "Choose at least one language, or turn OCR off.";
+  }
   return errors;
 }
 
