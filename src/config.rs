@@ -261,6 +261,7 @@ impl Config {
             max_file_size: self.max_file_size,
             chunk_sizes: ChunkSizes::default(),
             ocr: self.ocr.clone(),
+            ocr_pages_dir: Some(self.data_dir.join("ocr-pages")),
         }
     }
 }

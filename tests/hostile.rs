@@ -3,11 +3,12 @@
 //! consistent, the library stays readable while the corpus ingests, and
 //! memory does not grow with the size of a file that is too big to index.
 //!
-//! Full size (`FOLIO_SOAK=full`, scripts/soak.sh): 100,000 tiny files. CI
-//! size: 10,000, still ten times the corpus's 1,000 texts and 40 batches of
-//! documents, so the folder still takes many batches and many reads of the
-//! library happen while it ingests. Every other file is the same at both
-//! sizes, and so is every check.
+//! Full size (`FOLIO_SOAK=full`, scripts/soak.sh): 100,000 tiny files and a
+//! scanned PDF of 10,000 pages. CI size: 10,000 files, still ten times the
+//! corpus's 1,000 texts and 40 batches of documents, so the folder still
+//! takes many batches and many reads of the library happen while it
+//! ingests; and 96 pages, 12 batches of OCR. Every other file is the same
+//! at both sizes, and so is every check.
 
 mod common;
 
@@ -28,6 +29,17 @@ use serde::Deserialize;
 /// the full size.
 const TINY_FILES_CI: usize = 10_000;
 const TINY_FILES_FULL: usize = 100_000;
+
+/// The pages of the scanned PDF that OCR reads, at the CI size and at the
+/// full size. Its memory is the same at both: pages are read a batch per
+/// core at a time and only their text is kept.
+const SCAN_PAGES_CI: usize = 96;
+const SCAN_PAGES_FULL: usize = 10_000;
+
+/// How much more memory `folio add` may take for a folder that also holds
+/// the scanned PDF than for one note: OCR's text, the PDF's page tree and
+/// the Tesseract and poppler processes (the peak counts the largest of them).
+const SCAN_RSS_ALLOWANCE_MIB: u64 = 128;
 
 /// How much more memory `folio add` may take for a folder that also holds
 /// the 200 MB and the 1 GB file than for one without them: they are refused
@@ -69,14 +81,18 @@ struct Expected {
     folder: Option<i64>,
     #[serde(default)]
     absent: Vec<String>,
+    #[serde(default)]
+    present: Vec<String>,
+    ocr_pages: Option<i64>,
 }
 
-fn build_corpus(dest: &Path, tiny_files: usize) -> BTreeMap<String, Expected> {
+fn build_corpus(dest: &Path, tiny_files: usize, scan_pages: usize) -> BTreeMap<String, Expected> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hostile/build.py");
     let status = Command::new("python3")
         .arg(&script)
         .arg(dest)
         .arg(tiny_files.to_string())
+        .arg(scan_pages.to_string())
         .status()
         .expect("python3 runs the corpus script");
     assert!(status.success(), "{} failed", script.display());
@@ -168,9 +184,11 @@ async fn every_hostile_file_gets_its_promised_outcome() {
     let corpus = root.path().join("corpus");
     let data_dir = root.path().join("data");
     std::fs::create_dir(&data_dir).unwrap();
+    let soak = Soak::from_env();
     let expected = build_corpus(
         &corpus,
-        Soak::from_env().pick(TINY_FILES_CI, TINY_FILES_FULL),
+        soak.pick(TINY_FILES_CI, TINY_FILES_FULL),
+        soak.pick(SCAN_PAGES_CI, SCAN_PAGES_FULL),
     );
 
     let small = peak_rss_adding(&corpus, root.path(), "small", &["good.md"]);
@@ -203,6 +221,17 @@ async fn every_hostile_file_gets_its_promised_outcome() {
         bombs < small + at_once * (BOMB_BUDGET_MIB + BOMB_RSS_ALLOWANCE_MIB),
         "the bombs cost {} MiB with {at_once} prepared at once",
         bombs.saturating_sub(small)
+    );
+
+    let scan = peak_rss_adding(&corpus, root.path(), "scan", &["good.md", "long-scan.pdf"]);
+    eprintln!(
+        "peak RSS of folio add with a scan of {} pages: {scan} MiB",
+        soak.pick(SCAN_PAGES_CI, SCAN_PAGES_FULL)
+    );
+    assert!(
+        scan < small + SCAN_RSS_ALLOWANCE_MIB,
+        "the scan cost {} MiB",
+        scan.saturating_sub(small)
     );
 
     let log = root.path().join("add.log");
@@ -293,6 +322,21 @@ async fn check(library: &folio::Library, key: &str, path: &Path, want: &Expected
                 "{key}: {} chunks",
                 chunks.len()
             );
+            for kept in &want.present {
+                assert!(
+                    chunks.iter().any(|c| c.text.contains(kept.as_str())),
+                    "{key}: {kept:?} was not indexed"
+                );
+            }
+            if let Some(pages) = want.ocr_pages {
+                let read: i64 =
+                    sqlx::query_scalar("SELECT COUNT(*) FROM ocr_pages WHERE document_id = ?")
+                        .bind(doc.id)
+                        .fetch_one(store.pool())
+                        .await
+                        .unwrap();
+                assert_eq!(read, pages, "{key}: pages read by OCR");
+            }
             for gone in &want.absent {
                 assert!(
                     chunks.iter().all(|c| !c.text.contains(gone.as_str())),

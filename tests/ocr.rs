@@ -4,12 +4,13 @@
 
 mod common;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use common::engine::{folio, folio_json};
-use common::fixtures::{rendered_page, scanned_pdf_bytes};
-use folio::ingest::loaders::{load, Format, LoadError, LoadOptions, OcrSettings};
+use common::engine::{folio, folio_json, open, scalar};
+use common::fixtures::{rendered_page, repeated_scan_pdf, scanned_pdf_bytes};
+use folio::ingest::loaders::ocr::{Recognized, PAGES_PER_BATCH};
+use folio::ingest::loaders::{load, Format, LoadError, LoadOptions, OcrSettings, PageLog};
 
 const BUDGET: u64 = 256 << 20;
 
@@ -40,6 +41,7 @@ fn scanned_pages_are_read_one_by_one_with_a_confidence_each() {
         ocr: OcrSettings::default(),
         on_ocr_page: &on_page,
         interrupted: &|| false,
+        resume: None,
     };
     let doc = load(Format::Pdf, &bytes, "scan", &options).expect("the scan loads");
     let text = all_text(&doc);
@@ -79,22 +81,109 @@ fn with_ocr_off_scans_say_how_to_read_them() {
     }
 }
 
+/// Enough small scanned pages that every core takes a batch and some are
+/// still left: a stop after the first batch leaves pages unread.
+fn pages_for_a_stop() -> usize {
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    (cores + 2) * PAGES_PER_BATCH
+}
+
+const LINE: &str = "The harbour log goes on for pages.";
+
 #[test]
-fn ocr_stops_between_pages_when_the_pass_is_stopped() {
-    let bytes = scanned_pdf_bytes(&[(KEEPER, true), (CLIFFS, true)]);
-    let stop = AtomicBool::new(false);
-    let on_page = |_, _| stop.store(true, Ordering::SeqCst);
-    let interrupted = || stop.load(Ordering::SeqCst);
+fn ocr_stops_between_batches_when_the_pass_is_stopped() {
+    let pages = pages_for_a_stop();
+    let bytes = repeated_scan_pdf(LINE, pages);
+    let read = AtomicUsize::new(0);
+    let on_page = |_, _| {
+        read.fetch_add(1, Ordering::SeqCst);
+    };
+    let interrupted = || read.load(Ordering::SeqCst) > 0;
     let options = LoadOptions {
-        budget: BUDGET,
         ocr: OcrSettings::default(),
         on_ocr_page: &on_page,
         interrupted: &interrupted,
+        ..LoadOptions::budget(BUDGET)
     };
     assert!(matches!(
         load(Format::Pdf, &bytes, "scan", &options),
         Err(LoadError::Interrupted)
     ));
+    let read = read.load(Ordering::SeqCst);
+    assert!(read > 0 && read < pages, "{read} of {pages} pages read");
+}
+
+#[test]
+fn a_stopped_read_resumes_at_the_page_it_reached() {
+    let pages = pages_for_a_stop();
+    let bytes = repeated_scan_pdf(LINE, pages);
+    let dir = tempfile::tempdir().unwrap();
+    let ocr = OcrSettings::default();
+    let log = PageLog::open(dir.path(), "5ca9", &ocr).unwrap();
+    let read = AtomicUsize::new(0);
+    let on_page = |_, _| {
+        read.fetch_add(1, Ordering::SeqCst);
+    };
+    let interrupted = || read.load(Ordering::SeqCst) > 0;
+    let stopping = LoadOptions {
+        ocr: ocr.clone(),
+        on_ocr_page: &on_page,
+        interrupted: &interrupted,
+        resume: Some(&log),
+        ..LoadOptions::budget(BUDGET)
+    };
+    assert!(matches!(
+        load(Format::Pdf, &bytes, "scan", &stopping),
+        Err(LoadError::Interrupted)
+    ));
+    drop(log);
+
+    // The pages read before the stop were kept; the last page never was.
+    let log = PageLog::open(dir.path(), "5ca9", &ocr).unwrap();
+    let kept = log.page(1).expect("page 1 is in the log");
+    assert!(words(&kept.text).contains("harbour log"), "{kept:?}");
+    assert!(log.page(pages as u32).is_none());
+    drop(log);
+
+    // The next read takes logged pages from the log, not from OCR: a log
+    // whose page 1 says something else shows which was used.
+    let other = tempfile::tempdir().unwrap();
+    let log = PageLog::open(other.path(), "5ca9", &ocr).unwrap();
+    log.record(
+        1,
+        &Recognized {
+            text: "Logged before the stop.".to_owned(),
+            confidence: Some(0.7),
+        },
+    );
+    drop(log);
+    let log = PageLog::open(other.path(), "5ca9", &ocr).unwrap();
+    let progress = Mutex::new(Vec::new());
+    let on_page = |done, total| progress.lock().unwrap().push((done, total));
+    let resuming = LoadOptions {
+        ocr: ocr.clone(),
+        on_ocr_page: &on_page,
+        resume: Some(&log),
+        ..LoadOptions::budget(BUDGET)
+    };
+    let doc = load(Format::Pdf, &bytes, "scan", &resuming).unwrap();
+    let first = doc
+        .tree
+        .nodes()
+        .iter()
+        .find(|n| n.span.page == Some(1))
+        .unwrap();
+    assert_eq!(first.text, "Logged before the stop.");
+    assert_eq!(doc.ocr_pages[0].confidence, 0.7);
+    assert_eq!(doc.ocr_pages.len(), pages);
+    // Every page counts in the progress, the logged one first.
+    let progress = progress.into_inner().unwrap();
+    assert_eq!(progress.len(), pages);
+    assert_eq!(progress[0], (1, pages as u32));
+    // The pages read in this pass went into the log too.
+    drop(log);
+    let log = PageLog::open(other.path(), "5ca9", &ocr).unwrap();
+    assert!(log.page(pages as u32).is_some());
 }
 
 #[test]
@@ -198,4 +287,71 @@ fn scans_and_images_are_found_by_search_and_marked_as_read_by_ocr() {
         &["search", "barometers", "--mode", "bm25", "-k", "1"],
     );
     assert!(typed[0]["path"].as_str().unwrap().ends_with("logbook.pdf"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_scan_killed_part_way_resumes_from_its_page_log_and_the_log_goes_once_stored() {
+    const PAGES: usize = 160;
+    let (data, docs) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::fs::write(docs.path().join("log.pdf"), repeated_scan_pdf(LINE, PAGES)).unwrap();
+    let folio_add = || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_folio"))
+            .env("FOLIO_CONFIG", "/dev/null")
+            .arg("--data-dir")
+            .arg(data.path())
+            .args(["add", docs.path().to_str().unwrap()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let logs = data.path().join("ocr-pages");
+    let logged = || -> usize {
+        std::fs::read_dir(&logs)
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .map(|e| {
+                        std::fs::read_to_string(e.path())
+                            .unwrap_or_default()
+                            .lines()
+                            .count()
+                    })
+                    .sum()
+            })
+            .unwrap_or(0)
+    };
+
+    let mut first = folio_add();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while logged() < PAGES_PER_BATCH && std::time::Instant::now() < deadline {
+        assert!(
+            first.try_wait().unwrap().is_none(),
+            "folio add ended before it was killed"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    first.kill().unwrap(); // SIGKILL
+    first.wait().unwrap();
+    let kept = logged();
+    assert!(
+        (PAGES_PER_BATCH..PAGES).contains(&kept),
+        "{kept} pages logged"
+    );
+
+    let second = folio_add().wait().unwrap();
+    assert!(second.success());
+    let hits = folio_json(
+        data.path(),
+        &["search", "harbour", "--mode", "bm25", "-k", "1"],
+    );
+    assert!(
+        hits[0]["path"].as_str().unwrap().ends_with("log.pdf"),
+        "{hits}"
+    );
+    // Stored, every page with its confidence; the log went with the pass.
+    assert_eq!(logged(), 0);
+    let library = open(data.path()).await;
+    let read = scalar(&library, "SELECT COUNT(*) FROM ocr_pages").await;
+    assert_eq!(read, PAGES as i64);
 }

@@ -13,6 +13,7 @@ use futures::StreamExt;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::loaders::{Format, PageLog};
 use super::prepare::{prepare, Limits, Prepared, Reading};
 use super::scan::{inspect, scan, FileEntry, ScanError};
 use crate::embed::Embedder;
@@ -344,8 +345,23 @@ impl Ingestor {
                     Err(_) => break,
                 }
             }
+            let pdfs: Vec<String> = batch
+                .iter()
+                .filter_map(|(_, p)| match p {
+                    Prepared::Index { entry, hash, .. } if entry.format == Format::Pdf => {
+                        Some(hash.clone())
+                    }
+                    _ => None,
+                })
+                .collect();
             let writes = self.embed_batch(batch, &mut tracker.summary).await?;
             tracker.commit(self, writes).await?;
+            // Stored: the pages OCR kept for a resume are no longer needed.
+            if let Some(dir) = &self.limits.ocr_pages_dir {
+                for hash in &pdfs {
+                    PageLog::forget(dir, hash, &self.limits.ocr);
+                }
+            }
             if self.cancelled() {
                 tracker.summary.cancelled = true;
                 break;
@@ -354,6 +370,10 @@ impl Ingestor {
         drop(rx);
         producer.await.map_err(|e| Error::Task(e.to_string()))??;
         if !tracker.summary.cancelled {
+            // Every file was stored or failed; no read is left to resume.
+            if let Some(dir) = &self.limits.ocr_pages_dir {
+                PageLog::forget_all(dir);
+            }
             tracker.summary.removed += removals.len() as u64;
             tracker.commit(self, removals).await?;
             self.embed_pending(&mut tracker).await?;

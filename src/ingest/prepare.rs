@@ -1,11 +1,15 @@
 //! The CPU half of indexing one file: read it, hash it, parse it into a
 //! structure tree and cut it into chunks. Every failure becomes a value with a
-//! reason; nothing here touches the database or the embedding model.
+//! reason; nothing here touches the database or the embedding model. The
+//! one thing written is OCR's page log, so a long OCR read resumes.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
 
 use super::chunker::{chunk, ChunkPlan, ChunkSizes};
-use super::loaders::{load, LoadError, LoadOptions, OcrPage, OcrSettings, DECOMPRESSION_FACTOR};
+use super::loaders::{
+    load, Format, LoadError, LoadOptions, OcrPage, OcrSettings, PageLog, DECOMPRESSION_FACTOR,
+};
 use super::scan::FileEntry;
 use super::structure_tree::StructureTree;
 
@@ -14,6 +18,9 @@ pub struct Limits {
     pub max_file_size: u64,
     pub chunk_sizes: ChunkSizes,
     pub ocr: OcrSettings,
+    /// Where the pages OCR has read are kept until their document is
+    /// stored (see [`PageLog`]); `None` reads a stopped file from page 1.
+    pub ocr_pages_dir: Option<PathBuf>,
 }
 
 /// How preparing a file reports and stops its long work (OCR, page by page).
@@ -98,11 +105,19 @@ pub fn prepare(
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     // A loader bug on one hostile file must fail that file, not the batch.
+    // Only a PDF reads many pages one by one; an image is one OCR call.
+    let resume = match (&limits.ocr_pages_dir, entry.format) {
+        (Some(dir), Format::Pdf) if limits.ocr.enabled => {
+            PageLog::open(dir, &hash, &limits.ocr).ok()
+        }
+        _ => None,
+    };
     let options = LoadOptions {
         budget: limits.max_file_size.saturating_mul(DECOMPRESSION_FACTOR),
         ocr: limits.ocr.clone(),
         on_ocr_page: reading.on_page,
         interrupted: reading.interrupted,
+        resume: resume.as_ref(),
     };
     let loaded = catch_unwind(AssertUnwindSafe(|| {
         load(entry.format, &bytes, &title, &options)

@@ -626,3 +626,98 @@ fn pgm(bytes: &[u8]) -> (i64, i64, Vec<u8>) {
         bytes[at + 1..].to_vec(),
     )
 }
+
+/// A scanned PDF of `pages` small pages (6 × 1 inches) that all draw one
+/// image of `line`, rendered at 150 dpi: many pages that OCR reads fast.
+pub fn repeated_scan_pdf(line: &str, pages: usize) -> Vec<u8> {
+    let mut typed = Document::with_version("1.5");
+    let pages_id = typed.new_object_id();
+    let font_id = typed.add_object(dictionary! {
+        "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica",
+    });
+    let content = Content {
+        operations: vec![
+            Operation::new("BT", vec![]),
+            Operation::new("Tf", vec!["F1".into(), 14.into()]),
+            Operation::new("Td", vec![24.into(), 30.into()]),
+            Operation::new("Tj", vec![Object::string_literal(win_ansi(line))]),
+            Operation::new("ET", vec![]),
+        ],
+    };
+    let content_id = typed.add_object(Stream::new(dictionary! {}, content.encode().unwrap()));
+    let page_id = typed.add_object(dictionary! {
+        "Type" => "Page", "Parent" => pages_id, "Contents" => content_id,
+        "Resources" => dictionary! { "Font" => dictionary! { "F1" => font_id } },
+    });
+    typed.objects.insert(
+        pages_id,
+        Object::Dictionary(dictionary! {
+            "Type" => "Pages", "Kids" => vec![page_id.into()], "Count" => 1,
+            "MediaBox" => vec![0.into(), 0.into(), 432.into(), 72.into()],
+        }),
+    );
+    let catalog = typed.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
+    typed.trailer.set("Root", catalog);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("line.pdf");
+    typed.save(&path).expect("write the typed page");
+    let out = std::process::Command::new("pdftoppm")
+        .args(["-r", "150", "-gray", "-singlefile"])
+        .arg(&path)
+        .output()
+        .expect("pdftoppm runs");
+    let (width, height, pixels) = pgm(&out.stdout);
+
+    let mut doc = Document::with_version("1.5");
+    let pages_id = doc.new_object_id();
+    let mut image = Stream::new(
+        dictionary! {
+            "Type" => "XObject", "Subtype" => "Image", "Width" => width, "Height" => height,
+            "ColorSpace" => "DeviceGray", "BitsPerComponent" => 8,
+        },
+        pixels,
+    );
+    image.compress().expect("compress the scan");
+    let image_id = doc.add_object(image);
+    let draw = Content {
+        operations: vec![
+            Operation::new("q", vec![]),
+            Operation::new(
+                "cm",
+                vec![
+                    432.into(),
+                    0.into(),
+                    0.into(),
+                    72.into(),
+                    0.into(),
+                    0.into(),
+                ],
+            ),
+            Operation::new("Do", vec!["Scan".into()]),
+            Operation::new("Q", vec![]),
+        ],
+    };
+    let draw_id = doc.add_object(Stream::new(dictionary! {}, draw.encode().unwrap()));
+    let kids: Vec<Object> = (0..pages)
+        .map(|_| {
+            doc.add_object(dictionary! {
+                "Type" => "Page", "Parent" => pages_id, "Contents" => draw_id,
+                "Resources" => dictionary! { "XObject" => dictionary! { "Scan" => image_id } },
+            })
+            .into()
+        })
+        .collect();
+    doc.objects.insert(
+        pages_id,
+        Object::Dictionary(dictionary! {
+            "Type" => "Pages", "Kids" => kids,
+            "Count" => i64::try_from(pages).expect("page count"),
+            "MediaBox" => vec![0.into(), 0.into(), 432.into(), 72.into()],
+        }),
+    );
+    let catalog = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
+    doc.trailer.set("Root", catalog);
+    let mut bytes = Vec::new();
+    doc.save_to(&mut bytes).expect("write PDF");
+    bytes
+}

@@ -10,6 +10,7 @@ mod html;
 mod image;
 mod markdown;
 pub mod ocr;
+pub mod ocr_log;
 mod odt;
 mod package;
 mod pdf;
@@ -29,6 +30,7 @@ use super::structure_tree::StructureTree;
 pub use decode::{decode_text, Decoded};
 pub use markdown::MARKDOWN_OPTIONS;
 pub use ocr::OcrSettings;
+pub use ocr_log::PageLog;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -137,6 +139,9 @@ pub struct LoadOptions<'a> {
     /// Checked between OCR pages; when it says so the file stops with
     /// [`LoadError::Interrupted`].
     pub interrupted: &'a (dyn Fn() -> bool + Sync),
+    /// Pages OCR read in this file before it was stopped, and where the
+    /// pages read now are kept until the document is stored.
+    pub resume: Option<&'a PageLog>,
 }
 
 impl LoadOptions<'static> {
@@ -150,6 +155,7 @@ impl LoadOptions<'static> {
             },
             on_ocr_page: &|_, _| {},
             interrupted: &|| false,
+            resume: None,
         }
     }
 }

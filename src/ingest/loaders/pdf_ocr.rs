@@ -1,13 +1,18 @@
 //! The pages of a PDF that have no text layer (scans, photographed pages),
-//! read with OCR one at a time: each page is rendered from a private
-//! temporary copy of the file, read, and dropped before the next, so a
-//! scanned book takes one page's memory however long it is.
+//! read with OCR a few at a time: each batch of pages is rendered from a
+//! private temporary copy of the file to files on disk, read by Tesseract
+//! one image at a time, and deleted before the next, so a scanned book takes
+//! one page's memory per core however long it is.
 
 use std::collections::BTreeMap;
 
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
+
 use lopdf::{Document, Object, ObjectId};
 
-use super::ocr::{self, OcrError};
+use super::ocr::{self, OcrError, Recognized, PAGES_PER_BATCH};
 use super::{LoadError, LoadOptions, OcrPage};
 
 /// What OCR did for one PDF.
@@ -37,7 +42,9 @@ impl PagesRead {
 }
 
 /// Fills each blank entry of `texts` (page text in page order) with what OCR
-/// reads on that page.
+/// reads on that page. Pages go to OCR in batches of consecutive pages, one
+/// batch per core at a time; the results are taken in here, on the calling
+/// thread, which logs them, reports progress and decides when to stop.
 pub(super) fn read_blank_pages(
     bytes: &[u8],
     doc: &Document,
@@ -52,7 +59,21 @@ pub(super) fn read_blank_pages(
         .map(|(&number, _)| number)
         .collect();
     let mut read = PagesRead::default();
-    if blank.is_empty() {
+    let mut progress = Progress {
+        done: 0,
+        total: blank.len() as u32,
+        text_bytes: 0,
+    };
+    let mut todo = Vec::new();
+    for &number in &blank {
+        match options.resume.and_then(|log| log.page(number)) {
+            Some(before) => {
+                progress.take(number, before.clone(), texts, &mut read, options)?;
+            }
+            None => todo.push(number),
+        }
+    }
+    if todo.is_empty() {
         return Ok(read);
     }
     let copy = match private_copy(bytes) {
@@ -62,45 +83,171 @@ pub(super) fn read_blank_pages(
             return Ok(read);
         }
     };
-    let total = blank.len() as u32;
-    let mut text_bytes = 0u64;
-    for (done, &number) in blank.iter().enumerate() {
-        if (options.interrupted)() {
-            return Err(LoadError::Interrupted);
+    let batches = batches(doc, page_ids, &todo, options.budget);
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(batches.len());
+    let next = AtomicUsize::new(0);
+    let halt = AtomicBool::new(false);
+    let (sender, results) = mpsc::channel::<(Batch, Result<Vec<Recognized>, OcrError>)>();
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            let sender = sender.clone();
+            let (next, halt, batches, path) = (&next, &halt, &batches, copy.path());
+            scope.spawn(move || loop {
+                if halt.load(Ordering::SeqCst) || (options.interrupted)() {
+                    break;
+                }
+                let Some(batch) = batches.get(next.fetch_add(1, Ordering::SeqCst)) else {
+                    break;
+                };
+                let outcome = read_batch(path, batch, options);
+                if sender.send((batch.clone(), outcome)).is_err() {
+                    break;
+                }
+            });
         }
-        let size = page_ids.get(&number).and_then(|&id| media_box(doc, id));
-        let outcome = ocr::rasterize_pdf_page(copy.path(), number, size, options.budget)
-            .and_then(|(raster, dpi)| ocr::recognize(&raster, Some(dpi), &options.ocr));
-        match outcome {
-            Ok(recognized) => {
-                if let Some(page) = recognized.into_iter().next() {
-                    text_bytes += page.text.len() as u64;
-                    if text_bytes > options.budget {
-                        return Err(LoadError::OverBudget {
-                            format: "pdf",
-                            budget_mib: options.budget / (1024 * 1024),
-                        });
+        drop(sender);
+        let outcome = (|| {
+            for (batch, outcome) in results.iter() {
+                match outcome {
+                    Ok(pages) => {
+                        for (&number, page) in batch.pages.iter().zip(pages) {
+                            if let Some(log) = options.resume {
+                                log.record(number, &page);
+                            }
+                            progress.take(number, page, texts, &mut read, options)?;
+                        }
                     }
-                    if let Some(confidence) = page.confidence {
-                        read.pages.push(OcrPage {
-                            page: number,
-                            confidence,
-                        });
+                    Err(OcrError::Setup(why)) => {
+                        read.unavailable = Some(why);
+                        return Ok(());
                     }
-                    if let Some(slot) = texts.get_mut(number as usize - 1) {
-                        *slot = page.text;
+                    Err(OcrError::Page(why)) => {
+                        for &number in &batch.pages {
+                            read.failed.push((number, why.clone()));
+                            progress.skip(options);
+                        }
                     }
                 }
             }
-            Err(OcrError::Setup(why)) => {
-                read.unavailable = Some(why);
-                return Ok(read);
+            if (options.interrupted)() && progress.done < progress.total {
+                return Err(LoadError::Interrupted);
             }
-            Err(OcrError::Page(why)) => read.failed.push((number, why)),
-        }
-        (options.on_ocr_page)(done as u32 + 1, total);
-    }
+            Ok(())
+        })();
+        // Whatever ended the loop, no worker starts another batch.
+        halt.store(true, Ordering::SeqCst);
+        outcome
+    })?;
+    read.failed.sort();
+    read.pages.sort_by_key(|p| p.page);
     Ok(read)
+}
+
+/// Consecutive pages rendered at one resolution, read by one process each
+/// of `pdftoppm` and `tesseract`.
+#[derive(Debug, Clone)]
+struct Batch {
+    pages: Vec<u32>,
+    dpi: u32,
+}
+
+/// `todo` (ascending page numbers) cut into batches of consecutive pages of
+/// one resolution, at most [`PAGES_PER_BATCH`] each.
+fn batches(
+    doc: &Document,
+    page_ids: &BTreeMap<u32, ObjectId>,
+    todo: &[u32],
+    budget: u64,
+) -> Vec<Batch> {
+    let mut out: Vec<Batch> = Vec::new();
+    for &number in todo {
+        let size = page_ids.get(&number).and_then(|&id| media_box(doc, id));
+        let dpi = ocr::page_dpi(size, budget);
+        match out.last_mut() {
+            Some(batch)
+                if batch.dpi == dpi
+                    && batch.pages.len() < PAGES_PER_BATCH
+                    && batch.pages.last() == Some(&(number - 1)) =>
+            {
+                batch.pages.push(number)
+            }
+            _ => out.push(Batch {
+                pages: vec![number],
+                dpi,
+            }),
+        }
+    }
+    out
+}
+
+/// Renders and reads one batch in a temporary folder of its own; a page the
+/// renderer left out reads as a failure of that page alone.
+fn read_batch(
+    pdf: &Path,
+    batch: &Batch,
+    options: &LoadOptions,
+) -> Result<Vec<Recognized>, OcrError> {
+    let dir = tempfile::Builder::new()
+        .prefix("folio-ocr-")
+        .tempdir()
+        .map_err(|e| OcrError::Setup(format!("cannot make a temporary folder for OCR: {e}")))?;
+    let (first, last) = (batch.pages[0], batch.pages[batch.pages.len() - 1]);
+    let rendered =
+        ocr::rasterize_pdf_pages(pdf, first, last, batch.dpi, dir.path(), options.budget)?;
+    if rendered.len() != batch.pages.len() {
+        return Err(OcrError::Page(format!(
+            "pages {first}–{last} did not all render within {} MiB",
+            options.budget.min(ocr::MAX_RASTER_BYTES) / (1024 * 1024)
+        )));
+    }
+    let files: Vec<PathBuf> = rendered.into_iter().map(|(_, file)| file).collect();
+    ocr::recognize_files(&files, batch.dpi, &options.ocr)
+}
+
+/// The pages taken in so far, for progress and the text budget.
+struct Progress {
+    done: u32,
+    total: u32,
+    text_bytes: u64,
+}
+
+impl Progress {
+    /// Puts a page's reading in place and reports it.
+    fn take(
+        &mut self,
+        number: u32,
+        page: Recognized,
+        texts: &mut [String],
+        read: &mut PagesRead,
+        options: &LoadOptions,
+    ) -> Result<(), LoadError> {
+        self.text_bytes += page.text.len() as u64;
+        if self.text_bytes > options.budget {
+            return Err(LoadError::OverBudget {
+                format: "pdf",
+                budget_mib: options.budget / (1024 * 1024),
+            });
+        }
+        if let Some(confidence) = page.confidence {
+            read.pages.push(OcrPage {
+                page: number,
+                confidence,
+            });
+        }
+        if let Some(slot) = texts.get_mut(number as usize - 1) {
+            *slot = page.text;
+        }
+        self.skip(options);
+        Ok(())
+    }
+
+    /// Reports a page as done, read or not.
+    fn skip(&mut self, options: &LoadOptions) {
+        self.done += 1;
+        (options.on_ocr_page)(self.done, self.total);
+    }
 }
 
 /// The file's bytes in a temporary file only this user can read, for
