@@ -468,6 +468,15 @@ describe("Folio in a real window", () => {
     await open("settings");
     await app.byTestId("settings-backend-embedded");
     await shot("15-settings");
+    // OCR is on by default, in the languages Tesseract has here (setup.sh
+    // installs English).
+    await app.byTestId("ocr-settings");
+    await app.execute('document.querySelector("[data-testid=ocr-settings]").scrollIntoView()');
+    const languages = await app.execute<string[]>(
+      'return [...document.querySelectorAll("[data-testid=ocr-settings] input:checked")].map((i) => i.parentElement.textContent.trim());',
+    );
+    expect(languages.some((l) => l.includes("eng"))).toBe(true);
+    await shot("15b-settings-ocr");
     await (await app.byTestId("settings-backend-openai")).click();
     // No session bus here, so no keyring: the fallback file must be flagged.
     const warning = await app.find("p.warning", 10_000);
