@@ -36,28 +36,11 @@ pub fn pdf_bytes(title: Option<&str>, pages: &[&str], outline: &[(u8, &str, u32)
 
     let mut page_ids: Vec<ObjectId> = Vec::new();
     for text in pages {
-        let mut operations = vec![
-            Operation::new("BT", vec![]),
-            Operation::new("Tf", vec!["F1".into(), FONT_SIZE.into()]),
-        ];
-        let mut y = TOP;
-        for line in text.lines() {
-            if !line.trim().is_empty() {
-                operations.push(Operation::new(
-                    "Tm",
-                    vec![1.into(), 0.into(), 0.into(), 1.into(), 72.into(), y.into()],
-                ));
-                operations.push(Operation::new(
-                    "Tj",
-                    vec![Object::string_literal(win_ansi(line))],
-                ));
-            }
-            y -= LINE_ADVANCE;
+        let content = Content {
+            operations: text_operations(text),
         }
-        operations.push(Operation::new("ET", vec![]));
-        let content = Content { operations }
-            .encode()
-            .expect("encode page content");
+        .encode()
+        .expect("encode page content");
         let content_id = doc.add_object(Stream::new(dictionary! {}, content));
         page_ids.push(doc.add_object(dictionary! {
             "Type" => "Page",
@@ -100,6 +83,31 @@ pub fn pdf_bytes(title: Option<&str>, pages: &[&str], outline: &[(u8, &str, u32)
     let mut bytes = Vec::new();
     doc.save_to(&mut bytes).expect("write PDF");
     bytes
+}
+
+/// A page of `text` in Helvetica (font resource F1), one line per line
+/// from the top; a blank line leaves its gap.
+fn text_operations(text: &str) -> Vec<Operation> {
+    let mut operations = vec![
+        Operation::new("BT", vec![]),
+        Operation::new("Tf", vec!["F1".into(), FONT_SIZE.into()]),
+    ];
+    let mut y = TOP;
+    for line in text.lines() {
+        if !line.trim().is_empty() {
+            operations.push(Operation::new(
+                "Tm",
+                vec![1.into(), 0.into(), 0.into(), 1.into(), 72.into(), y.into()],
+            ));
+            operations.push(Operation::new(
+                "Tj",
+                vec![Object::string_literal(win_ansi(line))],
+            ));
+        }
+        y -= LINE_ADVANCE;
+    }
+    operations.push(Operation::new("ET", vec![]));
+    operations
 }
 
 /// WinAnsiEncoding agrees with Latin-1 on the characters tests use; others
@@ -552,25 +560,8 @@ pub fn scanned_pdf_bytes(pages: &[(&str, bool)]) -> Vec<u8> {
                 resources,
             )
         } else {
-            let mut operations = vec![
-                Operation::new("BT", vec![]),
-                Operation::new("Tf", vec!["F1".into(), FONT_SIZE.into()]),
-            ];
-            let mut y = TOP;
-            for line in text.lines() {
-                operations.push(Operation::new(
-                    "Tm",
-                    vec![1.into(), 0.into(), 0.into(), 1.into(), 72.into(), y.into()],
-                ));
-                operations.push(Operation::new(
-                    "Tj",
-                    vec![Object::string_literal(win_ansi(line))],
-                ));
-                y -= LINE_ADVANCE;
-            }
-            operations.push(Operation::new("ET", vec![]));
             (
-                operations,
+                text_operations(text),
                 dictionary! { "Font" => dictionary! { "F1" => font_id } },
             )
         };
