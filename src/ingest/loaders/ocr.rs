@@ -9,12 +9,14 @@
 //! - the benchmark's baseline is the same `tesseract` binary, so the
 //!   comparison measures only what Folio adds around it.
 //!
-//! The cost is a process start per page, small beside the page's OCR.
+//! The cost of a process start is shared by a batch of pages
+//! ([`PAGES_PER_BATCH`]); an image file is one process.
 //!
 //! Memory: each raster handed to Tesseract is at most [`MAX_RASTER_BYTES`]
-//! (and never more than the file's decompression budget); rasters are read
-//! one at a time and dropped after their page. The text OCR produces counts
-//! against the file's budget like any decompressed text.
+//! (and never more than the file's decompression budget); rasters go to
+//! temporary files, Tesseract holds one at a time, and they are deleted
+//! with their batch. The text OCR produces counts against the file's budget
+//! like any decompressed text.
 //!
 //! Nothing here builds a command from document content: the programs and
 //! flags are fixed, languages are checked to be plain names, and the only
@@ -113,9 +115,10 @@ pub const MAX_RASTER_BYTES: u64 = 48 * 1024 * 1024;
 /// over plus its models; poppler one raster and the document.
 const CHILD_ADDRESS_SPACE: u64 = 2 * 1024 * 1024 * 1024;
 
-/// A page that takes longer than this is given up (a normal page takes a
-/// few seconds on one core).
-const PAGE_TIMEOUT: Duration = Duration::from_secs(120);
+/// A child that runs longer than this is killed and its pages given up (a
+/// dense page takes Tesseract a few seconds on one core, a batch of eight
+/// well under a minute).
+const CHILD_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// Below this confidence a page is marked as doubtful wherever it is shown.
 pub const LOW_CONFIDENCE: f64 = 0.6;
@@ -406,7 +409,7 @@ fn run(
         Ended::Exited(status) => Err(failure(program, status, &err)),
         Ended::TimedOut => Err(OcrError::Page(format!(
             "{program} took more than {} s; skipped",
-            PAGE_TIMEOUT.as_secs()
+            CHILD_TIMEOUT.as_secs()
         ))),
         Ended::Lost(e) => Err(OcrError::Page(format!("lost track of {program}: {e}"))),
     }
@@ -427,11 +430,11 @@ enum Ended {
     Lost(std::io::Error),
 }
 
-/// Waits for `child`, killing it past [`PAGE_TIMEOUT`] or once
+/// Waits for `child`, killing it past [`CHILD_TIMEOUT`] or once
 /// `output_done` says its output stopped being read while it still runs
 /// (the reader hit its cap, so the child would block on a full pipe).
 fn supervise(child: &mut Child, output_done: impl Fn() -> bool) -> Ended {
-    let deadline = Instant::now() + PAGE_TIMEOUT;
+    let deadline = Instant::now() + CHILD_TIMEOUT;
     let mut output_seen_done = None;
     loop {
         match child.try_wait() {
