@@ -46,18 +46,19 @@ const SCAN_RSS_ALLOWANCE_MIB: u64 = 128;
 /// from their size alone, so reading either would show as hundreds of MiB.
 const BIG_FILES_RSS_ALLOWANCE_MIB: u64 = 64;
 
-/// The compression bombs (one per zip-based format, and a PDF whose
-/// content stream is one) decompress to 512 MiB
-/// each, twice the per-file budget at the default limits (256 MiB). Each
+/// The compression bombs (one per zip-based format, a PDF whose content
+/// stream is one and a PDF whose image is one) decompress to 512 MiB or
+/// more each, twice the per-file budget at the default limits (256 MiB). Each
 /// file being prepared may hold its budget plus this much for the zip
 /// reader and the parser.
-const BOMBS: [&str; 6] = [
+const BOMBS: [&str; 7] = [
     "bomb.docx",
     "bomb.pptx",
     "bomb-sheets.xlsx",
     "bomb.odt",
     "bomb.epub",
     "bomb.pdf",
+    "bomb-image.pdf",
 ];
 const BOMB_BUDGET_MIB: u64 = 256;
 const BOMB_RSS_ALLOWANCE_MIB: u64 = 64;

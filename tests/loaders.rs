@@ -9,6 +9,7 @@ use common::fixtures::{
 };
 use folio::ingest::loaders::{load, Format, LoadError, LoadOptions, LoadedDocument};
 use folio::ingest::structure_tree::{NodeKind, StructureTree, ROOT};
+use lopdf::dictionary;
 
 /// The decompression budget at the default 64 MiB file-size limit.
 const BUDGET: u64 = 256 << 20;
@@ -733,6 +734,61 @@ fn a_pdf_whose_streams_decompress_past_the_budget_is_refused() {
             "{filters:?}"
         );
     }
+}
+
+#[test]
+fn an_image_that_decodes_past_the_budget_on_its_own_is_refused() {
+    // pdf-extract inflates every image it meets: one of 5 MiB against a
+    // budget of 4 MiB is refused, while two of 3 MiB each (held one at a
+    // time) are not summed.
+    let with_images = |sides: &[u32]| {
+        let mut doc =
+            lopdf::Document::load_mem(&pdf_bytes(None, &["Tides turn at noon."], &[])).unwrap();
+        let page = *doc.get_pages().get(&1).unwrap();
+        let mut names = lopdf::Dictionary::new();
+        for (i, &side) in sides.iter().enumerate() {
+            let mut image = lopdf::Stream::new(
+                dictionary! {
+                    "Type" => "XObject", "Subtype" => "Image", "Width" => side, "Height" => side,
+                    "ColorSpace" => "DeviceGray", "BitsPerComponent" => 8,
+                },
+                vec![0; (side * side) as usize],
+            );
+            image.compress().unwrap();
+            names.set(format!("Im{i}"), doc.add_object(image));
+        }
+        // The fixture's font is in the page tree's resources, which the
+        // page's own would hide.
+        let parent = doc.get_dictionary(page).unwrap().get(b"Parent").unwrap();
+        let parent = parent.as_reference().unwrap();
+        let inherited = doc
+            .get_dictionary(parent)
+            .unwrap()
+            .get(b"Resources")
+            .unwrap();
+        let fonts = doc
+            .get_dictionary(inherited.as_reference().unwrap())
+            .unwrap();
+        let fonts = fonts.get(b"Font").unwrap().clone();
+        let page = doc.get_object_mut(page).unwrap().as_dict_mut().unwrap();
+        page.set(
+            "Resources",
+            dictionary! { "Font" => fonts, "XObject" => names },
+        );
+        let mut bytes = Vec::new();
+        doc.save_to(&mut bytes).unwrap();
+        bytes
+    };
+    let budget = 4 << 20;
+    let one_big = with_images(&[2300]);
+    assert!(one_big.len() < 1 << 20);
+    match load(Format::Pdf, &one_big, "f", &LoadOptions::budget(budget)) {
+        Err(LoadError::OverBudget { format: "pdf", .. }) => {}
+        other => panic!("{:?}", other.map(|d| d.tree.len())),
+    }
+    let two_smaller = with_images(&[1700, 1700]);
+    let doc = load(Format::Pdf, &two_smaller, "f", &LoadOptions::budget(budget)).unwrap();
+    assert_eq!(flat(&doc.tree.node(1).text), "Tides turn at noon.");
 }
 
 #[test]

@@ -5,8 +5,11 @@
 //! Counting streams each stream's decoded bytes through a sink, so it
 //! takes no more memory than a buffer. Object streams are counted as lopdf
 //! loads them (through its load filter, before it unpacks them) and every
-//! other stream once the document is loaded and decrypted. Images are not
-//! counted: nothing here inflates them. A filter that shrinks its input
+//! other stream once the document is loaded and decrypted. An image is
+//! counted on its own against the whole budget rather than from what is
+//! left: pdf-extract inflates each image it meets (it reads every XObject
+//! as a form) and drops it after, so a scanned book's images are held one at
+//! a time, but one image may not decode past the budget. A filter that shrinks its input
 //! (ASCIIHex, ASCII85) is counted at its input's size, an upper bound; a
 //! filter lopdf cannot decode stops the count, since nothing will decode it
 //! either. What is left unbounded: the cross-reference streams lopdf
@@ -27,6 +30,7 @@ use super::LoadError;
 /// is a plain function, so this is how it reaches the count.
 #[derive(Default)]
 struct Count {
+    budget: u64,
     left: u64,
     over: bool,
     counted: HashSet<ObjectId>,
@@ -45,6 +49,7 @@ pub(super) fn load(
 ) -> Result<Document, LoadError> {
     COUNT.with(|c| {
         *c.borrow_mut() = Some(Count {
+            budget,
             left: budget,
             ..Count::default()
         })
@@ -75,7 +80,7 @@ pub(super) fn load(
     }
     for (id, object) in &doc.objects {
         if let Object::Stream(stream) = object {
-            if !count.counted.contains(id) && !spend(&mut count.left, stream) {
+            if !count.counted.contains(id) && !spend(&mut count.left, budget, stream) {
                 return Err(over());
             }
         }
@@ -94,7 +99,7 @@ fn count_while_loading(id: ObjectId, object: &mut Object) -> Option<(ObjectId, O
     COUNT.with(|c| {
         if let Some(count) = c.borrow_mut().as_mut() {
             count.counted.insert(id);
-            if count.over || !spend(&mut count.left, stream) {
+            if count.over || !spend(&mut count.left, count.budget, stream) {
                 count.over = true;
                 stream.set_plain_content(Vec::new());
             }
@@ -106,10 +111,10 @@ fn count_while_loading(id: ObjectId, object: &mut Object) -> Option<(ObjectId, O
 }
 
 /// Takes what `stream` decompresses to from `left`; false when it does not
-/// fit.
-fn spend(left: &mut u64, stream: &Stream) -> bool {
+/// fit. An image only has to fit `budget` on its own.
+fn spend(left: &mut u64, budget: u64, stream: &Stream) -> bool {
     if is_image(&stream.dict) {
-        return true;
+        return decoded_size(stream, budget).is_some_and(|size| size <= budget);
     }
     match decoded_size(stream, *left) {
         Some(size) if size <= *left => {
