@@ -153,6 +153,41 @@ fn pdf_without_outline_is_one_level_under_the_root() {
     assert!(tree.nodes()[1..].iter().all(|n| n.parent == Some(ROOT)));
 }
 
+/// The fixtures draw 12-point Helvetica from x = 72 with baselines at 770,
+/// 756, 742, ...; a box reaches a fifth of the size below the baseline and
+/// four fifths above it.
+#[test]
+fn pdf_text_comes_with_where_each_line_is_drawn() {
+    let doc = load_pdf(&pdf_bytes(
+        None,
+        &["", "First line here\nsecond line\n\nA new paragraph"],
+        &[],
+    ));
+    let paragraphs: Vec<_> = doc.tree.nodes()[1..].iter().collect();
+    assert_eq!(paragraphs.len(), 2);
+    assert_eq!(paragraphs[0].span.page, Some(2));
+    let close = |a: f32, b: f64| (f64::from(a) - b).abs() < 0.01;
+
+    let first = doc.boxes(&paragraphs[0].span);
+    assert_eq!(first.len(), 2, "one box per line: {first:?}");
+    assert!(close(first[0].x0, 72.0) && close(first[1].x0, 72.0));
+    assert!(close(first[0].y0, 770.0 - 2.4) && close(first[0].y1, 770.0 + 9.6));
+    assert!(close(first[1].y0, 756.0 - 2.4) && close(first[1].y1, 756.0 + 9.6));
+    // "First line here" is 6,057 thousandths of an em wide in Helvetica.
+    assert!(close(first[0].x1, 72.0 + 6.057 * 12.0), "{:?}", first[0]);
+
+    let second = doc.boxes(&paragraphs[1].span);
+    assert_eq!(second.len(), 1);
+    assert!(close(second[0].y0, 728.0 - 2.4));
+
+    // Part of a paragraph covers the lines it touches; other pages have none.
+    let mut tail = paragraphs[0].span;
+    tail.start = paragraphs[0].text.find("second").unwrap() + tail.start;
+    assert_eq!(doc.boxes(&tail), first[1..]);
+    tail.page = Some(1);
+    assert!(doc.boxes(&tail).is_empty());
+}
+
 #[test]
 fn pdf_with_a_blank_info_title_uses_the_fallback() {
     let tree = load_pdf(&pdf_bytes(Some("   "), &["text"], &[])).tree;

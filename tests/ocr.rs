@@ -9,8 +9,10 @@ use std::sync::Mutex;
 
 use common::engine::{folio, folio_json, open, scalar};
 use common::fixtures::{rendered_page, repeated_scan_pdf, scanned_pdf_bytes};
-use folio::ingest::loaders::ocr::{Recognized, PAGES_PER_BATCH};
-use folio::ingest::loaders::{load, Format, LoadError, LoadOptions, OcrSettings, PageLog};
+use folio::ingest::loaders::ocr::{OcrWord, Recognized, PAGES_PER_BATCH};
+use folio::ingest::loaders::{
+    load, Format, LoadError, LoadOptions, OcrSettings, PageLog, PdfRect,
+};
 
 const BUDGET: u64 = 256 << 20;
 
@@ -63,6 +65,15 @@ fn scanned_pages_are_read_one_by_one_with_a_confidence_each() {
         .find(|n| words(&n.text).contains("cormorants"))
         .expect("page 3's paragraph");
     assert_eq!(cliffs.span.page, Some(3));
+    // And its words are boxed where the scan shows them: the page was
+    // typed in 12-point Helvetica from x = 72 on a baseline at 770 before
+    // it was rendered into an image.
+    let boxes = doc.boxes(&cliffs.span);
+    assert_eq!(boxes.len(), 1, "{boxes:?}");
+    let line = boxes[0];
+    assert!((line.x0 - 72.0).abs() < 3.0, "{line:?}");
+    assert!(line.x1 > 300.0 && line.y0 > 765.0 && line.y0 < 771.0, "{line:?}");
+    assert!((line.y1 - 779.0).abs() < 3.0, "{line:?}");
 }
 
 #[test]
@@ -154,6 +165,15 @@ fn a_stopped_read_resumes_at_the_page_it_reached() {
         &Recognized {
             text: "Logged before the stop.".to_owned(),
             confidence: Some(0.7),
+            // "Logged", 120 × 40 pixels at 30, 30 from the top left.
+            words: vec![OcrWord {
+                start: 0,
+                end: 6,
+                left: 30,
+                top: 30,
+                width: 120,
+                height: 40,
+            }],
         },
     );
     drop(log);
@@ -175,6 +195,15 @@ fn a_stopped_read_resumes_at_the_page_it_reached() {
         .unwrap();
     assert_eq!(first.text, "Logged before the stop.");
     assert_eq!(doc.ocr_pages[0].confidence, 0.7);
+    // Its word's box came through the log too: pixels at 300 dpi from the
+    // top left of the 432 × 72 point page, back in PDF points.
+    let boxes = doc.boxes(&first.span);
+    let expected = [7.2, 55.2, 36.0, 64.8];
+    assert_eq!(boxes.len(), 1, "{boxes:?}");
+    let PdfRect { x0, y0, x1, y1 } = boxes[0];
+    for (got, want) in [x0, y0, x1, y1].into_iter().zip(expected) {
+        assert!((got - want).abs() < 1e-3, "{boxes:?}");
+    }
     assert_eq!(doc.ocr_pages.len(), pages);
     // Every page counts in the progress, the logged one first.
     let progress = progress.into_inner().unwrap();

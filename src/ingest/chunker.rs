@@ -5,6 +5,7 @@
 
 use unicode_segmentation::UnicodeSegmentation;
 
+use super::loaders::PdfRect;
 use super::structure_tree::{NodeKind, Span, StructureTree};
 
 /// Sizes in characters. About 4 characters a token, so `target` stays inside
@@ -24,12 +25,15 @@ impl Default for ChunkSizes {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ChunkPlan {
     pub text: String,
     pub heading_path: String,
     pub node_ordinals: Vec<usize>,
     pub span: Span,
+    /// Where a PDF chunk is drawn on its page, a box per line; filled in
+    /// from the loader's layout by `prepare`, empty for other formats.
+    pub boxes: Vec<PdfRect>,
 }
 
 impl ChunkPlan {
@@ -142,6 +146,7 @@ fn finish(tree: &StructureTree, p: Pending) -> ChunkPlan {
         heading_path,
         node_ordinals: p.nodes,
         span: p.span,
+        boxes: Vec::new(),
     }
 }
 

@@ -424,6 +424,7 @@ impl Ingestor {
                                 heading_path: c.heading_path,
                                 node_ordinals: c.node_ordinals,
                                 span: c.span,
+                                boxes: c.boxes,
                                 vector: None,
                             })
                             .collect(),

@@ -127,7 +127,10 @@ pub fn prepare(
     drop(bytes);
     match loaded {
         Ok(Ok(doc)) => {
-            let chunks = chunk(&doc.tree, limits.chunk_sizes);
+            let mut chunks = chunk(&doc.tree, limits.chunk_sizes);
+            for chunk in &mut chunks {
+                chunk.boxes = doc.boxes(&chunk.span);
+            }
             Prepared::Index {
                 entry,
                 hash,

@@ -19,6 +19,7 @@ use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::events::{EngineEvent, EventSender};
 use crate::graph::{GraphStatus, GRAPH_JOB};
+use crate::ingest::loaders::{Format, PdfRect};
 use crate::ingest::pipeline::Root;
 use crate::ingest::structure_tree::StructureTree;
 use crate::llm::prompts::Prompts;
@@ -252,15 +253,64 @@ impl Library {
     }
 
     pub async fn tree(&self, path: &Path) -> Result<DocumentTree> {
-        let key = canonical(path)?;
-        let document = self
+        let document = self.indexed(path).await?;
+        let tree = self.store.structure_tree(document.id).await?;
+        Ok(DocumentTree { document, tree })
+    }
+
+    /// The bytes of an indexed PDF, for the app's page viewer. Only a file
+    /// the library holds as a PDF is read, and only under the size limit:
+    /// the caller names a document, not a file to open.
+    pub async fn pdf_bytes(&self, path: &Path) -> Result<Vec<u8>> {
+        let document = self.pdf(path).await?;
+        let limit = self.config.max_file_size;
+        let size = tokio::fs::metadata(&document.path)
+            .await
+            .map_err(|_| Error::NotFound(path.to_path_buf()))?
+            .len();
+        if size > limit {
+            return Err(Error::TooLarge {
+                path: path.to_path_buf(),
+                size,
+                limit,
+            });
+        }
+        tokio::fs::read(&document.path)
+            .await
+            .map_err(|_| Error::NotFound(path.to_path_buf()))
+    }
+
+    /// Where the passage of an indexed PDF at `span` on `page` is drawn, a
+    /// box per line (see [`Store::passage_boxes`]).
+    pub async fn passage_boxes(
+        &self,
+        path: &Path,
+        page: u32,
+        span_start: i64,
+        span_end: i64,
+    ) -> Result<Vec<PdfRect>> {
+        let document = self.pdf(path).await?;
+        Ok(self
             .store
+            .passage_boxes(document.id, page, span_start, span_end)
+            .await?)
+    }
+
+    async fn indexed(&self, path: &Path) -> Result<DocumentRecord> {
+        let key = canonical(path)?;
+        self.store
             .document(&key.to_string_lossy())
             .await?
             .filter(|d| d.status == "indexed")
-            .ok_or_else(|| Error::NotIndexed(path.to_path_buf()))?;
-        let tree = self.store.structure_tree(document.id).await?;
-        Ok(DocumentTree { document, tree })
+            .ok_or_else(|| Error::NotIndexed(path.to_path_buf()))
+    }
+
+    async fn pdf(&self, path: &Path) -> Result<DocumentRecord> {
+        let document = self.indexed(path).await?;
+        if document.format.as_deref() != Some(Format::Pdf.as_str()) {
+            return Err(Error::NotPdf(path.to_path_buf()));
+        }
+        Ok(document)
     }
 
     /// The configured language model, loaded (or connected) on first use.

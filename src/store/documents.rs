@@ -12,7 +12,7 @@ use sqlx::{Sqlite, Transaction};
 use super::rows::from_row;
 use super::vectors::VectorSpace;
 use super::{now_ms, Result, Store, StoreError};
-use crate::ingest::loaders::OcrPage;
+use crate::ingest::loaders::{OcrPage, PdfRect};
 use crate::ingest::structure_tree::{NodeKind, Span, StructureTree};
 
 /// One chunk ready to store; `vector` is the little-endian f32 blob of its
@@ -25,6 +25,8 @@ pub struct ChunkWrite {
     pub heading_path: String,
     pub node_ordinals: Vec<usize>,
     pub span: Span,
+    /// Where a PDF chunk is drawn on its page (see [`PdfRect`]).
+    pub boxes: Vec<PdfRect>,
     pub text_hash: i64,
     pub vector: Option<Arc<[u8]>>,
 }
@@ -293,6 +295,30 @@ impl Store {
         .await?)
     }
 
+    /// Where the chunk of `document_id` with this page and span is drawn,
+    /// a box per line; empty when no stored chunk has that span (the file
+    /// changed since it was cited) or it has no boxes (not a PDF, or an
+    /// OCR'd page).
+    pub async fn passage_boxes(
+        &self,
+        document_id: i64,
+        page: u32,
+        span_start: i64,
+        span_end: i64,
+    ) -> Result<Vec<PdfRect>> {
+        let boxes: Option<Option<Vec<u8>>> = sqlx::query_scalar(
+            "SELECT boxes FROM chunks WHERE document_id = ? AND page = ? AND span_start = ? AND span_end = ? \
+             ORDER BY boxes IS NULL LIMIT 1",
+        )
+        .bind(document_id)
+        .bind(i64::from(page))
+        .bind(span_start)
+        .bind(span_end)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(boxes.flatten().map_or_else(Vec::new, |b| PdfRect::decode(&b)))
+    }
+
     /// The stored tree of a document, rebuilt in memory. Nodes are stored in
     /// pre-order, so every parent precedes its children.
     pub async fn structure_tree(&self, document_id: i64) -> Result<StructureTree> {
@@ -513,8 +539,8 @@ async fn write_one(
                 let ordinals =
                     serde_json::to_string(&c.node_ordinals).unwrap_or_else(|_| "[]".into());
                 let chunk_id = sqlx::query(
-                    "INSERT INTO chunks(document_id, ordinal, text, heading_path, node_ordinals, span_start, span_end, page, text_hash, embed_model_id) \
-                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO chunks(document_id, ordinal, text, heading_path, node_ordinals, span_start, span_end, page, boxes, text_hash, embed_model_id) \
+                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 )
                 .bind(doc_id)
                 .bind(ordinal as i64)
@@ -524,6 +550,7 @@ async fn write_one(
                 .bind(c.span.start as i64)
                 .bind(c.span.end as i64)
                 .bind(c.span.page.map(i64::from))
+                .bind((!c.boxes.is_empty()).then(|| PdfRect::encode(&c.boxes)))
                 .bind(c.text_hash)
                 .bind(c.vector.as_ref().map(|_| space.model_id))
                 .execute(&mut **tx)

@@ -16,7 +16,7 @@ use sqlx::migrate::{Migration, MigrationSource, MigrationType, Migrator};
 /// Version, description (the file name's, underscores as spaces) and SQL
 /// of each file in `migrations/`, in order. A new migration is a new file
 /// there and a new line here.
-const MIGRATIONS: [(i64, &str, &str); 4] = [
+const MIGRATIONS: [(i64, &str, &str); 5] = [
     (1, "init", include_str!("../../migrations/0001_init.sql")),
     (2, "runs", include_str!("../../migrations/0002_runs.sql")),
     (
@@ -28,6 +28,11 @@ const MIGRATIONS: [(i64, &str, &str); 4] = [
         4,
         "ocr pages",
         include_str!("../../migrations/0004_ocr_pages.sql"),
+    ),
+    (
+        5,
+        "chunk boxes",
+        include_str!("../../migrations/0005_chunk_boxes.sql"),
     ),
 ];
 

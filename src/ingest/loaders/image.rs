@@ -61,5 +61,6 @@ pub(super) fn parse(
         tree: assemble(fallback_title, &texts, &[]),
         note: None,
         ocr_pages,
+        layout: Vec::new(),
     })
 }

@@ -14,6 +14,7 @@ pub mod ocr_log;
 mod odt;
 mod package;
 mod pdf;
+pub mod pdf_layout;
 mod pdf_ocr;
 mod pdf_streams;
 mod pptx;
@@ -25,12 +26,13 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::structure_tree::StructureTree;
+use super::structure_tree::{Span, StructureTree};
 
 pub use decode::{decode_text, Decoded};
 pub use markdown::MARKDOWN_OPTIONS;
 pub use ocr::OcrSettings;
 pub use ocr_log::PageLog;
+pub use pdf_layout::{PageLayout, PdfRect};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -101,6 +103,19 @@ pub struct LoadedDocument {
     pub note: Option<String>,
     /// The pages OCR read, with how sure it was of each.
     pub ocr_pages: Vec<OcrPage>,
+    /// For a PDF, where each page's text is drawn (index 0 is page 1);
+    /// empty for other formats.
+    pub layout: Vec<PageLayout>,
+}
+
+impl LoadedDocument {
+    /// Where the text in `span` is drawn: one box per line, on its page.
+    /// Empty when the format or page has no layout (OCR'd pages).
+    pub fn boxes(&self, span: &Span) -> Vec<PdfRect> {
+        span.page
+            .and_then(|page| self.layout.get(usize::try_from(page).ok()?.checked_sub(1)?))
+            .map_or_else(Vec::new, |layout| layout.boxes(span.start, span.end))
+    }
 }
 
 /// A page whose text came from OCR, and Tesseract's confidence in it (0–1).
@@ -115,6 +130,7 @@ struct Parsed {
     tree: StructureTree,
     note: Option<String>,
     ocr_pages: Vec<OcrPage>,
+    layout: Vec<PageLayout>,
 }
 
 impl From<StructureTree> for Parsed {
@@ -123,6 +139,7 @@ impl From<StructureTree> for Parsed {
             tree,
             note: None,
             ocr_pages: Vec::new(),
+            layout: Vec::new(),
         }
     }
 }
@@ -225,12 +242,14 @@ fn structured(
             tree,
             note,
             ocr_pages,
+            layout,
         } = parsed.into();
         LoadedDocument {
             format,
             tree,
             note,
             ocr_pages,
+            layout,
         }
     })
 }
@@ -250,5 +269,6 @@ fn with_text(
         tree: parse(&text),
         note,
         ocr_pages: Vec::new(),
+        layout: Vec::new(),
     })
 }

@@ -167,11 +167,26 @@ pub enum OcrError {
 }
 
 /// What Tesseract read on one page: paragraphs separated by blank lines,
-/// and its mean word confidence (0–1, weighted by word length).
-#[derive(Debug, Clone, Default, PartialEq)]
+/// its mean word confidence (0–1, weighted by word length), and where each
+/// word is in the image.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Recognized {
     pub text: String,
     pub confidence: Option<f32>,
+    #[serde(default)]
+    pub words: Vec<OcrWord>,
+}
+
+/// A word Tesseract read: its bytes in the page's text, and its box in the
+/// image in pixels from the top left.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct OcrWord {
+    pub start: u32,
+    pub end: u32,
+    pub left: u32,
+    pub top: u32,
+    pub width: u32,
+    pub height: u32,
 }
 
 /// How many pages one `pdftoppm` and one `tesseract` process take on.
@@ -303,6 +318,7 @@ pub fn recognize(
 fn parse_tsv(tsv: &str) -> Vec<Recognized> {
     struct Page {
         text: String,
+        words: Vec<OcrWord>,
         paragraph: Option<(u32, u32)>,
         weighted: f64,
         letters: f64,
@@ -322,6 +338,7 @@ fn parse_tsv(tsv: &str) -> Vec<Recognized> {
         while pages.len() <= page_index.min(100_000) {
             pages.push(Page {
                 text: String::new(),
+                words: Vec::new(),
                 paragraph: None,
                 weighted: 0.0,
                 letters: 0.0,
@@ -337,7 +354,16 @@ fn parse_tsv(tsv: &str) -> Vec<Recognized> {
             });
         }
         page.paragraph = paragraph;
+        let start = u32::try_from(page.text.len()).unwrap_or(u32::MAX);
         page.text.push_str(word);
+        page.words.push(OcrWord {
+            start,
+            end: u32::try_from(page.text.len()).unwrap_or(u32::MAX),
+            left: number(6),
+            top: number(7),
+            width: number(8),
+            height: number(9),
+        });
         if let Ok(confidence) = cols[10].trim().parse::<f64>() {
             if confidence >= 0.0 {
                 let letters = word.chars().count() as f64;
@@ -351,6 +377,7 @@ fn parse_tsv(tsv: &str) -> Vec<Recognized> {
         .map(|page| Recognized {
             confidence: (page.letters > 0.0).then(|| (page.weighted / page.letters / 100.0) as f32),
             text: page.text,
+            words: page.words,
         })
         .collect()
 }
@@ -516,8 +543,8 @@ mod tests {
     fn tsv_words_become_paragraphs_with_a_length_weighted_confidence() {
         let tsv = "level\tpage_num\tblock_num\tpar_num\tline_num\tword_num\tleft\ttop\twidth\theight\tconf\ttext\n\
                    1\t1\t0\t0\t0\t0\t0\t0\t100\t100\t-1\t\n\
-                   5\t1\t1\t1\t1\t1\t0\t0\t1\t1\t90\tHello\n\
-                   5\t1\t1\t1\t2\t1\t0\t0\t1\t1\t60\tto\n\
+                   5\t1\t1\t1\t1\t1\t40\t50\t120\t30\t90\tHello\n\
+                   5\t1\t1\t1\t2\t1\t40\t90\t44\t30\t60\tto\n\
                    5\t1\t1\t2\t1\t1\t0\t0\t1\t1\t-1\t \n\
                    5\t1\t2\t1\t1\t1\t0\t0\t1\t1\t30\tend\n\
                    5\t2\t1\t1\t1\t1\t0\t0\t1\t1\t95\tnext\n";
@@ -527,6 +554,20 @@ mod tests {
         let expected = (90.0 * 5.0 + 60.0 * 2.0 + 30.0 * 3.0) / 10.0 / 100.0;
         assert!((pages[0].confidence.unwrap() - expected).abs() < 1e-6);
         assert_eq!(pages[1].text, "next");
+        let word = |start, end, left, top, width| OcrWord {
+            start,
+            end,
+            left,
+            top,
+            width,
+            height: 30,
+        };
+        assert_eq!(
+            pages[0].words[..2],
+            [word(0, 5, 40, 50, 120), word(6, 8, 40, 90, 44)]
+        );
+        assert_eq!(&pages[0].text[10..13], "end");
+        assert_eq!((pages[0].words[2].start, pages[0].words[2].end), (10, 13));
     }
 
     #[test]

@@ -21,8 +21,8 @@ use super::ocr::{OcrSettings, Recognized};
 #[derive(Debug, Serialize, Deserialize)]
 struct Line {
     page: u32,
-    text: String,
-    confidence: Option<f32>,
+    #[serde(flatten)]
+    read: Recognized,
 }
 
 /// The log of one file's OCR pages, open for appending.
@@ -45,13 +45,7 @@ impl PageLog {
                 let Ok(entry) = serde_json::from_str::<Line>(&line) else {
                     break;
                 };
-                read.insert(
-                    entry.page,
-                    Recognized {
-                        text: entry.text,
-                        confidence: entry.confidence,
-                    },
-                );
+                read.insert(entry.page, entry.read);
             }
         }
         let file = OpenOptions::new().create(true).append(true).open(&path)?;
@@ -70,8 +64,7 @@ impl PageLog {
     pub fn record(&self, page: u32, recognized: &Recognized) {
         let line = Line {
             page,
-            text: recognized.text.clone(),
-            confidence: recognized.confidence,
+            read: recognized.clone(),
         };
         let Ok(mut json) = serde_json::to_string(&line) else {
             return;
@@ -116,12 +109,21 @@ fn log_path(dir: &Path, hash: &str, ocr: &OcrSettings) -> PathBuf {
 
 #[cfg(test)]
 mod tests {
+    use super::super::ocr::OcrWord;
     use super::*;
 
     fn page(text: &str) -> Recognized {
         Recognized {
             text: text.to_owned(),
             confidence: Some(0.9),
+            words: vec![OcrWord {
+                start: 0,
+                end: 4,
+                left: 10,
+                top: 20,
+                width: 30,
+                height: 12,
+            }],
         }
     }
 

@@ -2,7 +2,9 @@
 //! lopdf. Outline entries become structure nodes nested by level; each
 //! page's paragraphs go under the last entry starting on or before that page
 //! (split mid-page where an entry's title is found on its page). Spans are
-//! byte ranges in the page's extracted text, with the page number.
+//! byte ranges in the page's extracted text, with the page number, and each
+//! page's layout says where on the page those bytes are drawn
+//! (`pdf_layout.rs`).
 
 use std::any::Any;
 use std::collections::{HashMap, HashSet};
@@ -10,9 +12,8 @@ use std::ops::Range;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use lopdf::{Dictionary, Document, Object, ObjectId};
-use pdf_extract::PlainTextOutput;
-
-use super::pdf_ocr::{self, PagesRead};
+use super::pdf_layout::{PageLayout, PageWriter};
+use super::pdf_ocr::{self, Pages, PagesRead};
 use super::pdf_streams;
 use super::text::paragraphs;
 use super::{LoadError, LoadOptions, Parsed};
@@ -32,9 +33,13 @@ pub(super) fn parse(
 ) -> Result<Parsed, LoadError> {
     let doc = guarded(|| pdf_streams::load(bytes, options.budget, corrupt))??;
     let page_ids = guarded(|| doc.get_pages())?;
-    let mut pages = extract_pages(&doc, &page_ids)?;
+    let (mut pages, mut layout) = extract_pages(&doc, &page_ids)?;
     let read = if options.ocr.enabled {
-        pdf_ocr::read_blank_pages(bytes, &doc, &page_ids, &mut pages, options)?
+        let mut read_into = Pages {
+            texts: &mut pages,
+            layouts: &mut layout,
+        };
+        pdf_ocr::read_blank_pages(bytes, &doc, &page_ids, &mut read_into, options)?
     } else {
         PagesRead::default()
     };
@@ -57,6 +62,7 @@ pub(super) fn parse(
         tree: assemble(title.as_deref().unwrap_or(fallback_title), &pages, &outline),
         note: read.note(),
         ocr_pages: read.pages,
+        layout,
     })
 }
 
@@ -82,35 +88,35 @@ fn panic_reason(payload: &(dyn Any + Send)) -> String {
     format!("the PDF parser failed: {message}")
 }
 
-/// Text of every page, in page order. A page that fails on its own is left
-/// empty so that one bad page does not lose the rest; a document where every
-/// page fails is corrupt.
+/// Text of every page, in page order, and where it is drawn. A page that
+/// fails on its own is left empty so that one bad page does not lose the
+/// rest; a document where every page fails is corrupt.
 fn extract_pages(
     doc: &Document,
     page_ids: &std::collections::BTreeMap<u32, ObjectId>,
-) -> Result<Vec<String>, LoadError> {
+) -> Result<(Vec<String>, Vec<PageLayout>), LoadError> {
     let mut pages = Vec::with_capacity(page_ids.len());
+    let mut layouts = Vec::with_capacity(page_ids.len());
     let mut first_error = None;
     for &number in page_ids.keys() {
-        let mut text = String::new();
         let outcome = guarded(|| {
-            let mut output = PlainTextOutput::new(&mut text);
-            pdf_extract::output_doc_page(doc, &mut output, number)
+            let mut writer = PageWriter::default();
+            pdf_extract::output_doc_page(doc, &mut writer, number)
+                .map(|()| writer.finish())
                 .map_err(|e| corrupt(e.to_string()))
         })
         .and_then(|result| result);
-        match outcome {
-            Ok(()) => pages.push(text),
-            Err(e) => {
-                first_error.get_or_insert(e);
-                pages.push(String::new());
-            }
-        }
+        let (text, layout) = outcome.unwrap_or_else(|e| {
+            first_error.get_or_insert(e);
+            Default::default()
+        });
+        pages.push(text);
+        layouts.push(layout);
     }
     match first_error {
         Some(error) if pages.iter().all(String::is_empty) => Err(error),
         _ if pages.is_empty() => Err(corrupt("the PDF has no pages".to_owned())),
-        _ => Ok(pages),
+        _ => Ok((pages, layouts)),
     }
 }
 

@@ -12,7 +12,8 @@ use std::sync::mpsc;
 
 use lopdf::{Document, Object, ObjectId};
 
-use super::ocr::{self, OcrError, Recognized, PAGES_PER_BATCH};
+use super::ocr::{self, OcrError, OcrWord, Recognized, PAGES_PER_BATCH};
+use super::pdf_layout::{PageLayout, PdfRect, TextRun};
 use super::{LoadError, LoadOptions, OcrPage};
 
 /// What OCR did for one PDF.
@@ -41,23 +42,39 @@ impl PagesRead {
     }
 }
 
-/// Fills each blank entry of `texts` (page text in page order) with what OCR
-/// reads on that page. Pages go to OCR in batches of consecutive pages, one
-/// batch per core at a time; the results are taken in here, on the calling
-/// thread, which logs them, reports progress and decides when to stop.
+/// The pages of a PDF being read: text and layout in page order.
+pub(super) struct Pages<'a> {
+    pub texts: &'a mut [String],
+    pub layouts: &'a mut [PageLayout],
+}
+
+/// Fills each blank page of `pages` with what OCR reads on it, and where.
+/// Pages go to OCR in batches of consecutive pages, one batch per core at a
+/// time; the results are taken in here, on the calling thread, which logs
+/// them, reports progress and decides when to stop.
 pub(super) fn read_blank_pages(
     bytes: &[u8],
     doc: &Document,
     page_ids: &BTreeMap<u32, ObjectId>,
-    texts: &mut [String],
+    pages: &mut Pages,
     options: &LoadOptions,
 ) -> Result<PagesRead, LoadError> {
     let blank: Vec<u32> = page_ids
         .keys()
-        .zip(texts.iter())
+        .zip(pages.texts.iter())
         .filter(|(_, text)| text.trim().is_empty())
         .map(|(&number, _)| number)
         .collect();
+    let geometry: BTreeMap<u32, Geometry> = blank
+        .iter()
+        .filter_map(|&number| Some((number, geometry(doc, *page_ids.get(&number)?)?)))
+        .collect();
+    let dpi = |number: u32| ocr::page_dpi(geometry.get(&number).map(Geometry::size), options.budget);
+    let locate = |number: u32, words: &[OcrWord]| {
+        geometry
+            .get(&number)
+            .map_or_else(PageLayout::default, |g| g.layout(words, dpi(number)))
+    };
     let mut read = PagesRead::default();
     let mut progress = Progress {
         done: 0,
@@ -68,7 +85,8 @@ pub(super) fn read_blank_pages(
     for &number in &blank {
         match options.resume.and_then(|log| log.page(number)) {
             Some(before) => {
-                progress.take(number, before.clone(), texts, &mut read, options)?;
+                let layout = locate(number, &before.words);
+                progress.take(number, before.clone(), layout, pages, &mut read, options)?;
             }
             None => todo.push(number),
         }
@@ -83,7 +101,7 @@ pub(super) fn read_blank_pages(
             return Ok(read);
         }
     };
-    let batches = batches(doc, page_ids, &todo, options.budget);
+    let batches = batches(&todo, dpi);
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(batches.len());
@@ -111,12 +129,13 @@ pub(super) fn read_blank_pages(
         let outcome = (|| {
             for (batch, outcome) in results.iter() {
                 match outcome {
-                    Ok(pages) => {
-                        for (&number, page) in batch.pages.iter().zip(pages) {
+                    Ok(recognized) => {
+                        for (&number, page) in batch.pages.iter().zip(recognized) {
                             if let Some(log) = options.resume {
                                 log.record(number, &page);
                             }
-                            progress.take(number, page, texts, &mut read, options)?;
+                            let layout = locate(number, &page.words);
+                            progress.take(number, page, layout, pages, &mut read, options)?;
                         }
                     }
                     Err(OcrError::Setup(why)) => {
@@ -155,16 +174,10 @@ struct Batch {
 
 /// `todo` (ascending page numbers) cut into batches of consecutive pages of
 /// one resolution, at most [`PAGES_PER_BATCH`] each.
-fn batches(
-    doc: &Document,
-    page_ids: &BTreeMap<u32, ObjectId>,
-    todo: &[u32],
-    budget: u64,
-) -> Vec<Batch> {
+fn batches(todo: &[u32], dpi_of: impl Fn(u32) -> u32) -> Vec<Batch> {
     let mut out: Vec<Batch> = Vec::new();
     for &number in todo {
-        let size = page_ids.get(&number).and_then(|&id| media_box(doc, id));
-        let dpi = ocr::page_dpi(size, budget);
+        let dpi = dpi_of(number);
         match out.last_mut() {
             Some(batch)
                 if batch.dpi == dpi
@@ -219,7 +232,8 @@ impl Progress {
         &mut self,
         number: u32,
         page: Recognized,
-        texts: &mut [String],
+        layout: PageLayout,
+        pages: &mut Pages,
         read: &mut PagesRead,
         options: &LoadOptions,
     ) -> Result<(), LoadError> {
@@ -236,8 +250,10 @@ impl Progress {
                 confidence,
             });
         }
-        if let Some(slot) = texts.get_mut(number as usize - 1) {
-            *slot = page.text;
+        let index = number as usize - 1;
+        if let (Some(text), Some(slot)) = (pages.texts.get_mut(index), pages.layouts.get_mut(index)) {
+            *text = page.text;
+            *slot = layout;
         }
         self.skip(options);
         Ok(())
@@ -263,31 +279,86 @@ fn private_copy(bytes: &[u8]) -> std::io::Result<tempfile::NamedTempFile> {
     Ok(file)
 }
 
-/// The page's width and height in points, from its own or an inherited
-/// /MediaBox.
-fn media_box(doc: &Document, page: ObjectId) -> Option<(f64, f64)> {
-    let mut dict = doc.get_dictionary(page).ok()?;
-    for _ in 0..32 {
-        if let Ok(bounds) = dict.get(b"MediaBox") {
-            let bounds = match bounds {
-                Object::Reference(id) => doc.get_object(*id).ok()?,
-                other => other,
-            };
-            let numbers: Vec<f64> = bounds
+/// Where `pdftoppm` draws a page from: its media box (in points) and its
+/// rotation, each the page's own or inherited.
+#[derive(Debug, Clone, Copy)]
+struct Geometry {
+    llx: f64,
+    ury: f64,
+    width: f64,
+    height: f64,
+    rotate: i64,
+}
+
+impl Geometry {
+    fn size(&self) -> (f64, f64) {
+        (self.width, self.height)
+    }
+
+    /// OCR's words on a raster of this page at `dpi`, back in PDF user
+    /// space. The raster of a rotated page is turned, so its words are left
+    /// without boxes rather than put in the wrong place.
+    fn layout(&self, words: &[OcrWord], dpi: u32) -> PageLayout {
+        if self.rotate.rem_euclid(360) != 0 || dpi == 0 {
+            return PageLayout::default();
+        }
+        let points = 72.0 / f64::from(dpi);
+        let x = |px: u32| (self.llx + f64::from(px) * points) as f32;
+        let y = |px: u32| (self.ury - f64::from(px) * points) as f32;
+        let runs = words
+            .iter()
+            .map(|w| TextRun {
+                start: w.start,
+                end: w.end,
+                rect: PdfRect {
+                    x0: x(w.left),
+                    y0: y(w.top.saturating_add(w.height)),
+                    x1: x(w.left.saturating_add(w.width)),
+                    y1: y(w.top),
+                },
+            })
+            .collect();
+        PageLayout { runs }
+    }
+}
+
+/// A page's geometry, from its dictionary or the page tree above it.
+fn geometry(doc: &Document, page: ObjectId) -> Option<Geometry> {
+    let numbers = |object: &Object| -> Option<Vec<f64>> {
+        let object = match object {
+            Object::Reference(id) => doc.get_object(*id).ok()?,
+            other => other,
+        };
+        Some(
+            object
                 .as_array()
                 .ok()?
                 .iter()
-                .filter_map(|n| {
-                    n.as_float()
-                        .ok()
-                        .map(f64::from)
-                        .or(n.as_i64().ok().map(|i| i as f64))
-                })
-                .collect();
-            if let [x0, y0, x1, y1] = numbers[..] {
-                return Some(((x1 - x0).abs(), (y1 - y0).abs()));
-            }
-            return None;
+                .filter_map(|n| n.as_float().ok().map(f64::from).or(n.as_i64().ok().map(|i| i as f64)))
+                .collect(),
+        )
+    };
+    let [x0, y0, x1, y1] = numbers(inherited(doc, page, b"MediaBox")?)?[..] else {
+        return None;
+    };
+    let rotate = inherited(doc, page, b"Rotate")
+        .and_then(|r| r.as_i64().ok())
+        .unwrap_or(0);
+    Some(Geometry {
+        llx: x0.min(x1),
+        ury: y0.max(y1),
+        width: (x1 - x0).abs(),
+        height: (y1 - y0).abs(),
+        rotate,
+    })
+}
+
+/// The page's own value for `key`, or the nearest one up the page tree.
+fn inherited<'a>(doc: &'a Document, page: ObjectId, key: &[u8]) -> Option<&'a Object> {
+    let mut dict = doc.get_dictionary(page).ok()?;
+    for _ in 0..32 {
+        if let Ok(value) = dict.get(key) {
+            return Some(value);
         }
         let parent = dict.get(b"Parent").ok()?.as_reference().ok()?;
         dict = doc.get_dictionary(parent).ok()?;

@@ -403,6 +403,7 @@ fn synthetic_document(
             heading_path: title.clone(),
             node_ordinals: vec![node],
             span: Span::default(),
+            boxes: Vec::new(),
             text_hash: rng.next_u64() as i64,
             vector: Some(vector_blob(&vector).into()),
         });
