@@ -67,4 +67,6 @@ for _ in $(seq 1 50); do
   sleep 0.2
 done
 cd "$root/ui"
-npx vitest run --config vitest.e2e.config.ts
+# FOLIO_E2E_ONLY (a pattern of test names) runs part of the suite while
+# working on it; the tests depend on the ones before them (indexing first).
+npx vitest run --config vitest.e2e.config.ts ${FOLIO_E2E_ONLY:+-t "$FOLIO_E2E_ONLY"}

@@ -13,6 +13,8 @@ fn main() {
         "resume_jobs",
         "cancel_job",
         "document_tree",
+        "document_file",
+        "passage_boxes",
         "graph_status",
         "build_graph",
         "methods",

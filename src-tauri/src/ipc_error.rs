@@ -51,6 +51,8 @@ fn code(e: &folio::Error) -> &'static str {
         E::NotFound(_) => "not_found",
         E::NotIndexed(_) => "not_indexed",
         E::NotWatched(_) => "not_watched",
+        E::NotPdf(_) => "not_pdf",
+        E::TooLarge { .. } => "too_large",
         E::RunNotFound(_) => "run_not_found",
         E::RunInProgress(_) => "run_in_progress",
         E::JobNotFound(_) => "job_not_found",

@@ -57,6 +57,8 @@ fn main() {
             library::resume_jobs,
             library::cancel_job,
             library::document_tree,
+            library::document_file,
+            library::passage_boxes,
             library::graph_status,
             library::build_graph,
             answers::methods,

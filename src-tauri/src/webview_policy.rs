@@ -127,8 +127,15 @@ fn the_csp_runs_only_the_apps_own_script_and_embeds_nothing() {
 
     // The dev server's CSP runs only under `npm run dev`; it may let Vite
     // inject styles and talk to its own socket, and nothing more.
-    let ipc: &[&str] = &["ipc:", "http://ipc.localhost"];
-    let dev_server: &[&str] = &["ipc:", "http://ipc.localhost", "ws://localhost:1420"];
+    // pdf.js fetches its fonts, character maps and image decoders from the
+    // app's own files ('self'), never from elsewhere.
+    let ipc: &[&str] = &["ipc:", "http://ipc.localhost", "'self'"];
+    let dev_server: &[&str] = &[
+        "ipc:",
+        "http://ipc.localhost",
+        "ws://localhost:1420",
+        "'self'",
+    ];
     let own: &[&str] = &["'self'"];
     let none: &[&str] = &["'none'"];
     for (key, styles, connect) in [

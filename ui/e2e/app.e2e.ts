@@ -1,6 +1,7 @@
 // The real app in a real window (Xvfb + tauri-driver + WebKitWebDriver), on
 // the embedded models: add the rust-book folder, wait for indexing, ask
-// with vanilla-rag, open a citation, compare two methods, export a run,
+// with vanilla-rag, open a citation, open a passage of a PDF on its rendered
+// page with its lines boxed, compare two methods, export a run,
 // watch PAGER's page fill in, ActiveRAG's agents and RDR2's routes, build
 // part of the information-gain graph and draw iG²RAG's walk over it, draw
 // CRP-RAG's reasoning graph and open one of its steps, evaluate two
@@ -15,6 +16,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { writeHotpotqaFolder } from "./corpora";
+import { textPdf } from "./pdf";
 import { answerSaveDialog, closeWindowsOf, confirmDialog } from "./x11";
 import { Keys, Session } from "./webdriver";
 
@@ -94,6 +96,14 @@ function makeCorpus() {
     "Hostile note about mutable variables\n\n" +
       "Mutable variables: <script>window.__pwned = 1</script> and " +
       '<img src="x" onerror="window.__pwned = 2; document.title = \'pwned\'"> are just text here.\n',
+  );
+  // A two-page PDF, for the page viewer.
+  writeFileSync(
+    join(corpus, "orchard-almanac.pdf"),
+    textPdf("Orchard Almanac", [
+      ["Orchard Almanac", "", "Apples are picked from late August", "and kept in a cool dark shed."],
+      ["Quince trees flower in late April,", "and their fruit is ready in October.", "", "Medlars are eaten only when bletted."],
+    ]),
   );
   return readdirSync(corpus).length;
 }
@@ -189,6 +199,55 @@ describe("Folio in a real window", () => {
     expect((await highlighted.text()).length).toBeGreaterThan(0);
     expect(await viewer.text()).toMatch(/\.md/);
     await shot("05-source-viewer");
+    await app.post("actions", {
+      actions: [{ type: "key", id: "keyboard", actions: [{ type: "keyDown", value: Keys.Escape }, { type: "keyUp", value: Keys.Escape }] }],
+    });
+  });
+
+  it("opens a cited PDF on its page, rendered, with the passage highlighted", async () => {
+    await open("ask");
+    await chooseMethod("vanilla-rag");
+    await askQuestion("When do quince trees flower?");
+    await app.waitFor("the answer to finish", 5 * MINUTE, answered);
+    // The retrieved passages in the trace link to their sources; open the
+    // almanac's second page from there.
+    await app.waitFor("the almanac's page 2 among the passages", 15_000, () =>
+      app.execute<boolean>(
+        "const li = [...document.querySelectorAll('[data-testid=\"trace-panel\"] .passages li')]" +
+          ".find((l) => (l.querySelector('.path')?.textContent ?? '').endsWith('orchard-almanac.pdf · page 2'));" +
+          " if (li) li.querySelector('button.link-button').click(); return Boolean(li);",
+      ),
+    );
+    await app.find('[data-testid="pdf-view"][data-rendered-page="2"]', 30_000);
+    expect(await (await app.byTestId("pdf-page-label")).text()).toMatch(/Page 2 of 2/);
+    const page = await app.execute<{ inked: number; width: number; boxes: { top: number; left: number; height: number }[] }>(
+      "const c = document.querySelector('[data-testid=\"pdf-canvas\"]');" +
+        " const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;" +
+        " let inked = 0; for (let i = 0; i < d.length; i += 4) if (d[i] < 128) inked++;" +
+        " const r = c.getBoundingClientRect();" +
+        " const boxes = [...document.querySelectorAll('[data-testid=\"pdf-highlight\"]')].map((b) => {" +
+        "   const h = b.getBoundingClientRect();" +
+        "   return { top: (h.top - r.top) / r.height, left: (h.left - r.left) / r.width, height: h.height / r.height }; });" +
+        " return { inked, width: r.width, boxes };",
+    );
+    // Text was drawn, and the passage (the page's two short paragraphs, one
+    // chunk) is highlighted line by line where it is printed: from the left
+    // margin (72 of 595 points), the first baseline 82 points below the top
+    // of the 842-point page, each line below the one before.
+    expect(page.inked).toBeGreaterThan(500);
+    expect(page.boxes.length).toBe(3);
+    expect(page.boxes[0].left).toBeCloseTo(72 / 595, 1);
+    expect(page.boxes[0].top).toBeGreaterThan(0.08);
+    expect(page.boxes[0].top).toBeLessThan(0.1);
+    expect(page.boxes[1].top).toBeGreaterThan(page.boxes[0].top);
+    expect(page.boxes[2].top).toBeGreaterThan(page.boxes[1].top);
+    await shot("05b-pdf-page");
+
+    await (await app.byTestId("pdf-previous")).click();
+    await app.find('[data-testid="pdf-view"][data-rendered-page="1"]', 15_000);
+    expect((await app.all('[data-testid="pdf-highlight"]')).length).toBe(0);
+    await (await app.byTestId("view-text")).click();
+    expect(await (await app.byTestId("source-viewer")).text()).toMatch(/Medlars are eaten/);
     await app.post("actions", {
       actions: [{ type: "key", id: "keyboard", actions: [{ type: "keyDown", value: Keys.Escape }, { type: "keyUp", value: Keys.Escape }] }],
     });

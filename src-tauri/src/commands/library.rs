@@ -3,8 +3,10 @@
 use std::path::PathBuf;
 
 use folio::graph::{GraphBuildOptions, GraphStatus, Rubric};
+use folio::ingest::loaders::PdfRect;
 use folio::library::{DocumentTree, LibraryOverview};
 use folio::store::DocumentPage;
+use tauri::ipc::Response;
 use tauri::{AppHandle, State};
 
 use super::{dialogs, CommandResult};
@@ -85,6 +87,34 @@ pub async fn document_tree(
         .library()
         .await?
         .tree(PathBuf::from(path).as_path())
+        .await?)
+}
+
+/// The bytes of an indexed PDF, for the page viewer, as a raw IPC
+/// response (an ArrayBuffer in the webview, not a JSON array of numbers).
+#[tauri::command(rename_all = "snake_case")]
+pub async fn document_file(state: State<'_, AppState>, path: String) -> CommandResult<Response> {
+    let bytes = state
+        .library()
+        .await?
+        .pdf_bytes(PathBuf::from(path).as_path())
+        .await?;
+    Ok(Response::new(bytes))
+}
+
+/// Where a cited passage of a PDF is drawn on its page, a box per line.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn passage_boxes(
+    state: State<'_, AppState>,
+    path: String,
+    page: u32,
+    span_start: i64,
+    span_end: i64,
+) -> CommandResult<Vec<PdfRect>> {
+    Ok(state
+        .library()
+        .await?
+        .passage_boxes(PathBuf::from(path).as_path(), page, span_start, span_end)
         .await?)
 }
 

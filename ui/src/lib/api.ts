@@ -17,6 +17,7 @@ import type { GraphStatus } from "$lib/bindings/GraphStatus";
 import type { IpcError } from "$lib/bindings/IpcError";
 import type { LibraryOverview } from "$lib/bindings/LibraryOverview";
 import type { MethodInfo } from "$lib/bindings/MethodInfo";
+import type { PdfRect } from "$lib/bindings/PdfRect";
 import type { Rubric } from "$lib/bindings/Rubric";
 import type { RunDetail } from "$lib/bindings/RunDetail";
 import type { RunEvent } from "$lib/bindings/RunEvent";
@@ -59,6 +60,14 @@ export const api = {
   resumeJobs: () => call<void>("resume_jobs"),
   cancelJob: (jobId: number) => call<void>("cancel_job", { job_id: jobId }),
   documentTree: (path: string) => call<DocumentTree>("document_tree", { path }),
+  /** The raw bytes of an indexed PDF; rejects when the file is gone, too big, or not a PDF in the library. */
+  documentFile: (path: string) => call<ArrayBuffer>("document_file", { path }),
+  /**
+   * Where the stored passage with this span is drawn on a PDF page, in PDF
+   * user space; empty when the document changed and no stored passage has it.
+   */
+  passageBoxes: (path: string, page: number, spanStart: number, spanEnd: number) =>
+    call<PdfRect[]>("passage_boxes", { path, page, span_start: spanStart, span_end: spanEnd }),
   graphStatus: () => call<GraphStatus>("graph_status"),
   /** Queues a graph job (or finds the waiting one with these options); resolves to its id. */
   buildGraph: (rubric: Rubric, n: number) => call<number>("build_graph", { rubric, n }),

@@ -20,3 +20,7 @@ export function fileName(path: string): string {
   const parts = path.split(/[\\/]/);
   return parts[parts.length - 1] || path;
 }
+
+/** Shown when a cited span is no longer anywhere in its document. */
+export const STALE_PASSAGE =
+  "The cited passage is not in the document as it is now; the file has probably changed since the answer was written.";
