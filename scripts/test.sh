@@ -20,21 +20,37 @@ fi
 
 step "engine, CLI and desktop shell"
 # The shell embeds the built frontend (ui/dist), so build it first. One cargo
-# run for the whole workspace builds the engine once, not once per package.
+# build for the whole workspace builds the engine once, not once per package.
 npm --prefix ui run build --silent
-cargo test --locked --workspace --all-targets "$@"
+cargo test --locked --workspace --all-targets --no-run "$@"
+# Unit tests first: their export tests rewrite the UI's generated types.
+cargo test --locked --workspace --lib --bins "$@"
 
-# The export tests above rewrote the UI's generated types from the Rust
-# ones; committed types that differ mean the UI was checked against stale ones.
+# Committed types that differ from the Rust ones mean the UI was checked
+# against stale ones.
 if [ -n "$(git status --porcelain -- ui/src/lib/bindings)" ]; then
   git status --short -- ui/src/lib/bindings >&2
   echo "ui/src/lib/bindings is out of date with the Rust types: commit the regenerated files" >&2
   exit 1
 fi
 
+# The UI's type check and unit tests need only Node, and the integration
+# tests leave part of the CPU idle (children killed and restarted, disks
+# filled, files watched), so they run side by side; the UI's output is
+# shown once both are done.
+ui_log=$(mktemp)
+trap 'rm -f "$ui_log"' EXIT
+(npm --prefix ui run check --silent && npm --prefix ui test --silent) >"$ui_log" 2>&1 &
+ui_checks=$!
+cargo test --locked --workspace --test '*' "$@"
 step "UI: types, unit tests"
-npm --prefix ui run check --silent
-npm --prefix ui test --silent
+ui_status=0
+wait "$ui_checks" || ui_status=$?
+cat "$ui_log"
+if [ "$ui_status" -ne 0 ]; then
+  echo "the UI's type check or unit tests failed (above)" >&2
+  exit "$ui_status"
+fi
 
 step "desktop app end to end (Xvfb, tauri-driver, WebKitWebDriver)"
 bash "$root/scripts/e2e.sh"
