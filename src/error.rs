@@ -23,7 +23,11 @@ pub enum Error {
     #[error("{0} is not indexed as a PDF, so it has no pages to show; open its text instead")]
     NotPdf(PathBuf),
     #[error("{path} is now {:.1} MiB, over the {:.1} MiB file-size limit; raise it with --max-file-size or FOLIO_MAX_FILE_SIZE", *.size as f64 / 1048576.0, *.limit as f64 / 1048576.0)]
-    TooLarge { path: PathBuf, size: u64, limit: u64 },
+    TooLarge {
+        path: PathBuf,
+        size: u64,
+        limit: u64,
+    },
     #[error("cannot create the data directory {path}: {source}")]
     DataDir {
         path: PathBuf,

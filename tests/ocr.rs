@@ -10,9 +10,7 @@ use std::sync::Mutex;
 use common::engine::{folio, folio_json, open, scalar};
 use common::fixtures::{rendered_page, repeated_scan_pdf, scanned_pdf_bytes};
 use folio::ingest::loaders::ocr::{OcrWord, Recognized, PAGES_PER_BATCH};
-use folio::ingest::loaders::{
-    load, Format, LoadError, LoadOptions, OcrSettings, PageLog, PdfRect,
-};
+use folio::ingest::loaders::{load, Format, LoadError, LoadOptions, OcrSettings, PageLog, PdfRect};
 
 const BUDGET: u64 = 256 << 20;
 
@@ -72,7 +70,10 @@ fn scanned_pages_are_read_one_by_one_with_a_confidence_each() {
     assert_eq!(boxes.len(), 1, "{boxes:?}");
     let line = boxes[0];
     assert!((line.x0 - 72.0).abs() < 3.0, "{line:?}");
-    assert!(line.x1 > 300.0 && line.y0 > 765.0 && line.y0 < 771.0, "{line:?}");
+    assert!(
+        line.x1 > 300.0 && line.y0 > 765.0 && line.y0 < 771.0,
+        "{line:?}"
+    );
     assert!((line.y1 - 779.0).abs() < 3.0, "{line:?}");
 }
 

@@ -45,7 +45,9 @@ async fn a_found_pdf_passage_maps_to_the_lines_it_is_drawn_on() {
     // Two lines of 12-point text with baselines at 770 and 756, from x = 72.
     assert_eq!(boxes.len(), 2, "{boxes:?}");
     assert!((boxes[0].y0 - 767.6).abs() < 0.01 && (boxes[1].y0 - 753.6).abs() < 0.01);
-    assert!(boxes.iter().all(|b| (b.x0 - 72.0).abs() < 0.01 && b.x1 > 200.0));
+    assert!(boxes
+        .iter()
+        .all(|b| (b.x0 - 72.0).abs() < 0.01 && b.x1 > 200.0));
 
     // A span no stored chunk has (the file changed since it was cited), or
     // another page: nothing to highlight, and no error.

@@ -297,8 +297,8 @@ impl Store {
 
     /// Where the chunk of `document_id` with this page and span is drawn,
     /// a box per line; empty when no stored chunk has that span (the file
-    /// changed since it was cited) or it has no boxes (not a PDF, or an
-    /// OCR'd page).
+    /// changed since it was cited) or it has no boxes (not a PDF, or a
+    /// rotated scanned page).
     pub async fn passage_boxes(
         &self,
         document_id: i64,
@@ -316,7 +316,9 @@ impl Store {
         .bind(span_end)
         .fetch_optional(&self.pool)
         .await?;
-        Ok(boxes.flatten().map_or_else(Vec::new, |b| PdfRect::decode(&b)))
+        Ok(boxes
+            .flatten()
+            .map_or_else(Vec::new, |b| PdfRect::decode(&b)))
     }
 
     /// The stored tree of a document, rebuilt in memory. Nodes are stored in

@@ -110,7 +110,8 @@ pub struct LoadedDocument {
 
 impl LoadedDocument {
     /// Where the text in `span` is drawn: one box per line, on its page.
-    /// Empty when the format or page has no layout (OCR'd pages).
+    /// Empty when the format has no pages, or for a scanned page that is
+    /// rotated (see `pdf_ocr.rs`).
     pub fn boxes(&self, span: &Span) -> Vec<PdfRect> {
         span.page
             .and_then(|page| self.layout.get(usize::try_from(page).ok()?.checked_sub(1)?))

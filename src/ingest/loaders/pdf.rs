@@ -12,6 +12,7 @@ use std::ops::Range;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use lopdf::{Dictionary, Document, Object, ObjectId};
+
 use super::pdf_layout::{PageLayout, PageWriter};
 use super::pdf_ocr::{self, Pages, PagesRead};
 use super::pdf_streams;

@@ -272,7 +272,11 @@ mod tests {
     }
 
     fn run(start: u32, end: u32, r: PdfRect) -> TextRun {
-        TextRun { start, end, rect: r }
+        TextRun {
+            start,
+            end,
+            rect: r,
+        }
     }
 
     #[test]

@@ -69,7 +69,8 @@ pub(super) fn read_blank_pages(
         .iter()
         .filter_map(|&number| Some((number, geometry(doc, *page_ids.get(&number)?)?)))
         .collect();
-    let dpi = |number: u32| ocr::page_dpi(geometry.get(&number).map(Geometry::size), options.budget);
+    let dpi =
+        |number: u32| ocr::page_dpi(geometry.get(&number).map(Geometry::size), options.budget);
     let locate = |number: u32, words: &[OcrWord]| {
         geometry
             .get(&number)
@@ -251,7 +252,8 @@ impl Progress {
             });
         }
         let index = number as usize - 1;
-        if let (Some(text), Some(slot)) = (pages.texts.get_mut(index), pages.layouts.get_mut(index)) {
+        if let (Some(text), Some(slot)) = (pages.texts.get_mut(index), pages.layouts.get_mut(index))
+        {
             *text = page.text;
             *slot = layout;
         }
@@ -334,7 +336,12 @@ fn geometry(doc: &Document, page: ObjectId) -> Option<Geometry> {
                 .as_array()
                 .ok()?
                 .iter()
-                .filter_map(|n| n.as_float().ok().map(f64::from).or(n.as_i64().ok().map(|i| i as f64)))
+                .filter_map(|n| {
+                    n.as_float()
+                        .ok()
+                        .map(f64::from)
+                        .or(n.as_i64().ok().map(|i| i as f64))
+                })
                 .collect(),
         )
     };
