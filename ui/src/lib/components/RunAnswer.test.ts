@@ -4,6 +4,7 @@
 import { flushSync, mount, tick, unmount, type Component } from "svelte";
 import { describe, expect, it, vi } from "vitest";
 import type { DocumentTree } from "$lib/bindings/DocumentTree";
+import { indexedDocument } from "$lib/testing/documents";
 
 const shell = vi.hoisted(() => ({ invoke: vi.fn() }));
 vi.mock("@tauri-apps/api/core", () => ({ invoke: shell.invoke, Channel: class {} }));
@@ -55,18 +56,7 @@ describe("a hostile document in the source viewer", () => {
     Element.prototype.scrollIntoView = () => {};
     const [citation] = runCitations(hostileRun());
     const tree: DocumentTree = {
-      document: {
-        id: 1,
-        path: "/notes/hostile.md",
-        format: "markdown",
-        title: HOSTILE,
-        hash: null,
-        size: 1,
-        mtime_ns: 0,
-        status: "indexed",
-        error: null,
-        note: null,
-      },
+      document: indexedDocument("/notes/hostile.md", "markdown", HOSTILE),
       tree: {
         nodes: [
           { parent: null, kind: "structure", depth: 0, text: HOSTILE, span: { start: 0, end: 10, page: null } },

@@ -7,6 +7,7 @@ import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import type { DocumentTree } from "$lib/bindings/DocumentTree";
 import type { PdfRect } from "$lib/bindings/PdfRect";
 import type { SourceTarget } from "$lib/source";
+import { indexedDocument } from "$lib/testing/documents";
 
 const shell = vi.hoisted(() => ({ invoke: vi.fn() }));
 vi.mock("@tauri-apps/api/core", () => ({ invoke: shell.invoke, Channel: class {} }));
@@ -41,18 +42,7 @@ const PANEL_WIDTH = 595;
 function documentTree(format: string): DocumentTree {
   const path = `/papers/almanac.${format === "pdf" ? "pdf" : "md"}`;
   return {
-    document: {
-      id: 1,
-      path,
-      format,
-      title: "Orchard Almanac",
-      hash: null,
-      size: 1,
-      mtime_ns: 0,
-      status: "indexed",
-      error: null,
-      note: null,
-    },
+    document: indexedDocument(path, format, "Orchard Almanac"),
     tree: {
       nodes: [
         { parent: null, kind: "content", depth: 0, text: "Apples in August.", span: { start: 0, end: 17, page: 1 } },
