@@ -153,6 +153,73 @@ fn pdf_without_outline_is_one_level_under_the_root() {
     assert!(tree.nodes()[1..].iter().all(|n| n.parent == Some(ROOT)));
 }
 
+/// Two pages that both name their font F1: on the first it is Helvetica,
+/// on the second a font whose encoding reads code 65 ('A') as "B". Fonts
+/// are kept from page to page by object (third_party/pdf-extract), never
+/// by the name a page gives them, and one object used on two pages is the
+/// same font on both.
+#[test]
+fn a_font_name_means_the_font_its_own_page_gives_it() {
+    use lopdf::content::{Content, Operation};
+    use lopdf::{Document, Object, Stream};
+
+    let mut doc = Document::with_version("1.5");
+    let pages_id = doc.new_object_id();
+    let plain = doc.add_object(dictionary! {
+        "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica",
+        "Encoding" => "WinAnsiEncoding",
+    });
+    let shifted = doc.add_object(dictionary! {
+        "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica",
+        "Encoding" => dictionary! {
+            "BaseEncoding" => "WinAnsiEncoding",
+            "Differences" => vec![65.into(), Object::Name(b"B".to_vec())],
+        },
+    });
+    let mut kids = Vec::new();
+    for font in [plain, shifted, plain] {
+        let content = Content {
+            operations: vec![
+                Operation::new("BT", vec![]),
+                Operation::new("Tf", vec!["F1".into(), 12.into()]),
+                Operation::new("Td", vec![72.into(), 700.into()]),
+                Operation::new("Tj", vec![Object::string_literal("AAA")]),
+                Operation::new("ET", vec![]),
+            ],
+        };
+        let contents = doc.add_object(Stream::new(dictionary! {}, content.encode().unwrap()));
+        kids.push(Object::from(doc.add_object(dictionary! {
+            "Type" => "Page", "Parent" => pages_id, "Contents" => contents,
+            "Resources" => dictionary! { "Font" => dictionary! { "F1" => font } },
+        })));
+    }
+    doc.objects.insert(
+        pages_id,
+        Object::Dictionary(dictionary! {
+            "Type" => "Pages", "Kids" => kids, "Count" => 3,
+            "MediaBox" => vec![0.into(), 0.into(), 595.into(), 842.into()],
+        }),
+    );
+    let catalog = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
+    doc.trailer.set("Root", catalog);
+    let mut bytes = Vec::new();
+    doc.save_to(&mut bytes).unwrap();
+
+    let loaded = load_pdf(&bytes);
+    let pages: Vec<(Option<u32>, String)> = loaded.tree.nodes()[1..]
+        .iter()
+        .map(|n| (n.span.page, flat(&n.text)))
+        .collect();
+    assert_eq!(
+        pages,
+        [
+            (Some(1), "AAA".to_owned()),
+            (Some(2), "BBB".to_owned()),
+            (Some(3), "AAA".to_owned()),
+        ]
+    );
+}
+
 /// The fixtures draw 12-point Helvetica from x = 72 with baselines at 770,
 /// 756, 742, ...; a box reaches a fifth of the size below the baseline and
 /// four fifths above it.

@@ -99,10 +99,14 @@ fn extract_pages(
     let mut pages = Vec::with_capacity(page_ids.len());
     let mut layouts = Vec::with_capacity(page_ids.len());
     let mut first_error = None;
+    // One extractor for the whole document keeps its fonts from page to
+    // page; a page that panics leaves it holding only fonts made whole.
+    let mut extractor = guarded(|| pdf_extract::PageExtractor::new(doc))?;
     for &number in page_ids.keys() {
         let outcome = guarded(|| {
             let mut writer = PageWriter::default();
-            pdf_extract::output_doc_page(doc, &mut writer, number)
+            extractor
+                .output_page(&mut writer, number)
                 .map(|()| writer.finish())
                 .map_err(|e| corrupt(e.to_string()))
         })
