@@ -93,6 +93,37 @@ pub struct DocumentTree {
     pub tree: StructureTree,
 }
 
+/// What reading a file under a size limit found.
+enum BoundedRead {
+    Bytes(Vec<u8>),
+    /// The file is (or grew while being read to) at least this many bytes.
+    Over(u64),
+    Unreadable,
+}
+
+/// `file`'s bytes if it holds at most `limit`; never reads more than one
+/// byte past it.
+fn read_at_most(file: &Path, limit: u64) -> BoundedRead {
+    use std::io::Read as _;
+    let Ok(handle) = std::fs::File::open(file) else {
+        return BoundedRead::Unreadable;
+    };
+    let Ok(size) = handle.metadata().map(|m| m.len()) else {
+        return BoundedRead::Unreadable;
+    };
+    if size > limit {
+        return BoundedRead::Over(size);
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    if handle.take(limit + 1).read_to_end(&mut bytes).is_err() {
+        return BoundedRead::Unreadable;
+    }
+    if bytes.len() as u64 > limit {
+        return BoundedRead::Over(bytes.len() as u64);
+    }
+    BoundedRead::Bytes(bytes)
+}
+
 /// Resolves symlinks and `..` so one file has one path in the index.
 fn canonical(path: &Path) -> Result<PathBuf> {
     std::fs::canonicalize(path).map_err(|_| Error::NotFound(path.to_path_buf()))
@@ -260,24 +291,25 @@ impl Library {
 
     /// The bytes of an indexed PDF, for the app's page viewer. Only a file
     /// the library holds as a PDF is read, and only under the size limit:
-    /// the caller names a document, not a file to open.
+    /// the caller names a document, not a file to open. The read itself
+    /// stops one byte past the limit, so a file that grows after its size
+    /// was checked is refused, not read whole.
     pub async fn pdf_bytes(&self, path: &Path) -> Result<Vec<u8>> {
         let document = self.pdf(path).await?;
         let limit = self.config.max_file_size;
-        let size = tokio::fs::metadata(&document.path)
+        let file = PathBuf::from(&document.path);
+        let read = tokio::task::spawn_blocking(move || read_at_most(&file, limit))
             .await
-            .map_err(|_| Error::NotFound(path.to_path_buf()))?
-            .len();
-        if size > limit {
-            return Err(Error::TooLarge {
+            .map_err(|e| Error::Task(e.to_string()))?;
+        match read {
+            BoundedRead::Bytes(bytes) => Ok(bytes),
+            BoundedRead::Over(size) => Err(Error::TooLarge {
                 path: path.to_path_buf(),
                 size,
                 limit,
-            });
+            }),
+            BoundedRead::Unreadable => Err(Error::NotFound(path.to_path_buf())),
         }
-        tokio::fs::read(&document.path)
-            .await
-            .map_err(|_| Error::NotFound(path.to_path_buf()))
     }
 
     /// Where the passage of an indexed PDF at `span` on `page` is drawn, a
@@ -418,5 +450,49 @@ impl Library {
             rubrics,
             jobs,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A FIFO says it is empty and then delivers whatever is written to it,
+    /// like a file that grows after its size was checked.
+    #[test]
+    fn a_read_stops_one_byte_past_the_limit_whatever_the_size_said() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("growing.pdf");
+        let name = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: name is a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        let writer = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || {
+                use std::io::Write as _;
+                let mut pipe = std::fs::OpenOptions::new().write(true).open(fifo).unwrap();
+                // The reader closes the pipe once it has enough.
+                let _ = pipe.write_all(&[b'%'; 1 << 20]);
+            })
+        };
+        match read_at_most(&fifo, 1000) {
+            BoundedRead::Over(size) => assert_eq!(size, 1001),
+            BoundedRead::Bytes(b) => panic!("read {} bytes past a 1000-byte limit", b.len()),
+            BoundedRead::Unreadable => panic!("the FIFO could not be read"),
+        }
+        writer.join().unwrap();
+    }
+
+    #[test]
+    fn a_file_within_the_limit_is_read_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("small.pdf");
+        std::fs::write(&file, b"%PDF-1.4").unwrap();
+        assert!(matches!(read_at_most(&file, 8), BoundedRead::Bytes(b) if b == b"%PDF-1.4"));
+        assert!(matches!(read_at_most(&file, 7), BoundedRead::Over(8)));
+        assert!(matches!(
+            read_at_most(&dir.path().join("gone.pdf"), 8),
+            BoundedRead::Unreadable
+        ));
     }
 }
