@@ -9,6 +9,7 @@ use std::path::Path;
 use common::engine::{ingest, open, open_with_limit};
 use common::fixtures::pdf_bytes;
 use folio::retrieve::SearchMode;
+use folio::store::PassageBoxes;
 use folio::Error;
 
 #[tokio::test(flavor = "multi_thread")]
@@ -38,10 +39,13 @@ async fn a_found_pdf_passage_maps_to_the_lines_it_is_drawn_on() {
     let hit = &hits[0];
     assert_eq!(Path::new(&hit.path), pdf_path);
     assert_eq!(hit.page, Some(2));
-    let boxes = library
+    let place = library
         .passage_boxes(&pdf_path, 2, hit.span_start, hit.span_end)
         .await
         .unwrap();
+    let PassageBoxes::Drawn { boxes } = place else {
+        panic!("the passage has no boxes: {place:?}");
+    };
     // Two lines of 12-point text with baselines at 770 and 756, from x = 72.
     assert_eq!(boxes.len(), 2, "{boxes:?}");
     assert!((boxes[0].y0 - 767.6).abs() < 0.01 && (boxes[1].y0 - 753.6).abs() < 0.01);
@@ -50,14 +54,26 @@ async fn a_found_pdf_passage_maps_to_the_lines_it_is_drawn_on() {
         .all(|b| (b.x0 - 72.0).abs() < 0.01 && b.x1 > 200.0));
 
     // A span no stored chunk has (the file changed since it was cited), or
-    // another page: nothing to highlight, and no error.
+    // another page: gone, which is not an error.
     for (page, start) in [(2, hit.span_start + 1), (1, hit.span_start)] {
-        let none = library
+        let place = library
             .passage_boxes(&pdf_path, page, start, hit.span_end)
             .await
             .unwrap();
-        assert!(none.is_empty());
+        assert_eq!(place, PassageBoxes::Gone);
     }
+
+    // A chunk stored without boxes (indexed before Folio kept them, as
+    // migration 5 leaves every older chunk) is there, but not placed.
+    sqlx::query("UPDATE chunks SET boxes = NULL")
+        .execute(library.store().pool())
+        .await
+        .unwrap();
+    let place = library
+        .passage_boxes(&pdf_path, 2, hit.span_start, hit.span_end)
+        .await
+        .unwrap();
+    assert_eq!(place, PassageBoxes::Unrecorded);
 
     assert_eq!(library.pdf_bytes(&pdf_path).await.unwrap(), pdf);
     assert!(matches!(

@@ -19,7 +19,7 @@ use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::events::{EngineEvent, EventSender};
 use crate::graph::{GraphStatus, GRAPH_JOB};
-use crate::ingest::loaders::{Format, PdfRect};
+use crate::ingest::loaders::Format;
 use crate::ingest::pipeline::Root;
 use crate::ingest::structure_tree::StructureTree;
 use crate::llm::prompts::Prompts;
@@ -29,7 +29,7 @@ use crate::methods::EventSink;
 use crate::retrieve::Retrieval;
 use crate::store::{
     DocumentPage, DocumentRecord, Folder, FolderSummary, IndexCounts, Job, JobState, LlmCallRow,
-    RunRecord, RunStatus, Store,
+    PassageBoxes, RunRecord, RunStatus, Store,
 };
 use jobs::{IngestPayload, JobControl};
 use tokio_util::sync::CancellationToken;
@@ -313,14 +313,14 @@ impl Library {
     }
 
     /// Where the passage of an indexed PDF at `span` on `page` is drawn, a
-    /// box per line (see [`Store::passage_boxes`]).
+    /// box per line, or why that is not known (see [`PassageBoxes`]).
     pub async fn passage_boxes(
         &self,
         path: &Path,
         page: u32,
         span_start: i64,
         span_end: i64,
-    ) -> Result<Vec<PdfRect>> {
+    ) -> Result<PassageBoxes> {
         let document = self.pdf(path).await?;
         Ok(self
             .store

@@ -79,6 +79,21 @@ impl DocumentWrite {
     }
 }
 
+/// Where a cited passage of a PDF is drawn on its page.
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[ts(export)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum PassageBoxes {
+    /// One box per line, in PDF user space.
+    Drawn { boxes: Vec<PdfRect> },
+    /// The passage is stored, but not where it is drawn: it was indexed by
+    /// a Folio from before positions were kept, or is on a rotated scan.
+    Unrecorded,
+    /// No stored passage has this span on this page: the file has changed
+    /// since the passage was cited.
+    Gone,
+}
+
 /// A slice of a large folder's document list.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[ts(export)]
@@ -295,17 +310,16 @@ impl Store {
         .await?)
     }
 
-    /// Where the chunk of `document_id` with this page and span is drawn,
-    /// a box per line; empty when no stored chunk has that span (the file
-    /// changed since it was cited) or it has no boxes (not a PDF, or a
-    /// rotated scanned page).
+    /// Where the chunk of `document_id` with this page and span is drawn.
+    /// Several chunks may share a span (the pieces of a long paragraph);
+    /// one with boxes is preferred.
     pub async fn passage_boxes(
         &self,
         document_id: i64,
         page: u32,
         span_start: i64,
         span_end: i64,
-    ) -> Result<Vec<PdfRect>> {
+    ) -> Result<PassageBoxes> {
         let boxes: Option<Option<Vec<u8>>> = sqlx::query_scalar(
             "SELECT boxes FROM chunks WHERE document_id = ? AND page = ? AND span_start = ? AND span_end = ? \
              ORDER BY boxes IS NULL LIMIT 1",
@@ -316,9 +330,17 @@ impl Store {
         .bind(span_end)
         .fetch_optional(&self.pool)
         .await?;
-        Ok(boxes
-            .flatten()
-            .map_or_else(Vec::new, |b| PdfRect::decode(&b)))
+        Ok(match boxes {
+            None => PassageBoxes::Gone,
+            Some(blob) => {
+                let boxes = blob.map_or_else(Vec::new, |b| PdfRect::decode(&b));
+                if boxes.is_empty() {
+                    PassageBoxes::Unrecorded
+                } else {
+                    PassageBoxes::Drawn { boxes }
+                }
+            }
+        })
     }
 
     /// The stored tree of a document, rebuilt in memory. Nodes are stored in

@@ -29,7 +29,7 @@ use sqlx::{Sqlite, Transaction};
 
 pub use documents::{
     BatchProgress, ChunkRecord, ChunkWrite, DocumentPage, DocumentRecord, DocumentWrite,
-    IndexCounts, NodeRecord, StoredChunk,
+    IndexCounts, NodeRecord, PassageBoxes, StoredChunk,
 };
 pub use error::{Result, StoreError};
 pub use folders::{Folder, FolderSummary};

@@ -3,9 +3,8 @@
 use std::path::PathBuf;
 
 use folio::graph::{GraphBuildOptions, GraphStatus, Rubric};
-use folio::ingest::loaders::PdfRect;
 use folio::library::{DocumentTree, LibraryOverview};
-use folio::store::DocumentPage;
+use folio::store::{DocumentPage, PassageBoxes};
 use tauri::ipc::Response;
 use tauri::{AppHandle, State};
 
@@ -102,7 +101,8 @@ pub async fn document_file(state: State<'_, AppState>, path: String) -> CommandR
     Ok(Response::new(bytes))
 }
 
-/// Where a cited passage of a PDF is drawn on its page, a box per line.
+/// Where a cited passage of a PDF is drawn on its page, a box per line, or
+/// why that is not known.
 #[tauri::command(rename_all = "snake_case")]
 pub async fn passage_boxes(
     state: State<'_, AppState>,
@@ -110,7 +110,7 @@ pub async fn passage_boxes(
     page: u32,
     span_start: i64,
     span_end: i64,
-) -> CommandResult<Vec<PdfRect>> {
+) -> CommandResult<PassageBoxes> {
     Ok(state
         .library()
         .await?

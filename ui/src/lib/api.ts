@@ -17,7 +17,7 @@ import type { GraphStatus } from "$lib/bindings/GraphStatus";
 import type { IpcError } from "$lib/bindings/IpcError";
 import type { LibraryOverview } from "$lib/bindings/LibraryOverview";
 import type { MethodInfo } from "$lib/bindings/MethodInfo";
-import type { PdfRect } from "$lib/bindings/PdfRect";
+import type { PassageBoxes } from "$lib/bindings/PassageBoxes";
 import type { Rubric } from "$lib/bindings/Rubric";
 import type { RunDetail } from "$lib/bindings/RunDetail";
 import type { RunEvent } from "$lib/bindings/RunEvent";
@@ -64,10 +64,11 @@ export const api = {
   documentFile: (path: string) => call<ArrayBuffer>("document_file", { path }),
   /**
    * Where the stored passage with this span is drawn on a PDF page, in PDF
-   * user space; empty when the document changed and no stored passage has it.
+   * user space; or that its position was not recorded, or that no stored
+   * passage has that span any more (the document changed).
    */
   passageBoxes: (path: string, page: number, spanStart: number, spanEnd: number) =>
-    call<PdfRect[]>("passage_boxes", { path, page, span_start: spanStart, span_end: spanEnd }),
+    call<PassageBoxes>("passage_boxes", { path, page, span_start: spanStart, span_end: spanEnd }),
   graphStatus: () => call<GraphStatus>("graph_status"),
   /** Queues a graph job (or finds the waiting one with these options); resolves to its id. */
   buildGraph: (rubric: Rubric, n: number) => call<number>("build_graph", { rubric, n }),

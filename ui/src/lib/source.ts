@@ -24,3 +24,7 @@ export function fileName(path: string): string {
 /** Shown when a cited span is no longer anywhere in its document. */
 export const STALE_PASSAGE =
   "The cited passage is not in the document as it is now; the file has probably changed since the answer was written.";
+
+/** Shown on a PDF page when the passage is there but where it is drawn was not recorded. */
+export const UNRECORDED_PASSAGE =
+  "The cited passage is on this page, but where it is drawn was not recorded: the file was indexed by an older Folio, or the page is a rotated scan. The Text view shows it marked.";

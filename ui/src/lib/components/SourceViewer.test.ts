@@ -5,6 +5,7 @@
 import { flushSync, mount, unmount } from "svelte";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import type { DocumentTree } from "$lib/bindings/DocumentTree";
+import type { PassageBoxes } from "$lib/bindings/PassageBoxes";
 import type { PdfRect } from "$lib/bindings/PdfRect";
 import type { SourceTarget } from "$lib/source";
 import { indexedDocument } from "$lib/testing/documents";
@@ -53,7 +54,7 @@ function documentTree(format: string): DocumentTree {
 }
 
 /** Answers the viewer's commands: the tree, the PDF's bytes (or what `file` rejects with), and the passage's boxes. */
-function fakeShell(tree: DocumentTree, boxes: PdfRect[], file = () => Promise.resolve(new ArrayBuffer(8))) {
+function fakeShell(tree: DocumentTree, boxes: PassageBoxes, file = () => Promise.resolve(new ArrayBuffer(8))) {
   shell.invoke.mockImplementation((command: string) => {
     if (command === "document_tree") return Promise.resolve(tree);
     if (command === "document_file") return file();
@@ -89,6 +90,7 @@ const lines: PdfRect[] = [
   { x0: 72, y0: 744, x1: 260, y1: 756 },
   { x0: 72, y0: 728, x1: 240, y1: 740 },
 ];
+const drawn: PassageBoxes = { kind: "drawn", boxes: lines };
 
 describe("SourceViewer with a PDF", () => {
   beforeAll(() => {
@@ -111,7 +113,7 @@ describe("SourceViewer with a PDF", () => {
   });
 
   it("shows no Page/Text toggle for other documents", async () => {
-    fakeShell(documentTree("markdown"), []);
+    fakeShell(documentTree("markdown"), { kind: "gone" });
     const viewer = open({ ...cited, path: "/papers/almanac.md" });
     await vi.waitFor(() => expect(viewer.find("source-highlight")).not.toBeNull());
     expect(viewer.find("view-page")).toBeNull();
@@ -121,7 +123,7 @@ describe("SourceViewer with a PDF", () => {
   });
 
   it("opens on the cited page with the passage marked, turns pages, and shows the text", async () => {
-    fakeShell(documentTree("pdf"), lines);
+    fakeShell(documentTree("pdf"), drawn);
     const viewer = open(cited);
     await vi.waitFor(() => expect(viewer.find("pdf-view")?.dataset.renderedPage).toBe("2"));
     expect(viewer.find("view-page")?.getAttribute("aria-pressed")).toBe("true");
@@ -160,10 +162,21 @@ describe("SourceViewer with a PDF", () => {
   });
 
   it("warns when the cited passage is no longer in the PDF", async () => {
-    fakeShell(documentTree("pdf"), []);
+    fakeShell(documentTree("pdf"), { kind: "gone" });
     const viewer = open(cited);
     await vi.waitFor(() => expect(viewer.find("pdf-view")?.dataset.renderedPage).toBe("2"));
     await vi.waitFor(() => expect(viewer.host.querySelector(".warning")?.textContent).toMatch(/not in the document/));
+    expect(viewer.find("pdf-unrecorded")).toBeNull();
+    expect(viewer.findAll("pdf-highlight")).toHaveLength(0);
+    viewer.destroy();
+  });
+
+  it("says so, without a warning, when where the passage is drawn was not recorded", async () => {
+    fakeShell(documentTree("pdf"), { kind: "unrecorded" });
+    const viewer = open(cited);
+    await vi.waitFor(() => expect(viewer.find("pdf-unrecorded")?.textContent).toMatch(/was not recorded/));
+    expect(viewer.find("pdf-view")?.dataset.renderedPage).toBe("2");
+    expect(viewer.host.querySelector(".warning")).toBeNull();
     expect(viewer.findAll("pdf-highlight")).toHaveLength(0);
     viewer.destroy();
   });
@@ -171,7 +184,7 @@ describe("SourceViewer with a PDF", () => {
   it("offers the extracted text when the PDF cannot be read", async () => {
     fakeShell(
       documentTree("pdf"),
-      lines,
+      drawn,
       () => Promise.reject({ code: "not_found", message: "The file is gone.", details: null }),
     );
     const viewer = open(cited);
