@@ -2,7 +2,10 @@
 # Runs Folio's benchmarks: `scripts/bench.sh ingest [--quick] [tree|embed|watch|write-amp…]`,
 # `scripts/bench.sh search [--quick]`, `scripts/bench.sh ppr [--quick]`,
 # `scripts/bench.sh graph [--quick]`,
-# `scripts/bench.sh llm [--quick]` or
+# `scripts/bench.sh llm [--quick]`,
+# `scripts/bench.sh documents [--quick] [pdf-text|ocr|hostile…]` (real PDFs
+# fetched from Debian's r-doc-pdf and gnuplot-doc packages into
+# target/bench-pdfs, and a build from before the decompression budget) or
 # `scripts/bench.sh app` (the desktop app in a real window: cold start, input
 # lag while ingesting, idle memory; see ui/e2e/app.perf.ts). Tables go to stdout, JSON to
 # bench/results/. The Python baselines (raw ONNX Runtime, numpy, scipy, networkx) run in a venv
@@ -20,7 +23,7 @@ PACKAGES=(numpy onnxruntime==1.31.1 tokenizers scipy==1.17.1 networkx==3.6.1)
 log() { printf '\033[1m[bench]\033[0m %s\n' "$*" >&2; }
 
 if [ "$#" -eq 0 ]; then
-  echo "usage: $0 ingest|search|ppr|graph|llm|app [--quick] [benchmarks…]" >&2
+  echo "usage: $0 ingest|search|ppr|graph|llm|documents|app [--quick] [benchmarks…]" >&2
   exit 2
 fi
 
@@ -38,7 +41,8 @@ if [ "$1" = app ]; then
   exit 0
 fi
 
-if ! "$venv/bin/python" -c "import numpy, tokenizers, onnxruntime as o, scipy, networkx
+# The document benchmarks' baselines are Debian programs, not Python.
+if [ "$1" != documents ] && ! "$venv/bin/python" -c "import numpy, tokenizers, onnxruntime as o, scipy, networkx
 assert (o.__version__, scipy.__version__, networkx.__version__) == ('1.31.1', '1.17.1', '3.6.1')" 2>/dev/null; then
   log "creating $venv with ${PACKAGES[*]}"
   python3 -m venv "$venv"
@@ -47,6 +51,39 @@ assert (o.__version__, scipy.__version__, networkx.__version__) == ('1.31.1', '1
 fi
 
 cd "$root"
+
+if [ "$1" = documents ]; then
+  # Real multi-page PDFs: R's manuals (refman is 2,415 pages) and
+  # gnuplot's, as Debian ships them, fetched once from the package registry.
+  pdfs="$root/target/bench-pdfs"
+  if ! compgen -G "$pdfs/*.pdf" >/dev/null; then
+    log "fetching r-doc-pdf and gnuplot-doc from Debian into $pdfs"
+    tmp="$(mktemp -d)"
+    (cd "$tmp" && apt-get download -q r-doc-pdf gnuplot-doc)
+    for deb in "$tmp"/*.deb; do dpkg-deb -x "$deb" "$tmp/files"; done
+    mkdir -p "$pdfs"
+    cp "$tmp"/files/usr/share/R/doc/manual/R-*.pdf "$tmp/files/usr/share/R/doc/manual/refman.pdf" \
+      "$tmp/files/usr/share/doc/gnuplot/gnuplot.pdf" "$pdfs/"
+    rm -rf "$tmp"
+  fi
+  export FOLIO_BENCH_PDFS="$pdfs"
+  # The hostile corpus's "before": the last commit before one decompression
+  # budget bounded every container. It builds into this target folder, so
+  # it shares the dependencies already built; its binary is kept aside.
+  before_rev=0cd72be
+  before="$root/target/bench-before/folio-$before_rev"
+  if [ ! -x "$before" ]; then
+    log "building folio at $before_rev (release), the baseline of the hostile corpus"
+    src="$root/target/bench-before/src"
+    rm -rf "$src" && mkdir -p "$src"
+    git -C "$root" archive "$before_rev" | tar -x -C "$src"
+    (cd "$src" && cargo build --release --locked --quiet --bin folio --target-dir "$root/target")
+    cp "$root/target/release/folio" "$before"
+    rm -rf "$src"
+  fi
+  export FOLIO_BENCH_BEFORE="$before"
+fi
+
 log "building (release)"
 cargo build --release --quiet --bin folio
 FOLIO_BENCH_PYTHON="$venv/bin/python" exec "$root/target/release/folio" bench "$@"

@@ -231,7 +231,9 @@ pub fn rasterize_pdf_pages(
                 .parse::<u32>()
                 .ok()
         });
-        let small = entry.metadata().is_ok_and(|m| m.len() <= max_bytes + 64);
+        let small = entry
+            .metadata()
+            .is_ok_and(|m| m.len() <= max_bytes.saturating_add(64));
         if let (Some(page), true) = (page, small) {
             pages.push((page, entry.path()));
         }

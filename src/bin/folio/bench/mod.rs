@@ -2,14 +2,18 @@
 //! timed tests"). Every number is measured next to a baseline in the same run
 //! on the same machine (pulldown-cmark alone, a raw ONNX Runtime session in
 //! Python, a direct index call, the input size, numpy brute force, scipy and
-//! networkx PageRank) and is reported as a ratio beside the issue's target: a
+//! networkx PageRank, poppler's `pdftotext`, the `tesseract` CLI, an older
+//! build) and is reported as a ratio beside the issue's target: a
 //! table on stdout and one JSON file per benchmark under `bench/results/`. A
 //! CLI-only feature, so errors are `anyhow` here.
 
 mod answer_overhead;
 mod embed;
 mod graph_build;
+mod hostile;
 mod llm;
+mod ocr;
+mod pdf_text;
 mod ppr;
 mod python;
 mod report;
@@ -64,6 +68,28 @@ enum BenchCommand {
     /// The configured model's tokens/s against llama.cpp's own count, and
     /// vanilla-rag's per-question overhead outside the model.
     Llm,
+    /// PDF text extraction against pdftotext, OCR against the tesseract
+    /// CLI, and the hostile corpus's peak memory against an older build.
+    Documents {
+        /// Run only these (default: all, in this order).
+        #[arg(value_enum)]
+        only: Vec<DocumentsBench>,
+        /// A folder of real multi-page PDFs (`scripts/bench.sh documents`
+        /// fetches the R manuals and gnuplot's from Debian).
+        #[arg(long, env = "FOLIO_BENCH_PDFS")]
+        pdfs: Option<PathBuf>,
+        /// A folio binary from before the shared decompression budget, the
+        /// hostile corpus's baseline (`scripts/bench.sh documents` builds it).
+        #[arg(long, env = "FOLIO_BENCH_BEFORE")]
+        before: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum DocumentsBench {
+    PdfText,
+    Ocr,
+    Hostile,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -117,9 +143,11 @@ pub async fn run(args: BenchArgs, config: Config, json: bool) -> Result<()> {
             ]
         }
         BenchCommand::Ingest { only } => only.clone(),
-        BenchCommand::Search | BenchCommand::Ppr | BenchCommand::Graph | BenchCommand::Llm => {
-            Vec::new()
-        }
+        BenchCommand::Search
+        | BenchCommand::Ppr
+        | BenchCommand::Graph
+        | BenchCommand::Llm
+        | BenchCommand::Documents { .. } => Vec::new(),
     };
     let needs_python = matches!(args.command, BenchCommand::Search | BenchCommand::Ppr)
         || benches.contains(&IngestBench::Embed);
@@ -130,7 +158,8 @@ pub async fn run(args: BenchArgs, config: Config, json: bool) -> Result<()> {
     } else {
         None
     };
-    if !args.eval_dir.join("rust-book/docs").is_dir() {
+    let needs_eval_data = !matches!(args.command, BenchCommand::Documents { .. });
+    if needs_eval_data && !args.eval_dir.join("rust-book/docs").is_dir() {
         bail!(
             "evaluation data not found under {}; pass --eval-dir or set FOLIO_EVAL_DIR",
             args.eval_dir.display()
@@ -155,6 +184,30 @@ pub async fn run(args: BenchArgs, config: Config, json: bool) -> Result<()> {
         BenchCommand::Llm => {
             out.write(&llm::tokens_per_second(&ctx.config.llm, ctx.quick).await?)?;
             out.write(&answer_overhead::run(&ctx).await?)?;
+        }
+        BenchCommand::Documents { only, pdfs, before } => {
+            let only = if only.is_empty() {
+                vec![
+                    DocumentsBench::PdfText,
+                    DocumentsBench::Ocr,
+                    DocumentsBench::Hostile,
+                ]
+            } else {
+                only
+            };
+            let pdfs = || {
+                pdfs.as_deref().context(
+                    "pass --pdfs with a folder of real PDFs (scripts/bench.sh documents fetches some)",
+                )
+            };
+            for bench in only {
+                let report = match bench {
+                    DocumentsBench::PdfText => pdf_text::run(&ctx, pdfs()?)?,
+                    DocumentsBench::Ocr => ocr::run(&ctx, pdfs()?)?,
+                    DocumentsBench::Hostile => hostile::run(&ctx, before.as_deref())?,
+                };
+                out.write(&report)?;
+            }
         }
         BenchCommand::Ingest { .. } => {
             for bench in benches {
