@@ -73,6 +73,10 @@ if [ "$1" = documents ]; then
   before_rev=0cd72be
   before="$root/target/bench-before/folio-$before_rev"
   if [ ! -x "$before" ]; then
+    git -C "$root" cat-file -e "$before_rev^{commit}" 2>/dev/null || {
+      echo "the hostile corpus's baseline is commit $before_rev, which this clone lacks: fetch the full history (git fetch --unshallow)" >&2
+      exit 1
+    }
     log "building folio at $before_rev (release), the baseline of the hostile corpus"
     src="$root/target/bench-before/src"
     rm -rf "$src" && mkdir -p "$src"

@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -62,6 +63,15 @@ const BOMBS: [&str; 7] = [
 ];
 const BOMB_BUDGET_MIB: u64 = 256;
 const BOMB_RSS_ALLOWANCE_MIB: u64 = 64;
+
+/// The data limit (RLIMIT_DATA) the bombs are ingested under: a base for
+/// the process and its models plus a share per bomb prepared at once. Data
+/// counts reserved heap as well as resident memory: with two bombs at once
+/// the process peaked at 1,023 MiB of data (258 MiB for one note), under
+/// the 1,536 MiB this gives on 2 cores; the build before the budget
+/// aborted under it.
+const BOMB_DATA_BASE_MIB: u64 = 512;
+const BOMB_DATA_PER_FILE_MIB: u64 = 512;
 
 /// The longest a reader of the library may wait while the corpus ingests.
 /// Readers never wait on the writer in WAL mode, so anything near this is a
@@ -134,25 +144,51 @@ fn wait_with_peak_rss(pid: u32) -> (i32, u64) {
 }
 
 /// Peak RSS in MiB of `folio add` over a folder of links to `names` in the
-/// corpus.
-fn peak_rss_adding(corpus: &Path, root: &Path, label: &str, names: &[&str]) -> u64 {
+/// corpus, run under `data_limit` bytes of data (RLIMIT_DATA: heap and
+/// private writable mappings) when given.
+fn peak_rss_adding(
+    corpus: &Path,
+    root: &Path,
+    label: &str,
+    names: &[&str],
+    data_limit: Option<u64>,
+) -> u64 {
     let folder = root.join(label);
     std::fs::create_dir(&folder).unwrap();
     for name in names {
         std::os::unix::fs::symlink(corpus.join(name), folder.join(name)).unwrap();
     }
-    let child = Command::new(env!("CARGO_BIN_EXE_folio"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_folio"));
+    command
         .env("FOLIO_CONFIG", "/dev/null")
         .arg("--data-dir")
         .arg(root.join(format!("{label}-data")))
         .arg("add")
         .arg(&folder)
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+        .stderr(Stdio::null());
+    if let Some(bytes) = data_limit {
+        let limit = libc::rlimit {
+            rlim_cur: bytes,
+            rlim_max: bytes,
+        };
+        // SAFETY: setrlimit is async-signal-safe and touches only the child.
+        unsafe {
+            command.pre_exec(move || {
+                if libc::setrlimit(libc::RLIMIT_DATA, &limit) == 0 {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::last_os_error())
+                }
+            });
+        }
+    }
+    let child = command.spawn().unwrap();
     let (status, peak) = wait_with_peak_rss(child.id());
-    assert_eq!(status, 0, "folio add {label}");
+    assert_eq!(
+        status, 0,
+        "folio add {label} failed (status {status}; a process over its data limit aborts)"
+    );
     peak
 }
 
@@ -192,12 +228,13 @@ async fn every_hostile_file_gets_its_promised_outcome() {
         soak.pick(SCAN_PAGES_CI, SCAN_PAGES_FULL),
     );
 
-    let small = peak_rss_adding(&corpus, root.path(), "small", &["good.md"]);
+    let small = peak_rss_adding(&corpus, root.path(), "small", &["good.md"], None);
     let big = peak_rss_adding(
         &corpus,
         root.path(),
         "big",
         &["good.md", "huge-200mb.txt", "sparse-1gb.md"],
+        None,
     );
     eprintln!("peak RSS of folio add: {small} MiB for one note, {big} MiB with the 200 MB and 1 GB files beside it");
     assert!(
@@ -208,12 +245,21 @@ async fn every_hostile_file_gets_its_promised_outcome() {
 
     // Files are prepared on as many threads as there are cores, so as many
     // bombs may be open at once; without the budget each would take its
-    // full 512 MiB.
-    let bomb_names: Vec<&str> = std::iter::once("good.md").chain(BOMBS).collect();
-    let bombs = peak_rss_adding(&corpus, root.path(), "bombs", &bomb_names);
+    // full 512 MiB. They run under a data limit, as under a memory limit a
+    // process over it dies (and, before the budget, died again on every
+    // retry): the one before the budget aborts allocating a PDF bomb's
+    // 512 MiB stream.
     let at_once = std::thread::available_parallelism()
         .map_or(2, |n| n.get() as u64)
         .min(BOMBS.len() as u64);
+    let bomb_names: Vec<&str> = std::iter::once("good.md").chain(BOMBS).collect();
+    let bombs = peak_rss_adding(
+        &corpus,
+        root.path(),
+        "bombs",
+        &bomb_names,
+        Some((BOMB_DATA_BASE_MIB + at_once * BOMB_DATA_PER_FILE_MIB) << 20),
+    );
     eprintln!(
         "peak RSS of folio add with {} compression bombs: {bombs} MiB",
         BOMBS.len()
@@ -224,7 +270,13 @@ async fn every_hostile_file_gets_its_promised_outcome() {
         bombs.saturating_sub(small)
     );
 
-    let scan = peak_rss_adding(&corpus, root.path(), "scan", &["good.md", "long-scan.pdf"]);
+    let scan = peak_rss_adding(
+        &corpus,
+        root.path(),
+        "scan",
+        &["good.md", "long-scan.pdf"],
+        None,
+    );
     eprintln!(
         "peak RSS of folio add with a scan of {} pages: {scan} MiB",
         soak.pick(SCAN_PAGES_CI, SCAN_PAGES_FULL)
