@@ -260,26 +260,35 @@ impl Output {
     }
 }
 
-/// A markdown file of the rust-book: its fallback title and its bytes.
-struct MarkdownFile {
+/// A benchmark's input file: its fallback title and its bytes.
+struct InputFile {
     path: PathBuf,
     title: String,
     bytes: Vec<u8>,
 }
 
 /// The rust-book's markdown files in name order, read into memory.
-fn rust_book_files(ctx: &Context) -> Result<Vec<MarkdownFile>> {
-    let dir = ctx.rust_book();
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+fn rust_book_files(ctx: &Context) -> Result<Vec<InputFile>> {
+    read_files(&ctx.rust_book(), Format::Markdown)
+}
+
+/// The files of `format` in `dir`, in name order; at least one.
+fn paths_of(dir: &Path, format: Format) -> Result<Vec<PathBuf>> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
         .with_context(|| format!("listing {}", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| Format::from_path(p) == Some(Format::Markdown))
+        .filter(|p| Format::from_path(p) == Some(format))
         .collect();
     paths.sort();
     if paths.is_empty() {
-        bail!("no markdown files in {}", dir.display());
+        bail!("no {} files in {}", format.as_str(), dir.display());
     }
-    paths
+    Ok(paths)
+}
+
+/// The files of `format` in `dir`, in name order, read into memory.
+fn read_files(dir: &Path, format: Format) -> Result<Vec<InputFile>> {
+    paths_of(dir, format)?
         .into_iter()
         .map(|path| {
             let bytes =
@@ -288,7 +297,7 @@ fn rust_book_files(ctx: &Context) -> Result<Vec<MarkdownFile>> {
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            Ok(MarkdownFile { path, title, bytes })
+            Ok(InputFile { path, title, bytes })
         })
         .collect()
 }

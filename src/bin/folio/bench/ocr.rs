@@ -20,8 +20,9 @@ use anyhow::{bail, Context as _, Result};
 use serde_json::json;
 
 use super::report::{Report, Row, Target};
-use super::{cores, pdf_text, Context, TempDir};
+use super::{cores, paths_of, Context, TempDir};
 use folio::ingest::loaders::ocr::{self, OcrSettings, MAX_RASTER_BYTES, OCR_DPI, PAGES_PER_BATCH};
+use folio::ingest::loaders::Format;
 
 const TARGET_RATIO: f64 = 0.9;
 const PAGES: u32 = 48;
@@ -30,7 +31,7 @@ const PASSES: usize = 2;
 
 pub fn run(ctx: &Context, folder: &Path) -> Result<Report> {
     // The first PDF by name is the one whose pages are rendered.
-    let source = pdf_text::pdf_paths(folder)?.swap_remove(0);
+    let source = paths_of(folder, Format::Pdf)?.swap_remove(0);
     let pages = if ctx.quick { QUICK_PAGES } else { PAGES };
     // Each batch of pages in its own folder, as indexing renders them:
     // Tesseract reads a batch from a list file written beside its pages.

@@ -9,7 +9,7 @@
 //! process start is a millisecond or two against files that take hundreds.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
@@ -17,7 +17,7 @@ use anyhow::{bail, Context as _, Result};
 use serde_json::json;
 
 use super::report::{Report, Row, Target};
-use super::Context;
+use super::{read_files, Context, InputFile};
 use folio::ingest::loaders::{load, Format, LoadOptions, DECOMPRESSION_FACTOR};
 use folio::ingest::structure_tree::NodeKind;
 
@@ -28,14 +28,9 @@ const TARGET_F1: f64 = 0.95;
 /// pass counts, so a burst of other work on the machine hurts neither.
 const PASSES: usize = 2;
 
-struct Pdf {
-    path: PathBuf,
-    title: String,
-    bytes: Vec<u8>,
-}
-
 pub fn run(ctx: &Context, folder: &Path) -> Result<Report> {
-    let mut pdfs = read_pdfs(folder)?;
+    let mut pdfs = read_files(folder, Format::Pdf)
+        .context("reading the benchmark's PDFs (scripts/bench.sh documents fetches some)")?;
     if ctx.quick {
         pdfs.truncate(3);
     }
@@ -112,43 +107,9 @@ pub fn run(ctx: &Context, folder: &Path) -> Result<Report> {
     })
 }
 
-/// The PDFs in `folder`, by name; at least one.
-pub(super) fn pdf_paths(folder: &Path) -> Result<Vec<PathBuf>> {
-    let listing = std::fs::read_dir(folder).with_context(|| {
-        format!(
-            "listing {} (scripts/bench.sh documents fetches real PDFs there)",
-            folder.display()
-        )
-    })?;
-    let mut paths: Vec<PathBuf> = listing
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| Format::from_path(p) == Some(Format::Pdf))
-        .collect();
-    paths.sort();
-    if paths.is_empty() {
-        bail!("no PDFs in {}", folder.display());
-    }
-    Ok(paths)
-}
-
-fn read_pdfs(folder: &Path) -> Result<Vec<Pdf>> {
-    pdf_paths(folder)?
-        .into_iter()
-        .map(|path| {
-            let bytes =
-                std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
-            let title = path
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            Ok(Pdf { path, title, bytes })
-        })
-        .collect()
-}
-
 /// The page text Folio indexes: its paragraphs, without the outline's
 /// titles, which are not part of the pages' text.
-fn folio_text(pdf: &Pdf, budget: u64) -> Result<String> {
+fn folio_text(pdf: &InputFile, budget: u64) -> Result<String> {
     let doc = load(
         Format::Pdf,
         &pdf.bytes,

@@ -11,7 +11,7 @@ use pulldown_cmark::Parser;
 use serde_json::json;
 
 use super::report::{Report, Row, Target};
-use super::{rust_book_files, Context, MarkdownFile};
+use super::{rust_book_files, Context, InputFile};
 use folio::ingest::loaders::{load, Format, LoadOptions, MARKDOWN_OPTIONS};
 
 /// The target, and what the RDR2 paper reports for its document
@@ -90,9 +90,9 @@ impl Rate {
 /// Whole passes over `files` until `min_time` has passed, after one untimed
 /// pass that warms caches and the allocator.
 fn docs_per_second(
-    files: &[MarkdownFile],
+    files: &[InputFile],
     min_time: Duration,
-    mut work: impl FnMut(&MarkdownFile) -> Result<usize>,
+    mut work: impl FnMut(&InputFile) -> Result<usize>,
 ) -> Result<Rate> {
     for f in files {
         black_box(work(f)?);
