@@ -302,6 +302,26 @@ fn read_files(dir: &Path, format: Format) -> Result<Vec<InputFile>> {
         .collect()
 }
 
+/// What a baseline program printed on stdout for `input`, which it must
+/// succeed on; `package` names the Debian package that provides it.
+fn baseline_stdout(
+    command: &mut std::process::Command,
+    input: &Path,
+    package: &str,
+) -> Result<String> {
+    let program = command.get_program().to_string_lossy().into_owned();
+    let out = command
+        .stdin(std::process::Stdio::null())
+        .output()
+        .with_context(|| {
+            format!("running {program} (Debian's {package}; scripts/setup.sh installs it)")
+        })?;
+    if !out.status.success() {
+        bail!("{program} failed on {}: {}", input.display(), out.status);
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
 /// What the embedder sees for every chunk of the rust-book, in document order:
 /// the same loaders, chunker and sizes as indexing uses.
 fn rust_book_embedding_inputs(ctx: &Context) -> Result<Vec<String>> {

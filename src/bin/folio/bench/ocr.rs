@@ -20,7 +20,7 @@ use anyhow::{bail, Context as _, Result};
 use serde_json::json;
 
 use super::report::{Report, Row, Target};
-use super::{cores, paths_of, Context, TempDir};
+use super::{baseline_stdout, cores, paths_of, Context, TempDir};
 use folio::ingest::loaders::ocr::{self, OcrSettings, MAX_RASTER_BYTES, OCR_DPI, PAGES_PER_BATCH};
 use folio::ingest::loaders::Format;
 
@@ -115,19 +115,14 @@ pub fn run(ctx: &Context, folder: &Path) -> Result<Report> {
 /// The plain text of one page image from the tesseract CLI, run the way
 /// Folio runs it: one thread, English, automatic page segmentation.
 fn tesseract(image: &Path) -> Result<String> {
-    let out = Command::new("tesseract")
+    let mut command = Command::new("tesseract");
+    command
         .arg(image)
         .args(["stdout", "-l", "eng", "--psm", "3", "--dpi"])
         .arg(OCR_DPI.to_string())
         .env("OMP_THREAD_LIMIT", "1")
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .context("running tesseract (Debian's tesseract-ocr; scripts/setup.sh installs it)")?;
-    if !out.status.success() {
-        bail!("tesseract failed on {}: {}", image.display(), out.status);
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        .stderr(Stdio::null());
+    baseline_stdout(&mut command, image, "tesseract-ocr")
 }
 
 /// Runs `work` on every item with `threads` workers, each taking the next

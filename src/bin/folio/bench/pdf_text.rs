@@ -10,14 +10,14 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Instant;
 
-use anyhow::{bail, Context as _, Result};
+use anyhow::{Context as _, Result};
 use serde_json::json;
 
 use super::report::{Report, Row, Target};
-use super::{read_files, Context, InputFile};
+use super::{baseline_stdout, read_files, Context, InputFile};
 use folio::ingest::loaders::{load, Format, LoadOptions, DECOMPRESSION_FACTOR};
 use folio::ingest::structure_tree::NodeKind;
 
@@ -128,17 +128,9 @@ fn folio_text(pdf: &InputFile, budget: u64) -> Result<String> {
 }
 
 fn pdftotext(path: &Path) -> Result<String> {
-    let out = Command::new("pdftotext")
-        .args(["-enc", "UTF-8", "-q"])
-        .arg(path)
-        .arg("-")
-        .stdin(Stdio::null())
-        .output()
-        .context("running pdftotext (Debian's poppler-utils; scripts/setup.sh installs it)")?;
-    if !out.status.success() {
-        bail!("pdftotext failed on {}: {}", path.display(), out.status);
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    let mut command = Command::new("pdftotext");
+    command.args(["-enc", "UTF-8", "-q"]).arg(path).arg("-");
+    baseline_stdout(&mut command, path, "poppler-utils")
 }
 
 /// Word counts of two texts and the words they share.
