@@ -306,13 +306,16 @@ mod tests {
         let (params, model) = (json!({}), json!({}));
         let id = store
             .start_run(&NewRun {
+                thread: None,
                 question: "When?",
                 method: "b",
                 params: &params,
                 model: &model,
             })
             .await
-            .unwrap();
+            .unwrap()
+            .unwrap()
+            .run;
         let call = LlmCallRow {
             step: "answer".into(),
             prompt_tokens: 1,
@@ -323,6 +326,7 @@ mod tests {
         };
         let outcome = RunOutcome {
             status: RunStatus::Done,
+            turn: None,
             answer: q2.answer.clone(),
             citations: json!([]),
             trace: None,

@@ -369,6 +369,8 @@ mod tests {
         let spec: MethodSpec = "pager:variant=parallel".parse().unwrap();
         let run = RunRecord {
             id: 7,
+            thread_id: 7,
+            turn: None,
             question: "Who?".into(),
             method: "pager".into(),
             params: json!({}),

@@ -116,6 +116,7 @@ impl MethodSpec {
             max_tokens: settings.max_tokens,
             seed: settings.seed,
             options: self.options.clone(),
+            thread: None,
         }
     }
 }

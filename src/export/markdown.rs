@@ -1,5 +1,6 @@
-//! The markdown text of an exported run.
+//! The markdown text of an exported run or thread.
 
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use crate::choice::Choice;
@@ -9,10 +10,11 @@ use crate::methods::ig2rag::{Ig2RagTrace, Ig2RagVariant};
 use crate::methods::pager::{Page, PagerTrace};
 use crate::methods::rdr2::{ActionKind, Rdr2Trace, Route, RouteOutcome};
 use crate::methods::{ActiveRagTrace, Citation, Passage, Trace, VanillaRagTrace};
-use crate::store::{LlmCallRow, RunRecord, RunStatus};
+use crate::store::{LeftOutReason, LlmCallRow, Rewrite, RunRecord, RunStatus, Thread, Turn};
 
-/// The whole document for `run`, given its recorded model calls.
-pub fn render(run: &RunRecord, calls: &[LlmCallRow]) -> String {
+/// The whole document for `run`, given its recorded model calls and the
+/// files it cites that are no longer in the library.
+pub fn render(run: &RunRecord, calls: &[LlmCallRow], gone: &BTreeSet<String>) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# {}\n", inline(&run.question));
     let model = run
@@ -28,12 +30,15 @@ pub fn render(run: &RunRecord, calls: &[LlmCallRow]) -> String {
         run.id,
         run.status.as_str()
     );
+    if let Some(turn) = &run.turn {
+        render_turn(&mut out, turn);
+    }
     let trace = run
         .trace
         .clone()
         .and_then(|t| serde_json::from_value::<Trace>(t).ok());
     if let Some(answer) = &run.answer {
-        let _ = writeln!(out, "{}\n", escape_html(answer.trim()));
+        let _ = writeln!(out, "{}\n", block(&answer));
     }
     // PAGER's page is what the answer was read from: it is the body.
     if let Some(Trace::Pager(t)) = &trace {
@@ -50,7 +55,7 @@ pub fn render(run: &RunRecord, calls: &[LlmCallRow]) -> String {
         for c in &citations {
             let _ = writeln!(
                 out,
-                "{}. {}",
+                "{}. {}{}",
                 c.number,
                 source_link(
                     &c.path,
@@ -59,7 +64,12 @@ pub fn render(run: &RunRecord, calls: &[LlmCallRow]) -> String {
                     c.span_end,
                     c.page,
                     c.ocr
-                )
+                ),
+                if gone.contains(&c.path) {
+                    " — *no longer in the library*"
+                } else {
+                    ""
+                }
             );
         }
         out.push('\n');
@@ -71,6 +81,127 @@ pub fn render(run: &RunRecord, calls: &[LlmCallRow]) -> String {
     }
     render_calls(&mut out, calls, &run.timings);
     out
+}
+
+/// A whole thread, turn after turn, each as [`render`] writes a run with
+/// its headings one level down. `calls` are each run's, in the same order.
+pub fn render_thread(
+    thread: &Thread,
+    calls: &[Vec<LlmCallRow>],
+    gone: &BTreeSet<String>,
+) -> String {
+    let mut out = String::new();
+    let summary = &thread.summary;
+    let _ = writeln!(out, "# {}\n", inline(&summary.title));
+    let _ = writeln!(
+        out,
+        "*thread {} · {} turn{}*\n",
+        summary.id,
+        summary.turns,
+        if summary.turns == 1 { "" } else { "s" }
+    );
+    for (run, calls) in thread.runs.iter().zip(calls) {
+        out.push_str(&nested(&render(run, calls, gone)));
+    }
+    out
+}
+
+/// `markdown` with every heading one level deeper; lines inside fenced
+/// code are left alone (a `#` there is code, not a heading).
+fn nested(markdown: &str) -> String {
+    let mut out = String::with_capacity(markdown.len() + 64);
+    let mut fences = Fences::default();
+    for line in markdown.lines() {
+        if !fences.inside(line) && line.starts_with('#') {
+            out.push('#');
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+/// Fenced code blocks, followed line by line: whether a line opens, is
+/// in, or closes one.
+#[derive(Default)]
+struct Fences {
+    open: Option<&'static str>,
+}
+
+impl Fences {
+    fn inside(&mut self, line: &str) -> bool {
+        let trimmed = line.trim_start();
+        match self.open {
+            Some(fence) => {
+                if trimmed.starts_with(fence) {
+                    self.open = None;
+                }
+                true
+            }
+            None => {
+                self.open = ["```", "~~~"]
+                    .into_iter()
+                    .find(|fence| trimmed.starts_with(fence));
+                self.open.is_some()
+            }
+        }
+    }
+}
+
+/// Untrusted text as a markdown block: HTML escaped, and a code fence it
+/// leaves open closed, so it cannot swallow the rest of the document.
+fn block(text: &str) -> String {
+    let mut text = escape_html(text.trim());
+    let mut fences = Fences::default();
+    for line in text.lines() {
+        fences.inside(line);
+    }
+    if let Some(fence) = fences.open {
+        text.push('\n');
+        text.push_str(fence);
+    }
+    text
+}
+
+/// How a follow-up was asked: the question retrieval read, and which
+/// earlier turns the method saw.
+fn render_turn(out: &mut String, turn: &Turn) {
+    let asked = match &turn.rewrite {
+        Rewrite::NotNeeded => "asked as written (no earlier turn had an answer)".to_string(),
+        Rewrite::Standalone { query } => format!("rewritten as *{}*", inline(query)),
+        Rewrite::FellBack { reason } => format!(
+            "asked as written: the rewrite was unusable ({})",
+            inline(reason)
+        ),
+    };
+    let runs = |ids: &mut dyn Iterator<Item = i64>| {
+        ids.map(|id| format!("run {id}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let _ = writeln!(out, "> **Follow-up**, {asked}.");
+    if !turn.history.is_empty() {
+        let _ = writeln!(
+            out,
+            "> The answer saw the earlier turns {}.",
+            runs(&mut turn.history.iter().copied())
+        );
+    }
+    for (reason, why) in [
+        (LeftOutReason::OverBudget, "past the history's token budget"),
+        (LeftOutReason::NoAnswer, "they have no answer"),
+    ] {
+        let mut left = turn
+            .left_out
+            .iter()
+            .filter(|l| l.reason == reason)
+            .map(|l| l.run)
+            .peekable();
+        if left.peek().is_some() {
+            let _ = writeln!(out, "> Left out, {why}: {}.", runs(&mut left));
+        }
+    }
+    out.push('\n');
 }
 
 fn render_trace(out: &mut String, trace: &Trace, citations: &[Citation]) {
@@ -91,7 +222,7 @@ fn render_page(out: &mut String, page: &Page) {
     for section in &page.sections {
         let _ = writeln!(out, "### {}\n", inline(&section.heading));
         let body = section.body.as_deref().unwrap_or("(not filled)");
-        let _ = writeln!(out, "{}\n", escape_html(body.trim()));
+        let _ = writeln!(out, "{}\n", block(&body));
     }
 }
 
@@ -104,11 +235,7 @@ fn render_pager(out: &mut String, trace: &PagerTrace, citations: &[Citation]) {
         trace.k,
     );
     if !trace.reasoning.is_empty() {
-        let _ = writeln!(
-            out,
-            "**Planning:** {}\n",
-            escape_html(trace.reasoning.trim())
-        );
+        let _ = writeln!(out, "**Planning:** {}\n", block(&trace.reasoning));
     }
     render_notes(out, "Outline", &trace.outline_notes);
     for step in &trace.steps {
@@ -247,7 +374,7 @@ fn render_crp_rag(out: &mut String, trace: &CrpRagTrace, citations: &[Citation])
             out,
             "### Knowledge for step {}\n\n{}\n",
             node.id,
-            escape_html(knowledge.trim())
+            block(&knowledge)
         );
     }
     for path in &trace.paths {
@@ -255,11 +382,7 @@ fn render_crp_rag(out: &mut String, trace: &CrpRagTrace, citations: &[Citation])
         for (step, result) in path.nodes.iter().skip(1).zip(&path.results) {
             let _ = writeln!(out, "- Step {step}: {}", inline(result));
         }
-        let _ = writeln!(
-            out,
-            "\n**Path answer:** {}\n",
-            escape_html(path.answer.trim())
-        );
+        let _ = writeln!(out, "\n**Path answer:** {}\n", block(&path.answer));
     }
     render_notes(out, "Reasoning", &trace.notes);
     render_passages(out, &trace.passages, &trace.unknown_citations, citations);
@@ -299,7 +422,7 @@ fn render_activerag(out: &mut String, trace: &ActiveRagTrace, citations: &[Citat
         ("Knowledge assimilation", &trace.assimilation),
         ("Thought accommodation", &trace.accommodation),
     ] {
-        let _ = writeln!(out, "### {title}\n\n{}\n", escape_html(text.trim()));
+        let _ = writeln!(out, "### {title}\n\n{}\n", block(&text));
     }
     if trace.answer_line_missing {
         out.push_str("The accommodation had no \"Answer:\" line, so all of it is the answer.\n\n");
@@ -573,6 +696,16 @@ mod tests {
     fn file_urls_encode_spaces_and_unicode() {
         assert_eq!(file_url("/a b/ç.md"), "file:///a%20b/%C3%A7.md");
         assert_eq!(file_url("/x/(1).md"), "file:///x/%281%29.md");
+    }
+
+    #[test]
+    fn a_fence_left_open_is_closed_and_headings_nest_around_code() {
+        assert_eq!(block("Look:\n```rust\n# x"), "Look:\n```rust\n# x\n```");
+        assert_eq!(block("~~~\na\n~~~"), "~~~\na\n~~~");
+        assert_eq!(
+            nested("# Q\n```\n# not a heading\n```\n## Sources\n"),
+            "## Q\n```\n# not a heading\n```\n### Sources\n"
+        );
     }
 
     #[test]

@@ -7,7 +7,7 @@ mod markdown;
 
 use std::path::{Path, PathBuf};
 
-pub use markdown::render;
+pub use markdown::{render, render_thread};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
@@ -83,15 +83,19 @@ pub(crate) mod tests {
         let id = library
             .store()
             .start_run(&NewRun {
+                thread: None,
                 question: PATH_LIKE,
                 method: "vanilla-rag",
                 params: &json!({}),
                 model: &json!({ "model": PATH_LIKE }),
             })
             .await
-            .unwrap();
+            .unwrap()
+            .unwrap()
+            .run;
         let outcome = RunOutcome {
             status: RunStatus::Done,
+            turn: None,
             answer: Some(format!("# {PATH_LIKE}\n\n[1]({PATH_LIKE})")),
             citations: json!([passage]),
             trace: Some(json!({
@@ -128,5 +132,61 @@ pub(crate) mod tests {
             Err(crate::Error::Export(ExportError::NoParent(_)))
         ));
         assert_eq!(tree(root.path()).len(), before.len() + 1);
+    }
+
+    /// A thread exports as one file, turn after turn, and keeps its answers
+    /// after the documents they cite are removed, marking those sources.
+    #[tokio::test]
+    async fn a_thread_exports_whole_with_removed_sources_marked() {
+        use crate::methods::runner::AskRequest;
+        use crate::methods::testing::{ask_with, library_with, says, ScriptedLlm, ADA_NOTES};
+
+        let root = tempfile::tempdir().unwrap();
+        let library = library_with(root.path(), ADA_NOTES).await;
+        let llm = ScriptedLlm::new(vec![
+            says("Ada Lovelace [1]."),
+            says("Where was Ada Lovelace born?"),
+            says("```\n# London [1]"),
+        ]);
+        let request = AskRequest::new("Who wrote the first algorithm?", "vanilla-rag");
+        let (first, _) = ask_with(&library, &llm, &request).await;
+        let mut request = AskRequest::new("Where was she born?", "vanilla-rag");
+        request.thread = Some(first.thread_id);
+        let (second, _) = ask_with(&library, &llm, &request).await;
+        library.remove(&root.path().join("notes")).await.unwrap();
+
+        let out = root.path().join("thread.md");
+        library.export_thread(first.thread_id, &out).await.unwrap();
+        let text = std::fs::read_to_string(&out).unwrap();
+        let headings: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with('#') && !l.starts_with("####"))
+            .collect();
+        assert_eq!(
+            headings,
+            [
+                "# Who wrote the first algorithm?",
+                "## Who wrote the first algorithm?",
+                "### Sources",
+                "### How this answer was built",
+                "## Where was she born?",
+                "# London [1]", // code in the answer, not a heading
+                "### Sources",
+                "### How this answer was built",
+            ],
+            "{text}"
+        );
+        assert!(text.contains("rewritten as *Where was Ada Lovelace born?*"));
+        assert!(text.contains(&format!("saw the earlier turns run {}", first.id)));
+        assert!(
+            text.contains("# London [1]\n```"),
+            "the answer's fence is closed"
+        );
+        assert_eq!(
+            text.matches("no longer in the library").count(),
+            2,
+            "{text}"
+        );
+        assert_eq!(second.thread_id, first.thread_id);
     }
 }

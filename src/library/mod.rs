@@ -8,6 +8,7 @@
 mod jobs;
 mod watcher;
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -25,11 +26,11 @@ use crate::ingest::structure_tree::StructureTree;
 use crate::llm::prompts::Prompts;
 use crate::llm::Llm;
 use crate::methods::runner::{Answering, AskRequest};
-use crate::methods::EventSink;
+use crate::methods::{Citation, EventSink, MethodError};
 use crate::retrieve::Retrieval;
 use crate::store::{
     DocumentPage, DocumentRecord, Folder, FolderSummary, IndexCounts, Job, JobState, LlmCallRow,
-    PassageBoxes, RunRecord, RunStatus, Store,
+    PassageBoxes, RunRecord, RunStatus, Store, Thread, ThreadSummary,
 };
 use jobs::{IngestPayload, JobControl};
 use tokio_util::sync::CancellationToken;
@@ -424,9 +425,66 @@ impl Library {
     pub async fn export(&self, id: i64, out: &Path) -> Result<PathBuf> {
         let run = self.run(id).await?;
         let calls = self.run_calls(id).await?;
+        let gone = self.gone_sources(std::slice::from_ref(&run)).await?;
         Ok(crate::export::write_file(
             out,
-            &crate::export::render(&run, &calls),
+            &crate::export::render(&run, &calls, &gone),
+        )?)
+    }
+
+    /// The files `runs` cite that are no longer in the library: a thread
+    /// outlives the documents it was answered from, and says so.
+    pub async fn gone_sources(&self, runs: &[RunRecord]) -> Result<BTreeSet<String>> {
+        let cited: BTreeSet<String> = runs
+            .iter()
+            .flat_map(|run| {
+                serde_json::from_value::<Vec<Citation>>(run.citations.clone()).unwrap_or_default()
+            })
+            .map(|c| c.path)
+            .collect();
+        let mut gone = BTreeSet::new();
+        for path in cited {
+            if self.store.document(&path).await?.is_none() {
+                gone.insert(path);
+            }
+        }
+        Ok(gone)
+    }
+
+    /// The most recently active threads first.
+    pub async fn threads(&self, limit: i64) -> Result<Vec<ThreadSummary>> {
+        Ok(self.store.threads(limit).await?)
+    }
+
+    /// A thread with its turns, oldest first.
+    pub async fn thread(&self, id: i64) -> Result<Thread> {
+        self.store
+            .thread(id)
+            .await?
+            .ok_or_else(|| MethodError::UnknownThread(id).into())
+    }
+
+    /// Deletes a thread and its turns, unless one is still being answered.
+    pub async fn delete_thread(&self, id: i64) -> Result<()> {
+        let thread = self.thread(id).await?;
+        if let Some(run) = thread.runs.iter().find(|r| r.status == RunStatus::Running) {
+            return Err(Error::RunInProgress(run.id));
+        }
+        self.store.delete_thread(id).await?;
+        Ok(())
+    }
+
+    /// Writes the whole thread as one markdown file to exactly `out`.
+    pub async fn export_thread(&self, id: i64, out: &Path) -> Result<PathBuf> {
+        let thread = self.thread(id).await?;
+        let mut calls = Vec::with_capacity(thread.runs.len());
+        for run in &thread.runs {
+            calls.push(self.run_calls(run.id).await?);
+        }
+        let gone = self.gone_sources(&thread.runs).await?;
+        Ok(crate::export::write_file(
+            out,
+            &crate::export::render_thread(&thread, &calls, &gone),
         )?)
     }
 

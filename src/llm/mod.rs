@@ -60,6 +60,13 @@ impl ChatMessage {
             content: content.into(),
         }
     }
+
+    pub fn assistant(content: impl Into<String>) -> Self {
+        ChatMessage {
+            role: Role::Assistant,
+            content: content.into(),
+        }
+    }
 }
 
 /// The seed of sampled replies unless a run names another: a question asked

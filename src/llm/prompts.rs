@@ -4,8 +4,15 @@
 //! loaded, so a typo in an override fails at start-up, not mid-answer.
 //!
 //! A step's template renders the user message; `system.j2` is the system
-//! message every step shares. Roles come from this structure, never from
-//! rendered text, so a document cannot forge a message boundary.
+//! message the steps share. A step may have its own system message and
+//! worked examples, shown as earlier chat turns ([`PromptId::ThreadRewrite`]:
+//! a small model told it answers questions answers the follow-up instead of
+//! rewriting it). Roles come from this structure, never from rendered text,
+//! so a document cannot forge a message boundary: only an examples file,
+//! which takes no placeholders, is split into turns, at its `[user]` and
+//! `[assistant]` lines.
+
+use std::collections::HashMap;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -13,7 +20,7 @@ use std::path::{Path, PathBuf};
 use minijinja::{Environment, UndefinedBehavior};
 use serde::Serialize;
 
-use super::ChatMessage;
+use super::{ChatMessage, Role};
 
 /// A method step that has a prompt. The file under `prompts/` is
 /// `<method>/<step>.j2`.
@@ -44,7 +51,42 @@ pub enum PromptId {
     CrpRagReason,
     CrpRagReasonOnce,
     CrpRagMerge,
+    ThreadRewrite,
+    ThreadRewriteSystem,
+    ThreadRewriteExamples,
     EvalJudge,
+}
+
+impl PromptId {
+    /// The system message the step is sent under, and the worked examples
+    /// shown before its own message, if it has any.
+    fn framing(self) -> (PromptId, Option<PromptId>) {
+        match self {
+            PromptId::ThreadRewrite => (
+                PromptId::ThreadRewriteSystem,
+                Some(PromptId::ThreadRewriteExamples),
+            ),
+            _ => (PromptId::System, None),
+        }
+    }
+
+    /// Whether the step writes text the person reads as the answer. In a
+    /// thread, these steps see the earlier turns; the steps that plan,
+    /// search, grade or route read only the standalone question, so the
+    /// history costs tokens once per answer rather than once per step.
+    pub fn writes_the_answer(self) -> bool {
+        matches!(
+            self,
+            PromptId::LlmOnlyAnswer
+                | PromptId::VanillaRagAnswer
+                | PromptId::PagerAnswer
+                | PromptId::ActiveRagAccommodate
+                | PromptId::Rdr2Read
+                | PromptId::CrpRagReason
+                | PromptId::CrpRagReasonOnce
+                | PromptId::CrpRagMerge
+        )
+    }
 }
 
 struct PromptSpec {
@@ -167,6 +209,9 @@ const SPECS: &[PromptSpec] = &[
         ["question", "steps"]
     ),
     spec!(CrpRagMerge, "crp-rag/merge.j2", ["question", "answers"]),
+    spec!(ThreadRewrite, "thread/rewrite.j2", ["turns", "follow_up"]),
+    spec!(ThreadRewriteSystem, "thread/rewrite-system.j2", []),
+    spec!(ThreadRewriteExamples, "thread/rewrite-examples.j2", []),
     spec!(EvalJudge, "eval/judge.j2", ["question", "golds", "answer"]),
 ];
 
@@ -192,6 +237,8 @@ pub enum PromptError {
     UnknownFile { path: PathBuf, known: Vec<String> },
     #[error("rendering the prompt {file} failed: {message}")]
     Render { file: &'static str, message: String },
+    #[error("the examples in {path} are not turns: {message}")]
+    Examples { path: PathBuf, message: String },
 }
 
 /// Where each prompt came from, for `folio models` and traces.
@@ -205,6 +252,8 @@ pub struct PromptSource {
 pub struct Prompts {
     env: Environment<'static>,
     sources: Vec<PromptSource>,
+    /// Each examples file split into turns when the set is loaded.
+    examples: HashMap<PromptId, Vec<ChatMessage>>,
 }
 
 impl Prompts {
@@ -220,6 +269,7 @@ impl Prompts {
         env.set_trim_blocks(true);
         env.set_lstrip_blocks(true);
         let mut sources = Vec::with_capacity(SPECS.len());
+        let mut examples = HashMap::new();
         for spec in SPECS {
             let chosen = overrides.iter().find(|(file, _, _)| file == spec.file);
             let (path, source) = match chosen {
@@ -235,12 +285,20 @@ impl Prompts {
                     message: e.to_string(),
                 })?;
             check_placeholders(&env, spec, &path)?;
+            if SPECS.iter().any(|s| s.id.framing().1 == Some(spec.id)) {
+                let text = render(&env, spec, ())?;
+                examples.insert(spec.id, turns(&text, &path)?);
+            }
             sources.push(PromptSource {
                 file: spec.file,
                 overridden_by: chosen.map(|(_, p, _)| p.clone()),
             });
         }
-        Ok(Prompts { env, sources })
+        Ok(Prompts {
+            env,
+            sources,
+            examples,
+        })
     }
 
     pub fn sources(&self) -> &[PromptSource] {
@@ -253,25 +311,96 @@ impl Prompts {
         id: PromptId,
         vars: impl Serialize,
     ) -> Result<Vec<ChatMessage>, PromptError> {
-        Ok(vec![
-            ChatMessage::system(self.render(PromptId::System, ())?),
-            ChatMessage::user(self.render(id, vars)?),
-        ])
+        self.messages_after(&[], id, vars)
     }
 
-    fn render(&self, id: PromptId, vars: impl Serialize) -> Result<String, PromptError> {
-        let spec = spec_of(id);
-        let render_err = |e: minijinja::Error| PromptError::Render {
-            file: spec.file,
-            message: e.to_string(),
-        };
-        let template = self.env.get_template(spec.file).map_err(render_err)?;
-        Ok(template
-            .render(vars)
-            .map_err(render_err)?
-            .trim()
-            .to_string())
+    /// The step's messages with `earlier` (a thread's turns, as user and
+    /// assistant messages) between the system message (and the step's
+    /// worked examples) and the step's own message.
+    pub fn messages_after(
+        &self,
+        earlier: &[ChatMessage],
+        id: PromptId,
+        vars: impl Serialize,
+    ) -> Result<Vec<ChatMessage>, PromptError> {
+        let (system, examples) = id.framing();
+        let examples = examples
+            .and_then(|e| self.examples.get(&e))
+            .map_or(&[][..], Vec::as_slice);
+        let mut messages = Vec::with_capacity(examples.len() + earlier.len() + 2);
+        messages.push(ChatMessage::system(render(&self.env, spec_of(system), ())?));
+        messages.extend_from_slice(examples);
+        messages.extend_from_slice(earlier);
+        messages.push(ChatMessage::user(render(&self.env, spec_of(id), vars)?));
+        Ok(messages)
     }
+}
+
+fn render(
+    env: &Environment<'static>,
+    spec: &PromptSpec,
+    vars: impl Serialize,
+) -> Result<String, PromptError> {
+    let render_err = |e: minijinja::Error| PromptError::Render {
+        file: spec.file,
+        message: e.to_string(),
+    };
+    let template = env.get_template(spec.file).map_err(render_err)?;
+    Ok(template
+        .render(vars)
+        .map_err(render_err)?
+        .trim()
+        .to_string())
+}
+
+/// Worked examples as chat turns: `[user]` and `[assistant]` lines open
+/// the messages, which alternate from a user's to an assistant's.
+fn turns(text: &str, path: &Path) -> Result<Vec<ChatMessage>, PromptError> {
+    let bad = |message: String| PromptError::Examples {
+        path: path.to_path_buf(),
+        message,
+    };
+    let mut messages: Vec<ChatMessage> = Vec::new();
+    for line in text.lines() {
+        let opened = match line.trim() {
+            "[user]" => Some(ChatMessage::user("")),
+            "[assistant]" => Some(ChatMessage::assistant("")),
+            _ => None,
+        };
+        match (opened, messages.last_mut()) {
+            (Some(message), _) => messages.push(message),
+            (None, Some(current)) => {
+                current.content.push_str(line);
+                current.content.push('\n');
+            }
+            (None, None) if line.trim().is_empty() => {}
+            (None, None) => return Err(bad("text before the first [user] line".into())),
+        }
+    }
+    for (i, message) in messages.iter_mut().enumerate() {
+        message.content = message.content.trim().to_string();
+        let expected = if i % 2 == 0 {
+            Role::User
+        } else {
+            Role::Assistant
+        };
+        if message.role != expected {
+            return Err(bad(format!(
+                "message {} is {}'s, but turns alternate from a user's",
+                i + 1,
+                message.role.as_str()
+            )));
+        }
+        if message.content.is_empty() {
+            return Err(bad(format!("message {} is empty", i + 1)));
+        }
+    }
+    if messages.len() % 2 == 1 {
+        return Err(bad(
+            "the last [user] message has no [assistant] reply".into()
+        ));
+    }
+    Ok(messages)
 }
 
 fn spec_of(id: PromptId) -> &'static PromptSpec {
@@ -392,6 +521,69 @@ mod tests {
         assert_eq!(messages.len(), 2);
         assert!(messages[1].content.contains("Why?"));
         assert!(prompts.sources().iter().all(|s| s.overridden_by.is_none()));
+    }
+
+    #[test]
+    fn the_rewrite_has_its_own_system_message_and_worked_examples() {
+        let prompts = Prompts::load(None).unwrap();
+        let turns = vec![minijinja::context!(question => "What is X?", answer => "Y.")];
+        let messages = prompts
+            .messages(
+                PromptId::ThreadRewrite,
+                minijinja::context!(turns, follow_up => "And Z?"),
+            )
+            .unwrap();
+        let roles: Vec<Role> = messages.iter().map(|m| m.role).collect();
+        assert_eq!(
+            roles,
+            [
+                Role::System,
+                Role::User,
+                Role::Assistant,
+                Role::User,
+                Role::Assistant,
+                Role::User,
+                Role::Assistant,
+                Role::User
+            ]
+        );
+        assert!(messages[0].content.contains("never answer"));
+        assert!(messages[2].content.ends_with('?'), "{:?}", messages[2]);
+        let own = &messages.last().unwrap().content;
+        assert!(own.contains("Earlier question: What is X?") && own.contains("Follow-up: And Z?"));
+    }
+
+    #[test]
+    fn examples_that_are_not_turns_fail_at_load() {
+        for (text, says) in [
+            ("Hi\n[user]\nq\n[assistant]\na", "before the first"),
+            ("[user]\nq", "no [assistant]"),
+            (
+                "[user]\nq\n[user]\nr\n[assistant]\na\n[assistant]\nb",
+                "alternate",
+            ),
+            ("[user]\n\n[assistant]\na", "empty"),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            write(dir.path(), "thread/rewrite-examples.j2", text);
+            match Prompts::load(Some(dir.path())) {
+                Err(e @ PromptError::Examples { .. }) => {
+                    assert!(e.to_string().contains(says), "{e}")
+                }
+                Err(e) => panic!("{text:?}: {e}"),
+                Ok(_) => panic!("{text:?} loaded"),
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            dir.path(),
+            "thread/rewrite-examples.j2",
+            "[user]\n{{ follow_up }}\n[assistant]\na",
+        );
+        assert!(matches!(
+            Prompts::load(Some(dir.path())),
+            Err(PromptError::UnknownPlaceholder { .. })
+        ));
     }
 
     #[test]

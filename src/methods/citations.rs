@@ -59,6 +59,28 @@ pub fn cited_numbers(text: &str) -> Vec<usize> {
     found
 }
 
+/// `text` without its citation markers, for showing an earlier answer to
+/// the model again: its numbers named passages it will not see.
+pub fn without_markers(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('[') {
+        let after = &rest[open + 1..];
+        match after.find(']') {
+            Some(close) if parse_group(&after[..close]).is_some() => {
+                out.push_str(rest[..open].trim_end_matches(' '));
+                rest = &after[close + 1..];
+            }
+            _ => {
+                out.push_str(&rest[..=open]);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 fn parse_group(inside: &str) -> Option<Vec<usize>> {
     let mut numbers = Vec::new();
     for part in inside.split([',', ';']) {
@@ -107,6 +129,15 @@ mod tests {
         );
         assert_eq!(cited_numbers("[[3]]"), vec![3]);
         assert!(cited_numbers("[1-999999999]").is_empty());
+    }
+
+    #[test]
+    fn markers_are_taken_out_and_other_brackets_kept() {
+        assert_eq!(
+            without_markers("A [2]. B [1, 3][2], C [note] [x"),
+            "A. B, C [note] [x"
+        );
+        assert_eq!(without_markers("[[3]]"), "[]");
     }
 
     #[test]

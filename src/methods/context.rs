@@ -56,6 +56,8 @@ pub struct MethodContext<'a> {
     prompts: &'a Prompts,
     events: &'a EventSink,
     timeout: Duration,
+    /// A thread's earlier turns, shown to the steps that write the answer.
+    earlier: Vec<ChatMessage>,
     calls: Mutex<Vec<LlmCallRow>>,
     trace: Mutex<Option<Trace>>,
     retrieval_ms: AtomicU64,
@@ -119,6 +121,7 @@ impl<'a> MethodContext<'a> {
         events: &'a EventSink,
         cancel: &'a CancellationToken,
         timeout: Duration,
+        earlier: Vec<ChatMessage>,
     ) -> Self {
         MethodContext {
             retrieval,
@@ -128,6 +131,7 @@ impl<'a> MethodContext<'a> {
             prompts,
             events,
             timeout,
+            earlier,
             calls: Mutex::new(Vec::new()),
             trace: Mutex::new(None),
             retrieval_ms: AtomicU64::new(0),
@@ -272,7 +276,8 @@ impl<'a> MethodContext<'a> {
         }
     }
 
-    /// Renders the step's prompt and asks the model with `options`.
+    /// Renders the step's prompt and asks the model with `options`. A step
+    /// that writes the answer sees the thread's earlier turns before it.
     pub async fn generate_with(
         &self,
         step: &'static str,
@@ -280,7 +285,12 @@ impl<'a> MethodContext<'a> {
         vars: impl Serialize,
         options: &GenerateOptions,
     ) -> Result<Completion, MethodError> {
-        let messages = self.prompts.messages(prompt, vars)?;
+        let earlier: &[ChatMessage] = if prompt.writes_the_answer() {
+            &self.earlier
+        } else {
+            &[]
+        };
+        let messages = self.prompts.messages_after(earlier, prompt, vars)?;
         self.complete(step, &messages, options).await
     }
 

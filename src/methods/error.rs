@@ -11,6 +11,8 @@ use crate::store::StoreError;
 pub enum MethodError {
     #[error("there is no method `{id}`; the methods are: {known}")]
     UnknownMethod { id: String, known: String },
+    #[error("there is no thread {0}; `folio threads` lists them")]
+    UnknownThread(i64),
     #[error("the question is empty")]
     EmptyQuestion,
     #[error("`{method}` has no option `{name}`; its options are: {known}")]
@@ -60,6 +62,7 @@ impl MethodError {
         matches!(
             self,
             MethodError::UnknownMethod { .. }
+                | MethodError::UnknownThread(_)
                 | MethodError::EmptyQuestion
                 | MethodError::UnknownOption { .. }
                 | MethodError::InvalidOption { .. }

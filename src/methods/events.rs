@@ -10,7 +10,12 @@ use serde::Serialize;
 pub enum RunEvent {
     Started {
         run_id: i64,
+        thread_id: i64,
         method: &'static str,
+    },
+    /// A follow-up's rewrite, before retrieval reads it.
+    Rewritten {
+        rewrite: crate::store::Rewrite,
     },
     Retrieved {
         query: String,

@@ -8,6 +8,7 @@
 pub mod activerag;
 mod citations;
 mod context;
+mod conversation;
 pub mod crp_rag;
 mod error;
 mod events;

@@ -9,11 +9,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::{find, EventSink, MethodContext, MethodError, Params, RunEvent, RETRIEVER};
+use super::conversation::{history_budget, Conversation};
+use super::{
+    find, Answer, EventSink, Method, MethodContext, MethodError, Params, RunEvent, RETRIEVER,
+};
 use crate::llm::prompts::Prompts;
 use crate::llm::{Llm, LlmSettings, DEFAULT_SEED};
 use crate::retrieve::{Retrieval, Retriever, SearchMode};
-use crate::store::{NewRun, RunOutcome, RunRecord, RunStatus, Store, StoreError};
+use crate::store::{NewRun, Rewrite, RunOutcome, RunRecord, RunStatus, Store, StoreError, Turn};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[ts(export)]
@@ -33,6 +36,10 @@ pub struct AskRequest {
     pub seed: Option<u32>,
     /// Method options as `name = value` text, checked against the method.
     pub options: BTreeMap<String, String>,
+    /// The thread this question follows up on; `None` starts a new one.
+    #[serde(default)]
+    #[ts(optional)]
+    pub thread: Option<i64>,
 }
 
 pub const DEFAULT_K: usize = 5;
@@ -90,6 +97,7 @@ impl AskRequest {
             max_tokens: None,
             seed: None,
             options: BTreeMap::new(),
+            thread: None,
         }
     }
 }
@@ -139,25 +147,52 @@ pub async fn ask(
     } else {
         SearchMode::Hybrid
     });
+    let earlier = match request.thread {
+        Some(id) => {
+            store
+                .thread(id)
+                .await?
+                .ok_or(MethodError::UnknownThread(id))?
+                .runs
+        }
+        None => Vec::new(),
+    };
+    let conversation = Conversation::select(&earlier, history_budget(llm.info().context_size));
     let params_json = serde_json::to_value(&params).unwrap_or(Value::Null);
     let model_json = serde_json::to_value(llm.info()).unwrap_or(Value::Null);
-    let run_id = store
+    let unknown_thread = || MethodError::UnknownThread(request.thread.unwrap_or_default());
+    let run = store
         .start_run(&NewRun {
+            thread: request.thread,
             question,
             method: info.id,
             params: &params_json,
             model: &model_json,
         })
-        .await?;
+        .await?
+        .ok_or_else(unknown_thread)?;
+    let run_id = run.run;
     events.emit(RunEvent::Started {
         run_id,
+        thread_id: run.thread,
         method: info.id,
     });
 
     let started = Instant::now();
     let timeout = std::time::Duration::from_secs(settings.timeout_secs);
-    let ctx = MethodContext::new(retrieval, retriever, llm, prompts, events, cancel, timeout);
-    let result = method.run(&ctx, question, &params).await;
+    let ctx = MethodContext::new(
+        retrieval,
+        retriever,
+        llm,
+        prompts,
+        events,
+        cancel,
+        timeout,
+        conversation.messages(),
+    );
+    let follows_up = request.thread.is_some();
+    let (turn, result) =
+        answer_turn(&ctx, method, &conversation, follows_up, question, &params).await;
     let total_ms = started.elapsed().as_millis() as u64;
     let recorded = ctx.into_recorded();
 
@@ -171,6 +206,7 @@ pub async fn ask(
     let outcome = match result {
         Ok(answer) => RunOutcome {
             status: RunStatus::Done,
+            turn,
             answer: Some(answer.text),
             citations: serde_json::to_value(&answer.citations).unwrap_or_else(|_| json!([])),
             trace: serde_json::to_value(&answer.trace).ok(),
@@ -184,6 +220,7 @@ pub async fn ask(
             } else {
                 RunStatus::Failed
             },
+            turn,
             answer: e.partial_answer().map(str::to_string),
             citations: json!([]),
             trace: recorded.trace.and_then(|t| serde_json::to_value(&t).ok()),
@@ -200,6 +237,35 @@ pub async fn ask(
     store.run(run_id).await?.ok_or_else(|| {
         StoreError::Corrupt(format!("run {run_id} vanished while it was stored")).into()
     })
+}
+
+/// Lets the method answer `question`; a follow-up in a thread is first
+/// rewritten to stand on its own, and the method answers the rewrite.
+async fn answer_turn(
+    ctx: &MethodContext<'_>,
+    method: &dyn Method,
+    conversation: &Conversation,
+    follows_up: bool,
+    question: &str,
+    params: &Params,
+) -> (Option<Turn>, Result<Answer, MethodError>) {
+    if !follows_up {
+        return (None, method.run(ctx, question, params).await);
+    }
+    let rewrite = if conversation.is_empty() {
+        Rewrite::NotNeeded
+    } else {
+        match conversation.rewrite(ctx, question, params).await {
+            Ok(rewrite) => rewrite,
+            Err(e) => return (None, Err(e)),
+        }
+    };
+    ctx.emit(RunEvent::Rewritten {
+        rewrite: rewrite.clone(),
+    });
+    let asked = rewrite.query().unwrap_or(question).to_string();
+    let turn = conversation.turn(rewrite);
+    (Some(turn), method.run(ctx, &asked, params).await)
 }
 
 #[cfg(test)]

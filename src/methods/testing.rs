@@ -10,17 +10,17 @@ use tokio_util::sync::CancellationToken;
 use super::runner::AskRequest;
 use super::{EventSink, RunEvent};
 use crate::llm::{
-    Backend, Capabilities, ChatRequest, Completion, FinishReason, Llm, LlmError, ModelInfo,
-    TokenLogprob, Usage,
+    Backend, Capabilities, ChatMessage, ChatRequest, Completion, FinishReason, Llm, LlmError,
+    ModelInfo, TokenLogprob, Usage,
 };
 use crate::store::RunRecord;
 use crate::{Config, Library};
 
 /// Replies from a script, one per call in call order, and keeps every
-/// user prompt it was sent.
+/// conversation it was sent.
 pub struct ScriptedLlm {
     replies: Mutex<VecDeque<Result<Completion, LlmError>>>,
-    prompts: Mutex<Vec<String>>,
+    sent: Mutex<Vec<Vec<ChatMessage>>>,
     logprobs: bool,
 }
 
@@ -28,7 +28,7 @@ impl ScriptedLlm {
     pub fn new(replies: Vec<Result<Completion, LlmError>>) -> ScriptedLlm {
         ScriptedLlm {
             replies: Mutex::new(replies.into()),
-            prompts: Mutex::new(Vec::new()),
+            sent: Mutex::new(Vec::new()),
             logprobs: false,
         }
     }
@@ -42,7 +42,20 @@ impl ScriptedLlm {
 
     /// The user message of every call so far, in order.
     pub fn prompts(&self) -> Vec<String> {
-        self.prompts.lock().unwrap().clone()
+        self.sent()
+            .into_iter()
+            .map(|messages| {
+                messages
+                    .last()
+                    .map(|m| m.content.clone())
+                    .unwrap_or_default()
+            })
+            .collect()
+    }
+
+    /// Every message of every call so far, in order.
+    pub fn sent(&self) -> Vec<Vec<ChatMessage>> {
+        self.sent.lock().unwrap().clone()
     }
 
     pub fn unused(&self) -> usize {
@@ -103,7 +116,7 @@ impl Llm for ScriptedLlm {
             .last()
             .map(|m| m.content.clone())
             .unwrap_or_default();
-        self.prompts.lock().unwrap().push(prompt.clone());
+        self.sent.lock().unwrap().push(request.messages.to_vec());
         let next = self
             .replies
             .lock()

@@ -16,7 +16,7 @@ use sqlx::migrate::{Migration, MigrationSource, MigrationType, Migrator};
 /// Version, description (the file name's, underscores as spaces) and SQL
 /// of each file in `migrations/`, in order. A new migration is a new file
 /// there and a new line here.
-const MIGRATIONS: [(i64, &str, &str); 5] = [
+const MIGRATIONS: [(i64, &str, &str); 6] = [
     (1, "init", include_str!("../../migrations/0001_init.sql")),
     (2, "runs", include_str!("../../migrations/0002_runs.sql")),
     (
@@ -33,6 +33,11 @@ const MIGRATIONS: [(i64, &str, &str); 5] = [
         5,
         "chunk boxes",
         include_str!("../../migrations/0005_chunk_boxes.sql"),
+    ),
+    (
+        6,
+        "threads",
+        include_str!("../../migrations/0006_threads.sql"),
     ),
 ];
 

@@ -14,6 +14,7 @@ mod migrations;
 mod rows;
 mod runs;
 mod settings;
+mod threads;
 mod vectors;
 
 use std::path::Path;
@@ -35,7 +36,8 @@ pub use error::{Result, StoreError};
 pub use folders::{Folder, FolderSummary};
 pub use gain::{BuildCost, GainEdge, NodeScoring, NodeWritten, RubricStatus};
 pub use jobs::{Job, JobState};
-pub use runs::{LlmCallRow, NewRun, RunOutcome, RunRecord, RunStatus};
+pub use runs::{LlmCallRow, NewRun, RunOutcome, RunRecord, RunStatus, StartedRun};
+pub use threads::{LeftOut, LeftOutReason, Rewrite, Thread, ThreadSummary, Turn};
 pub use vectors::{to_blob as vector_blob, VectorSpace};
 
 #[derive(Clone)]

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::rows::from_row;
+use super::threads::Turn;
 use super::{now_ms, process_alive, Result, Store};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
@@ -42,6 +43,8 @@ impl RunStatus {
 }
 
 pub struct NewRun<'a> {
+    /// The thread it follows up on; `None` starts a thread.
+    pub thread: Option<i64>,
     pub question: &'a str,
     pub method: &'a str,
     pub params: &'a Value,
@@ -59,9 +62,18 @@ pub struct LlmCallRow {
     pub error: Option<String>,
 }
 
+/// A run just recorded, and the thread it belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StartedRun {
+    pub run: i64,
+    pub thread: i64,
+}
+
 /// How a run ended. `status` is never `Running` or `Interrupted` here.
 pub struct RunOutcome {
     pub status: RunStatus,
+    /// How a follow-up was asked; `None` for a thread's first turn.
+    pub turn: Option<Turn>,
     pub answer: Option<String>,
     pub citations: Value,
     pub trace: Option<Value>,
@@ -74,6 +86,10 @@ pub struct RunOutcome {
 #[ts(export)]
 pub struct RunRecord {
     pub id: i64,
+    pub thread_id: i64,
+    /// How a follow-up was asked; `None` for a thread's first turn (and for
+    /// a follow-up that was interrupted before it was answered).
+    pub turn: Option<Turn>,
     pub question: String,
     pub method: String,
     pub params: Value,
@@ -91,8 +107,10 @@ pub struct RunRecord {
     pub finished_at: Option<i64>,
 }
 
-struct RunRow {
+pub(super) struct RunRow {
     id: i64,
+    thread_id: Option<i64>,
+    turn: Option<String>,
     question: String,
     method: String,
     params: String,
@@ -113,6 +131,8 @@ struct RunRow {
 
 from_row!(RunRow {
     id,
+    thread_id,
+    turn,
     question,
     method,
     params,
@@ -131,21 +151,25 @@ from_row!(RunRow {
     finished_at
 });
 
-const RUN_COLUMNS: &str =
-    "id, question, method, params, model, status, owner_pid, answer, citations, trace, error, \
-     timings, llm_calls, prompt_tokens, completion_tokens, created_at, finished_at";
+pub(super) const RUN_COLUMNS: &str =
+    "id, thread_id, turn, question, method, params, model, status, owner_pid, answer, citations, \
+     trace, error, timings, llm_calls, prompt_tokens, completion_tokens, created_at, finished_at";
 
 fn json(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or(Value::Null)
 }
 
-fn run_from_row(r: RunRow) -> RunRecord {
+pub(super) fn run_from_row(r: RunRow) -> RunRecord {
     let mut status = RunStatus::parse(&r.status);
     if status == RunStatus::Running && !r.owner_pid.is_some_and(process_alive) {
         status = RunStatus::Interrupted;
     }
     RunRecord {
         id: r.id,
+        // Every run has a thread since migration 6; a NULL would be a run
+        // written by an older build into a newer file, shown as its own thread.
+        thread_id: r.thread_id.unwrap_or(r.id),
+        turn: r.turn.as_deref().and_then(|t| serde_json::from_str(t).ok()),
         question: r.question,
         method: r.method,
         params: json(&r.params),
@@ -165,20 +189,31 @@ fn run_from_row(r: RunRow) -> RunRecord {
 }
 
 impl Store {
-    pub async fn start_run(&self, run: &NewRun<'_>) -> Result<i64> {
-        Ok(sqlx::query(
-            "INSERT INTO runs(question, method, params, model, status, owner_pid, created_at) \
-             VALUES (?, ?, ?, ?, 'running', ?, ?)",
+    /// Records a running run, in a new thread or the one it follows up on;
+    /// `None` when that thread does not exist.
+    pub async fn start_run(&self, run: &NewRun<'_>) -> Result<Option<StartedRun>> {
+        let mut tx = self.begin_write().await?;
+        let thread = match run.thread {
+            Some(id) if Store::touch_thread(&mut tx, id).await? => id,
+            Some(_) => return Ok(None),
+            None => Store::new_thread(&mut tx, run.question).await?,
+        };
+        let id = sqlx::query(
+            "INSERT INTO runs(thread_id, question, method, params, model, status, owner_pid, created_at) \
+             VALUES (?, ?, ?, ?, ?, 'running', ?, ?)",
         )
+        .bind(thread)
         .bind(run.question)
         .bind(run.method)
         .bind(run.params.to_string())
         .bind(run.model.to_string())
         .bind(std::process::id() as i64)
         .bind(now_ms())
-        .execute(&self.pool)
+        .execute(&mut *tx)
         .await?
-        .last_insert_rowid())
+        .last_insert_rowid();
+        tx.commit().await?;
+        Ok(Some(StartedRun { run: id, thread }))
     }
 
     /// Records the outcome and every model call in one transaction, so a run
@@ -188,10 +223,17 @@ impl Store {
         let prompt_tokens: i64 = outcome.calls.iter().map(|c| c.prompt_tokens).sum();
         let completion_tokens: i64 = outcome.calls.iter().map(|c| c.completion_tokens).sum();
         sqlx::query(
-            "UPDATE runs SET status = ?, owner_pid = NULL, answer = ?, citations = ?, trace = ?, error = ?, \
-             timings = ?, llm_calls = ?, prompt_tokens = ?, completion_tokens = ?, finished_at = ? WHERE id = ?",
+            "UPDATE runs SET status = ?, owner_pid = NULL, turn = ?, answer = ?, citations = ?, trace = ?, \
+             error = ?, timings = ?, llm_calls = ?, prompt_tokens = ?, completion_tokens = ?, finished_at = ? \
+             WHERE id = ?",
         )
         .bind(outcome.status.as_str())
+        .bind(
+            outcome
+                .turn
+                .as_ref()
+                .and_then(|t| serde_json::to_string(t).ok()),
+        )
         .bind(&outcome.answer)
         .bind(outcome.citations.to_string())
         .bind(outcome.trace.as_ref().map(Value::to_string))
@@ -250,9 +292,15 @@ impl Store {
         Ok(rows.into_iter().map(run_from_row).collect())
     }
 
-    /// Forgets a run and its model calls; returns whether it existed.
+    /// Forgets a run and its model calls, and its thread if it was the
+    /// thread's only turn; returns whether it existed.
     pub async fn delete_run(&self, id: i64) -> Result<bool> {
         let mut tx = self.begin_write().await?;
+        let thread: Option<i64> = sqlx::query_scalar("SELECT thread_id FROM runs WHERE id = ?")
+            .bind(id)
+            .fetch_optional(&mut *tx)
+            .await?
+            .flatten();
         sqlx::query("DELETE FROM llm_calls WHERE run_id = ?")
             .bind(id)
             .execute(&mut *tx)
@@ -261,6 +309,13 @@ impl Store {
             .bind(id)
             .execute(&mut *tx)
             .await?;
+        sqlx::query(
+            "DELETE FROM threads WHERE id = ? AND NOT EXISTS (SELECT 1 FROM runs WHERE thread_id = ?)",
+        )
+        .bind(thread)
+        .bind(thread)
+        .execute(&mut *tx)
+        .await?;
         tx.commit().await?;
         Ok(done.rows_affected() > 0)
     }

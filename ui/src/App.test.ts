@@ -301,7 +301,7 @@ describe("the app against a fake shell", () => {
     expect(byTestId("ask-cancel")).not.toBeNull();
 
     const events: RunEvent[] = [
-      { type: "started", run_id: 9, method: "vanilla-rag" },
+      { type: "started", run_id: 9, thread_id: 9, method: "vanilla-rag" },
       { type: "retrieved", query: "What does Rc do?", passages: 1 },
       { type: "llm_started", step: "answer" },
       { type: "token", step: "answer", text: "It counts" },

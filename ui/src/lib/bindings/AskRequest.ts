@@ -18,4 +18,8 @@ seed?: number,
 /**
  * Method options as `name = value` text, checked against the method.
  */
-options: { [key in string]: string }, };
+options: { [key in string]: string }, 
+/**
+ * The thread this question follows up on; `None` starts a new one.
+ */
+thread?: number, };

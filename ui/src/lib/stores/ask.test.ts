@@ -40,7 +40,7 @@ describe("foldRunEvent", () => {
   it("folds a whole run into steps, tokens and status", () => {
     const progress = emptyProgress();
     const events: RunEvent[] = [
-      { type: "started", run_id: 3, method: "vanilla-rag" },
+      { type: "started", run_id: 3, thread_id: 3, method: "vanilla-rag" },
       { type: "retrieved", query: "rc", passages: 5 },
       { type: "llm_started", step: "answer" },
       { type: "token", step: "answer", text: "Rc " },
@@ -77,7 +77,7 @@ describe("foldRunEvent", () => {
     const outline = pagerTrace({ steps: [] });
     outline.page = outline.outline;
     const filled = pagerTrace();
-    foldRunEvent(progress, { type: "started", run_id: 4, method: "pager" });
+    foldRunEvent(progress, { type: "started", run_id: 4, thread_id: 4, method: "pager" });
     foldRunEvent(progress, { type: "trace", trace: outline });
     expect(progress.trace).toEqual(outline);
     foldRunEvent(progress, { type: "retrieved", query: "Rc reference counting single thread", passages: 2 });
@@ -105,7 +105,7 @@ describe("AskRun", () => {
       expect(args.request).toEqual(request);
       const channel = args.on_event as InstanceType<typeof core.Channel<RunEvent[]>>;
       channel.onmessage([
-        { type: "started", run_id: 7, method: "vanilla-rag" },
+        { type: "started", run_id: 7, thread_id: 7, method: "vanilla-rag" },
         { type: "llm_started", step: "answer" },
         { type: "token", step: "answer", text: "Rc counts" },
       ]);

@@ -121,6 +121,8 @@ export function hostileRun(trace: RunRecord["trace"] = null, method = "vanilla-r
   };
   return {
     id: 1,
+    thread_id: 1,
+    turn: null,
     question: HOSTILE,
     method,
     params: {},

@@ -18,7 +18,7 @@ describe("CompareColumn", () => {
     const run = new AskRun({ question: HOSTILE, method: "vanilla-rag", k: 5, temperature: null, max_tokens: null, options: {} });
     const trace = vanillaRagTrace({ query: HOSTILE, passages: [passage(1, { text: HOSTILE, heading_path: HOSTILE })] });
     for (const event of [
-      { type: "started", run_id: 1, method: "vanilla-rag" },
+      { type: "started", run_id: 1, thread_id: 1, method: "vanilla-rag" },
       { type: "retrieved", query: HOSTILE, passages: 1 },
       { type: "llm_started", step: HOSTILE },
       { type: "token", step: HOSTILE, text: HOSTILE },

@@ -146,6 +146,8 @@ export function report(extra: Partial<EvalReport["summary"]> = {}): EvalReport {
 export function runRecord(id: number, method: string): RunRecord {
   return {
     id,
+    thread_id: id,
+    turn: null,
     question: "Who wrote Middlemarch?",
     method,
     params: {},

@@ -1,0 +1,556 @@
+//! A thread's earlier turns as a method sees them. A follow-up is first
+//! rewritten into a question that stands on its own (one model call, the
+//! `rewrite` step), which retrieval and the method read; the steps that
+//! write the answer also see the earlier turns as chat messages. Both are
+//! bounded by a token budget: the newest turns are kept, older ones are
+//! left out, and the run's [`Turn`] says which and why.
+
+use serde::Serialize;
+
+use super::citations::without_markers;
+use super::{MethodContext, MethodError, Params};
+use crate::llm::prompts::PromptId;
+use crate::llm::{ChatMessage, Completion, FinishReason, GenerateOptions};
+use crate::store::{LeftOut, LeftOutReason, Rewrite, RunRecord, RunStatus, Turn};
+
+/// The share of the model's context window that earlier turns may take:
+/// the rest is the method's prompt (its passages) and the reply.
+const HISTORY_SHARE: usize = 4;
+
+/// A standalone question is one line; this is far more than one needs.
+const REWRITE_MAX_TOKENS: u32 = 96;
+
+/// Longer replies are not a question but the model answering or rambling.
+const REWRITE_MAX_CHARS: usize = 400;
+
+/// The earlier turns a method is shown.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Conversation {
+    turns: Vec<EarlierTurn>,
+    left_out: Vec<LeftOut>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+struct EarlierTurn {
+    run: i64,
+    question: String,
+    answer: String,
+}
+
+/// How many tokens of the model's context the history may take.
+pub fn history_budget(context_size: u32) -> usize {
+    context_size as usize / HISTORY_SHARE
+}
+
+/// A cautious count of `text`'s tokens without the model's tokenizer:
+/// English runs about four characters a token, code and other scripts
+/// fewer, so three errs towards leaving a turn out.
+fn estimated_tokens(text: &str) -> usize {
+    text.len().div_ceil(3)
+}
+
+impl Conversation {
+    /// The turns of `earlier` (a thread's runs, oldest first) that fit in
+    /// `budget` tokens, newest first until one does not fit. A turn
+    /// without an answer is left out: there is nothing to follow up on.
+    pub fn select(earlier: &[RunRecord], budget: usize) -> Conversation {
+        let mut turns = Vec::new();
+        let mut left_out = Vec::new();
+        let mut spent = 0;
+        let mut full = false;
+        for run in earlier.iter().rev() {
+            let answer = match (&run.answer, run.status) {
+                (Some(answer), RunStatus::Done) => without_markers(answer),
+                _ => {
+                    left_out.push(LeftOut {
+                        run: run.id,
+                        reason: LeftOutReason::NoAnswer,
+                    });
+                    continue;
+                }
+            };
+            // A follow-up was answered as its rewrite; that is the question
+            // the answer goes with.
+            let question = run
+                .turn
+                .as_ref()
+                .and_then(|t| t.rewrite.query())
+                .unwrap_or(&run.question)
+                .to_string();
+            let cost = estimated_tokens(&question) + estimated_tokens(&answer);
+            full = full || spent + cost > budget;
+            if full {
+                left_out.push(LeftOut {
+                    run: run.id,
+                    reason: LeftOutReason::OverBudget,
+                });
+                continue;
+            }
+            spent += cost;
+            turns.push(EarlierTurn {
+                run: run.id,
+                question,
+                answer,
+            });
+        }
+        turns.reverse();
+        left_out.reverse();
+        Conversation { turns, left_out }
+    }
+
+    /// No earlier turn to show: the question is asked as a first turn.
+    pub fn is_empty(&self) -> bool {
+        self.turns.is_empty()
+    }
+
+    /// The turns as alternating user and assistant messages, oldest first.
+    pub fn messages(&self) -> Vec<ChatMessage> {
+        self.turns
+            .iter()
+            .flat_map(|t| {
+                [
+                    ChatMessage::user(t.question.clone()),
+                    ChatMessage::assistant(t.answer.clone()),
+                ]
+            })
+            .collect()
+    }
+
+    /// What the run records of how it followed up.
+    pub fn turn(&self, rewrite: Rewrite) -> Turn {
+        Turn {
+            history: self.turns.iter().map(|t| t.run).collect(),
+            left_out: self.left_out.clone(),
+            rewrite,
+        }
+    }
+
+    /// Asks the model to rewrite `follow_up` so it stands on its own. An
+    /// unusable reply falls back to the follow-up as asked; a failed call
+    /// (a server that is down, a cancelled run) fails the run.
+    pub async fn rewrite(
+        &self,
+        ctx: &MethodContext<'_>,
+        follow_up: &str,
+        params: &Params,
+    ) -> Result<Rewrite, MethodError> {
+        let options = GenerateOptions {
+            max_tokens: REWRITE_MAX_TOKENS,
+            temperature: 0.0,
+            grammar: Some(rewrite_grammar(follow_up).to_string()),
+            ..ctx.options(params)
+        };
+        let vars = minijinja::context!(turns => self.turns, follow_up);
+        let reply = ctx
+            .generate_with(REWRITE_STEP, PromptId::ThreadRewrite, vars, &options)
+            .await?;
+        Ok(match standalone_question(&reply) {
+            Ok(query) => Rewrite::Standalone { query },
+            Err(reason) => Rewrite::FellBack { reason },
+        })
+    }
+}
+
+pub const REWRITE_STEP: &str = "rewrite";
+
+/// The shape of a rewrite, on backends that take a grammar: one line, and
+/// a question if the follow-up is one. Without the question mark a small
+/// model tends to answer the follow-up instead of rewriting it.
+fn rewrite_grammar(follow_up: &str) -> &'static str {
+    if follow_up.trim_end().ends_with('?') {
+        "root ::= [^\\n?]{1,400} \"?\"\n"
+    } else {
+        "root ::= [^\\n]{1,400}\n"
+    }
+}
+
+/// The question in a rewrite reply, or why the reply is unusable.
+fn standalone_question(reply: &Completion) -> Result<String, String> {
+    if reply.finish == FinishReason::Length {
+        return Err(format!(
+            "the rewrite ran past {REWRITE_MAX_TOKENS} tokens, so it is not one question"
+        ));
+    }
+    let line = reply
+        .text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or_default();
+    let label = ["standalone question:", "rewritten question:", "question:"]
+        .iter()
+        .find(|label| {
+            line.get(..label.len())
+                .is_some_and(|head| head.eq_ignore_ascii_case(label))
+        });
+    let line = match label {
+        Some(label) => line[label.len()..].trim(),
+        None => line,
+    };
+    let question = line.trim_matches(['"', '“', '”', '\'', '`']).trim();
+    if question.is_empty() {
+        return Err("the rewrite reply was empty".to_string());
+    }
+    if question.len() > REWRITE_MAX_CHARS {
+        return Err(format!(
+            "the rewrite reply ran to {} characters, so it is not one question",
+            question.len()
+        ));
+    }
+    Ok(question.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::llm::Usage;
+
+    fn run(id: i64, status: RunStatus, question: &str, answer: Option<&str>) -> RunRecord {
+        RunRecord {
+            id,
+            thread_id: 1,
+            turn: None,
+            question: question.into(),
+            method: "vanilla-rag".into(),
+            params: json!({}),
+            model: json!({}),
+            status,
+            answer: answer.map(str::to_string),
+            citations: json!([]),
+            trace: None,
+            error: None,
+            timings: json!({}),
+            llm_calls: 1,
+            prompt_tokens: 1,
+            completion_tokens: 1,
+            created_at: 0,
+            finished_at: None,
+        }
+    }
+
+    fn reply(text: &str, finish: FinishReason) -> Completion {
+        Completion {
+            text: text.into(),
+            finish,
+            usage: Usage::default(),
+            logprobs: None,
+        }
+    }
+
+    #[test]
+    fn the_newest_turns_that_fit_are_kept_and_the_rest_named() {
+        let long = "x".repeat(300); // 100 tokens by the estimate
+        let runs = [
+            run(1, RunStatus::Done, "first?", Some(&long)),
+            run(2, RunStatus::Failed, "broken?", None),
+            run(3, RunStatus::Done, "second?", Some(&long)),
+            run(4, RunStatus::Done, "third?", Some("Short [1].")),
+        ];
+        let conversation = Conversation::select(&runs, 110);
+        let turn = conversation.turn(Rewrite::NotNeeded);
+        assert_eq!(turn.history, vec![3, 4], "oldest first");
+        assert_eq!(
+            turn.left_out,
+            vec![
+                LeftOut {
+                    run: 1,
+                    reason: LeftOutReason::OverBudget
+                },
+                LeftOut {
+                    run: 2,
+                    reason: LeftOutReason::NoAnswer
+                },
+            ]
+        );
+        let messages = conversation.messages();
+        assert_eq!(messages.len(), 4);
+        assert_eq!(messages[0], ChatMessage::user("second?"));
+        assert_eq!(
+            messages[3],
+            ChatMessage::assistant("Short."),
+            "markers named another turn's passages"
+        );
+    }
+
+    #[test]
+    fn an_older_turn_that_would_fit_is_not_shown_past_a_gap() {
+        let runs = [
+            run(1, RunStatus::Done, "a?", Some("b")),
+            run(2, RunStatus::Done, "c?", Some(&"y".repeat(600))),
+            run(3, RunStatus::Done, "d?", Some("e")),
+        ];
+        let turn = Conversation::select(&runs, 50).turn(Rewrite::NotNeeded);
+        assert_eq!(turn.history, vec![3], "the conversation stays contiguous");
+    }
+
+    #[test]
+    fn a_rewritten_turn_is_shown_as_its_standalone_question() {
+        let mut follow_up = run(2, RunStatus::Done, "And the dev one?", Some("0."));
+        follow_up.turn = Some(Turn {
+            history: vec![1],
+            left_out: Vec::new(),
+            rewrite: Rewrite::Standalone {
+                query: "What is opt-level in the dev profile?".into(),
+            },
+        });
+        let conversation = Conversation::select(&[follow_up], 1000);
+        assert_eq!(
+            conversation.messages()[0].content,
+            "What is opt-level in the dev profile?"
+        );
+    }
+
+    #[test]
+    fn a_rewrite_reply_is_read_or_refused_with_a_reason() {
+        let read = |text: &str, finish| standalone_question(&reply(text, finish));
+        assert_eq!(
+            read(
+                "\n  Standalone question: \"Who maintains toml?\"\n",
+                FinishReason::Stop
+            ),
+            Ok("Who maintains toml?".to_string())
+        );
+        assert_eq!(
+            read("What is cargo?", FinishReason::Stop),
+            Ok("What is cargo?".to_string())
+        );
+        assert!(read("  \n ", FinishReason::Stop)
+            .unwrap_err()
+            .contains("empty"));
+        assert!(read("\"\"", FinishReason::Stop)
+            .unwrap_err()
+            .contains("empty"));
+        assert!(read("What is", FinishReason::Length)
+            .unwrap_err()
+            .contains("96 tokens"));
+        assert!(read(&"word ".repeat(100), FinishReason::Stop)
+            .unwrap_err()
+            .contains("499 characters"));
+    }
+
+    #[test]
+    fn the_budget_is_a_quarter_of_the_context() {
+        assert_eq!(history_budget(4096), 1024);
+    }
+}
+
+/// Follow-ups asked through the runner with a scripted model over a real
+/// library: what is rewritten, what each step is shown, what is stored.
+#[cfg(test)]
+mod asked_in_a_thread {
+    use tokio_util::sync::CancellationToken;
+
+    use crate::llm::{ChatMessage, LlmError, Role};
+    use crate::methods::runner::AskRequest;
+    use crate::methods::testing::{ask_with, library, library_with, says, ScriptedLlm, ADA_NOTES};
+    use crate::methods::{EventSink, RunEvent};
+    use crate::store::{LeftOut, LeftOutReason, Rewrite, RunRecord, RunStatus};
+    use crate::Library;
+
+    fn follow_up(question: &str, method: &str, thread: i64) -> AskRequest {
+        let mut request = AskRequest::new(question, method);
+        request.thread = Some(thread);
+        request
+    }
+
+    fn steps(sent: &[Vec<ChatMessage>]) -> Vec<Role> {
+        sent.iter().flat_map(|m| m.iter().map(|m| m.role)).collect()
+    }
+
+    async fn first_turn(library: &Library, question: &str, answer: &str) -> RunRecord {
+        let llm = ScriptedLlm::new(vec![says(answer)]);
+        let (run, _) = ask_with(library, &llm, &AskRequest::new(question, "llm-only")).await;
+        assert_eq!(run.status, RunStatus::Done);
+        run
+    }
+
+    #[tokio::test]
+    async fn a_follow_up_is_retrieved_as_its_rewrite_and_answered_with_the_history() {
+        let dir = tempfile::tempdir().unwrap();
+        let library = library_with(dir.path(), ADA_NOTES).await;
+        let first = first_turn(
+            &library,
+            "Who wrote the first algorithm for the Analytical Engine?",
+            "Ada Lovelace wrote it [1].",
+        )
+        .await;
+        let llm = ScriptedLlm::new(vec![
+            says("Standalone question: Where was Ada Lovelace born?"),
+            says("In London [1]."),
+        ]);
+        let request = follow_up("Where was she born?", "vanilla-rag", first.thread_id);
+        let (run, events) = ask_with(&library, &llm, &request).await;
+
+        assert_eq!(run.status, RunStatus::Done);
+        assert_eq!(run.thread_id, first.thread_id);
+        assert_eq!(
+            run.question, "Where was she born?",
+            "the person's words are kept"
+        );
+        let turn = run.turn.clone().unwrap();
+        assert_eq!(turn.history, vec![first.id]);
+        assert!(turn.left_out.is_empty());
+        assert_eq!(turn.rewrite.query(), Some("Where was Ada Lovelace born?"));
+        let steps_called: Vec<String> = library
+            .run_calls(run.id)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|c| c.step)
+            .collect();
+        assert_eq!(steps_called, ["rewrite", "answer"]);
+        assert!(events
+            .iter()
+            .any(|e| matches!(e, RunEvent::Rewritten { rewrite } if rewrite.query().is_some())));
+
+        let sent = llm.sent();
+        let rewrite_prompt = &sent[0].last().unwrap().content;
+        assert!(rewrite_prompt.contains("Earlier question: Who wrote the first algorithm"));
+        assert!(rewrite_prompt.contains("Follow-up: Where was she born?"));
+        assert!(
+            sent[0]
+                .iter()
+                .all(|m| !m.content.contains("Ada Lovelace wrote")),
+            "the built-in rewrite prompt shows earlier questions, not answers"
+        );
+        let answer = &sent[1];
+        assert_eq!(
+            steps(std::slice::from_ref(answer)),
+            [Role::System, Role::User, Role::Assistant, Role::User]
+        );
+        assert_eq!(answer[2].content, "Ada Lovelace wrote it.");
+        assert!(answer[3]
+            .content
+            .contains("Question: Where was Ada Lovelace born?"));
+
+        let trace = run.trace.unwrap();
+        assert_eq!(trace["query"], "Where was Ada Lovelace born?");
+        assert!(
+            trace["passages"][0]["path"]
+                .as_str()
+                .unwrap()
+                .ends_with("ada.md"),
+            "{trace}"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_unusable_rewrite_falls_back_to_the_follow_up_as_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        let library = library_with(dir.path(), ADA_NOTES).await;
+        let first = first_turn(&library, "Who designed the Analytical Engine?", "Babbage.").await;
+        let llm = ScriptedLlm::new(vec![says("\"\""), says("In 1837 [1].")]);
+        let request = follow_up("When did he design it?", "vanilla-rag", first.thread_id);
+        let (run, _) = ask_with(&library, &llm, &request).await;
+        assert_eq!(run.status, RunStatus::Done);
+        let turn = run.turn.unwrap();
+        assert!(
+            matches!(&turn.rewrite, Rewrite::FellBack { reason } if reason.contains("empty")),
+            "{:?}",
+            turn.rewrite
+        );
+        assert_eq!(run.trace.unwrap()["query"], "When did he design it?");
+    }
+
+    #[tokio::test]
+    async fn old_turns_past_the_budget_are_dropped_and_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let library = library(dir.path()).await;
+        // The scripted model's context is 1,024 tokens: 256 for history,
+        // which one 900-character answer (300 by the estimate) passes.
+        let long = first_turn(&library, "Tell me a lot.", &"many words ".repeat(82)).await;
+        let llm = ScriptedLlm::new(vec![says("Short answer.")]);
+        let (second, _) = ask_with(
+            &library,
+            &llm,
+            &follow_up("More?", "llm-only", long.thread_id),
+        )
+        .await;
+        assert_eq!(
+            second.turn.unwrap().rewrite,
+            Rewrite::NotNeeded,
+            "nothing fits"
+        );
+        let llm = ScriptedLlm::new(vec![says("And the rest?"), says("Done.")]);
+        let (third, _) = ask_with(
+            &library,
+            &llm,
+            &follow_up("And?", "llm-only", long.thread_id),
+        )
+        .await;
+        let turn = third.turn.unwrap();
+        assert_eq!(turn.history, vec![second.id]);
+        assert_eq!(
+            turn.left_out,
+            vec![LeftOut {
+                run: long.id,
+                reason: LeftOutReason::OverBudget
+            }]
+        );
+        let answer = &llm.sent()[1];
+        assert_eq!(answer.len(), 4, "system, one earlier turn, the question");
+        assert_eq!(answer[1].content, "More?");
+        assert_eq!(answer[2].content, "Short answer.");
+        let thread = library.thread(long.thread_id).await.unwrap();
+        assert_eq!(
+            thread.runs.iter().map(|r| r.id).collect::<Vec<_>>(),
+            [long.id, second.id, third.id]
+        );
+        assert_eq!(thread.summary.title, "Tell me a lot.");
+    }
+
+    #[tokio::test]
+    async fn a_thread_of_failed_turns_needs_no_rewrite() {
+        let dir = tempfile::tempdir().unwrap();
+        let library = library(dir.path()).await;
+        let llm = ScriptedLlm::new(vec![says("  ")]);
+        let (failed, _) = ask_with(&library, &llm, &AskRequest::new("Hello?", "llm-only")).await;
+        assert_eq!(failed.status, RunStatus::Failed);
+        let llm = ScriptedLlm::new(vec![says("Hi.")]);
+        let (run, _) = ask_with(
+            &library,
+            &llm,
+            &follow_up("Hello?", "llm-only", failed.thread_id),
+        )
+        .await;
+        let turn = run.turn.unwrap();
+        assert_eq!(turn.rewrite, Rewrite::NotNeeded);
+        assert_eq!(turn.left_out[0].reason, LeftOutReason::NoAnswer);
+        assert_eq!(llm.sent()[0].len(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_down_server_fails_the_turn_and_an_unknown_thread_stores_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let library = library(dir.path()).await;
+        let first = first_turn(&library, "Hello?", "Hi.").await;
+        let down = LlmError::ServerDown {
+            url: "http://127.0.0.1:9".into(),
+            reason: "refused".into(),
+        };
+        let llm = ScriptedLlm::new(vec![Err(down)]);
+        let (run, _) = ask_with(
+            &library,
+            &llm,
+            &follow_up("And?", "llm-only", first.thread_id),
+        )
+        .await;
+        assert_eq!(run.status, RunStatus::Failed);
+        assert!(run.error.unwrap().contains("not reachable"));
+
+        let err = library
+            .ask_with(
+                &ScriptedLlm::new(Vec::new()),
+                &follow_up("And?", "llm-only", 999),
+                &EventSink::default(),
+                &CancellationToken::new(),
+            )
+            .await
+            .unwrap_err();
+        assert!(err.is_user_error());
+        assert!(err.to_string().contains("no thread 999"), "{err}");
+        assert_eq!(library.runs(None, 10).await.unwrap().len(), 2);
+    }
+}
