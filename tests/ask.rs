@@ -536,13 +536,110 @@ fn bad_requests_are_refused_before_a_run_is_recorded() {
     assert_eq!(before, asked_q());
 }
 
+/// Chapters 6, 9, 13, 15 and 17 of the book, where "Can I use it in
+/// main?" alone finds no passage of chapter 9's `?` section.
+fn five_chapters() -> Indexed {
+    Indexed::build(|corpus| {
+        for entry in std::fs::read_dir(rust_book()).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if ["ch06-", "ch09-", "ch13-", "ch15-", "ch17-"]
+                .iter()
+                .any(|p| name.starts_with(p))
+            {
+                std::fs::copy(&path, corpus.join(&name)).unwrap();
+            }
+        }
+    })
+}
+
+fn files_of(passages: &Value) -> Vec<String> {
+    passages
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let path = Path::new(p["path"].as_str().unwrap());
+            path.file_name().unwrap().to_string_lossy().into_owned()
+        })
+        .collect()
+}
+
 #[test]
-fn a_killed_answer_leaves_an_interrupted_run() {
-    let data = &book().data;
+fn a_follow_up_finds_its_file_only_through_the_rewrite() {
+    let ix = five_chapters();
+    let first = ix.ask(
+        &[
+            "What does the question mark operator do?",
+            "--method",
+            "llm-only",
+        ],
+        &[],
+    );
+    let thread = first["run"]["thread_id"].as_i64().unwrap().to_string();
+    let follow_up = ix.ask(&["Can I use it in main?", "--thread", &thread], &[]);
+    let run = &follow_up["run"];
+    assert_eq!(run["thread_id"].as_i64().unwrap().to_string(), thread);
+    assert_eq!(
+        run["turn"]["history"],
+        serde_json::json!([first["run"]["id"]])
+    );
+    let rewrite = &run["turn"]["rewrite"];
+    assert_eq!(rewrite["kind"], "standalone", "{rewrite}");
+    assert!(
+        rewrite["query"]
+            .as_str()
+            .unwrap()
+            .contains("question mark operator"),
+        "{rewrite}"
+    );
+    assert_eq!(call_steps(&follow_up), ["rewrite", "answer"]);
+    let passages = &run["trace"]["passages"];
+    for p in passages.as_array().unwrap() {
+        ix.assert_resolves(p);
+    }
+    let chapter_9 = "ch09-02-recoverable-errors-with-result.md";
+    assert!(
+        files_of(passages).iter().any(|f| f == chapter_9),
+        "{passages}"
+    );
+    let alone = json_of(&folio(
+        &ix.data,
+        &["--json", "search", "Can I use it in main?"],
+        &[],
+    ));
+    assert!(
+        !files_of(&alone).iter().any(|f| f == chapter_9),
+        "the follow-up alone finds chapter 9 too, so this proves nothing: {alone}"
+    );
+
+    let listed = json_of(&folio(&ix.data, &["--json", "threads", &thread], &[]));
+    assert_eq!(listed["turns"], 2);
+    let out = ix.data.with_file_name("thread.md");
+    let exported = folio(
+        &ix.data,
+        &["export", "--thread", &thread, "-o", out.to_str().unwrap()],
+        &[],
+    );
+    assert!(exported.status.success(), "{exported:?}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(text.contains("## What does the question mark operator do?"));
+    assert!(text.contains("## Can I use it in main?"));
+    assert!(text.contains("rewritten as *Can I use the question mark operator"));
+}
+
+#[test]
+fn a_killed_follow_up_leaves_the_thread_intact_and_itself_interrupted() {
+    let ix = book();
+    let data = &ix.data;
+    let hello = ix.ask(&["Say hello.", "--method", "llm-only"], &[]);
+    let thread = hello["run"]["thread_id"].as_i64().unwrap().to_string();
     let mut child = cli(data)
         .args([
             "ask",
             "Write a very long essay about memory.",
+            "--thread",
+            &thread,
             "--method",
             "llm-only",
             "--max-tokens",
@@ -558,14 +655,12 @@ fn a_killed_answer_leaves_an_interrupted_run() {
     std::io::Read::read_exact(child.stdout.as_mut().unwrap(), &mut first).unwrap();
     child.kill().unwrap();
     child.wait().unwrap();
-    let runs = json_of(&folio(data, &["--json", "runs", "--limit", "1000"], &[]));
-    let killed = runs
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["question"] == "Write a very long essay about memory.")
-        .expect("the run was recorded when it started");
-    assert_eq!(killed["status"], "interrupted");
+    let listed = json_of(&folio(data, &["--json", "threads", &thread], &[]));
+    let runs = listed["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2, "the follow-up was recorded when it started");
+    assert_eq!(runs[0], hello["run"], "the earlier turn is untouched");
+    assert_eq!(runs[1]["question"], "Write a very long essay about memory.");
+    assert_eq!(runs[1]["status"], "interrupted");
 }
 
 #[test]

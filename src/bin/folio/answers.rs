@@ -1,7 +1,7 @@
-//! `folio ask`, `methods`, `runs`, `show` and `export`: answering questions
-//! and reading the history of answers.
+//! `folio ask`, `methods`, `runs`, `threads`, `show` and `export`:
+//! answering questions and reading the history of answers.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::Path;
 
@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use folio::methods::runner::AskRequest;
 use folio::methods::{methods, Citation, EventSink, RunEvent};
-use folio::store::{RunRecord, RunStatus};
+use folio::store::{LeftOutReason, Rewrite, RunRecord, RunStatus, Turn};
 use folio::Library;
 
 use crate::args::SettingsArgs;
@@ -30,6 +30,10 @@ pub struct AskArgs {
     options: Vec<(String, String)>,
     #[command(flatten)]
     method_flags: MethodFlags,
+    /// Ask a follow-up in this thread (`folio threads` lists them); without
+    /// it the question starts a thread of its own.
+    #[arg(long)]
+    thread: Option<i64>,
 }
 
 /// Every method's options as flags of their own (`--variant parallel`,
@@ -128,19 +132,51 @@ pub async fn ask(
             .into_iter()
             .chain(args.method_flags.0)
             .collect::<BTreeMap<_, _>>(),
+        thread: args.thread,
     };
+    let run = ask_streaming(library, &request, cancel, json).await?;
+    if json {
+        let calls = library.run_calls(run.id).await?;
+        print_json(&serde_json::json!({ "run": run, "calls": calls }))?;
+    } else {
+        print_citations(&run, &BTreeSet::new());
+        print_footer(&run);
+    }
+    fail_unless_done(&run)
+}
+
+/// `run 12 · thread 4 · done · 812 tokens in, 64 out`
+pub fn print_footer(run: &RunRecord) {
+    println!(
+        "\nrun {} · thread {} · {} · {} tokens in, {} out",
+        run.id,
+        run.thread_id,
+        run.status.as_str(),
+        run.prompt_tokens,
+        run.completion_tokens
+    );
+}
+
+/// Asks, streaming as the run goes (unless `quiet`): the answer step to
+/// stdout, the steps before it (a rewrite, an outline, an agent's notes)
+/// to stderr as progress, so stdout holds only the answer. The stored
+/// run's answer is printed if no step streamed it.
+pub async fn ask_streaming(
+    library: &Library,
+    request: &AskRequest,
+    cancel: &CancellationToken,
+    quiet: bool,
+) -> Result<RunRecord> {
     let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
-    // The answer step streams to stdout; the steps before it (an outline, a
-    // sub-query, an agent's notes) stream to stderr as progress, so stdout
-    // holds only the answer.
     let printer = tokio::spawn(async move {
         let mut streamed_answer = false;
         while let Some(event) = receiver.recv().await {
-            if json {
+            if quiet {
                 continue;
             }
             match event {
                 RunEvent::Retrieved { passages, .. } => eprintln!("retrieved {passages} passages"),
+                RunEvent::Rewritten { rewrite } => eprintln!("{}", rewrite_line(&rewrite)),
                 RunEvent::LlmStarted { step } if step != ANSWER_STEP => eprintln!("── {step} ──"),
                 RunEvent::Token { step, text } if step == ANSWER_STEP => {
                     streamed_answer = true;
@@ -156,28 +192,52 @@ pub async fn ask(
         }
         streamed_answer
     });
-    let run = library.ask(&request, &EventSink::new(sender), cancel).await;
+    let run = library.ask(request, &EventSink::new(sender), cancel).await;
     let streamed_answer = printer.await.unwrap_or(false);
     let run = run?;
-    if !json && !streamed_answer {
+    if !quiet && !streamed_answer {
         if let Some(answer) = &run.answer {
             println!("{answer}");
         }
     }
-    if json {
-        let calls = library.run_calls(run.id).await?;
-        print_json(&serde_json::json!({ "run": run, "calls": calls }))?;
-    } else {
-        print_citations(&run);
-        println!(
-            "\nrun {} · {} · {} tokens in, {} out",
-            run.id,
-            run.status.as_str(),
-            run.prompt_tokens,
-            run.completion_tokens
-        );
+    Ok(run)
+}
+
+/// What became of a follow-up before retrieval, in one line.
+fn rewrite_line(rewrite: &Rewrite) -> String {
+    match rewrite {
+        Rewrite::NotNeeded => "no earlier answer in the thread; asked as written".to_string(),
+        Rewrite::Standalone { query } => format!("searching for: {query}"),
+        Rewrite::FellBack { reason } => format!("asked as written ({reason})"),
     }
-    fail_unless_done(&run)
+}
+
+/// How a follow-up was asked: its rewrite and which earlier turns it saw.
+fn print_turn(turn: &Turn) {
+    println!("follow-up: {}", rewrite_line(&turn.rewrite));
+    let runs = |ids: Vec<i64>| {
+        ids.iter()
+            .map(|id| id.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if !turn.history.is_empty() {
+        println!("saw earlier turns: runs {}", runs(turn.history.clone()));
+    }
+    for (reason, why) in [
+        (LeftOutReason::OverBudget, "past the history budget"),
+        (LeftOutReason::NoAnswer, "no answer"),
+    ] {
+        let left: Vec<i64> = turn
+            .left_out
+            .iter()
+            .filter(|l| l.reason == reason)
+            .map(|l| l.run)
+            .collect();
+        if !left.is_empty() {
+            println!("left out ({why}): runs {}", runs(left));
+        }
+    }
 }
 
 fn fail_unless_done(run: &RunRecord) -> Result<()> {
@@ -192,7 +252,8 @@ fn fail_unless_done(run: &RunRecord) -> Result<()> {
     }
 }
 
-fn print_citations(run: &RunRecord) {
+/// The run's sources; those in `gone` are marked as no longer indexed.
+pub fn print_citations(run: &RunRecord, gone: &BTreeSet<String>) {
     let citations: Vec<Citation> =
         serde_json::from_value(run.citations.clone()).unwrap_or_default();
     if citations.is_empty() {
@@ -210,7 +271,12 @@ fn print_citations(run: &RunRecord) {
             None => format!("bytes {}–{}", c.span_start, c.span_end),
         };
         let ocr = c.ocr.map(|ocr| format!("; {ocr}")).unwrap_or_default();
-        println!("  [{}] {}{heading} ({place}{ocr})", c.number, c.path);
+        let gone = if gone.contains(&c.path) {
+            " — no longer in the library"
+        } else {
+            ""
+        };
+        println!("  [{}] {}{heading} ({place}{ocr}){gone}", c.number, c.path);
     }
 }
 
@@ -271,15 +337,26 @@ pub async fn show(library: &Library, id: i64, json: bool) -> Result<()> {
     if json {
         return print_json(&serde_json::json!({ "run": run, "calls": calls }));
     }
-    println!("run {} · {} · {}", run.id, run.method, run.status.as_str());
-    println!("question: {}\n", run.question);
+    println!(
+        "run {} · thread {} · {} · {}",
+        run.id,
+        run.thread_id,
+        run.method,
+        run.status.as_str()
+    );
+    println!("question: {}", run.question);
+    if let Some(turn) = &run.turn {
+        print_turn(turn);
+    }
+    println!();
     if let Some(answer) = &run.answer {
         println!("{answer}");
     }
     if let Some(error) = &run.error {
         println!("\nerror: {error}");
     }
-    print_citations(&run);
+    let gone = library.gone_sources(std::slice::from_ref(&run)).await?;
+    print_citations(&run, &gone);
     println!("\nmodel calls:");
     for c in &calls {
         let result = c
@@ -299,11 +376,73 @@ pub async fn show(library: &Library, id: i64, json: bool) -> Result<()> {
     Ok(())
 }
 
-pub async fn export(library: &Library, id: i64, out: &Path, json: bool) -> Result<()> {
-    let written = library.export(id, out).await?;
+/// What `folio export` writes: one run, or a whole thread.
+#[derive(Debug, Clone, Copy)]
+pub enum Exported {
+    Run(i64),
+    Thread(i64),
+}
+
+pub async fn export(library: &Library, what: Exported, out: &Path, json: bool) -> Result<()> {
+    let written = match what {
+        Exported::Run(id) => library.export(id, out).await?,
+        Exported::Thread(id) => library.export_thread(id, out).await?,
+    };
     if json {
-        return print_json(&serde_json::json!({ "run": id, "written": written }));
+        let (key, id) = match what {
+            Exported::Run(id) => ("run", id),
+            Exported::Thread(id) => ("thread", id),
+        };
+        return print_json(&serde_json::json!({ key: id, "written": written }));
     }
     println!("wrote {}", written.display());
+    Ok(())
+}
+
+/// Recent threads, or with `id` one thread turn by turn.
+pub async fn threads(library: &Library, id: Option<i64>, limit: i64, json: bool) -> Result<()> {
+    let Some(id) = id else {
+        let threads = library.threads(limit).await?;
+        if json {
+            return print_json(&threads);
+        }
+        if threads.is_empty() {
+            println!("no threads yet; ask with `folio ask \"…\"` or talk with `folio chat`");
+        }
+        for t in threads {
+            println!(
+                "{:>5}  {:>3} turn{}  {}",
+                t.id,
+                t.turns,
+                if t.turns == 1 { " " } else { "s" },
+                preview(&t.title)
+            );
+        }
+        return Ok(());
+    };
+    let thread = library.thread(id).await?;
+    if json {
+        return print_json(&thread);
+    }
+    let gone = library.gone_sources(&thread.runs).await?;
+    println!("thread {} · {}", thread.summary.id, thread.summary.title);
+    for run in &thread.runs {
+        println!(
+            "\n── run {} · {} · {} ──",
+            run.id,
+            run.method,
+            run.status.as_str()
+        );
+        println!("> {}", run.question);
+        if let Some(query) = run.turn.as_ref().and_then(|t| t.rewrite.query()) {
+            println!("  (searched for: {query})");
+        }
+        match (&run.answer, &run.error) {
+            (Some(answer), _) => println!("{answer}"),
+            (None, Some(error)) => println!("error: {error}"),
+            (None, None) => println!("(no answer)"),
+        }
+        print_citations(run, &gone);
+    }
     Ok(())
 }

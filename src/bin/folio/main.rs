@@ -7,6 +7,7 @@ use std::path::PathBuf;
 mod answers;
 mod args;
 mod bench;
+mod chat;
 mod eval;
 mod graph;
 mod models;
@@ -101,6 +102,9 @@ enum IndexCommand {
 enum AnswerCommand {
     /// Answer a question from the library with a method.
     Ask(answers::AskArgs),
+    /// Talk with the library: each line a question in one thread, with line
+    /// editing and history; Ctrl-C stops an answer, Ctrl-D leaves.
+    Chat(chat::ChatArgs),
     /// The answering methods and their options.
     Methods,
     /// Recent runs, newest first.
@@ -110,9 +114,20 @@ enum AnswerCommand {
     },
     /// A run's answer, citations, model calls and timings.
     Show { run: i64 },
-    /// Write a run as markdown: the answer, its sources and how it was built.
+    /// Conversations, most recently active first; with an id, that thread
+    /// turn by turn.
+    Threads {
+        thread: Option<i64>,
+        #[arg(long, default_value_t = 20)]
+        limit: i64,
+    },
+    /// Write a run, or with --thread a whole conversation, as markdown: the
+    /// answers, their sources and how each was built.
     Export {
-        run: i64,
+        #[arg(required_unless_present = "thread", conflicts_with = "thread")]
+        run: Option<i64>,
+        #[arg(long)]
+        thread: Option<i64>,
         #[arg(short, long)]
         output: PathBuf,
     },
@@ -151,6 +166,11 @@ async fn run(cli: Cli) -> Result<()> {
         command => command,
     };
     let library = Library::open(config).await.context("opening the index")?;
+    // A chat outlives a Ctrl-C: it stops the answer being written, not the
+    // session, so the chat listens for it per answer.
+    if let Command::Answer(AnswerCommand::Chat(args)) = command {
+        return chat::run(&library, args).await;
+    }
     let stop = library.stop_token().clone();
     tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
@@ -223,10 +243,25 @@ async fn answer(
 ) -> Result<()> {
     match command {
         AnswerCommand::Ask(args) => answers::ask(library, args, cancel, json).await,
+        AnswerCommand::Chat(_) => unreachable!("a chat runs without the Ctrl-C handler"),
         AnswerCommand::Methods => answers::list_methods(json),
         AnswerCommand::Runs { limit } => answers::list_runs(library, limit, json).await,
         AnswerCommand::Show { run } => answers::show(library, run, json).await,
-        AnswerCommand::Export { run, output } => answers::export(library, run, &output, json).await,
+        AnswerCommand::Threads { thread, limit } => {
+            answers::threads(library, thread, limit, json).await
+        }
+        AnswerCommand::Export {
+            run,
+            thread,
+            output,
+        } => {
+            let what = match (run, thread) {
+                (_, Some(thread)) => answers::Exported::Thread(thread),
+                (Some(run), None) => answers::Exported::Run(run),
+                (None, None) => unreachable!("clap requires a run or --thread"),
+            };
+            answers::export(library, what, &output, json).await
+        }
     }
 }
 
