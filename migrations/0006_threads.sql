@@ -1,8 +1,12 @@
 -- Conversations. Every run belongs to a thread: a question asked on its own
 -- starts one, a follow-up joins an earlier one. A turn's order is its run id.
+-- A branch (Compare's follow-ups, one per method) follows another thread's
+-- turns up to and including run `forked_after`, then its own.
 CREATE TABLE threads (
     id INTEGER PRIMARY KEY,
     title TEXT NOT NULL,
+    forked_from INTEGER REFERENCES threads(id) ON DELETE SET NULL,
+    forked_after INTEGER,
     created_at INTEGER NOT NULL,
     updated_at INTEGER NOT NULL
 );

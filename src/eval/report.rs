@@ -306,7 +306,7 @@ mod tests {
         let (params, model) = (json!({}), json!({}));
         let id = store
             .start_run(&NewRun {
-                thread: None,
+                placement: crate::store::Placement::NewThread,
                 question: "When?",
                 method: "b",
                 params: &params,

@@ -117,6 +117,7 @@ impl MethodSpec {
             seed: settings.seed,
             options: self.options.clone(),
             thread: None,
+            fork: false,
         }
     }
 }

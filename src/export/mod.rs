@@ -83,7 +83,7 @@ pub(crate) mod tests {
         let id = library
             .store()
             .start_run(&NewRun {
-                thread: None,
+                placement: crate::store::Placement::NewThread,
                 question: PATH_LIKE,
                 method: "vanilla-rag",
                 params: &json!({}),

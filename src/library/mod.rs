@@ -451,9 +451,10 @@ impl Library {
         Ok(gone)
     }
 
-    /// The most recently active threads first.
-    pub async fn threads(&self, limit: i64) -> Result<Vec<ThreadSummary>> {
-        Ok(self.store.threads(limit).await?)
+    /// The most recently active threads first; `text` filters by any
+    /// turn's question and answer.
+    pub async fn threads(&self, text: Option<&str>, limit: i64) -> Result<Vec<ThreadSummary>> {
+        Ok(self.store.threads(text, limit).await?)
     }
 
     /// A thread with its turns, oldest first.

@@ -314,6 +314,21 @@ impl Prompts {
         self.messages_after(&[], id, vars)
     }
 
+    /// The replies of the step's worked examples: a reply that repeats one
+    /// is the model copying, not doing the step.
+    pub fn example_replies(&self, id: PromptId) -> Vec<&str> {
+        id.framing()
+            .1
+            .and_then(|e| self.examples.get(&e))
+            .map_or_else(Vec::new, |turns| {
+                turns
+                    .iter()
+                    .filter(|m| m.role == Role::Assistant)
+                    .map(|m| m.content.as_str())
+                    .collect()
+            })
+    }
+
     /// The step's messages with `earlier` (a thread's turns, as user and
     /// assistant messages) between the system message (and the step's
     /// worked examples) and the step's own message.

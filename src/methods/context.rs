@@ -294,6 +294,12 @@ impl<'a> MethodContext<'a> {
         self.complete(step, &messages, options).await
     }
 
+    /// The replies of `prompt`'s worked examples, to tell a reply that
+    /// copies one from a reply that does the step.
+    pub fn example_replies(&self, prompt: PromptId) -> Vec<&str> {
+        self.prompts.example_replies(prompt)
+    }
+
     /// Whether the model reports log-probabilities, so a method can pick a
     /// test that needs them.
     pub fn llm_capabilities(&self) -> crate::llm::Capabilities {

@@ -144,7 +144,8 @@ impl Conversation {
         let reply = ctx
             .generate_with(REWRITE_STEP, PromptId::ThreadRewrite, vars, &options)
             .await?;
-        Ok(match standalone_question(&reply) {
+        let examples = ctx.example_replies(PromptId::ThreadRewrite);
+        Ok(match standalone_question(&reply, &examples) {
             Ok(query) => Rewrite::Standalone { query },
             Err(reason) => Rewrite::FellBack { reason },
         })
@@ -165,7 +166,9 @@ fn rewrite_grammar(follow_up: &str) -> &'static str {
 }
 
 /// The question in a rewrite reply, or why the reply is unusable.
-fn standalone_question(reply: &Completion) -> Result<String, String> {
+/// `examples` are the worked examples' replies, which a small model
+/// sometimes repeats word for word.
+fn standalone_question(reply: &Completion, examples: &[&str]) -> Result<String, String> {
     if reply.finish == FinishReason::Length {
         return Err(format!(
             "the rewrite ran past {REWRITE_MAX_TOKENS} tokens, so it is not one question"
@@ -190,6 +193,9 @@ fn standalone_question(reply: &Completion) -> Result<String, String> {
     let question = line.trim_matches(['"', '“', '”', '\'', '`']).trim();
     if question.is_empty() {
         return Err("the rewrite reply was empty".to_string());
+    }
+    if examples.iter().any(|e| e.eq_ignore_ascii_case(question)) {
+        return Err("the rewrite repeated one of the prompt's worked examples".to_string());
     }
     if question.len() > REWRITE_MAX_CHARS {
         return Err(format!(
@@ -304,7 +310,8 @@ mod tests {
 
     #[test]
     fn a_rewrite_reply_is_read_or_refused_with_a_reason() {
-        let read = |text: &str, finish| standalone_question(&reply(text, finish));
+        let examples = ["Who maintains the toml crate?"];
+        let read = |text: &str, finish| standalone_question(&reply(text, finish), &examples);
         assert_eq!(
             read(
                 "\n  Standalone question: \"Who maintains toml?\"\n",
@@ -319,6 +326,9 @@ mod tests {
         assert!(read("  \n ", FinishReason::Stop)
             .unwrap_err()
             .contains("empty"));
+        assert!(read("who maintains the TOML crate?", FinishReason::Stop)
+            .unwrap_err()
+            .contains("worked examples"));
         assert!(read("\"\"", FinishReason::Stop)
             .unwrap_err()
             .contains("empty"));
@@ -519,6 +529,48 @@ mod asked_in_a_thread {
         assert_eq!(turn.rewrite, Rewrite::NotNeeded);
         assert_eq!(turn.left_out[0].reason, LeftOutReason::NoAnswer);
         assert_eq!(llm.sent()[0].len(), 2);
+    }
+
+    #[tokio::test]
+    async fn branches_follow_the_same_turns_and_leave_their_thread_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let library = library(dir.path()).await;
+        let first = first_turn(&library, "Who designed the Analytical Engine?", "Babbage.").await;
+        let mut branches = Vec::new();
+        for answer in ["In 1837.", "Around 1837."] {
+            let llm = ScriptedLlm::new(vec![
+                says("When did Babbage design the Analytical Engine?"),
+                says(answer),
+            ]);
+            let mut request = follow_up("When?", "llm-only", first.thread_id);
+            request.fork = true;
+            let (run, _) = ask_with(&library, &llm, &request).await;
+            assert_ne!(run.thread_id, first.thread_id);
+            assert_eq!(run.turn.as_ref().unwrap().history, vec![first.id]);
+            assert_eq!(llm.sent()[1].len(), 4, "both see the same earlier turn");
+            branches.push(run);
+        }
+        assert_ne!(branches[0].thread_id, branches[1].thread_id);
+        let original = library.thread(first.thread_id).await.unwrap();
+        assert_eq!(original.runs.len(), 1, "the thread itself is untouched");
+
+        let branch = library.thread(branches[0].thread_id).await.unwrap();
+        assert_eq!(branch.summary.forked_from, Some(first.thread_id));
+        assert_eq!(branch.runs.len(), 1, "a branch holds its own turns");
+        let llm = ScriptedLlm::new(vec![says("Who built it?"), says("Nobody finished it.")]);
+        let (later, _) = ask_with(
+            &library,
+            &llm,
+            &follow_up("Who built it?", "llm-only", branch.summary.id),
+        )
+        .await;
+        assert_eq!(later.thread_id, branch.summary.id);
+        assert_eq!(later.turn.unwrap().history, vec![first.id, branches[0].id]);
+
+        let found = library.threads(Some("1837"), 10).await.unwrap();
+        let mut ids: Vec<i64> = found.iter().map(|t| t.id).collect();
+        ids.sort();
+        assert_eq!(ids, [branches[0].thread_id, branches[1].thread_id]);
     }
 
     #[tokio::test]

@@ -16,7 +16,9 @@ use super::{
 use crate::llm::prompts::Prompts;
 use crate::llm::{Llm, LlmSettings, DEFAULT_SEED};
 use crate::retrieve::{Retrieval, Retriever, SearchMode};
-use crate::store::{NewRun, Rewrite, RunOutcome, RunRecord, RunStatus, Store, StoreError, Turn};
+use crate::store::{
+    NewRun, Placement, Rewrite, RunOutcome, RunRecord, RunStatus, Store, StoreError, Turn,
+};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[ts(export)]
@@ -40,6 +42,11 @@ pub struct AskRequest {
     #[serde(default)]
     #[ts(optional)]
     pub thread: Option<i64>,
+    /// With `thread`: answer in a new branch of it, which follows the same
+    /// earlier turns but leaves the thread itself as it is (Compare asks
+    /// every method the same follow-up this way).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fork: bool,
 }
 
 pub const DEFAULT_K: usize = 5;
@@ -98,6 +105,7 @@ impl AskRequest {
             seed: None,
             options: BTreeMap::new(),
             thread: None,
+            fork: false,
         }
     }
 }
@@ -147,15 +155,20 @@ pub async fn ask(
     } else {
         SearchMode::Hybrid
     });
-    let earlier = match request.thread {
-        Some(id) => {
-            store
-                .thread(id)
+    let (placement, earlier) = match (request.thread, request.fork) {
+        (None, _) => (Placement::NewThread, Vec::new()),
+        (Some(id), fork) => {
+            let earlier = store
+                .conversation(id)
                 .await?
-                .ok_or(MethodError::UnknownThread(id))?
-                .runs
+                .ok_or(MethodError::UnknownThread(id))?;
+            let placement = if fork {
+                Placement::Branch(id)
+            } else {
+                Placement::FollowUp(id)
+            };
+            (placement, earlier)
         }
-        None => Vec::new(),
     };
     let conversation = Conversation::select(&earlier, history_budget(llm.info().context_size));
     let params_json = serde_json::to_value(&params).unwrap_or(Value::Null);
@@ -163,7 +176,7 @@ pub async fn ask(
     let unknown_thread = || MethodError::UnknownThread(request.thread.unwrap_or_default());
     let run = store
         .start_run(&NewRun {
-            thread: request.thread,
+            placement,
             question,
             method: info.id,
             params: &params_json,

@@ -37,7 +37,7 @@ pub use folders::{Folder, FolderSummary};
 pub use gain::{BuildCost, GainEdge, NodeScoring, NodeWritten, RubricStatus};
 pub use jobs::{Job, JobState};
 pub use runs::{LlmCallRow, NewRun, RunOutcome, RunRecord, RunStatus, StartedRun};
-pub use threads::{LeftOut, LeftOutReason, Rewrite, Thread, ThreadSummary, Turn};
+pub use threads::{LeftOut, LeftOutReason, Placement, Rewrite, Thread, ThreadSummary, Turn};
 pub use vectors::{to_blob as vector_blob, VectorSpace};
 
 #[derive(Clone)]

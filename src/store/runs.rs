@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::rows::from_row;
-use super::threads::Turn;
+use super::threads::{Placement, Turn};
 use super::{now_ms, process_alive, Result, Store};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
@@ -43,8 +43,7 @@ impl RunStatus {
 }
 
 pub struct NewRun<'a> {
-    /// The thread it follows up on; `None` starts a thread.
-    pub thread: Option<i64>,
+    pub placement: Placement,
     pub question: &'a str,
     pub method: &'a str,
     pub params: &'a Value,
@@ -189,14 +188,12 @@ pub(super) fn run_from_row(r: RunRow) -> RunRecord {
 }
 
 impl Store {
-    /// Records a running run, in a new thread or the one it follows up on;
-    /// `None` when that thread does not exist.
+    /// Records a running run where `placement` says; `None` when the
+    /// thread it follows up or branches from does not exist.
     pub async fn start_run(&self, run: &NewRun<'_>) -> Result<Option<StartedRun>> {
         let mut tx = self.begin_write().await?;
-        let thread = match run.thread {
-            Some(id) if Store::touch_thread(&mut tx, id).await? => id,
-            Some(_) => return Ok(None),
-            None => Store::new_thread(&mut tx, run.question).await?,
+        let Some(thread) = Store::place(&mut tx, run.placement, run.question).await? else {
+            return Ok(None);
         };
         let id = sqlx::query(
             "INSERT INTO runs(thread_id, question, method, params, model, status, owner_pid, created_at) \

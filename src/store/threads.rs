@@ -69,8 +69,21 @@ pub struct ThreadSummary {
     /// The first turn's question.
     pub title: String,
     pub turns: i64,
+    /// The thread this one branched from: its turns up to the branch point
+    /// come before this thread's own.
+    pub forked_from: Option<i64>,
     pub created_at: i64,
     pub updated_at: i64,
+}
+
+/// Where a new run goes: a thread of its own, the end of a thread, or a
+/// new branch of one (Compare's follow-ups: one per method, each with the
+/// same earlier turns).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    NewThread,
+    FollowUp(i64),
+    Branch(i64),
 }
 
 /// A thread with every turn, oldest first.
@@ -87,6 +100,8 @@ struct SummaryRow {
     id: i64,
     title: String,
     turns: i64,
+    forked_from: Option<i64>,
+    forked_after: Option<i64>,
     created_at: i64,
     updated_at: i64,
 }
@@ -95,36 +110,79 @@ from_row!(SummaryRow {
     id,
     title,
     turns,
+    forked_from,
+    forked_after,
     created_at,
     updated_at
 });
 
-const SUMMARY_SQL: &str = "SELECT t.id, t.title, t.created_at, t.updated_at, \
-     (SELECT count(*) FROM runs r WHERE r.thread_id = t.id) AS turns FROM threads t";
+const SUMMARY_SQL: &str = "SELECT t.id, t.title, t.forked_from, t.forked_after, t.created_at, \
+     t.updated_at, (SELECT count(*) FROM runs r WHERE r.thread_id = t.id) AS turns FROM threads t";
 
-fn summary(r: SummaryRow) -> ThreadSummary {
+fn summary(r: &SummaryRow) -> ThreadSummary {
     ThreadSummary {
         id: r.id,
-        title: r.title,
+        title: r.title.clone(),
         turns: r.turns,
+        forked_from: r.forked_from,
         created_at: r.created_at,
         updated_at: r.updated_at,
     }
 }
 
 impl Store {
-    /// The most recently active threads first.
-    pub async fn threads(&self, limit: i64) -> Result<Vec<ThreadSummary>> {
-        let sql = format!("{SUMMARY_SQL} ORDER BY t.updated_at DESC, t.id DESC LIMIT ?");
+    /// The most recently active threads first; with `text`, only threads
+    /// with a turn whose question or answer contains it (case-insensitive
+    /// for ASCII).
+    pub async fn threads(&self, text: Option<&str>, limit: i64) -> Result<Vec<ThreadSummary>> {
+        let sql = format!(
+            "{SUMMARY_SQL} WHERE ?1 IS NULL OR EXISTS (SELECT 1 FROM runs r WHERE r.thread_id = t.id \
+             AND (instr(lower(r.question), lower(?1)) > 0 \
+             OR instr(lower(COALESCE(r.answer, '')), lower(?1)) > 0)) \
+             ORDER BY t.updated_at DESC, t.id DESC LIMIT ?2"
+        );
+        let text = text.map(str::trim).filter(|t| !t.is_empty());
         let rows: Vec<SummaryRow> = sqlx::query_as(&sql)
+            .bind(text)
             .bind(limit)
             .fetch_all(&self.pool)
             .await?;
-        Ok(rows.into_iter().map(summary).collect())
+        Ok(rows.iter().map(summary).collect())
     }
 
-    /// The thread with its turns, oldest first; `None` if there is none.
+    /// The thread with its own turns, oldest first; `None` if there is none.
     pub async fn thread(&self, id: i64) -> Result<Option<Thread>> {
+        Ok(self.thread_row(id).await?.map(|(row, runs)| Thread {
+            summary: summary(&row),
+            runs,
+        }))
+    }
+
+    /// Every turn a new turn of thread `id` follows, oldest first: for a
+    /// branch, the turns it branched after, then its own. `None` if there
+    /// is no such thread.
+    pub async fn conversation(&self, id: i64) -> Result<Option<Vec<RunRecord>>> {
+        let Some((row, mut runs)) = self.thread_row(id).await? else {
+            return Ok(None);
+        };
+        // A branch always names an older thread, so this ends.
+        let (mut parent, mut after) = (row.forked_from, row.forked_after);
+        while let Some(parent_id) = parent {
+            let Some((row, parent_runs)) = self.thread_row(parent_id).await? else {
+                break;
+            };
+            let mut before: Vec<RunRecord> = parent_runs
+                .into_iter()
+                .filter(|r| after.is_some_and(|after| r.id <= after))
+                .collect();
+            before.append(&mut runs);
+            runs = before;
+            (parent, after) = (row.forked_from, row.forked_after);
+        }
+        Ok(Some(runs))
+    }
+
+    async fn thread_row(&self, id: i64) -> Result<Option<(SummaryRow, Vec<RunRecord>)>> {
         let sql = format!("{SUMMARY_SQL} WHERE t.id = ?");
         let Some(row) = sqlx::query_as::<_, SummaryRow>(&sql)
             .bind(id)
@@ -135,37 +193,55 @@ impl Store {
         };
         let sql = format!("SELECT {RUN_COLUMNS} FROM runs WHERE thread_id = ? ORDER BY id");
         let runs: Vec<RunRow> = sqlx::query_as(&sql).bind(id).fetch_all(&self.pool).await?;
-        Ok(Some(Thread {
-            summary: summary(row),
-            runs: runs.into_iter().map(run_from_row).collect(),
-        }))
+        Ok(Some((row, runs.into_iter().map(run_from_row).collect())))
     }
 
-    /// A new thread named after its first question.
-    pub(super) async fn new_thread(tx: &mut sqlx::SqliteConnection, title: &str) -> Result<i64> {
+    /// The thread a new run goes to, created unless the run follows up;
+    /// `None` when the thread it follows up or branches from does not exist.
+    pub(super) async fn place(
+        tx: &mut sqlx::SqliteConnection,
+        placement: Placement,
+        title: &str,
+    ) -> Result<Option<i64>> {
         let now = now_ms();
-        Ok(
-            sqlx::query("INSERT INTO threads(title, created_at, updated_at) VALUES (?, ?, ?)")
-                .bind(title)
-                .bind(now)
-                .bind(now)
-                .execute(tx)
-                .await?
-                .last_insert_rowid(),
+        let (forked_from, forked_after) = match placement {
+            Placement::FollowUp(id) => {
+                let touched = sqlx::query("UPDATE threads SET updated_at = ? WHERE id = ?")
+                    .bind(now)
+                    .bind(id)
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected();
+                return Ok((touched > 0).then_some(id));
+            }
+            Placement::NewThread => (None, None),
+            Placement::Branch(parent) => {
+                let last: Option<(Option<i64>,)> = sqlx::query_as(
+                    "SELECT (SELECT max(id) FROM runs WHERE thread_id = t.id) \
+                     FROM threads t WHERE t.id = ?",
+                )
+                .bind(parent)
+                .fetch_optional(&mut *tx)
+                .await?;
+                match last {
+                    Some((after,)) => (Some(parent), after),
+                    None => return Ok(None),
+                }
+            }
+        };
+        let id = sqlx::query(
+            "INSERT INTO threads(title, forked_from, forked_after, created_at, updated_at) \
+             VALUES (?, ?, ?, ?, ?)",
         )
-    }
-
-    /// Marks the thread active now; whether it exists.
-    pub(super) async fn touch_thread(tx: &mut sqlx::SqliteConnection, id: i64) -> Result<bool> {
-        Ok(
-            sqlx::query("UPDATE threads SET updated_at = ? WHERE id = ?")
-                .bind(now_ms())
-                .bind(id)
-                .execute(tx)
-                .await?
-                .rows_affected()
-                > 0,
-        )
+        .bind(title)
+        .bind(forked_from)
+        .bind(forked_after)
+        .bind(now)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?
+        .last_insert_rowid();
+        Ok(Some(id))
     }
 
     /// Forgets a thread, its runs and their model calls; whether it existed.
@@ -230,7 +306,7 @@ mod tests {
         pool.close().await;
 
         let store = super::Store::open(&path).await.unwrap();
-        let threads = store.threads(10).await.unwrap();
+        let threads = store.threads(None, 10).await.unwrap();
         let seen: Vec<(i64, &str, i64, i64)> = threads
             .iter()
             .map(|t| (t.id, t.title.as_str(), t.turns, t.updated_at))
@@ -243,7 +319,7 @@ mod tests {
 
         let started = store
             .start_run(&super::super::NewRun {
-                thread: None,
+                placement: super::Placement::NewThread,
                 question: "Third?",
                 method: "llm-only",
                 params: &serde_json::json!({}),
@@ -260,6 +336,6 @@ mod tests {
         );
         assert!(store.delete_thread(1).await.unwrap());
         assert!(store.thread(1).await.unwrap().is_none());
-        assert_eq!(store.threads(10).await.unwrap().len(), 1);
+        assert_eq!(store.threads(None, 10).await.unwrap().len(), 1);
     }
 }

@@ -1,10 +1,10 @@
-//! Asking questions (streamed), the run history, and export.
+//! Asking questions (streamed), the history of runs and threads, and export.
 
 use std::time::Duration;
 
 use folio::methods::runner::AskRequest;
 use folio::methods::{EventSink, MethodInfo, RunEvent};
-use folio::store::{LlmCallRow, RunRecord};
+use folio::store::{LlmCallRow, RunRecord, ThreadSummary};
 use serde::Serialize;
 use tauri::ipc::Channel;
 use tauri::{AppHandle, State};
@@ -21,6 +21,16 @@ const TOKEN_BATCH: Duration = Duration::from_millis(25);
 pub struct RunDetail {
     pub run: RunRecord,
     pub calls: Vec<LlmCallRow>,
+}
+
+/// A thread turn by turn, and the files its answers cite that are no
+/// longer in the library.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(export)]
+pub struct ThreadDetail {
+    pub summary: ThreadSummary,
+    pub turns: Vec<RunDetail>,
+    pub gone: Vec<String>,
 }
 
 #[tauri::command(rename_all = "snake_case")]
@@ -103,4 +113,67 @@ pub async fn export_run(
         return Ok(None);
     };
     Ok(Some(library.export(id, &path).await?.display().to_string()))
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn threads(
+    state: State<'_, AppState>,
+    query: Option<String>,
+    limit: i64,
+) -> CommandResult<Vec<ThreadSummary>> {
+    Ok(state
+        .library()
+        .await?
+        .threads(query.as_deref(), limit.clamp(1, 1000))
+        .await?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn thread_detail(state: State<'_, AppState>, id: i64) -> CommandResult<ThreadDetail> {
+    let library = state.library().await?;
+    let thread = library.thread(id).await?;
+    let gone = library.gone_sources(&thread.runs).await?;
+    let mut turns = Vec::with_capacity(thread.runs.len());
+    for run in thread.runs {
+        let calls = library.run_calls(run.id).await?;
+        turns.push(RunDetail { run, calls });
+    }
+    Ok(ThreadDetail {
+        summary: thread.summary,
+        turns,
+        gone: gone.into_iter().collect(),
+    })
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn delete_thread(state: State<'_, AppState>, id: i64) -> CommandResult<()> {
+    Ok(state.library().await?.delete_thread(id).await?)
+}
+
+/// Asks where to save the whole thread, then writes exactly there; `None`
+/// when cancelled.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn export_thread(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    id: i64,
+) -> CommandResult<Option<String>> {
+    let library = state.library().await?;
+    library.thread(id).await?;
+    let Some(path) = dialogs::markdown_destination(
+        &app,
+        "Export conversation as markdown",
+        &format!("folio-thread-{id}.md"),
+    )
+    .await?
+    else {
+        return Ok(None);
+    };
+    Ok(Some(
+        library
+            .export_thread(id, &path)
+            .await?
+            .display()
+            .to_string(),
+    ))
 }

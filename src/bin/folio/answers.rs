@@ -34,6 +34,10 @@ pub struct AskArgs {
     /// it the question starts a thread of its own.
     #[arg(long)]
     thread: Option<i64>,
+    /// With --thread: answer in a new branch of the thread, which sees the
+    /// same earlier turns and leaves the thread as it is.
+    #[arg(long, requires = "thread")]
+    fork: bool,
 }
 
 /// Every method's options as flags of their own (`--variant parallel`,
@@ -133,6 +137,7 @@ pub async fn ask(
             .chain(args.method_flags.0)
             .collect::<BTreeMap<_, _>>(),
         thread: args.thread,
+        fork: args.fork,
     };
     let run = ask_streaming(library, &request, cancel, json).await?;
     if json {
@@ -402,7 +407,7 @@ pub async fn export(library: &Library, what: Exported, out: &Path, json: bool) -
 /// Recent threads, or with `id` one thread turn by turn.
 pub async fn threads(library: &Library, id: Option<i64>, limit: i64, json: bool) -> Result<()> {
     let Some(id) = id else {
-        let threads = library.threads(limit).await?;
+        let threads = library.threads(None, limit).await?;
         if json {
             return print_json(&threads);
         }

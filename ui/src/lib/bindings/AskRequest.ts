@@ -22,4 +22,10 @@ options: { [key in string]: string },
 /**
  * The thread this question follows up on; `None` starts a new one.
  */
-thread?: number, };
+thread?: number, 
+/**
+ * With `thread`: answer in a new branch of it, which follows the same
+ * earlier turns but leaves the thread itself as it is (Compare asks
+ * every method the same follow-up this way).
+ */
+fork?: boolean, };

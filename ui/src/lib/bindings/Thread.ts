@@ -8,4 +8,9 @@ export type Thread = { runs: Array<RunRecord>, id: number,
 /**
  * The first turn's question.
  */
-title: string, turns: number, created_at: number, updated_at: number, };
+title: string, turns: number, 
+/**
+ * The thread this one branched from: its turns up to the branch point
+ * come before this thread's own.
+ */
+forked_from: number | null, created_at: number, updated_at: number, };
