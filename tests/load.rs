@@ -174,13 +174,10 @@ async fn questions_while_passages_ingest_and_the_graph_builds() {
         .map(|question| {
             let library = library.clone();
             let request = AskRequest {
-                question: question.to_string(),
-                method: "vanilla-rag".into(),
                 k: 3,
                 temperature: Some(0.0),
                 max_tokens: Some(128),
-                seed: None,
-                options: Default::default(),
+                ..AskRequest::new(*question, "vanilla-rag")
             };
             tokio::spawn(async move {
                 let asked = Instant::now();

@@ -101,6 +101,13 @@ pub fn render_thread(
         if summary.turns == 1 { "" } else { "s" }
     );
     for (run, calls) in thread.runs.iter().zip(calls) {
+        if run.thread_id != summary.id {
+            let _ = writeln!(
+                out,
+                "*The next turn is from thread {}, which this thread branched from.*\n",
+                run.thread_id
+            );
+        }
         out.push_str(&nested(&render(run, calls, gone)));
     }
     out

@@ -407,15 +407,6 @@ impl Library {
         Ok(self.store.runs(text, limit).await?)
     }
 
-    /// Deletes a finished (or failed, cancelled, interrupted) run.
-    pub async fn delete_run(&self, id: i64) -> Result<()> {
-        if self.run(id).await?.status == RunStatus::Running {
-            return Err(Error::RunInProgress(id));
-        }
-        self.store.delete_run(id).await?;
-        Ok(())
-    }
-
     /// The model calls a run made, in order.
     pub async fn run_calls(&self, id: i64) -> Result<Vec<LlmCallRow>> {
         Ok(self.store.llm_calls(id).await?)
@@ -457,18 +448,30 @@ impl Library {
         Ok(self.store.threads(text, limit).await?)
     }
 
-    /// A thread with its turns, oldest first.
+    /// A thread with every turn it follows on, oldest first.
+    ///
+    /// A branch's runs start with the turns it branched after; their
+    /// `thread_id` names the thread they belong to.
     pub async fn thread(&self, id: i64) -> Result<Thread> {
-        self.store
-            .thread(id)
-            .await?
-            .ok_or_else(|| MethodError::UnknownThread(id).into())
+        let unknown = || MethodError::UnknownThread(id);
+        let own = self.store.thread(id).await?.ok_or_else(unknown)?;
+        let runs = self.store.conversation(id).await?.ok_or_else(unknown)?;
+        Ok(Thread {
+            summary: own.summary,
+            runs,
+        })
     }
 
     /// Deletes a thread and its turns, unless one is still being answered.
+    /// A branch's turns go; the turns it branched after stay with their
+    /// own thread.
     pub async fn delete_thread(&self, id: i64) -> Result<()> {
-        let thread = self.thread(id).await?;
-        if let Some(run) = thread.runs.iter().find(|r| r.status == RunStatus::Running) {
+        let own = self
+            .store
+            .thread(id)
+            .await?
+            .ok_or(MethodError::UnknownThread(id))?;
+        if let Some(run) = own.runs.iter().find(|r| r.status == RunStatus::Running) {
             return Err(Error::RunInProgress(run.id));
         }
         self.store.delete_thread(id).await?;

@@ -556,7 +556,19 @@ mod asked_in_a_thread {
 
         let branch = library.thread(branches[0].thread_id).await.unwrap();
         assert_eq!(branch.summary.forked_from, Some(first.thread_id));
-        assert_eq!(branch.runs.len(), 1, "a branch holds its own turns");
+        assert_eq!(
+            branch
+                .runs
+                .iter()
+                .map(|r| (r.id, r.thread_id))
+                .collect::<Vec<_>>(),
+            [
+                (first.id, first.thread_id),
+                (branches[0].id, branch.summary.id)
+            ],
+            "a branch shows the turn it follows on, then its own"
+        );
+        assert_eq!(branch.summary.turns, 1);
         let llm = ScriptedLlm::new(vec![says("Who built it?"), says("Nobody finished it.")]);
         let (later, _) = ask_with(
             &library,

@@ -328,7 +328,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn history_is_searchable_and_runs_can_be_deleted() {
+    async fn history_is_searchable_and_threads_can_be_deleted() {
         let (run, _, library, _dir) = ask_scripted(
             vec![reply("Borrowing lends a value.", FinishReason::Stop)],
             64,
@@ -346,13 +346,16 @@ mod tests {
         assert_eq!(found("lends").await, 1, "answers match");
         assert_eq!(found("ownership").await, 0);
         assert_eq!(found("  ").await, 1, "a blank search lists everything");
-        library.delete_run(run.id).await.unwrap();
+        let threads = library.threads(Some("LENDS"), 10).await.unwrap();
+        assert_eq!(threads.len(), 1, "threads are found by their turns' text");
+        library.delete_thread(run.thread_id).await.unwrap();
         assert!(library.runs(None, 10).await.unwrap().is_empty());
         assert!(library.run_calls(run.id).await.unwrap().is_empty());
-        assert!(matches!(
-            library.delete_run(run.id).await,
-            Err(crate::Error::RunNotFound(_))
-        ));
+        let again = library.delete_thread(run.thread_id).await.unwrap_err();
+        assert!(
+            again.is_user_error() && again.to_string().contains("no thread"),
+            "{again}"
+        );
     }
 
     #[tokio::test]

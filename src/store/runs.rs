@@ -289,34 +289,6 @@ impl Store {
         Ok(rows.into_iter().map(run_from_row).collect())
     }
 
-    /// Forgets a run and its model calls, and its thread if it was the
-    /// thread's only turn; returns whether it existed.
-    pub async fn delete_run(&self, id: i64) -> Result<bool> {
-        let mut tx = self.begin_write().await?;
-        let thread: Option<i64> = sqlx::query_scalar("SELECT thread_id FROM runs WHERE id = ?")
-            .bind(id)
-            .fetch_optional(&mut *tx)
-            .await?
-            .flatten();
-        sqlx::query("DELETE FROM llm_calls WHERE run_id = ?")
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
-        let done = sqlx::query("DELETE FROM runs WHERE id = ?")
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
-        sqlx::query(
-            "DELETE FROM threads WHERE id = ? AND NOT EXISTS (SELECT 1 FROM runs WHERE thread_id = ?)",
-        )
-        .bind(thread)
-        .bind(thread)
-        .execute(&mut *tx)
-        .await?;
-        tx.commit().await?;
-        Ok(done.rows_affected() > 0)
-    }
-
     pub async fn llm_calls(&self, run_id: i64) -> Result<Vec<LlmCallRow>> {
         let rows: Vec<(String, i64, i64, i64, Option<String>, Option<String>)> = sqlx::query_as(
             "SELECT step, prompt_tokens, completion_tokens, wall_ms, finish, error \

@@ -329,11 +329,8 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!((started.run, started.thread), (3, 3));
-        assert!(store.delete_run(3).await.unwrap());
-        assert!(
-            store.thread(3).await.unwrap().is_none(),
-            "an emptied thread goes"
-        );
+        assert!(store.delete_thread(3).await.unwrap());
+        assert!(store.thread(3).await.unwrap().is_none());
         assert!(store.delete_thread(1).await.unwrap());
         assert!(store.thread(1).await.unwrap().is_none());
         assert_eq!(store.threads(None, 10).await.unwrap().len(), 1);

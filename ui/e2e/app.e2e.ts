@@ -1,6 +1,7 @@
 // The real app in a real window (Xvfb + tauri-driver + WebKitWebDriver), on
 // the embedded models: add the rust-book folder, wait for indexing, ask
-// with vanilla-rag, open a citation, open a passage of a PDF on its rendered
+// with vanilla-rag, open a citation, hold a two-turn conversation and take
+// it to Compare, open a passage of a PDF on its rendered
 // page with its lines boxed, compare two methods, export a run,
 // watch PAGER's page fill in, ActiveRAG's agents and RDR2's routes, build
 // part of the information-gain graph and draw iG²RAG's walk over it, draw
@@ -70,16 +71,24 @@ async function setField(id: string, value: string) {
   );
 }
 
-async function askQuestion(text: string) {
+/** Asks in the conversation on screen: a follow-up once there is a turn. */
+async function askFollowUp(text: string) {
   const question = await app.byTestId("question-input");
   await question.clear();
   await question.type(text);
   await question.type(Keys.Enter);
 }
 
-/** Whether the Ask view shows a finished run's status. */
+/** Asks in a new thread, so the Ask view shows this question's turn alone. */
+async function askQuestion(text: string) {
+  const fresh = await app.all('[data-testid="new-thread"]');
+  if (fresh.length > 0) await fresh[0].click();
+  await askFollowUp(text);
+}
+
+/** Whether the Ask view's newest turn shows a finished run's status. */
 async function answered() {
-  const status = await app.all('[data-testid="answer-status"]');
+  const status = await app.all('[data-testid="ask-turn"]:last-of-type [data-testid="answer-status"]');
   return status.length > 0 && (await status[0].text()).trim().length > 0;
 }
 
@@ -207,6 +216,37 @@ describe("Folio in a real window", () => {
     expect(await viewer.text()).toMatch(/\.md/);
     await shot("05-source-viewer");
     await closeViewer();
+  });
+
+  it("holds a conversation: the follow-up is read as a standalone question and answered below the first turn", async () => {
+    await open("ask");
+    await chooseMethod("vanilla-rag");
+    await askQuestion("What opt-level does the release profile use?");
+    await app.waitFor("the first turn to finish", 5 * MINUTE, answered);
+    await askFollowUp("And for the dev profile?");
+    await app.waitFor("the follow-up to finish", 5 * MINUTE, async () => {
+      return (await app.all('[data-testid="ask-turn"]')).length === 2 && (await answered());
+    });
+    expect(await (await app.byTestId("ask-thread")).text()).toMatch(/^Thread \d+$/);
+    const notes = await app.all('[data-testid="ask-turn"]:last-of-type [data-testid="rewrite-note"]');
+    expect(notes).toHaveLength(1);
+    expect(await notes[0].text()).toMatch(/^Searched as/);
+    await shot("04b-ask-conversation");
+    // The newest answer's end is in view.
+    const place = await app.execute<{ bottom: number; height: number }>(
+      "const answers = document.querySelectorAll('[data-testid=\"ask-turn\"] [data-testid=\"answer\"]');" +
+        "const r = answers[answers.length - 1].getBoundingClientRect(); return { bottom: r.bottom, height: window.innerHeight };",
+    );
+    expect(place.bottom).toBeGreaterThan(0);
+    expect(place.bottom).toBeLessThanOrEqual(place.height + 1);
+
+    // Compare can put the next question to several methods with this history.
+    const thread = (await (await app.byTestId("ask-thread")).text()).replace(/\D/g, "");
+    await (await app.byTestId("compare-follow-up")).click();
+    const banner = await app.byTestId("compare-thread", 15_000);
+    expect(await banner.text()).toContain(`Following up thread ${thread}`);
+    await shot("04c-compare-follow-up");
+    await (await app.byTestId("compare-thread-clear")).click();
   });
 
   it("opens a cited PDF on its page, rendered, with the passage highlighted (or a note when its place was not recorded)", async () => {

@@ -38,10 +38,12 @@ const passage = {
   text: "Rc counts references.",
 };
 
-function runRecord(id: number, method: string) {
+function runRecord(id: number, method: string, thread = 9, question = "What does Rc do?") {
   return {
     id,
-    question: "What does Rc do?",
+    thread_id: thread,
+    turn: null,
+    question,
     method,
     params: {},
     model: {},
@@ -61,6 +63,8 @@ function runRecord(id: number, method: string) {
     finished_at: Date.UTC(2026, 10, 21),
   };
 }
+
+const thread = { id: 9, title: "What does Rc do?", turns: 2, forked_from: null, created_at: 0, updated_at: 0 };
 
 const responses: Record<string, (args: Record<string, unknown>) => unknown> = {
   app_info: () => ({
@@ -141,12 +145,20 @@ const responses: Record<string, (args: Record<string, unknown>) => unknown> = {
     shell.state.askChannels.push(args.on_event as { onmessage: (m: unknown) => void });
     return new Promise((resolve) => shell.state.askResolvers.push(resolve));
   },
-  runs: () => [runRecord(9, "vanilla-rag")],
-  run_detail: () => ({
-    run: runRecord(9, "vanilla-rag"),
-    calls: [{ step: "answer", prompt_tokens: 120, completion_tokens: 9, wall_ms: 800, finish: "stop", error: null }],
+  threads: () => [thread],
+  thread_detail: () => ({
+    summary: thread,
+    turns: [
+      {
+        run: runRecord(9, "vanilla-rag"),
+        calls: [{ step: "answer", prompt_tokens: 120, completion_tokens: 9, wall_ms: 800, finish: "stop", error: null }],
+      },
+      { run: runRecord(10, "llm-only", 9, "Is it thread-safe?"), calls: [] },
+    ],
+    gone: [],
   }),
   export_run: () => "/home/me/answer.md",
+  export_thread: () => "/home/me/thread.md",
   remove_folder: () => undefined,
   settings: () => ({
     backend: "embedded",
@@ -203,6 +215,14 @@ let app: ReturnType<typeof mount>;
 beforeAll(async () => {
   // jsdom lays nothing out and has no modal dialogs.
   Element.prototype.scrollIntoView = () => {};
+  vi.stubGlobal("matchMedia", () => ({ matches: false }));
+  vi.stubGlobal(
+    "ResizeObserver",
+    class {
+      observe() {}
+      disconnect() {}
+    },
+  );
   HTMLDialogElement.prototype.showModal = function (this: HTMLDialogElement) {
     this.setAttribute("open", "");
   };
@@ -318,6 +338,9 @@ describe("the app against a fake shell", () => {
     expect(byTestId("answer-status")?.textContent).toBe("done");
     expect(byTestId("answer")?.querySelector("strong")?.textContent).toBe("counts");
     expect(allByTestId("citation")).toHaveLength(1);
+    // Done, the newest turn still shows how it was built: the stored trace.
+    const trace = byTestId("trace-details") as HTMLDetailsElement;
+    expect(trace.open).toBe(true);
     expect(byTestId("trace-panel")?.textContent).toContain("Rc > Counting");
     expect(byTestId("ask-cancel")).toBeNull();
 
@@ -335,20 +358,97 @@ describe("the app against a fake shell", () => {
     expect(byTestId("source-viewer")).toBeNull();
   });
 
-  it("compares methods side by side, each through its own channel", async () => {
-    byTestId("nav-compare")?.click();
+  it("asks a follow-up in the same thread, below the first turn, and starts a new thread on request", async () => {
+    const asked = () => shell.invoke.mock.calls.filter(([c]) => c === "ask").map(([, args]) => args.request);
+    expect(byTestId("ask-thread")?.textContent).toBe("Thread 9");
+    const input = byTestId("question-input") as HTMLTextAreaElement;
+    expect(input.value).toBe("");
+    // The composer is below the conversation.
+    const [first] = allByTestId("ask-turn");
+    expect(first.compareDocumentPosition(input) & Node.DOCUMENT_POSITION_FOLLOWING).toBeTruthy();
+
+    (byTestId("method-select") as HTMLSelectElement).value = "llm-only";
+    byTestId("method-select")!.dispatchEvent(new Event("change", { bubbles: true }));
+    type(input, "Is it thread-safe?");
+    key({ key: "Enter" }, input);
     await settle();
-    type(byTestId("compare-question") as HTMLTextAreaElement, "What does Rc do?");
+    expect(asked()[1]).toEqual({
+      question: "Is it thread-safe?",
+      method: "llm-only",
+      k: 5,
+      temperature: null,
+      max_tokens: null,
+      options: {},
+      thread: 9,
+    });
+    const turns = allByTestId("ask-turn");
+    expect(turns).toHaveLength(2);
+    expect(turns[0].textContent).toContain("Vanilla RAG");
+    expect(turns[1].textContent).toContain("LLM only");
+    expect((byTestId("new-thread") as HTMLButtonElement).disabled).toBe(true);
+    expect(byTestId("compare-follow-up")).toBeNull();
+
+    shell.state.askChannels[1].onmessage([
+      { type: "started", run_id: 10, thread_id: 9, method: "llm-only" },
+      { type: "rewritten", rewrite: { kind: "standalone", query: "Is Rc thread-safe?" } },
+    ] satisfies RunEvent[]);
+    await settle();
+    expect(turns[1].querySelector('[data-testid="rewrite-note"]')?.textContent).toBe("Searched as: Is Rc thread-safe?");
+    shell.state.askResolvers[1](runRecord(10, "llm-only", 9, "Is it thread-safe?"));
+    await settle();
+    expect(allByTestId("answer-status").map((s) => s.textContent)).toEqual(["done", "done"]);
+
+    (byTestId("new-thread") as HTMLButtonElement).click();
+    await settle();
+    expect(allByTestId("ask-turn")).toHaveLength(0);
+    expect(byTestId("ask-thread")).toBeNull();
+    expect(document.activeElement).toBe(input);
+    type(input, "What is Arc?");
+    key({ key: "Enter" }, input);
+    await settle();
+    expect(asked()[2].thread).toBeUndefined();
+    shell.state.askResolvers[2](runRecord(12, "llm-only", 12, "What is Arc?"));
+    await settle();
+    expect(byTestId("ask-thread")?.textContent).toBe("Thread 12");
+  });
+
+  it("compares a follow-up of the Ask thread, every method in a branch of it", async () => {
+    type(byTestId("question-input") as HTMLTextAreaElement, "And Rc?");
+    byTestId("compare-follow-up")?.click();
+    await settle();
+    expect(byTestId("nav-compare")?.getAttribute("aria-current")).toBe("page");
+    expect(byTestId("compare-thread")?.textContent).toContain("Following up thread 12: What is Arc?");
+    expect((byTestId("compare-question") as HTMLTextAreaElement).value).toBe("And Rc?");
     (byTestId("compare-method-llm-only") as HTMLInputElement).click();
     (byTestId("compare-method-vanilla-rag") as HTMLInputElement).click();
     await settle();
     (byTestId("compare-run") as HTMLButtonElement).click();
     await settle();
+    const requests = shell.invoke.mock.calls.filter(([c]) => c === "ask").map(([, args]) => args.request);
+    expect(requests.slice(3).map((r) => [r.method, r.thread, r.fork])).toEqual([
+      ["llm-only", 12, true],
+      ["vanilla-rag", 12, true],
+    ]);
+    shell.state.askResolvers[3](runRecord(13, "llm-only", 13, "And Rc?"));
+    shell.state.askResolvers[4](runRecord(14, "vanilla-rag", 14, "And Rc?"));
+    await settle();
+    byTestId("compare-thread-clear")?.click();
+    await settle();
+    expect(byTestId("compare-thread")).toBeNull();
+  });
+
+  it("compares methods side by side, each through its own channel", async () => {
+    byTestId("nav-compare")?.click();
+    await settle();
+    type(byTestId("compare-question") as HTMLTextAreaElement, "What does Rc do?");
+    (byTestId("compare-run") as HTMLButtonElement).click();
+    await settle();
     expect(allByTestId("compare-column")).toHaveLength(2);
-    expect(shell.state.askChannels).toHaveLength(3);
-    expect(shell.state.askChannels[1]).not.toBe(shell.state.askChannels[2]);
-    shell.state.askResolvers[1](runRecord(10, "llm-only"));
-    shell.state.askResolvers[2](runRecord(11, "vanilla-rag"));
+    expect(shell.state.askChannels).toHaveLength(7);
+    expect(shell.state.askChannels[5]).not.toBe(shell.state.askChannels[6]);
+    expect(shell.invoke.mock.calls.at(-1)?.[1].request.thread).toBeUndefined();
+    shell.state.askResolvers[5](runRecord(15, "llm-only"));
+    shell.state.askResolvers[6](runRecord(16, "vanilla-rag"));
     await settle();
     const footers = allByTestId("compare-footer").map((f) => f.textContent ?? "");
     expect(footers).toHaveLength(2);
@@ -359,17 +459,42 @@ describe("the app against a fake shell", () => {
     }
   });
 
-  it("shows the newest past run and exports it", async () => {
+  it("shows the most recent thread turn by turn, exports a turn and the thread, and continues it in Ask", async () => {
     byTestId("nav-history")?.click();
     await settle();
     expect(allByTestId("history-row")).toHaveLength(1);
-    // The newest run opens by itself.
+    expect(byTestId("history-row")?.textContent).toContain("2 turns");
+    // The most recent thread opens by itself.
+    expect(allByTestId("history-turn").map((t) => t.querySelector("h3")?.textContent)).toEqual([
+      "What does Rc do?",
+      "Is it thread-safe?",
+    ]);
+    const trace = byTestId("trace-details") as HTMLDetailsElement;
+    trace.open = true;
+    trace.dispatchEvent(new Event("toggle"));
+    await settle();
     expect(document.body.textContent).toContain("Model calls");
     byTestId("history-export")?.click();
     await settle();
-    expect(allByTestId("toast").map((t) => t.textContent)).toContainEqual(
-      expect.stringContaining("Exported to /home/me/answer.md"),
-    );
+    byTestId("thread-export")?.click();
+    await settle();
+    const toasts = allByTestId("toast").map((t) => t.textContent);
+    expect(toasts).toContainEqual(expect.stringContaining("Exported to /home/me/answer.md"));
+    expect(toasts).toContainEqual(expect.stringContaining("Exported to /home/me/thread.md"));
+    expect(shell.invoke).toHaveBeenCalledWith("export_thread", { id: 9 });
+
+    byTestId("thread-continue")?.click();
+    await settle();
+    expect(byTestId("nav-ask")?.getAttribute("aria-current")).toBe("page");
+    expect(allByTestId("ask-turn")).toHaveLength(2);
+    expect(byTestId("ask-thread")?.textContent).toBe("Thread 9");
+    const input = byTestId("question-input") as HTMLTextAreaElement;
+    type(input, "And Arc?");
+    key({ key: "Enter" }, input);
+    await settle();
+    expect(shell.invoke.mock.calls.filter(([c]) => c === "ask").at(-1)?.[1].request.thread).toBe(9);
+    shell.state.askResolvers.at(-1)!(runRecord(17, "vanilla-rag", 9, "And Arc?"));
+    await settle();
   });
 
   it("shows settings with the key-file warning and validates before saving", async () => {

@@ -67,33 +67,6 @@ pub fn cancel_ask(state: State<'_, AppState>, ask_id: String) {
     state.cancel_ask(&ask_id);
 }
 
-#[tauri::command(rename_all = "snake_case")]
-pub async fn runs(
-    state: State<'_, AppState>,
-    query: Option<String>,
-    limit: i64,
-) -> CommandResult<Vec<RunRecord>> {
-    Ok(state
-        .library()
-        .await?
-        .runs(query.as_deref(), limit.clamp(1, 1000))
-        .await?)
-}
-
-#[tauri::command(rename_all = "snake_case")]
-pub async fn run_detail(state: State<'_, AppState>, id: i64) -> CommandResult<RunDetail> {
-    let library = state.library().await?;
-    Ok(RunDetail {
-        run: library.run(id).await?,
-        calls: library.run_calls(id).await?,
-    })
-}
-
-#[tauri::command(rename_all = "snake_case")]
-pub async fn delete_run(state: State<'_, AppState>, id: i64) -> CommandResult<()> {
-    Ok(state.library().await?.delete_run(id).await?)
-}
-
 /// Asks where to save, then writes exactly there; `None` when cancelled.
 #[tauri::command(rename_all = "snake_case")]
 pub async fn export_run(

@@ -432,8 +432,13 @@ pub async fn threads(library: &Library, id: Option<i64>, limit: i64, json: bool)
     let gone = library.gone_sources(&thread.runs).await?;
     println!("thread {} · {}", thread.summary.id, thread.summary.title);
     for run in &thread.runs {
+        let inherited = if run.thread_id == thread.summary.id {
+            String::new()
+        } else {
+            format!(" · from thread {}", run.thread_id)
+        };
         println!(
-            "\n── run {} · {} · {} ──",
+            "\n── run {} · {} · {}{inherited} ──",
             run.id,
             run.method,
             run.status.as_str()

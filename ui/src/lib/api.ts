@@ -19,11 +19,12 @@ import type { LibraryOverview } from "$lib/bindings/LibraryOverview";
 import type { MethodInfo } from "$lib/bindings/MethodInfo";
 import type { PassageBoxes } from "$lib/bindings/PassageBoxes";
 import type { Rubric } from "$lib/bindings/Rubric";
-import type { RunDetail } from "$lib/bindings/RunDetail";
 import type { RunEvent } from "$lib/bindings/RunEvent";
 import type { RunRecord } from "$lib/bindings/RunRecord";
 import type { SettingsInput } from "$lib/bindings/SettingsInput";
 import type { SettingsView } from "$lib/bindings/SettingsView";
+import type { ThreadDetail } from "$lib/bindings/ThreadDetail";
+import type { ThreadSummary } from "$lib/bindings/ThreadSummary";
 
 /** Normalises anything a command can reject with into an IpcError. */
 export function toIpcError(error: unknown): IpcError {
@@ -79,9 +80,12 @@ export const api = {
     return call<RunRecord>("ask", { request, ask_id: askId, on_event: channel });
   },
   cancelAsk: (askId: string) => call<void>("cancel_ask", { ask_id: askId }),
-  runs: (query: string | null, limit: number) => call<RunRecord[]>("runs", { query, limit }),
-  runDetail: (id: number) => call<RunDetail>("run_detail", { id }),
-  deleteRun: (id: number) => call<void>("delete_run", { id }),
+  /** Threads, most recently active first; `query` matches any turn's question or answer. */
+  threads: (query: string | null, limit: number) => call<ThreadSummary[]>("threads", { query, limit }),
+  threadDetail: (id: number) => call<ThreadDetail>("thread_detail", { id }),
+  deleteThread: (id: number) => call<void>("delete_thread", { id }),
+  /** Asks where to save, then writes the whole thread; null when the person cancels. */
+  exportThread: (id: number) => call<string | null>("export_thread", { id }),
   exportRun: (id: number) => call<string | null>("export_run", { id }),
   settings: () => call<SettingsView>("settings"),
   saveSettings: (input: SettingsInput) => call<SettingsView>("save_settings", { input }),

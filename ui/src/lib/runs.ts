@@ -1,6 +1,7 @@
 // Typed views of the JSON columns of a stored run. The engine stores
 // citations, trace and timings as JSON, so the generated RunRecord types
 // them as JsonValue; these helpers give them their generated shapes back.
+import type { AskRequest } from "$lib/bindings/AskRequest";
 import type { Citation } from "$lib/bindings/Citation";
 import type { RunRecord } from "$lib/bindings/RunRecord";
 import type { Trace } from "$lib/bindings/Trace";
@@ -14,6 +15,31 @@ export function runCitations(run: RunRecord | null | undefined): Citation[] {
 export function runTrace(run: RunRecord | null | undefined): Trace | null {
   const trace = run?.trace;
   return trace && typeof trace === "object" && !Array.isArray(trace) ? (trace as unknown as Trace) : null;
+}
+
+/**
+ * The request a stored run answered, as far as its resolved parameters
+ * tell: options come back with their defaults filled in, and the thread is
+ * the record's own (`thread_id`), not part of the request.
+ */
+export function runRequest(run: RunRecord): AskRequest {
+  const params = run.params && typeof run.params === "object" && !Array.isArray(run.params) ? run.params : {};
+  const number = (value: unknown) => (typeof value === "number" ? value : null);
+  const options: Record<string, string> = {};
+  const stored = params.options;
+  if (stored && typeof stored === "object" && !Array.isArray(stored)) {
+    for (const [name, value] of Object.entries(stored)) {
+      options[name] = typeof value === "string" ? value : JSON.stringify(value);
+    }
+  }
+  return {
+    question: run.question,
+    method: run.method,
+    k: number(params.k) ?? 0,
+    temperature: number(params.temperature),
+    max_tokens: number(params.max_tokens),
+    options,
+  };
 }
 
 /** The run's total wall time as the engine measured it, when recorded. */

@@ -1,7 +1,9 @@
-// What the person has typed into Ask (and Compare): kept outside the views
-// so switching views, or re-running from History, keeps it.
+// What the person has typed into Ask (and Compare) and the conversation
+// Ask shows: kept outside the views so switching views, or re-running or
+// continuing from History, keeps it.
 import type { AskRequest } from "$lib/bindings/AskRequest";
 import type { MethodOption } from "$lib/bindings/MethodOption";
+import type { RunRecord } from "$lib/bindings/RunRecord";
 import { AskRun } from "./ask.svelte";
 
 export type Knobs = { k: number; temperature: number | null; maxTokens: number | null };
@@ -45,19 +47,49 @@ export function buildRequest(
   };
 }
 
-export const askForm = $state({
-  question: "",
-  method: "",
-  knobs: defaultKnobs(),
+class AskForm {
+  question = $state("");
+  method = $state("");
+  knobs = $state(defaultKnobs());
   /** Option values by method id, then option name. */
-  options: {} as Record<string, Record<string, string>>,
-  current: null as AskRun | null,
-});
+  options = $state<Record<string, Record<string, string>>>({});
+  /** The conversation's turns, oldest first. */
+  turns = $state<AskRun[]>([]);
 
-/** Starts answering with the given request and makes it the Ask view's run. */
-export function startAsk(request: AskRequest): AskRun {
-  const run = new AskRun(request);
-  askForm.current = run;
+  /** The newest turn. */
+  get current(): AskRun | null {
+    return this.turns.at(-1) ?? null;
+  }
+
+  /** The conversation's thread once the engine has named it; null while there is none yet. */
+  get threadId(): number | null {
+    return this.current?.threadId ?? null;
+  }
+}
+
+export const askForm = new AskForm();
+
+/** Asks the next turn: a follow-up in the conversation's thread, or the first turn of a new one. */
+export function askNext(request: AskRequest): AskRun {
+  const thread = askForm.threadId;
+  const run = new AskRun(thread === null ? request : { ...request, thread });
+  askForm.turns.push(run);
   void run.start();
   return run;
+}
+
+/** Starts a new thread with this request (History's re-run) and makes it the Ask view's conversation. */
+export function startAsk(request: AskRequest): AskRun {
+  newThread();
+  return askNext(request);
+}
+
+/** Ends the conversation: the next question starts a new thread. */
+export function newThread(): void {
+  askForm.turns = [];
+}
+
+/** Makes a stored thread, turns oldest first, the conversation the next question follows up. */
+export function continueThread(turns: RunRecord[]): void {
+  askForm.turns = turns.map((record) => AskRun.stored(record));
 }

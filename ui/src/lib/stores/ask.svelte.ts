@@ -4,10 +4,11 @@
 import { api, toIpcError } from "$lib/api";
 import type { AskRequest } from "$lib/bindings/AskRequest";
 import type { IpcError } from "$lib/bindings/IpcError";
+import type { Rewrite } from "$lib/bindings/Rewrite";
 import type { RunEvent } from "$lib/bindings/RunEvent";
 import type { RunRecord } from "$lib/bindings/RunRecord";
 import type { Trace } from "$lib/bindings/Trace";
-import { runTotalMs, type RunStatus } from "$lib/runs";
+import { runRequest, runTotalMs, type RunStatus } from "$lib/runs";
 import { showToast } from "./toasts.svelte";
 
 export type LlmStep = {
@@ -24,16 +25,20 @@ export type RetrievalStep = { kind: "retrieval"; query: string; passages: number
 
 export type RunProgress = {
   runId: number | null;
+  /** The thread the run belongs to, once the engine has started it. */
+  threadId: number | null;
   method: string | null;
   status: RunStatus | "starting";
   /** Retrievals and model calls in the order they happened. */
   timeline: (LlmStep | RetrievalStep)[];
   /** The method's trace so far; each event carries all of it, so the latest wins. */
   trace: Trace | null;
+  /** How a follow-up was read before retrieval; null for a first turn, or until told. */
+  rewrite: Rewrite | null;
 };
 
 export function emptyProgress(): RunProgress {
-  return { runId: null, method: null, status: "starting", timeline: [], trace: null };
+  return { runId: null, threadId: null, method: null, status: "starting", timeline: [], trace: null, rewrite: null };
 }
 
 export function llmSteps(progress: RunProgress): LlmStep[] {
@@ -60,8 +65,12 @@ export function foldRunEvent(progress: RunProgress, event: RunEvent): void {
   switch (event.type) {
     case "started":
       progress.runId = event.run_id;
+      progress.threadId = event.thread_id;
       progress.method = event.method;
       progress.status = "running";
+      break;
+    case "rewritten":
+      progress.rewrite = event.rewrite;
       break;
     case "retrieved":
       progress.timeline.push({ kind: "retrieval", query: event.query, passages: event.passages });
@@ -97,7 +106,7 @@ export class AskRun {
   record = $state<RunRecord | null>(null);
   error = $state<IpcError | null>(null);
   cancelling = $state(false);
-  private readonly startedAt = Date.now();
+  private startedAt = Date.now();
   private finishedAt = $state<number | null>(null);
 
   constructor(request: AskRequest) {
@@ -105,10 +114,32 @@ export class AskRun {
     this.request = request;
   }
 
+  /** A run that is already stored, as History hands a thread back to Ask. */
+  static stored(record: RunRecord): AskRun {
+    const run = new AskRun(runRequest(record));
+    run.record = record;
+    run.startedAt = record.created_at;
+    run.finishedAt = record.finished_at ?? record.created_at;
+    return run;
+  }
+
   get status(): RunStatus | "starting" {
     if (this.record) return this.record.status;
     if (this.error) return this.error.code === "cancelled" ? "cancelled" : "failed";
     return this.progress.status;
+  }
+
+  /**
+   * The thread this run answers in: the stored one, the started one, or
+   * the one it follows up (a fork gets a new thread, known once started).
+   */
+  get threadId(): number | null {
+    return this.record?.thread_id ?? this.progress.threadId ?? (this.request.fork ? null : this.request.thread) ?? null;
+  }
+
+  /** How the follow-up was read before retrieval, once known; null for a first turn. */
+  get rewrite(): Rewrite | null {
+    return this.record?.turn?.rewrite ?? this.progress.rewrite;
   }
 
   get running(): boolean {

@@ -17,6 +17,8 @@ const request = { question: "What is Rc?", method: "vanilla-rag", k: 5, temperat
 function record(status: "done" | "failed" | "cancelled", extra: object = {}) {
   return {
     id: 7,
+    thread_id: 3,
+    turn: null,
     question: request.question,
     method: request.method,
     params: {},
@@ -50,12 +52,26 @@ describe("foldRunEvent", () => {
     ];
     for (const e of events) foldRunEvent(progress, e);
     expect(progress.runId).toBe(3);
+    expect(progress.threadId).toBe(3);
     expect(progress.method).toBe("vanilla-rag");
     expect(progress.status).toBe("done");
     expect(progress.timeline[0]).toEqual({ kind: "retrieval", query: "rc", passages: 5 });
     expect(llmSteps(progress)).toEqual([
       { kind: "llm", step: "answer", text: "Rc counts", finished: true, promptTokens: 90, completionTokens: 2, wallMs: 40 },
     ]);
+  });
+
+  it("keeps the thread a follow-up started in and how it was rewritten", () => {
+    const progress = emptyProgress();
+    expect(progress.threadId).toBeNull();
+    expect(progress.rewrite).toBeNull();
+    foldRunEvent(progress, { type: "started", run_id: 12, thread_id: 4, method: "vanilla-rag" });
+    foldRunEvent(progress, { type: "rewritten", rewrite: { kind: "standalone", query: "Rc drawbacks" } });
+    foldRunEvent(progress, { type: "retrieved", query: "Rc drawbacks", passages: 3 });
+    expect(progress.runId).toBe(12);
+    expect(progress.threadId).toBe(4);
+    expect(progress.rewrite).toEqual({ kind: "standalone", query: "Rc drawbacks" });
+    expect(progress.timeline).toEqual([{ kind: "retrieval", query: "Rc drawbacks", passages: 3 }]);
   });
 
   it("keeps repeated steps apart and tolerates tokens before llm_started", () => {
@@ -125,6 +141,54 @@ describe("AskRun", () => {
     expect(run.record?.answer).toBe("Rc counts references [1].");
     expect(run.tokens).toEqual({ prompt: 100, completion: 20 });
     expect(run.wallMs()).toBe(1234);
+  });
+
+  it("knows its thread and rewrite from the events, then from the stored record", async () => {
+    let resolve: (value: unknown) => void = () => {};
+    core.invoke.mockImplementation((_command: string, args: Record<string, unknown>) => {
+      const channel = args.on_event as InstanceType<typeof core.Channel<RunEvent[]>>;
+      channel.onmessage([
+        { type: "started", run_id: 8, thread_id: 3, method: "vanilla-rag" },
+        { type: "rewritten", rewrite: { kind: "fell_back", reason: "the model wrote nothing" } },
+      ]);
+      return new Promise((r) => (resolve = r));
+    });
+    const run = new AskRun({ ...request, thread: 3 });
+    expect(run.threadId).toBe(3);
+    const done = run.start();
+    expect(run.rewrite).toEqual({ kind: "fell_back", reason: "the model wrote nothing" });
+    const rewrite = { kind: "standalone", query: "What is Rc in Rust?" };
+    resolve(record("done", { id: 8, turn: { history: [7], left_out: [], rewrite } }));
+    await done;
+    expect(run.threadId).toBe(3);
+    expect(run.rewrite).toEqual(rewrite);
+  });
+
+  it("does not claim the followed thread for a fork before it starts", () => {
+    expect(new AskRun({ ...request, thread: 3, fork: true }).threadId).toBeNull();
+    expect(new AskRun(request).threadId).toBeNull();
+  });
+
+  it("wraps a stored run as a finished one", () => {
+    const stored = record("done", {
+      params: { k: 8, temperature: 0.2, max_tokens: 256, seed: 1, options: { mode: "bm25", hops: 2 } },
+      created_at: 1000,
+      finished_at: 3000,
+    });
+    const run = AskRun.stored(stored);
+    expect(run.running).toBe(false);
+    expect(run.status).toBe("done");
+    expect(run.record).toEqual(stored);
+    expect(run.threadId).toBe(3);
+    expect(run.request).toEqual({
+      question: request.question,
+      method: request.method,
+      k: 8,
+      temperature: 0.2,
+      max_tokens: 256,
+      options: { mode: "bm25", hops: "2" },
+    });
+    expect(core.invoke).not.toHaveBeenCalled();
   });
 
   it("keeps the IpcError when the command rejects", async () => {

@@ -1,4 +1,5 @@
-// The Compare view's question, chosen methods and their runs side by side.
+// The Compare view's question, chosen methods and their runs side by side,
+// and the thread it follows up, if any.
 import type { AskRequest } from "$lib/bindings/AskRequest";
 import { AskRun } from "./ask.svelte";
 import { defaultKnobs } from "./ask-form.svelte";
@@ -11,6 +12,10 @@ export const compare = $state({
   methods: [] as string[],
   knobs: defaultKnobs(),
   runs: [] as AskRun[],
+  /** The thread every method follows up, each in a branch of its own; null for a fresh question. */
+  threadId: null as number | null,
+  /** That thread's title (its first question). */
+  threadTitle: "",
 });
 
 export function toggleCompared(method: string, on: boolean): void {
@@ -18,8 +23,27 @@ export function toggleCompared(method: string, on: boolean): void {
   compare.methods = on && without.length < MAX_COMPARED ? [...without, method] : without;
 }
 
-/** Starts every request at once; each run streams through its own channel. */
+/** Makes the next comparison a follow-up of this thread, starting from the question typed so far. */
+export function followUpInCompare(threadId: number, title: string, question: string): void {
+  compare.threadId = threadId;
+  compare.threadTitle = title;
+  compare.question = question;
+}
+
+export function clearCompareThread(): void {
+  compare.threadId = null;
+  compare.threadTitle = "";
+}
+
+/**
+ * Starts every request at once; each run streams through its own channel.
+ * Following up a thread, each run branches from it, so every method
+ * answers with the same history.
+ */
 export function startCompare(requests: AskRequest[]): void {
-  compare.runs = requests.map((request) => new AskRun(request));
+  const thread = compare.threadId;
+  compare.runs = requests.map(
+    (request) => new AskRun(thread === null ? request : { ...request, thread, fork: true }),
+  );
   for (const run of compare.runs) void run.start();
 }

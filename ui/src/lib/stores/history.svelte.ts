@@ -1,21 +1,23 @@
-// Past runs: a search box that queries the engine after the person stops
-// typing, and the run opened from the list.
+// Past conversations: a search box that queries the engine after the
+// person stops typing, and the thread opened from the list.
 import { api, toIpcError } from "$lib/api";
 import type { IpcError } from "$lib/bindings/IpcError";
-import type { RunDetail } from "$lib/bindings/RunDetail";
-import type { RunRecord } from "$lib/bindings/RunRecord";
+import type { ThreadDetail } from "$lib/bindings/ThreadDetail";
+import type { ThreadSummary } from "$lib/bindings/ThreadSummary";
 
 export class HistoryStore {
   query = $state("");
-  runs = $state<RunRecord[]>([]);
+  threads = $state<ThreadSummary[]>([]);
   loading = $state(false);
   error = $state<IpcError | null>(null);
-  selected = $state<RunDetail | null>(null);
+  selected = $state<ThreadDetail | null>(null);
   detailError = $state<IpcError | null>(null);
 
   private timer: ReturnType<typeof setTimeout> | null = null;
-  // Only the newest search may fill the list; slower earlier ones are dropped.
+  // Only the newest search may fill the list, and only the thread opened
+  // last may fill the detail; slower earlier answers are dropped.
   private generation = 0;
+  private opening = 0;
 
   constructor(
     private readonly debounceMs = 250,
@@ -36,13 +38,13 @@ export class HistoryStore {
     const query = this.query.trim();
     this.loading = true;
     try {
-      const runs = await api.runs(query === "" ? null : query, this.limit);
+      const threads = await api.threads(query === "" ? null : query, this.limit);
       if (generation !== this.generation) return;
-      this.runs = runs;
+      this.threads = threads;
       this.error = null;
-      // Keep the open run if it is still listed, else show the newest match.
-      if (!runs.some((r) => r.id === this.selected?.run.id)) {
-        if (runs.length > 0) await this.open(runs[0].id);
+      // Keep the open thread if it is still listed, else show the most recent match.
+      if (!threads.some((t) => t.id === this.selected?.summary.id)) {
+        if (threads.length > 0) await this.open(threads[0].id);
         else this.selected = null;
       }
     } catch (error) {
@@ -53,18 +55,21 @@ export class HistoryStore {
   }
 
   async open(id: number): Promise<void> {
+    const opening = ++this.opening;
     try {
-      this.selected = await api.runDetail(id);
+      const detail = await api.threadDetail(id);
+      if (opening !== this.opening) return;
+      this.selected = detail;
       this.detailError = null;
     } catch (error) {
-      this.detailError = toIpcError(error);
+      if (opening === this.opening) this.detailError = toIpcError(error);
     }
   }
 
   async remove(id: number): Promise<void> {
-    await api.deleteRun(id);
-    this.runs = this.runs.filter((r) => r.id !== id);
-    if (this.selected?.run.id === id) this.selected = null;
+    await api.deleteThread(id);
+    this.threads = this.threads.filter((t) => t.id !== id);
+    if (this.selected?.summary.id === id) this.selected = null;
   }
 
   dispose(): void {
@@ -73,4 +78,4 @@ export class HistoryStore {
   }
 }
 
-export const runHistory = new HistoryStore();
+export const threadHistory = new HistoryStore();
