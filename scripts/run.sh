@@ -30,6 +30,14 @@ echo "Sample question: folio ask \"$question\" (the kit's tiny model: expect a w
 # The tiny model may ramble past max_tokens; that is a recorded run, not a
 # failed installation.
 "$folio" ask "$question" || echo "(the sample answer did not finish; \`folio runs\` has it)"
+if [ "${sample:-0}" = 1 ]; then
+  # The newest thread is the one just asked in; its id is the first in the list.
+  thread="$("$folio" --json threads --limit 1 | sed -n 's/^ *"id": \([0-9]*\),$/\1/p' | head -n 1)"
+  follow_up="And what about constants?"
+  echo
+  echo "Sample follow-up: folio ask --thread $thread \"$follow_up\" (rewritten to stand alone, then answered with the first turn in view)"
+  "$folio" ask --thread "$thread" "$follow_up" || echo "(the follow-up did not finish; \`folio threads $thread\` has it)"
+fi
 if [ -t 0 ]; then
   "$folio" watch
 fi

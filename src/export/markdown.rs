@@ -38,7 +38,7 @@ pub fn render(run: &RunRecord, calls: &[LlmCallRow], gone: &BTreeSet<String>) ->
         .clone()
         .and_then(|t| serde_json::from_value::<Trace>(t).ok());
     if let Some(answer) = &run.answer {
-        let _ = writeln!(out, "{}\n", block(&answer));
+        let _ = writeln!(out, "{}\n", block(answer));
     }
     // PAGER's page is what the answer was read from: it is the body.
     if let Some(Trace::Pager(t)) = &trace {
@@ -176,6 +176,10 @@ fn render_turn(out: &mut String, turn: &Turn) {
     let asked = match &turn.rewrite {
         Rewrite::NotNeeded => "asked as written (no earlier turn had an answer)".to_string(),
         Rewrite::Standalone { query } => format!("rewritten as *{}*", inline(query)),
+        Rewrite::Joined { query } => format!(
+            "searched as *{}* (the rewrite only repeated an earlier question, so the follow-up was added to it)",
+            inline(query)
+        ),
         Rewrite::FellBack { reason } => format!(
             "asked as written: the rewrite was unusable ({})",
             inline(reason)
@@ -229,7 +233,7 @@ fn render_page(out: &mut String, page: &Page) {
     for section in &page.sections {
         let _ = writeln!(out, "### {}\n", inline(&section.heading));
         let body = section.body.as_deref().unwrap_or("(not filled)");
-        let _ = writeln!(out, "{}\n", block(&body));
+        let _ = writeln!(out, "{}\n", block(body));
     }
 }
 
@@ -381,7 +385,7 @@ fn render_crp_rag(out: &mut String, trace: &CrpRagTrace, citations: &[Citation])
             out,
             "### Knowledge for step {}\n\n{}\n",
             node.id,
-            block(&knowledge)
+            block(knowledge)
         );
     }
     for path in &trace.paths {
@@ -429,7 +433,7 @@ fn render_activerag(out: &mut String, trace: &ActiveRagTrace, citations: &[Citat
         ("Knowledge assimilation", &trace.assimilation),
         ("Thought accommodation", &trace.accommodation),
     ] {
-        let _ = writeln!(out, "### {title}\n\n{}\n", block(&text));
+        let _ = writeln!(out, "### {title}\n\n{}\n", block(text));
     }
     if trace.answer_line_missing {
         out.push_str("The accommodation had no \"Answer:\" line, so all of it is the answer.\n\n");

@@ -121,7 +121,6 @@ impl<'a> MethodContext<'a> {
         events: &'a EventSink,
         cancel: &'a CancellationToken,
         timeout: Duration,
-        earlier: Vec<ChatMessage>,
     ) -> Self {
         MethodContext {
             retrieval,
@@ -131,12 +130,19 @@ impl<'a> MethodContext<'a> {
             prompts,
             events,
             timeout,
-            earlier,
+            earlier: Vec::new(),
             calls: Mutex::new(Vec::new()),
             trace: Mutex::new(None),
             retrieval_ms: AtomicU64::new(0),
             llm_busy: Mutex::new(Busy::default()),
         }
+    }
+
+    /// Shows `earlier` (a thread's turns as chat messages) to the steps
+    /// that write the answer.
+    pub(super) fn with_history(mut self, earlier: Vec<ChatMessage>) -> Self {
+        self.earlier = earlier;
+        self
     }
 
     pub fn emit(&self, event: RunEvent) {

@@ -193,16 +193,8 @@ pub async fn ask(
 
     let started = Instant::now();
     let timeout = std::time::Duration::from_secs(settings.timeout_secs);
-    let ctx = MethodContext::new(
-        retrieval,
-        retriever,
-        llm,
-        prompts,
-        events,
-        cancel,
-        timeout,
-        conversation.messages(),
-    );
+    let ctx = MethodContext::new(retrieval, retriever, llm, prompts, events, cancel, timeout)
+        .with_history(conversation.messages());
     let follows_up = request.thread.is_some();
     let (turn, result) =
         answer_turn(&ctx, method, &conversation, follows_up, question, &params).await;

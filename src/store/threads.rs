@@ -48,16 +48,20 @@ pub enum Rewrite {
     NotNeeded,
     /// The model rewrote it into a question that stands on its own.
     Standalone { query: String },
+    /// The model only repeated an earlier question, which names the topic
+    /// but drops what the follow-up adds; the two were searched together.
+    Joined { query: String },
     /// The model's reply was unusable; the follow-up was used as asked.
     FellBack { reason: String },
 }
 
 impl Rewrite {
-    /// The standalone question, when the model wrote one.
+    /// The question the follow-up was searched and answered as, when the
+    /// model's reply gave one.
     pub fn query(&self) -> Option<&str> {
         match self {
-            Rewrite::Standalone { query } => Some(query),
-            _ => None,
+            Rewrite::Standalone { query } | Rewrite::Joined { query } => Some(query),
+            Rewrite::NotNeeded | Rewrite::FellBack { .. } => None,
         }
     }
 }

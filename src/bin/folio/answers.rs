@@ -213,6 +213,9 @@ fn rewrite_line(rewrite: &Rewrite) -> String {
     match rewrite {
         Rewrite::NotNeeded => "no earlier answer in the thread; asked as written".to_string(),
         Rewrite::Standalone { query } => format!("searching for: {query}"),
+        Rewrite::Joined { query } => {
+            format!("searching for: {query} (the rewrite only repeated an earlier question)")
+        }
         Rewrite::FellBack { reason } => format!("asked as written ({reason})"),
     }
 }
