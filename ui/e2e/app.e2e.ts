@@ -363,6 +363,10 @@ describe("Folio in a real window", () => {
     expect(markdown).toMatch(/^# /m);
     expect(markdown).toMatch(/crate|mutable|hostile/i);
     await app.byTestId("toast", 10_000);
+    // Dismissed as a person would, or it covers the buttons at the bottom
+    // right (Ask's New thread) that the next tests click.
+    await (await app.find('[data-testid="toast"] button')).click();
+    await app.waitFor("the toast to go", 10_000, async () => (await app.all('[data-testid="toast"]')).length === 0);
   });
 
   it("draws PAGER's page filling in slot by slot, and ActiveRAG's three agents", async () => {

@@ -1,5 +1,5 @@
 // One turn of Ask's conversation: a hostile follow-up rewrite shown as
-// text, and the trace open while the turn runs, folded once it is done.
+// text, and the trace open while the turn runs and while it is the newest.
 import { flushSync, mount, unmount } from "svelte";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 
