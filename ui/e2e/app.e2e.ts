@@ -429,7 +429,12 @@ describe("Folio in a real window", () => {
     "builds the information-gain graph from the library and draws iG²RAG's walk over it",
     async () => {
       await open("library");
-      await app.byTestId("graph-panel", 30_000);
+      // Once in three clean runs the panel did not appear within 30 s; the
+      // window as it was then is kept to find out why.
+      await app.byTestId("graph-panel", 30_000).catch(async (error) => {
+        await shot("12-graph-panel-missing");
+        throw error;
+      });
       // The form appears once the panel has read the graph's status.
       await app.byTestId("graph-rubric-select", 30_000);
       // Coarse grades with the paper's five neighbours are the defaults.
