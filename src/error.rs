@@ -10,7 +10,7 @@ use crate::llm::prompts::PromptError;
 use crate::llm::LlmError;
 use crate::methods::MethodError;
 use crate::retrieve::RetrieveError;
-use crate::store::StoreError;
+use crate::store::{ScopeError, StoreError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -61,6 +61,8 @@ pub enum Error {
     BadOption(String),
     #[error("the graph walk failed: {0}")]
     Walk(#[from] crate::retrieve::ppr::PprError),
+    #[error(transparent)]
+    Scope(#[from] ScopeError),
 }
 
 impl Error {
@@ -79,6 +81,7 @@ impl Error {
             | Error::BadOption(_) => true,
             Error::Export(e) => !matches!(e, ExportError::Write { .. }),
             Error::Method(e) => e.is_user_error(),
+            Error::Scope(e) => e.is_user_error(),
             _ => false,
         }
     }

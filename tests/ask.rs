@@ -469,6 +469,104 @@ fn runaway_output_is_a_recorded_readable_error() {
 }
 
 #[test]
+fn a_scoped_question_reads_only_its_scope_and_keeps_it_with_the_run() {
+    let book = book();
+    let chapter = book.corpus.join("ch04-01-what-is-ownership.md");
+    let chapter = chapter.to_str().unwrap();
+    let result = book.ask(
+        &[
+            "How do I make a variable mutable?",
+            "--method",
+            "vanilla-rag",
+            "-k",
+            "4",
+            "--in",
+            chapter,
+        ],
+        &[],
+    );
+    let run = &result["run"];
+    assert_eq!(run["scope"]["paths"], serde_json::json!([chapter]));
+    let passages = run["trace"]["passages"].as_array().unwrap();
+    assert_eq!(passages.len(), 4, "a scoped top-k is full");
+    for p in passages {
+        assert_eq!(p["path"], chapter);
+    }
+    let shown = folio(&book.data, &["show", &run["id"].to_string()], &[]);
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    assert!(shown.contains(&format!("scope: in {chapter}")), "{shown}");
+    let exported = book.data.join("scoped.md");
+    let out = folio(
+        &book.data,
+        &[
+            "export",
+            &run["id"].to_string(),
+            "-o",
+            exported.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(out.status.success());
+    let text = std::fs::read_to_string(&exported).unwrap();
+    assert!(
+        text.contains(&format!("> Asked within: in {chapter}.")),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_whole_document_answer_keeps_its_summaries_for_the_next_question() {
+    let book = book();
+    let chapter = book.corpus.join("ch03-03-how-functions-work.md");
+    let chapter = chapter.to_str().unwrap();
+    let first = book.ask(
+        &["How do functions return values?", "--document", chapter],
+        &[],
+    );
+    let run = &first["run"];
+    assert_eq!(run["method"], "whole-document");
+    assert_eq!(run["scope"]["paths"], serde_json::json!([chapter]));
+    let trace = &run["trace"];
+    assert_eq!(trace["method"], "whole-document");
+    let sections = trace["sections"].as_array().unwrap();
+    assert!(sections.len() >= 3, "{sections:?}");
+    assert!(sections.iter().all(|s| s["summary"].is_string()));
+    let calls = run["llm_calls"].as_u64().unwrap();
+    assert!(calls as usize > sections.len(), "{calls}");
+    for p in trace["passages"].as_array().unwrap() {
+        book.assert_resolves(p);
+    }
+
+    let second = book.ask(&["What are parameters?", "--document", chapter], &[]);
+    let run = &second["run"];
+    assert_eq!(run["llm_calls"], 1, "every summary was kept");
+    assert!(run["trace"]["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| s["kept"] == true));
+
+    let out = folio(
+        &book.data,
+        &[
+            "ask",
+            "q",
+            "--document",
+            chapter,
+            "--set",
+            "max-calls=2",
+            "--method",
+            "whole-document",
+        ],
+        &[],
+    );
+    assert!(
+        out.status.success(),
+        "kept summaries need one call, within 2"
+    );
+}
+
+#[test]
 fn bad_requests_are_refused_before_a_run_is_recorded() {
     let data = &book().data;
     // Other tests add runs concurrently; these requests all ask "q".
@@ -481,7 +579,7 @@ fn bad_requests_are_refused_before_a_run_is_recorded() {
             .count()
     };
     let before = asked_q();
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 7] = [
         (
             &["ask", "q", "--method", "nope"],
             "there is no method `nope`",
@@ -504,6 +602,18 @@ fn bad_requests_are_refused_before_a_run_is_recorded() {
                 "retriever=sparse",
             ],
             "expected one of",
+        ),
+        (
+            &["ask", "q", "--format", "pdf"],
+            "nothing indexed matches the scope (format pdf); widen it",
+        ),
+        (
+            &["ask", "q", "--in", "/no/such/folder"],
+            "/no/such/folder is not in the library",
+        ),
+        (
+            &["ask", "q", "--collection", "nope"],
+            "there is no collection `nope`",
         ),
     ];
     for (args, message) in cases {

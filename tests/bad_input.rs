@@ -160,7 +160,7 @@ async fn bad_files_are_recorded_with_reasons_and_the_batch_goes_on() {
     ] {
         let hits = library
             .retrieval()
-            .search(query, 3, SearchMode::Bm25)
+            .search(query, 3, SearchMode::Bm25, None)
             .await
             .unwrap();
         assert!(

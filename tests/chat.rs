@@ -89,3 +89,57 @@ fn ctrl_c_stops_the_answer_not_the_session() {
     session.exp_string("thread] ").unwrap();
     leave(session);
 }
+
+#[test]
+fn scope_commands_narrow_and_widen_what_the_questions_draw_from() {
+    let root = tempfile::tempdir().unwrap();
+    let notes = root.path().join("notes");
+    std::fs::create_dir_all(&notes).unwrap();
+    std::fs::write(notes.join("a.md"), "# A\n\nApples grow on trees.\n").unwrap();
+    std::fs::write(notes.join("b.md"), "# B\n\nBananas grow in bunches.\n").unwrap();
+    let data = root.path().join("data");
+    let added = Command::new(env!("CARGO_BIN_EXE_folio"))
+        .arg("--data-dir")
+        .arg(&data)
+        .arg("add")
+        .arg(&notes)
+        .env("FOLIO_CONFIG", "/dev/null")
+        .output()
+        .unwrap();
+    assert!(
+        added.status.success(),
+        "{}",
+        String::from_utf8_lossy(&added.stderr)
+    );
+
+    let mut session = chat(&data);
+    session.exp_string("new thread] ").unwrap();
+    session.send_line("/scope").unwrap();
+    session.exp_string("scope: the whole library").unwrap();
+    let a = std::fs::canonicalize(notes.join("a.md")).unwrap();
+    session
+        .send_line(&format!("/scope in {}", a.display()))
+        .unwrap();
+    session.exp_string("(1 document)").unwrap();
+    session.exp_string("scoped] ").unwrap();
+    // A scope that would match nothing is refused and the last one kept.
+    session.send_line("/scope format pdf").unwrap();
+    session
+        .exp_string("nothing indexed matches the scope")
+        .unwrap();
+    session.send_line("/scope").unwrap();
+    session.exp_string("(1 document)").unwrap();
+    session
+        .send_line(&format!(
+            "/scope in {}",
+            root.path().join("elsewhere").display()
+        ))
+        .unwrap();
+    session.exp_string("is not in the library").unwrap();
+    session.send_line("/scope since 2020-02-30").unwrap();
+    session.exp_string("YYYY-MM-DD").unwrap();
+    session.send_line("/scope clear").unwrap();
+    session.exp_string("scope: the whole library").unwrap();
+    session.exp_string("new thread] ").unwrap();
+    leave(session);
+}

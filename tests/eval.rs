@@ -432,6 +432,83 @@ fn an_index_rebuilt_under_kept_answers_shows_no_other_run_as_theirs() {
     }
 }
 
+/// A conversation whose second turn names its subject only by a pronoun,
+/// and a question asked alone.
+const CONVERSATION: &str = r#"{"id": "c", "turns": [{"question": "Who founded Port Arlo?", "answers": ["Mira Tovel"]}, {"question": "Where was she born?", "answers": ["Lisbon"], "supporting_titles": ["Mira Tovel"]}], "supporting_titles": ["Port Arlo"]}
+{"id": "q1", "question": "What colour is the zorblat fruit?", "answers": ["purple"], "supporting_titles": ["Zorblat"]}
+"#;
+
+#[test]
+fn a_conversation_is_asked_turn_by_turn_in_one_thread_with_its_last_turn_apart() {
+    let inputs = inputs();
+    std::fs::write(&inputs.dataset, CONVERSATION).unwrap();
+    let specs = "vanilla-rag,vanilla-rag:rewrite=off";
+    // Room for a first answer to finish, so the follow-up has one to follow.
+    let out = eval_command(&inputs, specs, "128", &["--concurrency", "2"])
+        .output()
+        .unwrap();
+    succeeded(&out);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("Last turn of each conversation"),
+        "{stdout}"
+    );
+
+    let all = rows(&inputs.out);
+    let mut got = pairs(&all);
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            ("c/1", "vanilla-rag"),
+            ("c/1", "vanilla-rag:rewrite=off"),
+            ("c/2", "vanilla-rag"),
+            ("c/2", "vanilla-rag:rewrite=off"),
+            ("q1", "vanilla-rag"),
+            ("q1", "vanilla-rag:rewrite=off"),
+        ]
+    );
+    let run_of = |question: &str, spec: &str| {
+        all.iter()
+            .find(|r| r["question_id"] == question && r["spec"] == spec)
+            .and_then(|r| r["run_id"].as_i64())
+            .unwrap()
+    };
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let index = runtime
+        .block_on(folio::Library::open(folio::Config::new(
+            Some(inputs.out.join("index")),
+            None,
+        )))
+        .unwrap();
+    for spec in specs.split(',') {
+        let first = runtime.block_on(index.run(run_of("c/1", spec))).unwrap();
+        let second = runtime.block_on(index.run(run_of("c/2", spec))).unwrap();
+        assert_eq!(first.thread_id, second.thread_id, "{spec}");
+        assert_eq!(first.turn, None);
+        let rewrite = second.turn.expect("a follow-up records its turn").rewrite;
+        // Greedy decoding answers turn 1 the same way every run, within 128 tokens.
+        assert_eq!(first.status, folio::store::RunStatus::Done, "{spec}");
+        assert_eq!(
+            rewrite == folio::store::Rewrite::Off,
+            spec.ends_with("rewrite=off"),
+            "{spec}: {rewrite:?}"
+        );
+        let alone = runtime.block_on(index.run(run_of("q1", spec))).unwrap();
+        assert_ne!(alone.thread_id, first.thread_id);
+    }
+
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(inputs.out.join("summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(summary["questions"], 3);
+    let last = summary["last_turns"].as_array().unwrap();
+    assert_eq!(last.len(), 2);
+    for (s, spec) in last.iter().zip(specs.split(',')) {
+        assert_eq!((s["spec"].as_str(), s["n"].as_u64()), (Some(spec), Some(1)));
+    }
+}
+
 /// Starts `folio eval` and SIGKILLs it once its first answer is written:
 /// nothing is cleaned up or flushed, and its job is left running under a
 /// dead process.

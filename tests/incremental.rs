@@ -22,7 +22,7 @@ fn write(dir: &Path, name: &str, text: &str) {
 async fn bm25_paths(library: &Library, query: &str) -> Vec<String> {
     library
         .retrieval()
-        .search(query, 5, SearchMode::Bm25)
+        .search(query, 5, SearchMode::Bm25, None)
         .await
         .unwrap()
         .into_iter()
@@ -202,7 +202,7 @@ async fn a_different_embedding_model_rebuilds_the_vectors() {
     assert_consistent(&library).await;
     let hits = library
         .retrieval()
-        .search("cherries", 1, SearchMode::Dense)
+        .search("cherries", 1, SearchMode::Dense, None)
         .await
         .unwrap();
     assert!(hits[0].path.ends_with("b.md"));
@@ -216,13 +216,13 @@ async fn in_memory_vectors_answer_like_sqlite_vec_and_are_never_stale() {
     ingest(&library, docs.path()).await;
     let cold = library
         .retrieval()
-        .search("fruit cherries", 4, SearchMode::Dense)
+        .search("fruit cherries", 4, SearchMode::Dense, None)
         .await
         .unwrap();
     library.retrieval().warm_vectors().await.unwrap();
     let warm = library
         .retrieval()
-        .search("fruit cherries", 4, SearchMode::Dense)
+        .search("fruit cherries", 4, SearchMode::Dense, None)
         .await
         .unwrap();
     assert_eq!(cold.len(), warm.len());
@@ -246,7 +246,7 @@ async fn in_memory_vectors_answer_like_sqlite_vec_and_are_never_stale() {
     for _ in 0..20 {
         let hits = library
             .retrieval()
-            .search("kiwis fuzzy skin", 1, SearchMode::Dense)
+            .search("kiwis fuzzy skin", 1, SearchMode::Dense, None)
             .await
             .unwrap();
         assert!(hits[0].path.ends_with("g.md"), "{hits:?}");

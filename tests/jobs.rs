@@ -263,7 +263,7 @@ async fn a_graph_build_in_the_background_does_not_hold_up_indexing() {
     eventually("the folder added meanwhile is searchable", || async {
         !library
             .retrieval()
-            .search("kumquats", 3, SearchMode::Bm25)
+            .search("kumquats", 3, SearchMode::Bm25, None)
             .await
             .unwrap()
             .is_empty()

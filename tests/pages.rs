@@ -33,7 +33,7 @@ async fn a_found_pdf_passage_maps_to_the_lines_it_is_drawn_on() {
 
     let hits = library
         .retrieval()
-        .search("when are pears picked", 1, SearchMode::Bm25)
+        .search("when are pears picked", 1, SearchMode::Bm25, None)
         .await
         .unwrap();
     let hit = &hits[0];

@@ -3,6 +3,11 @@
 //! evidence as `supporting_titles` (passages of a JSONL corpus) or
 //! `supporting_files` (files of a folder). Other keys (HotpotQA's `type`)
 //! are allowed and ignored, so datasets can carry their own annotations.
+//!
+//! A line may instead hold a conversation: `turns`, a list of `{question,
+//! answers}` (each turn may name its own evidence; otherwise the line's
+//! counts). Its turns become questions `ID/1`, `ID/2`, … that are asked in
+//! order in one thread, each a follow-up on the turns before it.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -19,6 +24,34 @@ pub struct Question {
     /// Never empty: a question without a gold answer cannot be scored.
     pub answers: Vec<String>,
     pub supporting: Supporting,
+    /// Where the question stands in its conversation; `None` for a
+    /// question asked on its own.
+    pub turn: Option<TurnOf>,
+}
+
+/// A turn's place in its conversation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TurnOf {
+    /// The conversation's id (the dataset line's).
+    pub conversation: String,
+    /// From 1.
+    pub number: usize,
+    /// Turns in the conversation.
+    pub of: usize,
+}
+
+impl TurnOf {
+    pub fn is_last(&self) -> bool {
+        self.number == self.of
+    }
+}
+
+impl Question {
+    /// A conversation's last turn, which the evaluation reports apart: it
+    /// leans on every turn before it.
+    pub fn is_last_turn(&self) -> bool {
+        self.turn.as_ref().is_some_and(TurnOf::is_last)
+    }
 }
 
 /// Where a question's evidence lies, for retrieval recall.
@@ -59,14 +92,107 @@ impl Supporting {
 #[derive(Deserialize)]
 struct Line {
     id: String,
+    question: Option<String>,
+    answers: Option<Vec<String>>,
+    turns: Option<Vec<TurnLine>>,
+    #[serde(flatten)]
+    evidence: Evidence,
+}
+
+#[derive(Deserialize)]
+struct TurnLine {
     question: String,
     answers: Vec<String>,
+    #[serde(flatten)]
+    evidence: Evidence,
+}
+
+#[derive(Deserialize)]
+struct Evidence {
     supporting_titles: Option<Vec<String>>,
     supporting_files: Option<Vec<String>>,
 }
 
-/// The first `limit` questions of the file (all without a limit); lines past
-/// them are not read, so a quick run over a big file starts at once.
+impl Evidence {
+    /// `None` when neither is given.
+    fn supporting(self) -> std::result::Result<Option<Supporting>, String> {
+        match (self.supporting_titles, self.supporting_files) {
+            (Some(_), Some(_)) => {
+                Err("has both `supporting_titles` and `supporting_files`; give one".into())
+            }
+            (Some(titles), None) => Ok(Some(Supporting::Titles(titles))),
+            (None, Some(files)) => Ok(Some(Supporting::Files(files))),
+            (None, None) => Ok(None),
+        }
+    }
+}
+
+/// A question or a turn checked: a question to ask and a gold answer.
+fn checked(question: &str, answers: &[String]) -> std::result::Result<(), String> {
+    if question.trim().is_empty() {
+        return Err("`question` is empty".into());
+    }
+    if answers.is_empty() {
+        return Err("`answers` is empty; a question needs a gold answer".into());
+    }
+    Ok(())
+}
+
+/// The questions of one line: itself, or its conversation's turns.
+fn questions_of(line: Line) -> std::result::Result<Vec<Question>, String> {
+    let supporting = line.evidence.supporting()?;
+    match (line.question, line.answers, line.turns) {
+        (Some(question), Some(answers), None) => {
+            checked(&question, &answers)?;
+            Ok(vec![Question {
+                id: line.id,
+                question,
+                answers,
+                supporting: supporting.unwrap_or(Supporting::Unknown),
+                turn: None,
+            }])
+        }
+        (None, None, Some(turns)) => {
+            if turns.is_empty() {
+                return Err("`turns` is empty; a conversation needs a turn".into());
+            }
+            let of = turns.len();
+            turns
+                .into_iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    checked(&t.question, &t.answers).map_err(|e| format!("turn {}: {e}", i + 1))?;
+                    let own = t
+                        .evidence
+                        .supporting()
+                        .map_err(|e| format!("turn {}: {e}", i + 1))?;
+                    Ok(Question {
+                        id: format!("{}/{}", line.id, i + 1),
+                        question: t.question,
+                        answers: t.answers,
+                        supporting: own
+                            .or_else(|| supporting.clone())
+                            .unwrap_or(Supporting::Unknown),
+                        turn: Some(TurnOf {
+                            conversation: line.id.clone(),
+                            number: i + 1,
+                            of,
+                        }),
+                    })
+                })
+                .collect()
+        }
+        (_, _, Some(_)) => {
+            Err("has both `turns` and a `question` or `answers`; a line is one or the other".into())
+        }
+        (None, _, None) => Err("missing field `question` (or `turns`)".into()),
+        (Some(_), None, None) => Err("missing field `answers`".into()),
+    }
+}
+
+/// The questions of the first `limit` lines of the file (all without a
+/// limit; a conversation counts as one line, its turns all kept); lines
+/// past them are not read, so a quick run over a big file starts at once.
 pub fn read(path: &Path, limit: Option<usize>) -> Result<Vec<Question>> {
     let text = std::fs::read_to_string(path).map_err(|source| EvalError::Read {
         path: path.to_path_buf(),
@@ -79,14 +205,16 @@ pub fn read(path: &Path, limit: Option<usize>) -> Result<Vec<Question>> {
 pub fn parse(text: &str, path: &Path, limit: Option<usize>) -> Result<Vec<Question>> {
     let limit = limit.unwrap_or(usize::MAX);
     let mut questions = Vec::new();
+    let mut lines_read = 0;
     let mut first_line_of: HashMap<String, usize> = HashMap::new();
     for (index, raw) in text.lines().enumerate() {
-        if questions.len() >= limit {
+        if lines_read >= limit {
             break;
         }
         if raw.trim().is_empty() {
             continue;
         }
+        lines_read += 1;
         let line = index + 1;
         let bad = |message: String| EvalError::BadLine {
             path: path.to_path_buf(),
@@ -94,36 +222,15 @@ pub fn parse(text: &str, path: &Path, limit: Option<usize>) -> Result<Vec<Questi
             message,
         };
         let parsed: Line = serde_json::from_str(raw).map_err(|e| bad(e.to_string()))?;
-        let supporting = match (parsed.supporting_titles, parsed.supporting_files) {
-            (Some(_), Some(_)) => {
-                return Err(bad(
-                    "has both `supporting_titles` and `supporting_files`; give one".into(),
-                ))
+        for question in questions_of(parsed).map_err(bad)? {
+            if let Some(earlier) = first_line_of.insert(question.id.clone(), line) {
+                return Err(bad(format!(
+                    "id `{}` was already used on line {earlier}",
+                    question.id
+                )));
             }
-            (Some(titles), None) => Supporting::Titles(titles),
-            (None, Some(files)) => Supporting::Files(files),
-            (None, None) => Supporting::Unknown,
-        };
-        if parsed.question.trim().is_empty() {
-            return Err(bad("`question` is empty".into()));
+            questions.push(question);
         }
-        if parsed.answers.is_empty() {
-            return Err(bad(
-                "`answers` is empty; a question needs a gold answer".into()
-            ));
-        }
-        if let Some(earlier) = first_line_of.insert(parsed.id.clone(), line) {
-            return Err(bad(format!(
-                "id `{}` was already used on line {earlier}",
-                parsed.id
-            )));
-        }
-        questions.push(Question {
-            id: parsed.id,
-            question: parsed.question,
-            answers: parsed.answers,
-            supporting,
-        });
     }
     if questions.is_empty() {
         return Err(EvalError::NoQuestions(path.to_path_buf()));
@@ -167,6 +274,7 @@ mod tests {
                 question: "Who?".into(),
                 answers: vec!["Ann".into(), "Anne".into()],
                 supporting: Supporting::Titles(vec!["Ann".into()]),
+                turn: None,
             }
         );
         assert_eq!(
@@ -176,6 +284,58 @@ mod tests {
         assert_eq!(questions[2].supporting, Supporting::Unknown);
         let first_two = parse_text(text, Some(2)).unwrap();
         assert_eq!(first_two.len(), 2);
+    }
+
+    #[test]
+    fn a_conversation_becomes_its_turns_in_order() {
+        let text = r#"{"id": "c1", "turns": [{"question": "What is Cargo?", "answers": ["build system"]}, {"question": "And for the dev profile?", "answers": ["opt-level"], "supporting_files": ["ch14-01.md"]}], "supporting_files": ["ch01-03.md"]}
+{"id": "q2", "question": "How big?", "answers": ["4"]}
+"#;
+        let questions = parse_text(text, None).unwrap();
+        let ids: Vec<&str> = questions.iter().map(|q| q.id.as_str()).collect();
+        assert_eq!(ids, ["c1/1", "c1/2", "q2"]);
+        assert_eq!(
+            questions[0].turn,
+            Some(TurnOf {
+                conversation: "c1".into(),
+                number: 1,
+                of: 2
+            })
+        );
+        assert!(!questions[0].is_last_turn() && questions[1].is_last_turn());
+        assert!(!questions[2].is_last_turn());
+        assert_eq!(
+            questions[0].supporting,
+            Supporting::Files(vec!["ch01-03.md".into()]),
+            "a turn without evidence of its own has the conversation's"
+        );
+        assert_eq!(
+            questions[1].supporting,
+            Supporting::Files(vec!["ch14-01.md".into()])
+        );
+        // A limit counts lines: a conversation is kept whole.
+        assert_eq!(parse_text(text, Some(1)).unwrap().len(), 2);
+
+        for (line, message) in [
+            (r#"{"id": "c", "turns": []}"#, "`turns` is empty"),
+            (
+                r#"{"id": "c", "turns": [{"question": "Q?", "answers": []}]}"#,
+                "turn 1: `answers` is empty",
+            ),
+            (
+                r#"{"id": "c", "question": "Q?", "answers": ["a"], "turns": [{"question": "Q?", "answers": ["a"]}]}"#,
+                "has both `turns` and a `question`",
+            ),
+            (r#"{"id": "c"}"#, "missing field `question` (or `turns`)"),
+            (
+                r#"{"id": "c/1", "question": "Q?", "answers": ["a"]}
+{"id": "c", "turns": [{"question": "Q?", "answers": ["a"]}]}"#,
+                "id `c/1` was already used on line 1",
+            ),
+        ] {
+            let err = parse_text(line, None).unwrap_err().to_string();
+            assert!(err.contains(message), "{line}: {err}");
+        }
     }
 
     #[test]

@@ -413,6 +413,21 @@ impl Evaluation {
             })
         };
         let methods = summary::summarize(&self.manifest.specs, &self.rows, &recall, &judged);
+        let last_turn_rows: Vec<Row> = self
+            .rows
+            .iter()
+            .filter(|r| {
+                by_id
+                    .get(r.question_id.as_str())
+                    .is_some_and(|q| q.is_last_turn())
+            })
+            .cloned()
+            .collect();
+        let last_turns = if self.questions.iter().any(|q| q.turn.is_some()) {
+            summary::summarize(&self.manifest.specs, &last_turn_rows, &recall, &judged)
+        } else {
+            Vec::new()
+        };
         let summary = Summary {
             dataset: self.request.dataset.display().to_string(),
             corpus: self.request.corpus.display().to_string(),
@@ -425,6 +440,7 @@ impl Evaluation {
             interrupted: self.interrupted,
             graphs: self.graphs,
             methods,
+            last_turns,
         };
         summary::write(&summary, &self.out.summary_json(), &self.out.summary_md())?;
         Ok(summary)

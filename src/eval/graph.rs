@@ -58,7 +58,7 @@ pub async fn reached_chunks(
     for question in questions {
         let nearest = library
             .retrieval()
-            .nearest(&question.question, reach)
+            .nearest(&question.question, reach, None)
             .await?;
         chunks.extend(nearest.into_iter().map(|(id, _)| id));
     }

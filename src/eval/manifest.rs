@@ -470,6 +470,7 @@ mod tests {
             question: "Who?".into(),
             answers: vec!["Ann".into()],
             supporting: Supporting::Unknown,
+            turn: None,
         }
     }
 

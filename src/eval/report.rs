@@ -212,6 +212,7 @@ mod tests {
             interrupted: true,
             graphs: Vec::new(),
             methods: summary::summarize(&specs, rows, &|_| None, &|_| None),
+            last_turns: Vec::new(),
         };
         summary::write(&summary, &out.summary_json(), &out.summary_md()).unwrap();
     }
@@ -309,6 +310,7 @@ mod tests {
                 placement: crate::store::Placement::NewThread,
                 question: "When?",
                 method: "b",
+                scope: &Default::default(),
                 params: &params,
                 model: &model,
             })

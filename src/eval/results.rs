@@ -360,6 +360,7 @@ mod tests {
             question: "Who?".into(),
             answers: vec!["Ann".into()],
             supporting: crate::eval::Supporting::Unknown,
+            turn: None,
         }
     }
 
@@ -373,6 +374,7 @@ mod tests {
             turn: None,
             question: "Who?".into(),
             method: "pager".into(),
+            scope: Default::default(),
             params: json!({}),
             model: json!({}),
             status: RunStatus::Done,
@@ -461,6 +463,7 @@ mod tests {
             question: "Who?".into(),
             answers: vec!["Ann".into()],
             supporting: crate::eval::Supporting::Unknown,
+            turn: None,
         };
         let spec: MethodSpec = "llm-only".parse().unwrap();
         Row::failed(&question, &spec, &crate::Error::Task("boom".into()), 12)

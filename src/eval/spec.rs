@@ -2,6 +2,10 @@
 //! compared in one run: `method` or `method:name=value[:name=value…]`, e.g.
 //! `pager:variant=parallel:slots-max=3`. The spec text is the name the
 //! method goes by in results and summaries.
+//!
+//! One name is the runner's, not the method's: `rewrite=off` asks a
+//! conversation's follow-ups as written instead of rewriting them to stand
+//! alone, the baseline the rewrite is measured against.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -9,14 +13,20 @@ use std::str::FromStr;
 
 use super::error::{EvalError, Result};
 use crate::methods::runner::{AskRequest, AskSettings, ResolvedSettings};
-use crate::methods::{find, Params};
+use crate::methods::{find, whole_document, Params};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MethodSpec {
     text: String,
     pub method: String,
     pub options: BTreeMap<String, String>,
+    /// Whether follow-ups are rewritten before retrieval (`rewrite=off`
+    /// turns it off).
+    pub rewrite: bool,
 }
+
+/// The runner's option name in a spec.
+const REWRITE: &str = "rewrite";
 
 impl FromStr for MethodSpec {
     type Err = EvalError;
@@ -48,10 +58,16 @@ impl FromStr for MethodSpec {
                 return Err(bad(format!("option `{name}` is given twice")));
             }
         }
+        let rewrite = match options.remove(REWRITE).as_deref() {
+            None | Some("on") => true,
+            Some("off") => false,
+            Some(other) => return Err(bad(format!("`{REWRITE}` is on or off, not `{other}`"))),
+        };
         Ok(MethodSpec {
             text: text.to_string(),
             method: method.to_string(),
             options,
+            rewrite,
         })
     }
 }
@@ -83,10 +99,9 @@ impl<'de> serde::Deserialize<'de> for MethodSpec {
 pub fn check_all(specs: &[MethodSpec], settings: ResolvedSettings) -> Result<()> {
     for (i, spec) in specs.iter().enumerate() {
         spec.check(settings)?;
-        if specs[..i]
-            .iter()
-            .any(|s| s.method == spec.method && s.options == spec.options)
-        {
+        if specs[..i].iter().any(|s| {
+            s.method == spec.method && s.options == spec.options && s.rewrite == spec.rewrite
+        }) {
             return Err(EvalError::BadSpec {
                 spec: spec.text.clone(),
                 message: "the same method and options are given twice".into(),
@@ -103,21 +118,25 @@ impl MethodSpec {
             source,
         };
         let method = find(&self.method).map_err(method_error)?;
+        if method.info().id == whole_document::ID {
+            return Err(EvalError::BadSpec {
+                spec: self.text.clone(),
+                message: "whole-document answers about one document a person picks; an evaluation asks its questions of a whole corpus".into(),
+            });
+        }
         Params::resolve(&method.info(), settings, &self.options).map_err(method_error)?;
         Ok(())
     }
 
     pub fn request(&self, question: &str, settings: AskSettings) -> AskRequest {
         AskRequest {
-            question: question.to_string(),
-            method: self.method.clone(),
             k: settings.k,
             temperature: settings.temperature,
             max_tokens: settings.max_tokens,
             seed: settings.seed,
             options: self.options.clone(),
-            thread: None,
-            fork: false,
+            rewrite: self.rewrite,
+            ..AskRequest::new(question, self.method.clone())
         }
     }
 }
@@ -202,6 +221,30 @@ mod tests {
         assert!(err
             .to_string()
             .starts_with("method spec `vanilla-rag:mood=x`: "));
+        let one_document: MethodSpec = "whole-document".parse().unwrap();
+        let err = one_document.check(settings()).unwrap_err();
+        assert!(err.to_string().contains("one document"), "{err}");
+    }
+
+    #[test]
+    fn rewrite_is_the_runners_option() {
+        let off: MethodSpec = "vanilla-rag:rewrite=off".parse().unwrap();
+        assert!(!off.rewrite && off.options.is_empty());
+        assert_eq!(off.to_string(), "vanilla-rag:rewrite=off");
+        let settings_of_ask = AskSettings {
+            k: 3,
+            temperature: None,
+            max_tokens: None,
+            seed: None,
+        };
+        assert!(!off.request("Q?", settings_of_ask).rewrite);
+        let on: MethodSpec = "vanilla-rag".parse().unwrap();
+        assert!(on.rewrite);
+        check_all(&[on, off], settings()).unwrap();
+        let err = "vanilla-rag:rewrite=maybe"
+            .parse::<MethodSpec>()
+            .unwrap_err();
+        assert!(err.to_string().contains("on or off"), "{err}");
     }
 
     #[test]

@@ -37,6 +37,11 @@ pub struct Summary {
     /// The information-gain graphs the `ig2rag` specs walked.
     pub graphs: Vec<GraphScope>,
     pub methods: Vec<SpecSummary>,
+    /// For a dataset of conversations: each spec over the conversations'
+    /// last turns alone, which lean on every turn before them. Empty for
+    /// a dataset of single questions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub last_turns: Vec<SpecSummary>,
 }
 
 /// Means are over every question, failed ones included: a failure scores 0
@@ -245,9 +250,11 @@ pub fn write(summary: &Summary, json_path: &Path, markdown_path: &Path) -> Resul
     write(markdown_path, summary_markdown(summary))
 }
 
-/// `summary.md`: the table, the judge's footnote, a line per graph walked.
+/// `summary.md`: the table (and the conversations' last turns' apart),
+/// the judge's footnote, a line per graph walked.
 pub fn summary_markdown(summary: &Summary) -> String {
     let mut text = markdown(&summary.methods);
+    text.push_str(&last_turns_markdown(&summary.last_turns));
     if let Some(judge) = &summary.judge {
         text.push_str(&judge_note(judge));
     }
@@ -257,6 +264,18 @@ pub fn summary_markdown(summary: &Summary) -> String {
         text.push_str(&graph_note(g));
     }
     text
+}
+
+/// The table over the conversations' last turns, under a heading of its
+/// own; nothing for a dataset without conversations.
+pub fn last_turns_markdown(last_turns: &[SpecSummary]) -> String {
+    if last_turns.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\nLast turn of each conversation:\n\n{}",
+        markdown(last_turns)
+    )
 }
 
 /// One line on a graph an evaluation walked: how much of what the

@@ -9,6 +9,7 @@ use crate::methods::crp_rag::{CrpRagTrace, ReasoningNode, SufficiencyTest};
 use crate::methods::ig2rag::{Ig2RagTrace, Ig2RagVariant};
 use crate::methods::pager::{Page, PagerTrace};
 use crate::methods::rdr2::{ActionKind, Rdr2Trace, Route, RouteOutcome};
+use crate::methods::whole_document::WholeDocumentTrace;
 use crate::methods::{ActiveRagTrace, Citation, Passage, Trace, VanillaRagTrace};
 use crate::store::{LeftOutReason, LlmCallRow, Rewrite, RunRecord, RunStatus, Thread, Turn};
 
@@ -30,6 +31,9 @@ pub fn render(run: &RunRecord, calls: &[LlmCallRow], gone: &BTreeSet<String>) ->
         run.id,
         run.status.as_str()
     );
+    if !run.scope.is_everything() {
+        let _ = writeln!(out, "> Asked within: {}.\n", inline(&run.scope.to_string()));
+    }
     if let Some(turn) = &run.turn {
         render_turn(&mut out, turn);
     }
@@ -184,6 +188,7 @@ fn render_turn(out: &mut String, turn: &Turn) {
             "asked as written: the rewrite was unusable ({})",
             inline(reason)
         ),
+        Rewrite::Off => "asked as written (rewriting was turned off)".to_string(),
     };
     let runs = |ids: &mut dyn Iterator<Item = i64>| {
         ids.map(|id| format!("run {id}"))
@@ -225,7 +230,22 @@ fn render_trace(out: &mut String, trace: &Trace, citations: &[Citation]) {
         Trace::Rdr2(t) => render_rdr2(out, t, citations),
         Trace::Ig2rag(t) => render_ig2rag(out, t, citations),
         Trace::CrpRag(t) => render_crp_rag(out, t, citations),
+        Trace::WholeDocument(t) => render_whole_document(out, t, citations),
     }
+}
+
+fn render_whole_document(out: &mut String, trace: &WholeDocumentTrace, citations: &[Citation]) {
+    let kept = trace.sections.iter().filter(|s| s.kept).count();
+    let _ = writeln!(
+        out,
+        "The whole of *{}* was read: each of its {} sections summarised from its own text and the summaries of the sections under it ({kept} summaries kept from earlier answers; {} model calls expected, at most {}). The answer read the summaries down to heading level {}, numbered below.\n",
+        inline(&trace.title),
+        trace.sections.len(),
+        trace.estimated_calls,
+        trace.max_calls,
+        trace.shown_depth,
+    );
+    render_passages(out, &trace.passages, &trace.unknown_citations, citations);
 }
 
 fn render_page(out: &mut String, page: &Page) {

@@ -86,6 +86,7 @@ pub(crate) mod tests {
                 placement: crate::store::Placement::NewThread,
                 question: PATH_LIKE,
                 method: "vanilla-rag",
+                scope: &Default::default(),
                 params: &json!({}),
                 model: &json!({ "model": PATH_LIKE }),
             })

@@ -25,7 +25,7 @@ impl<'a> Neighbourhoods<'a> {
             return Vec::new();
         };
         self.index
-            .nearest(vector, n + 1)
+            .nearest(vector, n + 1, None)
             .into_iter()
             .filter(|(id, _)| *id != chunk)
             .take(n)

@@ -27,10 +27,11 @@ use crate::llm::prompts::Prompts;
 use crate::llm::Llm;
 use crate::methods::runner::{Answering, AskRequest};
 use crate::methods::{Citation, EventSink, MethodError};
-use crate::retrieve::Retrieval;
+use crate::retrieve::{Retrieval, SearchHit, SearchMode};
 use crate::store::{
-    DocumentPage, DocumentRecord, Folder, FolderSummary, IndexCounts, Job, JobState, LlmCallRow,
-    PassageBoxes, RunRecord, RunStatus, Store, Thread, ThreadSummary,
+    Collection, DocumentPage, DocumentRecord, Folder, FolderSummary, IndexCounts, Job, JobState,
+    LlmCallRow, PassageBoxes, RunRecord, RunStatus, Scope, ScopeError, Store, Thread,
+    ThreadSummary,
 };
 use jobs::{IngestPayload, JobControl};
 use tokio_util::sync::CancellationToken;
@@ -126,6 +127,20 @@ fn read_at_most(file: &Path, limit: u64) -> BoundedRead {
 }
 
 /// Resolves symlinks and `..` so one file has one path in the index.
+/// `scope` with each path named as [`Library::place`] names it, so a path
+/// typed relative, through a symlink or with a trailing slash matches the
+/// canonical paths the index holds.
+fn placed(scope: &Scope) -> Scope {
+    Scope {
+        paths: scope
+            .paths
+            .iter()
+            .map(|p| Library::place(Path::new(p)))
+            .collect(),
+        ..scope.clone()
+    }
+}
+
 fn canonical(path: &Path) -> Result<PathBuf> {
     std::fs::canonicalize(path).map_err(|_| Error::NotFound(path.to_path_buf()))
 }
@@ -388,6 +403,11 @@ impl Library {
         cancel: &CancellationToken,
     ) -> Result<RunRecord> {
         let prompts = self.prompts().await?;
+        let request = AskRequest {
+            scope: placed(&request.scope),
+            ..request.clone()
+        };
+        let request = &request;
         let answering = Answering {
             retrieval: &self.retrieval,
             store: &self.store,
@@ -490,6 +510,67 @@ impl Library {
             out,
             &crate::export::render_thread(&thread, &calls, &gone),
         )?)
+    }
+
+    /// The chunks `mode` finds for `query` within `scope`, each with a
+    /// snippet: what `folio search` lists.
+    pub async fn search(
+        &self,
+        query: &str,
+        k: usize,
+        mode: SearchMode,
+        scope: &Scope,
+    ) -> Result<Vec<SearchHit>> {
+        let documents = self.store.resolve_scope(&placed(scope)).await?;
+        Ok(self
+            .retrieval
+            .search(query, k, mode, documents.as_ref())
+            .await?)
+    }
+
+    /// How many documents `scope` holds (`None` for the whole library), or
+    /// why it cannot be used: what a scope picker shows as it is set.
+    pub async fn scope_size(&self, scope: &Scope) -> Result<Option<usize>> {
+        Ok(self
+            .store
+            .resolve_scope(&placed(scope))
+            .await?
+            .map(|documents| documents.len()))
+    }
+
+    /// How a path a person typed is named in a scope or a collection: its
+    /// canonical form if it exists, else the path made absolute (a folder
+    /// since deleted can still be named, and is then reported as not
+    /// indexed).
+    pub fn place(path: &Path) -> String {
+        canonical(path)
+            .or_else(|_| std::path::absolute(path).map_err(|_| Error::NotFound(path.into())))
+            .unwrap_or_else(|_| path.to_path_buf())
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    /// Every collection, by name.
+    pub async fn collections(&self) -> Result<Vec<Collection>> {
+        Ok(self.store.collections().await?)
+    }
+
+    /// Saves collection `name` as `folders` (replacing what it held), each
+    /// named as [`Library::place`] names it.
+    pub async fn save_collection(&self, name: &str, folders: &[PathBuf]) -> Result<Collection> {
+        let folders: Vec<String> = folders.iter().map(|f| Library::place(f)).collect();
+        Ok(self.store.save_collection(name, &folders).await?)
+    }
+
+    pub async fn delete_collection(&self, name: &str) -> Result<()> {
+        if self.store.delete_collection(name).await? {
+            return Ok(());
+        }
+        Err(ScopeError::UnknownCollection {
+            name: name.to_string(),
+            known: self.store.collection_names().await?,
+        }
+        .into())
     }
 
     /// Coverage, cost and jobs of every built graph.

@@ -55,6 +55,8 @@ pub enum PromptId {
     ThreadRewriteSystem,
     ThreadRewriteExamples,
     EvalJudge,
+    WholeDocumentSummarize,
+    WholeDocumentAnswer,
 }
 
 impl PromptId {
@@ -85,6 +87,7 @@ impl PromptId {
                 | PromptId::CrpRagReason
                 | PromptId::CrpRagReasonOnce
                 | PromptId::CrpRagMerge
+                | PromptId::WholeDocumentAnswer
         )
     }
 }
@@ -213,6 +216,16 @@ const SPECS: &[PromptSpec] = &[
     spec!(ThreadRewriteSystem, "thread/rewrite-system.j2", []),
     spec!(ThreadRewriteExamples, "thread/rewrite-examples.j2", []),
     spec!(EvalJudge, "eval/judge.j2", ["question", "golds", "answer"]),
+    spec!(
+        WholeDocumentSummarize,
+        "whole-document/summarize.j2",
+        ["title", "heading", "text", "parts"]
+    ),
+    spec!(
+        WholeDocumentAnswer,
+        "whole-document/answer.j2",
+        ["question", "title", "sections"]
+    ),
 ];
 
 /// Names minijinja itself provides inside templates.
@@ -312,6 +325,20 @@ impl Prompts {
         vars: impl Serialize,
     ) -> Result<Vec<ChatMessage>, PromptError> {
         self.messages_after(&[], id, vars)
+    }
+
+    /// The templates `id`'s messages are rendered from (its system message's
+    /// included), as loaded: what a cache of the step's replies must key
+    /// on, so an edited prompt never reuses replies to the old one.
+    pub fn fingerprint(&self, id: PromptId) -> String {
+        let (system, examples) = id.framing();
+        [Some(system), examples, Some(id)]
+            .into_iter()
+            .flatten()
+            .filter_map(|p| self.env.get_template(spec_of(p).file).ok())
+            .map(|t| t.source().to_string())
+            .collect::<Vec<_>>()
+            .join("\n\u{1f}\n")
     }
 
     /// The replies of the step's worked examples: a reply that repeats one

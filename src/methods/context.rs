@@ -20,7 +20,7 @@ use crate::llm::prompts::{PromptId, Prompts};
 use crate::llm::{ChatMessage, ChatRequest, Completion, FinishReason, GenerateOptions, Llm};
 use crate::retrieve::{DocumentParts, Ranking, Retrieval, RetrieveError, Retriever};
 use crate::rubric::Rubric;
-use crate::store::{LlmCallRow, RubricStatus, StoredChunk};
+use crate::store::{DocumentSet, LlmCallRow, RubricStatus, StoredChunk};
 
 pub struct CitedAnswer {
     pub text: String,
@@ -51,6 +51,9 @@ pub struct MethodContext<'a> {
     /// How [`MethodContext::retrieve`] finds passages: the run's
     /// `retriever` option.
     retriever: Retriever,
+    /// The documents the question is restricted to; `None` for the whole
+    /// library. Every retrieval of the run stays inside it.
+    scope: Option<DocumentSet>,
     pub cancel: &'a CancellationToken,
     llm: &'a dyn Llm,
     prompts: &'a Prompts,
@@ -125,6 +128,7 @@ impl<'a> MethodContext<'a> {
         MethodContext {
             retrieval,
             retriever,
+            scope: None,
             cancel,
             llm,
             prompts,
@@ -142,6 +146,12 @@ impl<'a> MethodContext<'a> {
     /// that write the answer.
     pub(super) fn with_history(mut self, earlier: Vec<ChatMessage>) -> Self {
         self.earlier = earlier;
+        self
+    }
+
+    /// Keeps every retrieval of the run inside `scope`'s documents.
+    pub(super) fn with_scope(mut self, scope: Option<DocumentSet>) -> Self {
+        self.scope = scope;
         self
     }
 
@@ -164,7 +174,12 @@ impl<'a> MethodContext<'a> {
     /// from 1 as the prompt will show them.
     pub async fn retrieve(&self, query: &str, k: usize) -> Result<Vec<Passage>, MethodError> {
         let found = self
-            .timed_retrieval(self.retrieval.retrieve(query, k, &self.retriever))
+            .timed_retrieval(self.retrieval.retrieve(
+                query,
+                k,
+                &self.retriever,
+                self.scope.as_ref(),
+            ))
             .await?;
         let passages = numbered(found);
         self.emit(RunEvent::Retrieved {
@@ -201,8 +216,11 @@ impl<'a> MethodContext<'a> {
         k: usize,
         retriever: &Retriever,
     ) -> Result<Ranking, MethodError> {
-        self.timed_retrieval(self.retrieval.rank(query, k, retriever))
-            .await
+        self.timed_retrieval(
+            self.retrieval
+                .rank(query, k, retriever, self.scope.as_ref()),
+        )
+        .await
     }
 
     /// Unit vectors for `texts` from the embedding model, so a
@@ -243,6 +261,51 @@ impl<'a> MethodContext<'a> {
     /// that routes through document structure; `None` once it is removed.
     pub async fn document(&self, path: &str) -> Result<Option<DocumentParts>, MethodError> {
         self.timed_retrieval(self.retrieval.document(path)).await
+    }
+
+    /// The documents the question is restricted to; `None` for the whole
+    /// library.
+    pub fn scoped_documents(&self) -> Option<&DocumentSet> {
+        self.scope.as_ref()
+    }
+
+    /// The indexed document with this id, with its path, tree and chunks.
+    pub async fn document_by_id(
+        &self,
+        id: i64,
+    ) -> Result<Option<(String, DocumentParts)>, MethodError> {
+        self.timed_retrieval(self.retrieval.document_by_id(id))
+            .await
+    }
+
+    /// Summaries kept by earlier answers, by key (see `whole_document`).
+    pub async fn cached_summaries(
+        &self,
+        keys: &[&str],
+    ) -> Result<std::collections::HashMap<String, String>, MethodError> {
+        self.timed_retrieval(self.retrieval.cached_summaries(keys))
+            .await
+    }
+
+    /// Keeps a summary for later answers as soon as it is written.
+    pub async fn keep_summary(&self, key: &str, summary: &str) -> Result<(), MethodError> {
+        self.timed_retrieval(self.retrieval.keep_summary(key, summary))
+            .await
+    }
+
+    /// The model's name, for keying what it writes.
+    pub fn model_name(&self) -> String {
+        self.llm.info().model
+    }
+
+    /// The model's context, in tokens.
+    pub fn model_context(&self) -> u32 {
+        self.llm.info().context_size
+    }
+
+    /// The templates a step is rendered from (see `Prompts::fingerprint`).
+    pub fn prompt_fingerprint(&self, prompt: PromptId) -> String {
+        self.prompts.fingerprint(prompt)
     }
 
     /// Runs a retrieval step, counting its time as retrieval.

@@ -237,6 +237,7 @@ mod tests {
             turn: None,
             question: question.into(),
             method: "vanilla-rag".into(),
+            scope: Default::default(),
             params: json!({}),
             model: json!({}),
             status,
@@ -461,6 +462,25 @@ mod asked_in_a_thread {
                 .ends_with("ada.md"),
             "{trace}"
         );
+    }
+
+    #[tokio::test]
+    async fn with_rewriting_off_a_follow_up_is_searched_as_asked_and_still_sees_the_thread() {
+        let dir = tempfile::tempdir().unwrap();
+        let library = library_with(dir.path(), ADA_NOTES).await;
+        let first = first_turn(&library, "Who wrote it?", "Ada Lovelace wrote it [1].").await;
+        let llm = ScriptedLlm::new(vec![says("In London [1].")]);
+        let mut request = follow_up("Where was she born?", "vanilla-rag", first.thread_id);
+        request.rewrite = false;
+        let (run, _) = ask_with(&library, &llm, &request).await;
+        assert_eq!(run.status, RunStatus::Done);
+        let turn = run.turn.clone().unwrap();
+        assert_eq!(turn.rewrite, Rewrite::Off);
+        assert_eq!(turn.history, vec![first.id]);
+        assert_eq!(run.trace.unwrap()["query"], "Where was she born?");
+        let answer = &llm.sent()[0];
+        assert_eq!(answer[2].content, "Ada Lovelace wrote it.");
+        assert_eq!(llm.unused(), 0, "one call: no rewrite");
     }
 
     #[tokio::test]

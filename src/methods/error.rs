@@ -5,7 +5,7 @@
 use crate::llm::prompts::PromptError;
 use crate::llm::LlmError;
 use crate::retrieve::RetrieveError;
-use crate::store::StoreError;
+use crate::store::{ScopeError, StoreError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum MethodError {
@@ -43,6 +43,20 @@ pub enum MethodError {
     #[error("the library has nothing indexed yet; add documents with `folio add`")]
     EmptyLibrary,
     #[error(transparent)]
+    Scope(#[from] ScopeError),
+    #[error("{what} would take an estimated {calls} model calls, more than `{option}` allows ({budget}); raise it, or ask a method that retrieves passages")]
+    OverBudget {
+        what: String,
+        calls: usize,
+        option: &'static str,
+        budget: usize,
+    },
+    #[error("{}", needs_one_document(*.documents))]
+    NeedsOneDocument {
+        /// Documents in the question's scope; `None` for the whole library.
+        documents: Option<usize>,
+    },
+    #[error(transparent)]
     Store(#[from] StoreError),
 }
 
@@ -66,7 +80,8 @@ impl MethodError {
                 | MethodError::EmptyQuestion
                 | MethodError::UnknownOption { .. }
                 | MethodError::InvalidOption { .. }
-        )
+                | MethodError::NeedsOneDocument { .. }
+        ) || matches!(self, MethodError::Scope(e) if e.is_user_error())
     }
 
     /// Text the model produced before failing, kept in the run so a person
@@ -77,4 +92,16 @@ impl MethodError {
             _ => None,
         }
     }
+}
+
+fn needs_one_document(documents: Option<usize>) -> String {
+    let found = match documents {
+        None => "the whole library".to_string(),
+        Some(0) => "a document no longer in the library".to_string(),
+        Some(n) => format!("{n} documents"),
+    };
+    format!(
+        "whole-document answers about one document, and the question's scope holds {found}: \
+         pick it with `folio ask --document PATH` or Library's \"Ask about this document\""
+    )
 }

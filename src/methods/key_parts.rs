@@ -49,6 +49,12 @@ impl Trace {
                 }
                 parts.push(format!("paths: {}", t.paths.len()));
             }
+            Trace::WholeDocument(t) => parts.push(format!(
+                "read all of {} ({} sections, headings down to level {})",
+                t.title,
+                t.sections.len(),
+                t.shown_depth
+            )),
         }
         if let Some(passages) = self.passages() {
             parts.push(format!("passages: {}", passage_list(passages)));
@@ -68,6 +74,7 @@ impl Trace {
             Trace::Rdr2(t) => Some(&t.passages),
             Trace::Ig2rag(t) => Some(&t.passages),
             Trace::CrpRag(t) => Some(&t.passages),
+            Trace::WholeDocument(t) => Some(&t.passages),
         }
     }
 

@@ -26,6 +26,7 @@ mod shown;
 pub(crate) mod testing;
 mod trace;
 mod vanilla_rag;
+pub mod whole_document;
 
 use serde::Serialize;
 
@@ -77,6 +78,7 @@ static REGISTRY: &[&dyn Method] = &[
     &rdr2::Rdr2,
     &ig2rag::Ig2Rag,
     &crp_rag::CrpRag,
+    &whole_document::WholeDocument,
 ];
 
 pub fn methods() -> &'static [&'static dyn Method] {
@@ -121,10 +123,11 @@ mod tests {
             let params = Params::resolve(&info, settings, &BTreeMap::new())
                 .unwrap_or_else(|e| panic!("{}: {e}", info.id));
             assert_eq!(params.options.len(), info.options.len(), "{}", info.id);
-            let walks_its_own_graph = info.id == "ig2rag";
+            // iG²RAG walks its own graph; whole-document reads one document whole.
+            let ranks_its_own_way = ["ig2rag", "whole-document"].contains(&info.id);
             assert_eq!(
                 params.declares(RETRIEVER.name),
-                info.retrieves && !walks_its_own_graph,
+                info.retrieves && !ranks_its_own_way,
                 "{}",
                 info.id
             );

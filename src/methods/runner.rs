@@ -17,7 +17,7 @@ use crate::llm::prompts::Prompts;
 use crate::llm::{Llm, LlmSettings, DEFAULT_SEED};
 use crate::retrieve::{Retrieval, Retriever, SearchMode};
 use crate::store::{
-    NewRun, Placement, Rewrite, RunOutcome, RunRecord, RunStatus, Store, StoreError, Turn,
+    NewRun, Placement, Rewrite, RunOutcome, RunRecord, RunStatus, Scope, Store, StoreError, Turn,
 };
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
@@ -47,6 +47,23 @@ pub struct AskRequest {
     /// every method the same follow-up this way).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub fork: bool,
+    /// What the question may draw from; the whole library by default.
+    #[serde(default)]
+    pub scope: Scope,
+    /// With `thread`: rewrite the follow-up into a standalone question
+    /// before retrieval (the default). Off, it is searched as asked, and
+    /// the answer steps still see the earlier turns: the baseline an
+    /// evaluation of the rewrite compares with.
+    #[serde(default = "rewrite_on", skip_serializing_if = "is_on")]
+    pub rewrite: bool,
+}
+
+fn rewrite_on() -> bool {
+    true
+}
+
+fn is_on(rewrite: &bool) -> bool {
+    *rewrite
 }
 
 pub const DEFAULT_K: usize = 5;
@@ -106,6 +123,8 @@ impl AskRequest {
             options: BTreeMap::new(),
             thread: None,
             fork: false,
+            scope: Scope::default(),
+            rewrite: true,
         }
     }
 }
@@ -170,6 +189,7 @@ pub async fn ask(
             (placement, earlier)
         }
     };
+    let documents = store.resolve_scope(&request.scope).await?;
     let conversation = Conversation::select(&earlier, history_budget(llm.info().context_size));
     let params_json = serde_json::to_value(&params).unwrap_or(Value::Null);
     let model_json = serde_json::to_value(llm.info()).unwrap_or(Value::Null);
@@ -179,6 +199,7 @@ pub async fn ask(
             placement,
             question,
             method: info.id,
+            scope: &request.scope,
             params: &params_json,
             model: &model_json,
         })
@@ -194,10 +215,15 @@ pub async fn ask(
     let started = Instant::now();
     let timeout = std::time::Duration::from_secs(settings.timeout_secs);
     let ctx = MethodContext::new(retrieval, retriever, llm, prompts, events, cancel, timeout)
-        .with_history(conversation.messages());
-    let follows_up = request.thread.is_some();
+        .with_history(conversation.messages())
+        .with_scope(documents);
+    let follow_up = match (request.thread, request.rewrite) {
+        (None, _) => FollowUp::No,
+        (Some(_), true) => FollowUp::Rewritten,
+        (Some(_), false) => FollowUp::AsAsked,
+    };
     let (turn, result) =
-        answer_turn(&ctx, method, &conversation, follows_up, question, &params).await;
+        answer_turn(&ctx, method, &conversation, follow_up, question, &params).await;
     let total_ms = started.elapsed().as_millis() as u64;
     let recorded = ctx.into_recorded();
 
@@ -244,26 +270,33 @@ pub async fn ask(
     })
 }
 
+/// Whether a question follows up on a thread, and how it is searched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FollowUp {
+    No,
+    Rewritten,
+    AsAsked,
+}
+
 /// Lets the method answer `question`; a follow-up in a thread is first
-/// rewritten to stand on its own, and the method answers the rewrite.
+/// rewritten to stand on its own (unless the request said not to), and
+/// the method answers the rewrite.
 async fn answer_turn(
     ctx: &MethodContext<'_>,
     method: &dyn Method,
     conversation: &Conversation,
-    follows_up: bool,
+    follow_up: FollowUp,
     question: &str,
     params: &Params,
 ) -> (Option<Turn>, Result<Answer, MethodError>) {
-    if !follows_up {
-        return (None, method.run(ctx, question, params).await);
-    }
-    let rewrite = if conversation.is_empty() {
-        Rewrite::NotNeeded
-    } else {
-        match conversation.rewrite(ctx, question, params).await {
+    let rewrite = match follow_up {
+        FollowUp::No => return (None, method.run(ctx, question, params).await),
+        _ if conversation.is_empty() => Rewrite::NotNeeded,
+        FollowUp::AsAsked => Rewrite::Off,
+        FollowUp::Rewritten => match conversation.rewrite(ctx, question, params).await {
             Ok(rewrite) => rewrite,
             Err(e) => return (None, Err(e)),
-        }
+        },
     };
     ctx.emit(RunEvent::Rewritten {
         rewrite: rewrite.clone(),

@@ -7,6 +7,7 @@ use super::crp_rag::CrpRagTrace;
 use super::ig2rag::Ig2RagTrace;
 use super::pager::PagerTrace;
 use super::rdr2::Rdr2Trace;
+use super::whole_document::WholeDocumentTrace;
 use super::ActiveRagTrace;
 use crate::ingest::loaders::ocr::OcrMark;
 use crate::retrieve::SearchMode;
@@ -61,4 +62,5 @@ pub enum Trace {
     Rdr2(Rdr2Trace),
     Ig2rag(Ig2RagTrace),
     CrpRag(CrpRagTrace),
+    WholeDocument(WholeDocumentTrace),
 }

@@ -3,7 +3,7 @@
 //! parenthesis in a question cannot break or change the query.
 
 use super::Result;
-use crate::store::Store;
+use crate::store::{DocumentSet, Store};
 
 /// Words of the query as quoted FTS5 terms joined with OR; `None` when the
 /// query has no searchable word.
@@ -16,12 +16,18 @@ pub fn fts_query(query: &str) -> Option<String> {
     (!terms.is_empty()).then(|| terms.join(" OR "))
 }
 
-/// The `k` best chunks for `query` by BM25, best first.
-pub async fn search(store: &Store, query: &str, k: usize) -> Result<Vec<(i64, f64)>> {
+/// The `k` best chunks for `query` by BM25, best first, among `scope`'s
+/// documents if one is given.
+pub async fn search(
+    store: &Store,
+    query: &str,
+    k: usize,
+    scope: Option<&DocumentSet>,
+) -> Result<Vec<(i64, f64)>> {
     let Some(q) = fts_query(query) else {
         return Ok(Vec::new());
     };
-    Ok(store.bm25(&q, k).await?)
+    Ok(store.bm25(&q, k, scope).await?)
 }
 
 #[cfg(test)]

@@ -42,6 +42,28 @@ impl WalkGraph {
         let version = store.gain_graph_version().await?;
         let ids = store.embedded_chunk_ids().await?;
         let edges = store.gain_edges(rubric).await?;
+        WalkGraph::of(version, ids, &edges)
+    }
+
+    /// The part of this graph among `chunks`: a scoped question walks only
+    /// its scope, so mass never leaves it through another document.
+    pub fn within(&self, chunks: &HashSet<i64>) -> Result<WalkGraph> {
+        let ids: Vec<i64> = self
+            .ids
+            .iter()
+            .copied()
+            .filter(|id| chunks.contains(id))
+            .collect();
+        let edges: Vec<GainEdge> = ids
+            .iter()
+            .flat_map(|id| self.out_edges(*id))
+            .filter(|e| chunks.contains(&e.target))
+            .copied()
+            .collect();
+        WalkGraph::of(self.version, ids, &edges)
+    }
+
+    fn of(version: (i64, i64), ids: Vec<i64>, edges: &[GainEdge]) -> Result<WalkGraph> {
         let index_of: HashMap<i64, u32> = ids
             .iter()
             .enumerate()
@@ -148,5 +170,51 @@ impl WalkGraph {
             chosen.push((edge.target, edge.score));
         }
         chosen
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rubric::GainClass;
+
+    fn edge(source: i64, target: i64, score: f64) -> GainEdge {
+        GainEdge {
+            source,
+            target,
+            class: GainClass::Significant,
+            score,
+            similarity: 0.5,
+        }
+    }
+
+    #[test]
+    fn a_walk_within_a_scope_never_leaves_it() {
+        // 1 → 2 → 3 inside the scope; 1 → 9 → 3 through a chunk outside it,
+        // with the heavier weights.
+        let edges = [
+            edge(1, 2, 0.2),
+            edge(2, 3, 0.2),
+            edge(1, 9, 0.9),
+            edge(9, 3, 0.9),
+        ];
+        let whole = WalkGraph::of((1, 1), vec![1, 2, 3, 9], &edges).unwrap();
+        let scope: HashSet<i64> = [1, 2, 3].into_iter().collect();
+        let part = whole.within(&scope).unwrap();
+        assert_eq!((part.nodes(), part.edges()), (3, 2));
+        assert!(part.out_edges(1).iter().all(|e| e.target != 9));
+
+        let walk = part
+            .walk(&[(1, 1.0)], Weights::Gain, PprParams::default())
+            .unwrap();
+        let reached: Vec<i64> = walk.ranked.iter().map(|(id, _)| *id).collect();
+        assert_eq!(reached, vec![1, 2, 3]);
+        let mass: f64 = walk.ranked.iter().map(|(_, s)| s).sum();
+        assert!((mass - 1.0).abs() < 1e-6, "{mass}");
+
+        let whole_walk = whole
+            .walk(&[(1, 1.0)], Weights::Gain, PprParams::default())
+            .unwrap();
+        assert!(whole_walk.ranked.iter().any(|(id, _)| *id == 9));
     }
 }

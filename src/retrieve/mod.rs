@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::choice::Choice;
 use crate::ingest::loaders::ocr::OcrMark;
-use crate::store::{Store, StoredChunk};
+use crate::store::{DocumentSet, Store, StoredChunk};
 
 pub use bm25::fts_query;
 pub use error::{Result, RetrieveError};
@@ -99,6 +99,8 @@ impl SearchMode {
     /// the caller supplies (ignored, and may be empty, when
     /// [`SearchMode::uses_vectors`] is false), so ranking can be timed apart
     /// from embedding and a caller holding the vector does not embed twice.
+    /// With `scope`, only its documents' chunks are ranked, inside each
+    /// ranker, so the `k` are the scope's best.
     pub async fn rank(
         self,
         store: &Store,
@@ -106,14 +108,15 @@ impl SearchMode {
         query: &str,
         vector: &[f32],
         k: usize,
+        scope: Option<&DocumentSet>,
     ) -> Result<Vec<(i64, f64)>> {
         Ok(match self {
-            SearchMode::Dense => dense(store, memory, vector, k).await?,
-            SearchMode::Bm25 => bm25::search(store, query, k).await?,
+            SearchMode::Dense => dense(store, memory, vector, k, scope).await?,
+            SearchMode::Bm25 => bm25::search(store, query, k, scope).await?,
             SearchMode::Hybrid => {
                 let depth = fusion_depth(k);
-                let d = dense(store, memory, vector, depth).await?;
-                let b = bm25::search(store, query, depth).await?;
+                let d = dense(store, memory, vector, depth, scope).await?;
+                let b = bm25::search(store, query, depth, scope).await?;
                 let mut fused = reciprocal_rank_fusion(&[&d, &b]);
                 fused.truncate(k);
                 fused
@@ -129,14 +132,15 @@ async fn dense(
     memory: Option<&VectorIndex>,
     vector: &[f32],
     k: usize,
+    scope: Option<&DocumentSet>,
 ) -> Result<Vec<(i64, f64)>> {
     let current = match memory {
         Some(m) if m.version() == store.vectors_version().await? => Some(m),
         _ => None,
     };
     let nearest = match current {
-        Some(m) => m.nearest(vector, k),
-        None => store.nearest_chunks(vector, k).await?,
+        Some(m) => m.nearest(vector, k, scope),
+        None => store.nearest_chunks(vector, k, scope).await?,
     };
     Ok(nearest
         .into_iter()

@@ -5,7 +5,7 @@
 //! look-ups. Methods reach the index only through it, never through the
 //! library, so retrieval knows nothing of who asks.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -17,7 +17,7 @@ use super::{Result, RetrieveError, SearchHit, SearchMode, VectorIndex};
 use crate::embed::{Embedder, EmbeddingModelFiles};
 use crate::ingest::structure_tree::StructureTree;
 use crate::rubric::Rubric;
-use crate::store::{ChunkRecord, RubricStatus, Store, StoredChunk, VectorSpace};
+use crate::store::{ChunkRecord, DocumentSet, RubricStatus, Store, StoredChunk, VectorSpace};
 
 pub struct Retrieval {
     store: Store,
@@ -26,6 +26,15 @@ pub struct Retrieval {
     vectors: Arc<MemoryVectors>,
     /// Walkable copies of the information-gain graphs, per rubric.
     graphs: tokio::sync::Mutex<HashMap<Rubric, Arc<WalkGraph>>>,
+    /// The last scoped part of a graph walked: a thread asks within one
+    /// scope turn after turn.
+    scoped_graph: tokio::sync::Mutex<Option<ScopedGraph>>,
+}
+
+struct ScopedGraph {
+    rubric: Rubric,
+    documents: DocumentSet,
+    graph: Arc<WalkGraph>,
 }
 
 /// A document as routing sees it: its structure tree and its chunks (each
@@ -67,6 +76,7 @@ impl Retrieval {
             model: OnceCell::new(),
             vectors: Arc::default(),
             graphs: Default::default(),
+            scoped_graph: Default::default(),
         }
     }
 
@@ -122,11 +132,17 @@ impl Retrieval {
         Ok(None)
     }
 
-    /// Search results for a person: the chunks `mode` finds, each with a
-    /// snippet around the query.
-    pub async fn search(&self, query: &str, k: usize, mode: SearchMode) -> Result<Vec<SearchHit>> {
+    /// Search results for a person: the chunks `mode` finds (in `scope`,
+    /// if given), each with a snippet around the query.
+    pub async fn search(
+        &self,
+        query: &str,
+        k: usize,
+        mode: SearchMode,
+        scope: Option<&DocumentSet>,
+    ) -> Result<Vec<SearchHit>> {
         Ok(self
-            .retrieve(query, k, &Retriever::Search(mode))
+            .retrieve(query, k, &Retriever::Search(mode), scope)
             .await?
             .into_iter()
             .map(|(c, score)| SearchHit::new(c, score, query))
@@ -140,20 +156,28 @@ impl Retrieval {
         query: &str,
         k: usize,
         retriever: &Retriever,
+        scope: Option<&DocumentSet>,
     ) -> Result<Vec<(StoredChunk, f64)>> {
-        let mut ranked = self.rank(query, k, retriever).await?.ranked;
+        let mut ranked = self.rank(query, k, retriever, scope).await?.ranked;
         ranked.truncate(k);
         self.scored_chunks(&ranked).await
     }
 
     /// The one way to rank chunks for `query`, whichever the retriever.
-    pub async fn rank(&self, query: &str, k: usize, retriever: &Retriever) -> Result<Ranking> {
+    /// With `scope`, every retriever ranks only its documents' chunks.
+    pub async fn rank(
+        &self,
+        query: &str,
+        k: usize,
+        retriever: &Retriever,
+        scope: Option<&DocumentSet>,
+    ) -> Result<Ranking> {
         match retriever {
             Retriever::Search(mode) => Ok(Ranking {
-                ranked: self.search_ranked(query, k, *mode).await?,
+                ranked: self.search_ranked(query, k, *mode, scope).await?,
                 walk: None,
             }),
-            Retriever::GainWalk(walk) => self.walk(query, k, walk).await,
+            Retriever::GainWalk(walk) => self.walk(query, k, walk, scope).await,
         }
     }
 
@@ -162,6 +186,7 @@ impl Retrieval {
         query: &str,
         k: usize,
         mode: SearchMode,
+        scope: Option<&DocumentSet>,
     ) -> Result<Vec<(i64, f64)>> {
         let (embedder, _) = self.model().await?;
         // The query is embedded only for the modes that use its vector.
@@ -171,12 +196,18 @@ impl Retrieval {
             Vec::new()
         };
         let memory = self.memory_vectors().await?;
-        mode.rank(&self.store, memory.as_deref(), query, &vector, k)
+        mode.rank(&self.store, memory.as_deref(), query, &vector, k, scope)
             .await
     }
 
-    async fn walk(&self, query: &str, k: usize, spec: &GainWalk) -> Result<Ranking> {
-        let nearest = self.nearest(query, spec.seeds).await?;
+    async fn walk(
+        &self,
+        query: &str,
+        k: usize,
+        spec: &GainWalk,
+        scope: Option<&DocumentSet>,
+    ) -> Result<Ranking> {
+        let nearest = self.nearest(query, spec.seeds, scope).await?;
         if nearest.is_empty() {
             return Ok(Ranking {
                 ranked: Vec::new(),
@@ -184,7 +215,10 @@ impl Retrieval {
             });
         }
         let seeds = seeds(&nearest);
-        let graph = self.walk_graph(spec.rubric).await?;
+        let graph = match scope {
+            None => self.walk_graph(spec.rubric).await?,
+            Some(documents) => self.scoped_walk_graph(spec.rubric, documents).await?,
+        };
         let (ranked, stats) = match spec.follow {
             Follow::StrongestEdge => (graph.strongest_edges(&seeds, k), None),
             Follow::Gain(params) | Follow::Similarity(params) => {
@@ -234,10 +268,15 @@ impl Retrieval {
             .collect())
     }
 
-    /// The `k` chunks nearest to `query` by embedding, with their cosine
-    /// similarity: a gain walk's seeds.
-    pub async fn nearest(&self, query: &str, k: usize) -> Result<Vec<(i64, f64)>> {
-        self.search_ranked(query, k, SearchMode::Dense).await
+    /// The `k` chunks nearest to `query` by embedding (in `scope`, if
+    /// given), with their cosine similarity: a gain walk's seeds.
+    pub async fn nearest(
+        &self,
+        query: &str,
+        k: usize,
+        scope: Option<&DocumentSet>,
+    ) -> Result<Vec<(i64, f64)>> {
+        self.search_ranked(query, k, SearchMode::Dense, scope).await
     }
 
     /// Unit vectors for `texts` from the embedding model, so a caller can
@@ -264,6 +303,24 @@ impl Retrieval {
         }))
     }
 
+    /// The indexed document with this id, with its path; `None` when it is
+    /// no longer in the index.
+    pub async fn document_by_id(&self, id: i64) -> Result<Option<(String, DocumentParts)>> {
+        let Some(path) = self.store.document_path(id).await? else {
+            return Ok(None);
+        };
+        Ok(self.document(&path).await?.map(|parts| (path, parts)))
+    }
+
+    /// Section summaries kept by earlier whole-document answers, by key.
+    pub async fn cached_summaries(&self, keys: &[&str]) -> Result<HashMap<String, String>> {
+        Ok(self.store.section_summaries(keys).await?)
+    }
+
+    pub async fn keep_summary(&self, key: &str, summary: &str) -> Result<()> {
+        Ok(self.store.save_section_summary(key, summary).await?)
+    }
+
     /// The walkable graph of `rubric`, read again whenever edges or chunks
     /// changed since the copy in memory was made.
     pub async fn walk_graph(&self, rubric: Rubric) -> Result<Arc<WalkGraph>> {
@@ -275,6 +332,30 @@ impl Retrieval {
         let fresh = Arc::new(WalkGraph::load(&self.store, rubric).await?);
         graphs.insert(rubric, fresh.clone());
         Ok(fresh)
+    }
+
+    /// The part of the graph of `rubric` among the chunks of `documents`,
+    /// kept until the graph changes or another scope is walked.
+    async fn scoped_walk_graph(
+        &self,
+        rubric: Rubric,
+        documents: &DocumentSet,
+    ) -> Result<Arc<WalkGraph>> {
+        let whole = self.walk_graph(rubric).await?;
+        let mut cached = self.scoped_graph.lock().await;
+        if let Some(c) = cached.as_ref().filter(|c| {
+            c.rubric == rubric && c.graph.version == whole.version && &c.documents == documents
+        }) {
+            return Ok(c.graph.clone());
+        }
+        let chunks: HashSet<i64> = documents.chunks().iter().copied().collect();
+        let graph = Arc::new(whole.within(&chunks)?);
+        *cached = Some(ScopedGraph {
+            rubric,
+            documents: documents.clone(),
+            graph: graph.clone(),
+        });
+        Ok(graph)
     }
 
     /// How much of the index the graph of `rubric` covers.

@@ -7,7 +7,7 @@
 
 use std::collections::BinaryHeap;
 
-use crate::store::{Result, Store, StoreError};
+use crate::store::{DocumentSet, Result, Store, StoreError};
 
 /// Below this many vectors one thread scans faster than two can start.
 const PARALLEL_FROM: usize = 20_000;
@@ -15,6 +15,8 @@ const PARALLEL_FROM: usize = 20_000;
 pub struct VectorIndex {
     dim: usize,
     ids: Vec<i64>,
+    /// Each row's document, so a scoped search skips other documents' rows.
+    documents: Vec<i64>,
     data: Vec<f32>,
     /// Squared norms, so L2 distances come from one dot product per row.
     norms: Vec<f32>,
@@ -67,11 +69,12 @@ impl VectorIndex {
         let mut index = VectorIndex {
             dim,
             ids: Vec::with_capacity(rows.len()),
+            documents: Vec::with_capacity(rows.len()),
             data: Vec::with_capacity(rows.len() * dim),
             norms: Vec::with_capacity(rows.len()),
             version,
         };
-        for (id, blob) in rows {
+        for (id, document, blob) in rows {
             if blob.len() != dim * 4 {
                 return Err(StoreError::Corrupt(format!(
                     "vector {id} has {} bytes, expected {}",
@@ -87,6 +90,7 @@ impl VectorIndex {
             let v = &index.data[start..];
             index.norms.push(dot(v, v));
             index.ids.push(id);
+            index.documents.push(document);
         }
         Ok(index)
     }
@@ -111,9 +115,10 @@ impl VectorIndex {
             .zip(self.data.chunks_exact(self.dim))
     }
 
-    /// The `k` nearest chunks by L2 distance, nearest first: the same answer
-    /// as `Store::nearest_chunks`, from memory.
-    pub fn nearest(&self, query: &[f32], k: usize) -> Vec<(i64, f32)> {
+    /// The `k` nearest chunks by L2 distance, nearest first, among the
+    /// chunks of `scope`'s documents if one is given: the same answer as
+    /// `Store::nearest_chunks`, from memory.
+    pub fn nearest(&self, query: &[f32], k: usize, scope: Option<&DocumentSet>) -> Vec<(i64, f32)> {
         if k == 0 || self.is_empty() || query.len() != self.dim {
             return Vec::new();
         }
@@ -130,7 +135,12 @@ impl VectorIndex {
             let handles: Vec<_> = (0..threads)
                 .map(|t| {
                     let range = t * rows_per..((t + 1) * rows_per).min(self.len());
-                    s.spawn(move || self.scan(query, qn, k, range))
+                    s.spawn(move || match scope {
+                        None => self.scan(query, qn, k, range, |_| true),
+                        Some(set) => {
+                            self.scan(query, qn, k, range, |row| set.contains(self.documents[row]))
+                        }
+                    })
                 })
                 .collect();
             handles.into_iter().filter_map(|h| h.join().ok()).collect()
@@ -149,9 +159,10 @@ impl VectorIndex {
         qn: f32,
         k: usize,
         rows: std::ops::Range<usize>,
+        wanted: impl Fn(usize) -> bool,
     ) -> BinaryHeap<Candidate> {
         let mut best = BinaryHeap::with_capacity(k + 1);
-        for row in rows {
+        for row in rows.filter(|row| wanted(*row)) {
             let v = &self.data[row * self.dim..(row + 1) * self.dim];
             let d2 = qn + self.norms[row] - 2.0 * dot(query, v);
             if best.len() < k {
@@ -174,12 +185,14 @@ mod tests {
         let mut ix = VectorIndex {
             dim,
             ids: vec![],
+            documents: vec![],
             data: vec![],
             norms: vec![],
             version: 0,
         };
         for (id, v) in rows {
             ix.ids.push(*id);
+            ix.documents.push(*id % 7);
             ix.norms.push(dot(v, v));
             ix.data.extend(v);
         }
@@ -225,7 +238,7 @@ mod tests {
             })
             .collect();
         expected.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
-        let got = ix.nearest(&q, 10);
+        let got = ix.nearest(&q, 10, None);
         assert_eq!(got.len(), 10);
         for (g, e) in got.iter().zip(&expected) {
             assert!((g.1 - e.1).abs() < 1e-3, "{got:?} vs {:?}", &expected[..10]);
@@ -234,10 +247,27 @@ mod tests {
     }
 
     #[test]
+    fn a_scoped_search_ranks_only_its_documents_and_fills_k_from_them() {
+        let rows: Vec<(i64, Vec<f32>)> = (0..700i64)
+            .map(|i| (i, vec![(i as f32 * 0.001).cos(), (i as f32 * 0.001).sin()]))
+            .collect();
+        let ix = index_of(&rows);
+        let q = [1.0, 0.0];
+        let scope = DocumentSet::new(vec![3], vec![]);
+        let got = ix.nearest(&q, 10, Some(&scope));
+        // Rows whose id is 3 mod 7, nearest to angle 0 first.
+        let expected: Vec<i64> = (0..700i64).filter(|i| i % 7 == 3).take(10).collect();
+        assert_eq!(got.iter().map(|(id, _)| *id).collect::<Vec<_>>(), expected);
+        assert!(ix
+            .nearest(&q, 10, Some(&DocumentSet::new(vec![99], vec![])))
+            .is_empty());
+    }
+
+    #[test]
     fn empty_index_and_wrong_dimension_give_nothing() {
         let ix = index_of(&[(1, vec![1.0, 0.0])]);
-        assert!(ix.nearest(&[1.0, 0.0, 0.0], 3).is_empty());
-        assert_eq!(ix.nearest(&[1.0, 0.0], 0), vec![]);
-        assert_eq!(ix.nearest(&[1.0, 0.0], 5), vec![(1, 0.0)]);
+        assert!(ix.nearest(&[1.0, 0.0, 0.0], 3, None).is_empty());
+        assert_eq!(ix.nearest(&[1.0, 0.0], 0, None), vec![]);
+        assert_eq!(ix.nearest(&[1.0, 0.0], 5, None), vec![(1, 0.0)]);
     }
 }

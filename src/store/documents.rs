@@ -10,6 +10,7 @@ use serde::Serialize;
 use sqlx::{Sqlite, Transaction};
 
 use super::rows::from_row;
+use super::scope::{place_bounds, IN_PLACE};
 use super::vectors::VectorSpace;
 use super::{now_ms, Result, Store, StoreError};
 use crate::ingest::loaders::{OcrPage, PdfRect};
@@ -244,16 +245,26 @@ impl Store {
         .await?)
     }
 
+    /// The path of the indexed document with this id.
+    pub async fn document_path(&self, id: i64) -> Result<Option<String>> {
+        Ok(
+            sqlx::query_scalar("SELECT path FROM documents WHERE id = ? AND status = 'indexed'")
+                .bind(id)
+                .fetch_optional(&self.pool)
+                .await?,
+        )
+    }
+
     /// Documents at `root` or below it (`root` is a canonical path).
     pub async fn documents_under(&self, root: &str) -> Result<Vec<DocumentRecord>> {
-        let prefix = format!("{}/", root.trim_end_matches('/'));
-        Ok(sqlx::query_as(
+        let (path, from, to) = place_bounds(root);
+        Ok(sqlx::query_as(&format!(
             "SELECT id, path, format, title, hash, size, mtime_ns, status, error, note FROM documents \
-             WHERE path = ? OR substr(path, 1, ?) = ? ORDER BY path",
-        )
-        .bind(root)
-        .bind(prefix.len() as i64)
-        .bind(&prefix)
+             WHERE {IN_PLACE} ORDER BY path"
+        ))
+        .bind(path)
+        .bind(from)
+        .bind(to)
         .fetch_all(&self.pool)
         .await?)
     }

@@ -16,7 +16,7 @@ use sqlx::migrate::{Migration, MigrationSource, MigrationType, Migrator};
 /// Version, description (the file name's, underscores as spaces) and SQL
 /// of each file in `migrations/`, in order. A new migration is a new file
 /// there and a new line here.
-const MIGRATIONS: [(i64, &str, &str); 6] = [
+const MIGRATIONS: [(i64, &str, &str); 8] = [
     (1, "init", include_str!("../../migrations/0001_init.sql")),
     (2, "runs", include_str!("../../migrations/0002_runs.sql")),
     (
@@ -38,6 +38,12 @@ const MIGRATIONS: [(i64, &str, &str); 6] = [
         6,
         "threads",
         include_str!("../../migrations/0006_threads.sql"),
+    ),
+    (7, "scope", include_str!("../../migrations/0007_scope.sql")),
+    (
+        8,
+        "section summaries",
+        include_str!("../../migrations/0008_section_summaries.sql"),
     ),
 ];
 

@@ -3,6 +3,7 @@
 //! the information-gain graph, and persisted jobs. Writers commit whole
 //! documents only, so a crash never leaves a half-indexed document behind.
 
+mod collections;
 mod diagnostics;
 mod documents;
 mod error;
@@ -13,7 +14,9 @@ mod jobs;
 mod migrations;
 mod rows;
 mod runs;
+mod scope;
 mod settings;
+mod summaries;
 mod threads;
 mod vectors;
 
@@ -28,6 +31,7 @@ use sqlx::sqlite::{
 };
 use sqlx::{Sqlite, Transaction};
 
+pub use collections::Collection;
 pub use documents::{
     BatchProgress, ChunkRecord, ChunkWrite, DocumentPage, DocumentRecord, DocumentWrite,
     IndexCounts, NodeRecord, PassageBoxes, StoredChunk,
@@ -37,6 +41,7 @@ pub use folders::{Folder, FolderSummary};
 pub use gain::{BuildCost, GainEdge, NodeScoring, NodeWritten, RubricStatus};
 pub use jobs::{Job, JobState};
 pub use runs::{LlmCallRow, NewRun, RunOutcome, RunRecord, RunStatus, StartedRun};
+pub use scope::{Day, DocumentSet, NotADay, Scope, ScopeError};
 pub use threads::{LeftOut, LeftOutReason, Placement, Rewrite, Thread, ThreadSummary, Turn};
 pub use vectors::{to_blob as vector_blob, VectorSpace};
 

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::rows::from_row;
+use super::scope::Scope;
 use super::threads::{Placement, Turn};
 use super::{now_ms, process_alive, Result, Store};
 
@@ -46,6 +47,8 @@ pub struct NewRun<'a> {
     pub placement: Placement,
     pub question: &'a str,
     pub method: &'a str,
+    /// What the question was restricted to.
+    pub scope: &'a Scope,
     pub params: &'a Value,
     pub model: &'a Value,
 }
@@ -91,6 +94,8 @@ pub struct RunRecord {
     pub turn: Option<Turn>,
     pub question: String,
     pub method: String,
+    /// What the question was restricted to; the whole library by default.
+    pub scope: Scope,
     pub params: Value,
     pub model: Value,
     pub status: RunStatus,
@@ -112,6 +117,7 @@ pub(super) struct RunRow {
     turn: Option<String>,
     question: String,
     method: String,
+    scope: Option<String>,
     params: String,
     model: String,
     status: String,
@@ -134,6 +140,7 @@ from_row!(RunRow {
     turn,
     question,
     method,
+    scope,
     params,
     model,
     status,
@@ -151,7 +158,7 @@ from_row!(RunRow {
 });
 
 pub(super) const RUN_COLUMNS: &str =
-    "id, thread_id, turn, question, method, params, model, status, owner_pid, answer, citations, \
+    "id, thread_id, turn, question, method, scope, params, model, status, owner_pid, answer, citations, \
      trace, error, timings, llm_calls, prompt_tokens, completion_tokens, created_at, finished_at";
 
 fn json(text: &str) -> Value {
@@ -171,6 +178,11 @@ pub(super) fn run_from_row(r: RunRow) -> RunRecord {
         turn: r.turn.as_deref().and_then(|t| serde_json::from_str(t).ok()),
         question: r.question,
         method: r.method,
+        scope: r
+            .scope
+            .as_deref()
+            .and_then(|s| serde_json::from_str(s).ok())
+            .unwrap_or_default(),
         params: json(&r.params),
         model: json(&r.model),
         status,
@@ -196,12 +208,17 @@ impl Store {
             return Ok(None);
         };
         let id = sqlx::query(
-            "INSERT INTO runs(thread_id, question, method, params, model, status, owner_pid, created_at) \
-             VALUES (?, ?, ?, ?, ?, 'running', ?, ?)",
+            "INSERT INTO runs(thread_id, question, method, scope, params, model, status, owner_pid, created_at) \
+             VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?)",
         )
         .bind(thread)
         .bind(run.question)
         .bind(run.method)
+        .bind(
+            (!run.scope.is_everything())
+                .then(|| serde_json::to_string(run.scope).ok())
+                .flatten(),
+        )
         .bind(run.params.to_string())
         .bind(run.model.to_string())
         .bind(std::process::id() as i64)

@@ -53,6 +53,9 @@ pub enum Rewrite {
     Joined { query: String },
     /// The model's reply was unusable; the follow-up was used as asked.
     FellBack { reason: String },
+    /// The request asked for no rewrite (an evaluation's baseline); the
+    /// follow-up was used as asked.
+    Off,
 }
 
 impl Rewrite {
@@ -61,7 +64,7 @@ impl Rewrite {
     pub fn query(&self) -> Option<&str> {
         match self {
             Rewrite::Standalone { query } | Rewrite::Joined { query } => Some(query),
-            Rewrite::NotNeeded | Rewrite::FellBack { .. } => None,
+            Rewrite::NotNeeded | Rewrite::FellBack { .. } | Rewrite::Off => None,
         }
     }
 }
@@ -326,6 +329,7 @@ mod tests {
                 placement: super::Placement::NewThread,
                 question: "Third?",
                 method: "llm-only",
+                scope: &Default::default(),
                 params: &serde_json::json!({}),
                 model: &serde_json::json!({}),
             })

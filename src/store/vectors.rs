@@ -4,6 +4,7 @@
 
 use sqlx::SqliteConnection;
 
+use super::scope::{chunks_in, DocumentSet};
 use super::{Result, Store};
 
 /// The embedding model the vectors in `chunk_vectors` come from.
@@ -114,27 +115,42 @@ impl Store {
         vectors_version_in(&mut conn).await
     }
 
-    /// Every vector of the active space with the vector version it was read
-    /// at. Both come from one read transaction, so the tag matches the data.
-    pub async fn all_vectors(&self) -> Result<(i64, Vec<(i64, Vec<u8>)>)> {
+    /// Every vector of the active space as (chunk, document, vector), with
+    /// the vector version it was read at. Both come from one read
+    /// transaction, so the tag matches the data.
+    pub async fn all_vectors(&self) -> Result<(i64, Vec<(i64, i64, Vec<u8>)>)> {
         let mut tx = self.pool.begin().await?;
         let version = vectors_version_in(&mut tx).await?;
-        let rows = sqlx::query_as("SELECT rowid, embedding FROM chunk_vectors")
+        let rows = sqlx::query_as(
+            "SELECT v.rowid, c.document_id, v.embedding FROM chunk_vectors v JOIN chunks c ON c.id = v.rowid",
+        )
             .fetch_all(&mut *tx)
             .await?;
         tx.commit().await?;
         Ok((version, rows))
     }
 
-    /// The `k` chunks nearest to `query` (a unit vector) by L2 distance.
-    pub async fn nearest_chunks(&self, query: &[f32], k: usize) -> Result<Vec<(i64, f32)>> {
-        let rows: Vec<(i64, f64)> = sqlx::query_as(
-            "SELECT rowid, distance FROM chunk_vectors WHERE embedding MATCH ? AND k = ? ORDER BY distance",
-        )
-        .bind(to_blob(query))
-        .bind(k as i64)
-        .fetch_all(&self.pool)
-        .await?;
+    /// The `k` chunks nearest to `query` (a unit vector) by L2 distance,
+    /// among the chunks of `scope`'s documents when one is given (sqlite-vec
+    /// filters by rowid before it ranks, so the `k` are the scope's best).
+    pub async fn nearest_chunks(
+        &self,
+        query: &[f32],
+        k: usize,
+        scope: Option<&DocumentSet>,
+    ) -> Result<Vec<(i64, f32)>> {
+        let knn = "SELECT rowid, distance FROM chunk_vectors WHERE embedding MATCH ?1 AND k = ?2";
+        let sql = match scope {
+            None => format!("{knn} ORDER BY distance"),
+            Some(_) => format!("{knn} AND rowid IN ({}) ORDER BY distance", chunks_in(3)),
+        };
+        let mut q = sqlx::query_as::<_, (i64, f64)>(&sql)
+            .bind(to_blob(query))
+            .bind(k as i64);
+        if let Some(documents) = scope {
+            q = q.bind(documents.chunks_json());
+        }
+        let rows = q.fetch_all(&self.pool).await?;
         Ok(rows.into_iter().map(|(id, d)| (id, d as f32)).collect())
     }
 

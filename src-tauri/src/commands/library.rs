@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use folio::graph::{GraphBuildOptions, GraphStatus, Rubric};
 use folio::library::{DocumentTree, LibraryOverview};
-use folio::store::{DocumentPage, PassageBoxes};
+use folio::store::{Collection, DocumentPage, PassageBoxes, Scope};
 use tauri::ipc::Response;
 use tauri::{AppHandle, State};
 
@@ -139,4 +139,37 @@ pub async fn build_graph(
         .await?
         .queue_graph_build(GraphBuildOptions { rubric, n })
         .await?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn collections(state: State<'_, AppState>) -> CommandResult<Vec<Collection>> {
+    Ok(state.library().await?.collections().await?)
+}
+
+/// Saves a collection of folders the library already holds (the view
+/// offers only those), so no dialog confirms them.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn save_collection(
+    state: State<'_, AppState>,
+    name: String,
+    folders: Vec<String>,
+) -> CommandResult<Collection> {
+    let folders: Vec<PathBuf> = folders.iter().map(PathBuf::from).collect();
+    Ok(state
+        .library()
+        .await?
+        .save_collection(&name, &folders)
+        .await?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn delete_collection(state: State<'_, AppState>, name: String) -> CommandResult<()> {
+    Ok(state.library().await?.delete_collection(&name).await?)
+}
+
+/// How many documents a scope holds (`None`: the whole library), or why
+/// it cannot be used, as the scope picker is set.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn scope_size(state: State<'_, AppState>, scope: Scope) -> CommandResult<Option<usize>> {
+    Ok(state.library().await?.scope_size(&scope).await?)
 }

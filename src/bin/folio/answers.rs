@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
 use clap::Args;
@@ -14,15 +14,21 @@ use folio::methods::{methods, Citation, EventSink, RunEvent};
 use folio::store::{LeftOutReason, Rewrite, RunRecord, RunStatus, Turn};
 use folio::Library;
 
-use crate::args::SettingsArgs;
+use crate::args::{ScopeArgs, SettingsArgs};
 use crate::print_json;
 
 #[derive(Args)]
 pub struct AskArgs {
     question: String,
-    /// The answering method; `folio methods` lists them.
-    #[arg(long, default_value = "vanilla-rag")]
-    method: String,
+    /// The answering method; `folio methods` lists them (default
+    /// vanilla-rag, or whole-document with --document).
+    #[arg(long)]
+    method: Option<String>,
+    /// Ask about this one document, all of it: its sections are
+    /// summarised (and the summaries kept for the next question) and the
+    /// answer is built from them, with the whole-document method.
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["within", "collections", "formats", "since"])]
+    document: Option<PathBuf>,
     #[command(flatten)]
     settings: SettingsArgs,
     /// A method option, as NAME=VALUE; repeat for several.
@@ -38,6 +44,12 @@ pub struct AskArgs {
     /// same earlier turns and leaves the thread as it is.
     #[arg(long, requires = "thread")]
     fork: bool,
+    /// With --thread: search for the follow-up as asked instead of
+    /// rewriting it to stand alone first (the answer still sees the thread).
+    #[arg(long, requires = "thread")]
+    no_rewrite: bool,
+    #[command(flatten)]
+    scope: ScopeArgs,
 }
 
 /// Every method's options as flags of their own (`--variant parallel`,
@@ -124,9 +136,18 @@ pub async fn ask(
     cancel: &CancellationToken,
     json: bool,
 ) -> Result<()> {
+    let mut scope = args.scope.scope();
+    let method = match (&args.method, &args.document) {
+        (Some(method), _) => method.clone(),
+        (None, Some(_)) => folio::methods::whole_document::ID.to_string(),
+        (None, None) => "vanilla-rag".to_string(),
+    };
+    if let Some(document) = &args.document {
+        scope.paths = vec![Library::place(document)];
+    }
     let request = AskRequest {
         question: args.question,
-        method: args.method,
+        method,
         k: args.settings.k,
         temperature: args.settings.temperature,
         max_tokens: args.settings.max_tokens,
@@ -138,6 +159,8 @@ pub async fn ask(
             .collect::<BTreeMap<_, _>>(),
         thread: args.thread,
         fork: args.fork,
+        scope,
+        rewrite: !args.no_rewrite,
     };
     let run = ask_streaming(library, &request, cancel, json).await?;
     if json {
@@ -150,7 +173,8 @@ pub async fn ask(
     fail_unless_done(&run)
 }
 
-/// `run 12 · thread 4 · done · 812 tokens in, 64 out`
+/// `run 12 · thread 4 · done · 812 tokens in, 64 out`, and the scope
+/// when the question had one.
 pub fn print_footer(run: &RunRecord) {
     println!(
         "\nrun {} · thread {} · {} · {} tokens in, {} out",
@@ -160,6 +184,14 @@ pub fn print_footer(run: &RunRecord) {
         run.prompt_tokens,
         run.completion_tokens
     );
+    print_scope(run);
+}
+
+/// `scope: in /notes; format pdf`, for a run asked within a scope.
+fn print_scope(run: &RunRecord) {
+    if !run.scope.is_everything() {
+        println!("scope: {}", run.scope);
+    }
 }
 
 /// Asks, streaming as the run goes (unless `quiet`): the answer step to
@@ -217,6 +249,7 @@ fn rewrite_line(rewrite: &Rewrite) -> String {
             format!("searching for: {query} (the rewrite only repeated an earlier question)")
         }
         Rewrite::FellBack { reason } => format!("asked as written ({reason})"),
+        Rewrite::Off => "searching as asked (rewriting is off)".to_string(),
     }
 }
 
@@ -353,6 +386,7 @@ pub async fn show(library: &Library, id: i64, json: bool) -> Result<()> {
         run.status.as_str()
     );
     println!("question: {}", run.question);
+    print_scope(&run);
     if let Some(turn) = &run.turn {
         print_turn(turn);
     }
@@ -447,6 +481,9 @@ pub async fn threads(library: &Library, id: Option<i64>, limit: i64, json: bool)
             run.status.as_str()
         );
         println!("> {}", run.question);
+        if !run.scope.is_everything() {
+            println!("  (scope: {})", run.scope);
+        }
         if let Some(query) = run.turn.as_ref().and_then(|t| t.rewrite.query()) {
             println!("  (searched for: {query})");
         }

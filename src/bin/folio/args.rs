@@ -1,9 +1,14 @@
 //! Command-line forms of engine types: the engine knows nothing of clap, so
 //! the flags that fill its settings are declared here.
 
+use std::path::PathBuf;
+
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use folio::choice::Choice;
+use folio::ingest::loaders::Format;
 use folio::methods::runner::{AskSettings, DEFAULT_K};
+use folio::store::{Day, Scope};
+use folio::Library;
 
 /// A flag that takes one of `T`'s names; `--help` lists them.
 pub fn choice<T: Choice + Clone + Send + Sync>() -> impl TypedValueParser<Value = T> {
@@ -35,6 +40,38 @@ impl From<SettingsArgs> for AskSettings {
             temperature: a.temperature,
             max_tokens: a.max_tokens,
             seed: a.seed,
+        }
+    }
+}
+
+/// What a question or a search may draw from; without any of these, the
+/// whole library. Each kind narrows the others.
+#[derive(Debug, Clone, Default, clap::Args)]
+#[command(next_help_heading = "Scope")]
+pub struct ScopeArgs {
+    /// Only this indexed folder or file; repeat for several.
+    #[arg(long = "in", value_name = "PATH")]
+    pub within: Vec<PathBuf>,
+    /// Only this collection's folders (`folio collections` lists them);
+    /// repeat for several.
+    #[arg(long = "collection", value_name = "NAME")]
+    pub collections: Vec<String>,
+    /// Only documents of this format, by name or extension (pdf, md,
+    /// docx, …); repeat for several.
+    #[arg(long = "format", value_name = "FORMAT", value_parser = |s: &str| Format::named(s).map_err(|e| e.to_string()))]
+    pub formats: Vec<Format>,
+    /// Only documents modified on or after this day (YYYY-MM-DD, UTC).
+    #[arg(long, value_name = "DAY", value_parser = |s: &str| s.parse::<Day>().map_err(|e| e.to_string()))]
+    pub since: Option<Day>,
+}
+
+impl ScopeArgs {
+    pub fn scope(&self) -> Scope {
+        Scope {
+            paths: self.within.iter().map(|p| Library::place(p)).collect(),
+            collections: self.collections.clone(),
+            formats: self.formats.clone(),
+            since: self.since,
         }
     }
 }

@@ -14,12 +14,13 @@ use rustyline::error::ReadlineError;
 use rustyline::history::DefaultHistory;
 use rustyline::Editor;
 
+use folio::ingest::loaders::Format;
 use folio::methods::runner::AskRequest;
-use folio::store::RunStatus;
+use folio::store::{Day, RunStatus, Scope};
 use folio::Library;
 
 use crate::answers::{ask_streaming, print_citations, print_footer};
-use crate::args::SettingsArgs;
+use crate::args::{ScopeArgs, SettingsArgs};
 
 #[derive(Args)]
 pub struct ChatArgs {
@@ -31,6 +32,8 @@ pub struct ChatArgs {
     thread: Option<i64>,
     #[command(flatten)]
     settings: SettingsArgs,
+    #[command(flatten)]
+    scope: ScopeArgs,
 }
 
 /// What one line asks for.
@@ -42,12 +45,29 @@ enum Line {
     Thread(i64),
     Threads,
     Export(PathBuf),
+    Scope(ScopeEdit),
     Help,
     Quit,
     Blank,
     /// A command that does not parse, with what to say.
     Bad(String),
 }
+
+/// A change to the session's scope.
+#[derive(Debug, Clone, PartialEq)]
+enum ScopeEdit {
+    Show,
+    Clear,
+    In(PathBuf),
+    Collection(String),
+    Format(Format),
+    Since(Day),
+    /// Does not parse, with what to say.
+    Bad(String),
+}
+
+const SCOPE_USAGE: &str =
+    "/scope takes: in PATH, collection NAME, format FORMAT, since YYYY-MM-DD, or clear";
 
 const HELP: &str = "\
   a line without /   ask it in this thread
@@ -56,6 +76,9 @@ const HELP: &str = "\
   /thread N          go on with thread N
   /threads           recent threads
   /export FILE       write this thread as markdown to FILE
+  /scope             what the questions draw from; /scope in PATH,
+                     /scope collection NAME, /scope format pdf,
+                     /scope since 2026-01-31 narrow it, /scope clear widens it
   /help              this list
   /quit              leave (or Ctrl-D)
   Ctrl-C stops an answer while it is written; at the prompt it clears the line.";
@@ -83,24 +106,53 @@ fn parse(line: &str) -> Line {
         ("threads", "") => Line::Threads,
         ("export", "") => Line::Bad("/export needs a file name, such as /export chat.md".into()),
         ("export", file) => Line::Export(PathBuf::from(file)),
+        ("scope", rest) => Line::Scope(parse_scope(rest)),
         ("help", _) => Line::Help,
         ("quit" | "exit", "") => Line::Quit,
         _ => Line::Bad(format!("unknown command /{command}; /help lists them")),
     }
 }
 
-/// The conversation's place: which thread, which method.
+fn parse_scope(rest: &str) -> ScopeEdit {
+    let (what, value) = rest
+        .split_once(char::is_whitespace)
+        .map_or((rest, ""), |(w, v)| (w, v.trim()));
+    match (what, value) {
+        ("", "") => ScopeEdit::Show,
+        ("clear", "") => ScopeEdit::Clear,
+        ("in", path) if !path.is_empty() => ScopeEdit::In(PathBuf::from(path)),
+        ("collection", name) if !name.is_empty() => ScopeEdit::Collection(name.to_string()),
+        ("format", name) if !name.is_empty() => match Format::named(name) {
+            Ok(format) => ScopeEdit::Format(format),
+            Err(e) => ScopeEdit::Bad(e.to_string()),
+        },
+        ("since", day) if !day.is_empty() => match day.parse() {
+            Ok(day) => ScopeEdit::Since(day),
+            Err(e) => ScopeEdit::Bad(format!("{e}")),
+        },
+        _ => ScopeEdit::Bad(SCOPE_USAGE.into()),
+    }
+}
+
+/// The conversation's place: which thread, which method, which part of
+/// the library.
 struct Session {
     method: String,
     thread: Option<i64>,
     settings: SettingsArgs,
+    scope: Scope,
 }
 
 impl Session {
     fn prompt(&self) -> String {
+        let scoped = if self.scope.is_everything() {
+            ""
+        } else {
+            " · scoped"
+        };
         match self.thread {
-            Some(thread) => format!("[{} · thread {thread}] › ", self.method),
-            None => format!("[{} · new thread] › ", self.method),
+            Some(thread) => format!("[{} · thread {thread}{scoped}] › ", self.method),
+            None => format!("[{} · new thread{scoped}] › ", self.method),
         }
     }
 }
@@ -110,10 +162,13 @@ pub async fn run(library: &Library, args: ChatArgs) -> Result<()> {
     if let Some(thread) = args.thread {
         library.thread(thread).await?;
     }
+    let scope = args.scope.scope();
+    library.scope_size(&scope).await?;
     let mut session = Session {
         method: args.method,
         thread: args.thread,
         settings: args.settings,
+        scope,
     };
     let mut editor: Editor<(), DefaultHistory> = Editor::new()?;
     let history = library.config().data_dir.join("chat-history");
@@ -178,9 +233,39 @@ async fn act(library: &Library, session: &mut Session, line: Line) -> Result<()>
             }
             None => println!("nothing to export yet: ask a question first"),
         },
+        Line::Scope(edit) => change_scope(library, session, edit).await?,
         Line::Help => println!("{HELP}"),
         Line::Bad(message) => println!("{message}"),
         Line::Blank | Line::Quit => {}
+    }
+    Ok(())
+}
+
+/// Applies `edit` to the session's scope if the result can be used, and
+/// says what the questions now draw from.
+async fn change_scope(library: &Library, session: &mut Session, edit: ScopeEdit) -> Result<()> {
+    let mut scope = session.scope.clone();
+    match edit {
+        ScopeEdit::Show => {}
+        ScopeEdit::Clear => scope = Scope::default(),
+        ScopeEdit::In(path) => scope.paths.push(Library::place(&path)),
+        ScopeEdit::Collection(name) => scope.collections.push(name),
+        ScopeEdit::Format(format) => scope.formats.push(format),
+        ScopeEdit::Since(day) => scope.since = Some(day),
+        ScopeEdit::Bad(message) => {
+            println!("{message}");
+            return Ok(());
+        }
+    }
+    let size = library.scope_size(&scope).await?;
+    session.scope = scope;
+    match size {
+        None => println!("scope: the whole library"),
+        Some(n) => println!(
+            "scope: {} ({n} document{})",
+            session.scope,
+            if n == 1 { "" } else { "s" }
+        ),
     }
     Ok(())
 }
@@ -194,6 +279,7 @@ async fn ask(library: &Library, session: &mut Session, question: String) -> Resu
     request.temperature = session.settings.temperature;
     request.max_tokens = session.settings.max_tokens;
     request.seed = session.settings.seed;
+    request.scope = session.scope.clone();
     let cancel = library.stop_token().child_token();
     let stopper = tokio::spawn({
         let cancel = cancel.clone();
@@ -240,5 +326,30 @@ mod tests {
         assert!(matches!(parse("/method"), Line::Bad(_)));
         assert!(matches!(parse("/export"), Line::Bad(_)));
         assert!(matches!(parse("/frobnicate"), Line::Bad(m) if m.contains("/help")));
+        assert_eq!(parse("/scope"), Line::Scope(ScopeEdit::Show));
+        assert_eq!(parse("/scope clear"), Line::Scope(ScopeEdit::Clear));
+        assert_eq!(
+            parse("/scope in my notes"),
+            Line::Scope(ScopeEdit::In("my notes".into()))
+        );
+        assert_eq!(
+            parse("/scope format PDF"),
+            Line::Scope(ScopeEdit::Format(Format::Pdf))
+        );
+        assert_eq!(
+            parse("/scope format md"),
+            Line::Scope(ScopeEdit::Format(Format::Markdown))
+        );
+        assert_eq!(
+            parse("/scope since 2026-01-31"),
+            Line::Scope(ScopeEdit::Since("2026-01-31".parse().unwrap()))
+        );
+        assert!(
+            matches!(parse("/scope since monday"), Line::Scope(ScopeEdit::Bad(m)) if m.contains("YYYY-MM-DD"))
+        );
+        assert!(
+            matches!(parse("/scope format zip"), Line::Scope(ScopeEdit::Bad(m)) if m.contains("pdf"))
+        );
+        assert!(matches!(parse("/scope in"), Line::Scope(ScopeEdit::Bad(m)) if m == SCOPE_USAGE));
     }
 }

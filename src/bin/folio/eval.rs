@@ -144,6 +144,7 @@ pub async fn run(args: EvalArgs, config: Config, json: bool) -> Result<()> {
         print_json(&summary)?;
     } else {
         print!("{}", summary::markdown(&summary.methods));
+        print!("{}", summary::last_turns_markdown(&summary.last_turns));
         if let Some(judge) = &summary.judge {
             print!("{}", summary::judge_note(judge));
         }

@@ -26,6 +26,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::choice::{Choice, UnknownChoice};
+
 use super::structure_tree::{Span, StructureTree};
 
 pub use decode::{decode_text, Decoded};
@@ -34,7 +36,8 @@ pub use ocr::OcrSettings;
 pub use ocr_log::PageLog;
 pub use pdf_layout::{PageLayout, PdfRect};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
 #[serde(rename_all = "lowercase")]
 pub enum Format {
     Markdown,
@@ -86,11 +89,39 @@ impl Format {
         }
     }
 
+    /// The format a person names, by its name (`markdown`) or by one of its
+    /// extensions (`md`), ignoring case.
+    pub fn named(text: &str) -> Result<Format, UnknownChoice> {
+        <Format as Choice>::parse(text).or_else(|e| {
+            let ext = text.trim().trim_start_matches('.');
+            Format::from_path(Path::new(&format!("file.{ext}"))).ok_or(e)
+        })
+    }
+
     /// Whether files of this format are indexed under these OCR settings:
     /// with OCR off an image is not a document, so it is left alone (and
     /// leaves the index if it was in it).
     pub fn readable(self, ocr: &OcrSettings) -> bool {
         self != Format::Image || ocr.enabled
+    }
+}
+
+impl Choice for Format {
+    const ALL: &'static [Format] = &[
+        Format::Markdown,
+        Format::Text,
+        Format::Html,
+        Format::Pdf,
+        Format::Docx,
+        Format::Pptx,
+        Format::Xlsx,
+        Format::Odt,
+        Format::Epub,
+        Format::Image,
+    ];
+
+    fn as_str(self) -> &'static str {
+        Format::as_str(self)
     }
 }
 

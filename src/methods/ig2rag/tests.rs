@@ -77,6 +77,36 @@ async fn the_walk_starts_at_the_seeds_and_reaches_past_them() {
 }
 
 #[tokio::test]
+async fn a_scoped_walk_stays_on_the_part_of_the_graph_in_the_scope() {
+    let dir = tempfile::tempdir().unwrap();
+    let library = built(dir.path()).await;
+    let place = |name: &str| Library::place(&dir.path().join("notes").join(name));
+    let llm = ScriptedLlm::new(vec![says("She was born in London [1].")]);
+    let mut request = AskRequest::new(ADA_QUESTION, "ig2rag");
+    request.k = 3;
+    request.options.insert("h".into(), "1".into());
+    request.scope.paths = vec![place("babbage.md"), place("london.md")];
+    let (run, _) = ask_with(&library, &llm, &request).await;
+    let trace = match serde_json::from_value(run.trace.clone().unwrap()).unwrap() {
+        Trace::Ig2rag(t) => t,
+        other => panic!("not an iG²RAG trace: {other:?}"),
+    };
+    let walk = trace.walk.unwrap();
+    assert_eq!((walk.graph_nodes, walk.graph_edges), (2, 2));
+    assert_eq!(
+        trace.passages.len(),
+        2,
+        "k = 3, but the scope holds two chunks"
+    );
+    let allowed = [place("babbage.md"), place("london.md")];
+    assert!(trace.passages.iter().all(|p| allowed.contains(&p.path)));
+    assert!(trace
+        .edges
+        .iter()
+        .all(|e| trace.passages.iter().any(|p| p.chunk_id == e.source)));
+}
+
+#[tokio::test]
 async fn the_ablations_walk_similarity_or_follow_the_strongest_edge() {
     let dir = tempfile::tempdir().unwrap();
     let library = built(dir.path()).await;

@@ -20,6 +20,7 @@ mod report;
 mod search;
 mod tree;
 mod watch;
+mod whole_document;
 mod write_amp;
 
 use std::path::{Path, PathBuf};
@@ -65,9 +66,14 @@ enum BenchCommand {
     /// Information-gain graph build cost per node with the configured
     /// model, with and without prompt-prefix reuse.
     Graph,
-    /// The configured model's tokens/s against llama.cpp's own count, and
-    /// vanilla-rag's per-question overhead outside the model.
-    Llm,
+    /// The configured model's tokens/s against llama.cpp's own count,
+    /// vanilla-rag's per-question overhead outside the model, and what kept
+    /// section summaries save a second whole-document question.
+    Llm {
+        /// Run only these (default: all, in this order).
+        #[arg(value_enum)]
+        only: Vec<LlmBench>,
+    },
     /// PDF text extraction against pdftotext, OCR against the tesseract
     /// CLI, and the hostile corpus's peak memory against an older build.
     Documents {
@@ -90,6 +96,13 @@ enum DocumentsBench {
     PdfText,
     Ocr,
     Hostile,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum LlmBench {
+    TokensPerSecond,
+    AnswerOverhead,
+    WholeDocument,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -146,7 +159,7 @@ pub async fn run(args: BenchArgs, config: Config, json: bool) -> Result<()> {
         BenchCommand::Search
         | BenchCommand::Ppr
         | BenchCommand::Graph
-        | BenchCommand::Llm
+        | BenchCommand::Llm { .. }
         | BenchCommand::Documents { .. } => Vec::new(),
     };
     let needs_python = matches!(args.command, BenchCommand::Search | BenchCommand::Ppr)
@@ -181,9 +194,26 @@ pub async fn run(args: BenchArgs, config: Config, json: bool) -> Result<()> {
         BenchCommand::Search => out.write(&search::run(&ctx).await?)?,
         BenchCommand::Ppr => out.write(&ppr::run(&ctx)?)?,
         BenchCommand::Graph => out.write(&graph_build::run(&ctx).await?)?,
-        BenchCommand::Llm => {
-            out.write(&llm::tokens_per_second(&ctx.config.llm, ctx.quick).await?)?;
-            out.write(&answer_overhead::run(&ctx).await?)?;
+        BenchCommand::Llm { only } => {
+            let only = if only.is_empty() {
+                vec![
+                    LlmBench::TokensPerSecond,
+                    LlmBench::AnswerOverhead,
+                    LlmBench::WholeDocument,
+                ]
+            } else {
+                only
+            };
+            for bench in only {
+                let report = match bench {
+                    LlmBench::TokensPerSecond => {
+                        llm::tokens_per_second(&ctx.config.llm, ctx.quick).await?
+                    }
+                    LlmBench::AnswerOverhead => answer_overhead::run(&ctx).await?,
+                    LlmBench::WholeDocument => whole_document::run(&ctx).await?,
+                };
+                out.write(&report)?;
+            }
         }
         BenchCommand::Documents { only, pdfs, before } => {
             let only = if only.is_empty() {

@@ -5,6 +5,13 @@
 //! (bench/knn_baseline.py), which also checks that the store's neighbours are
 //! the exact ones. BM25 and hybrid are timed with the query vector given, and
 //! embedding one query is timed on its own.
+//!
+//! Scoped search is timed on the same store: documents lie in 100 folders
+//! of equal size, so a scope of one folder holds 1% of the chunks and one
+//! of ten folders 10%. Each scoped query ranks within a scope resolved
+//! once (as a question resolves its scope once for all its retrievals),
+//! and is checked to return a full top-10 from inside the scope; resolving
+//! the scope is timed apart.
 
 use std::collections::HashSet;
 use std::ffi::OsStr;
@@ -18,11 +25,12 @@ use serde_json::{json, Value};
 use super::python::{field, Python};
 use super::report::{Report, Row, Target};
 use super::{percentile, rust_book_files, Context, Latency, Rng, TempDir};
+use folio::choice::Choice;
 use folio::embed::Embedder;
 use folio::ingest::loaders::{load, Format, LoadOptions};
 use folio::ingest::structure_tree::{NodeKind, Span, StructureTree, ROOT};
 use folio::retrieve::{SearchMode, VectorIndex};
-use folio::store::{vector_blob, ChunkWrite, DocumentWrite, Store, VectorSpace};
+use folio::store::{vector_blob, ChunkWrite, DocumentWrite, Scope, Store, VectorSpace};
 
 const DIM: usize = 384;
 const K: usize = 10;
@@ -35,6 +43,10 @@ const DOCS_PER_COMMIT: usize = 100;
 const CHUNK_WORDS: std::ops::RangeInclusive<usize> = 60..=140;
 const TARGET_DENSE_RATIO: f64 = 3.0;
 const TARGET_HYBRID_MS: f64 = 30.0;
+/// Folders the synthetic documents are spread over, one scope unit each.
+const FOLDERS: usize = 100;
+/// Scoped dense and hybrid p50 against unscoped, at 100k chunks (issue 26).
+const TARGET_SCOPED_RATIO: f64 = 1.2;
 /// The size the hybrid target is stated for.
 const TARGET_HYBRID_AT: usize = 100_000;
 
@@ -109,6 +121,35 @@ pub async fn run(ctx: &Context) -> Result<Report> {
             hybrid
         });
         rows.push(Row::new(label("hybrid top-10 p95"), "ms", m.hybrid.p95).baseline(m.numpy.p95));
+        for s in &m.scoped {
+            let scoped = |what: &str| label(&format!("{what}, scope of {}%", s.percent));
+            let target = |row: Row| {
+                if n == TARGET_HYBRID_AT {
+                    row.target(Target::RatioAtMost(TARGET_SCOPED_RATIO))
+                } else {
+                    row
+                }
+            };
+            rows.push(target(
+                Row::new(scoped("dense top-10 p50"), "ms", s.dense.p50).baseline(m.dense.p50),
+            ));
+            rows.push(target(
+                Row::new(scoped("hybrid top-10 p50"), "ms", s.hybrid.p50).baseline(m.hybrid.p50),
+            ));
+            rows.push(Row::new(
+                scoped("resolve the scope p50 (once per question)"),
+                "ms",
+                s.resolve.p50,
+            ));
+            rows.push(
+                Row::new(
+                    scoped("resolve + one hybrid top-10 p50"),
+                    "ms",
+                    s.resolve_and_hybrid.p50,
+                )
+                .baseline(m.hybrid.p50),
+            );
+        }
         details.insert(n.to_string(), m.details);
     }
     rows.push(Row::new(
@@ -133,6 +174,7 @@ pub async fn run(ctx: &Context) -> Result<Report> {
             "sqlite-vec row = Store::nearest_chunks, what a one-shot CLI search uses (sqlite-vec 0.1.6 vec0: exact scan, scalar distance code — built without SQLITE_VEC_ENABLE_AVX)".into(),
             "bm25/hybrid = SearchMode::rank with the query vector precomputed and the in-memory index; hybrid fuses 40 dense + 40 BM25 candidates".into(),
             "hybrid rows show numpy dense as a yardstick; a real search adds one query embedding (last row)".into(),
+            "scoped rows: the baseline is the same search unscoped in the same run; the scope is a set of folders resolved to documents, and every ranker filters by it while ranking".into(),
         ],
     })
 }
@@ -194,7 +236,18 @@ struct Measured {
     bm25: Latency,
     hybrid: Latency,
     numpy: Latency,
+    scoped: Vec<Scoped>,
     details: Value,
+}
+
+/// Search latency within a scope of `percent` of the chunks.
+struct Scoped {
+    percent: usize,
+    dense: Latency,
+    hybrid: Latency,
+    resolve: Latency,
+    /// Resolving the scope and one hybrid search, as `folio search` does.
+    resolve_and_hybrid: Latency,
 }
 
 async fn measure(
@@ -225,16 +278,16 @@ async fn measure(
     let index = VectorIndex::load(&store, DIM).await?;
     let load_ms = start.elapsed().as_secs_f64() * 1000.0;
     for q in queries.iter().take(WARMUP) {
-        store.nearest_chunks(&q.vector, K).await?;
+        store.nearest_chunks(&q.vector, K, None).await?;
         SearchMode::Hybrid
-            .rank(&store, Some(&index), &q.text, &q.vector, K)
+            .rank(&store, Some(&index), &q.text, &q.vector, K, None)
             .await?;
     }
     let mut dense_ms = Vec::new();
     let mut dense_ids = Vec::new();
     for q in queries {
         let start = Instant::now();
-        let hits = index.nearest(&q.vector, K);
+        let hits = index.nearest(&q.vector, K, None);
         dense_ms.push(start.elapsed().as_secs_f64() * 1000.0);
         dense_ids.push(
             hits.into_iter()
@@ -246,7 +299,7 @@ async fn measure(
     let mut sqlite_ids = Vec::new();
     for q in queries {
         let start = Instant::now();
-        let hits = store.nearest_chunks(&q.vector, K).await?;
+        let hits = store.nearest_chunks(&q.vector, K, None).await?;
         sqlite_ms.push(start.elapsed().as_secs_f64() * 1000.0);
         sqlite_ids.push(
             hits.into_iter()
@@ -257,6 +310,13 @@ async fn measure(
     let (bm25_ms, bm25_empty) =
         time_ranking(&store, Some(&index), queries, SearchMode::Bm25).await?;
     let (hybrid_ms, _) = time_ranking(&store, Some(&index), queries, SearchMode::Hybrid).await?;
+    let mut scoped = Vec::new();
+    let mut scoped_details = serde_json::Map::new();
+    for percent in [1, 10] {
+        let (s, details) = measure_scoped(&store, &index, queries, percent).await?;
+        scoped.push(s);
+        scoped_details.insert(format!("{percent}%"), details);
+    }
     store.close().await;
     let db_bytes: u64 = ["folio.sqlite", "folio.sqlite-wal"]
         .iter()
@@ -287,7 +347,9 @@ async fn measure(
         bm25: Latency::of(&bm25_ms),
         hybrid: Latency::of(&hybrid_ms),
         numpy,
+        scoped,
         details: json!({
+            "scoped": scoped_details,
             "chunks": n,
             "build_seconds": build_seconds,
             "db_bytes": db_bytes,
@@ -317,6 +379,98 @@ fn numpy_baseline(python: &Python, vectors: &Path, queries: &Path) -> Result<Val
     )
 }
 
+/// Dense and hybrid top-10 within the first `percent` of the folders.
+/// Fails unless every query gets `K` chunks, all from inside the scope.
+async fn measure_scoped(
+    store: &Store,
+    index: &VectorIndex,
+    queries: &[Query],
+    percent: usize,
+) -> Result<(Scoped, Value)> {
+    let scope = Scope {
+        paths: (0..percent).map(folder).collect(),
+        ..Scope::default()
+    };
+    let mut resolve_ms = Vec::new();
+    let mut documents = None;
+    for _ in 0..QUERIES {
+        let start = Instant::now();
+        documents = store.resolve_scope(&scope).await?;
+        resolve_ms.push(start.elapsed().as_secs_f64() * 1000.0);
+    }
+    let documents = documents.context("a scope of folders resolved to the whole library")?;
+    let within: HashSet<i64> = documents.chunks().iter().copied().collect();
+    let (documents, within) = (&documents, &within);
+    let ms = |mode: SearchMode| async move {
+        let mut ms = Vec::with_capacity(queries.len());
+        for q in queries.iter().take(WARMUP) {
+            mode.rank(store, Some(index), &q.text, &q.vector, K, Some(documents))
+                .await?;
+        }
+        for q in queries {
+            let start = Instant::now();
+            let hits = mode
+                .rank(store, Some(index), &q.text, &q.vector, K, Some(documents))
+                .await?;
+            ms.push(start.elapsed().as_secs_f64() * 1000.0);
+            if mode == SearchMode::Dense && hits.len() != K {
+                bail!(
+                    "a scoped dense search returned {} chunks, not {K}",
+                    hits.len()
+                );
+            }
+            if let Some((id, _)) = hits.iter().find(|(id, _)| !within.contains(id)) {
+                bail!(
+                    "a scoped {} search returned chunk {id}, outside the scope",
+                    mode.as_str()
+                );
+            }
+        }
+        anyhow::Ok(ms)
+    };
+    let dense_ms = ms(SearchMode::Dense).await?;
+    let hybrid_ms = ms(SearchMode::Hybrid).await?;
+    // A `folio search` within a scope: resolving it, then one search.
+    let mut asked_ms = Vec::with_capacity(queries.len());
+    for q in queries {
+        let start = Instant::now();
+        let documents = store.resolve_scope(&scope).await?;
+        SearchMode::Hybrid
+            .rank(
+                store,
+                Some(index),
+                &q.text,
+                &q.vector,
+                K,
+                documents.as_ref(),
+            )
+            .await?;
+        asked_ms.push(start.elapsed().as_secs_f64() * 1000.0);
+    }
+    Ok((
+        Scoped {
+            percent,
+            dense: Latency::of(&dense_ms),
+            hybrid: Latency::of(&hybrid_ms),
+            resolve: Latency::of(&resolve_ms),
+            resolve_and_hybrid: Latency::of(&asked_ms),
+        },
+        json!({
+            "documents": documents.len(),
+            "chunks": within.len(),
+            "dense_ms": dense_ms,
+            "hybrid_ms": hybrid_ms,
+            "resolve_ms": resolve_ms,
+            "resolve_and_hybrid_ms": asked_ms,
+        }),
+    ))
+}
+
+/// The path of synthetic folder `i`, one of [`FOLDERS`].
+fn folder(i: usize) -> String {
+    format!("/folio-bench/synthetic/part{i:02}")
+}
+
 /// Milliseconds per query of `mode.rank`, and how many
 /// queries found nothing (a sign the query words are unrealistic).
 async fn time_ranking(
@@ -329,7 +483,9 @@ async fn time_ranking(
     let mut empty = 0;
     for q in queries {
         let start = Instant::now();
-        let hits = mode.rank(store, memory, &q.text, &q.vector, K).await?;
+        let hits = mode
+            .rank(store, memory, &q.text, &q.vector, K, None)
+            .await?;
         ms.push(start.elapsed().as_secs_f64() * 1000.0);
         empty += usize::from(hits.is_empty());
     }
@@ -410,7 +566,7 @@ fn synthetic_document(
     }
     Ok(DocumentWrite::Indexed {
         folder_id,
-        path: format!("/folio-bench/synthetic/doc{doc:06}.md"),
+        path: format!("{}/doc{doc:06}.md", folder(doc % FOLDERS)),
         format: "markdown",
         hash: format!("synthetic-{doc}"),
         size: 0,

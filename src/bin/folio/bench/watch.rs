@@ -163,7 +163,7 @@ fn append_unique_word(path: &Path, rng: &mut Rng) -> Result<String> {
 async fn wait_until_found(library: &Library, word: &str, saved: Instant) -> Result<Duration> {
     loop {
         let hits = SearchMode::Bm25
-            .rank(library.store(), None, word, &[], 1)
+            .rank(library.store(), None, word, &[], 1, None)
             .await?;
         if !hits.is_empty() {
             return Ok(saved.elapsed());

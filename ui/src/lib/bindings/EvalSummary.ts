@@ -21,7 +21,13 @@ interrupted: boolean,
 /**
  * The information-gain graphs the `ig2rag` specs walked.
  */
-graphs: Array<GraphScope>, methods: Array<SpecSummary>, k: number, temperature: number, max_tokens: number, 
+graphs: Array<GraphScope>, methods: Array<SpecSummary>, 
+/**
+ * For a dataset of conversations: each spec over the conversations'
+ * last turns alone, which lean on every turn before them. Empty for
+ * a dataset of single questions.
+ */
+last_turns?: Array<SpecSummary>, k: number, temperature: number, max_tokens: number, 
 /**
  * Missing from evaluations recorded before runs had a seed: they used
  * the default.

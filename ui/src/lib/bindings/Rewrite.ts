@@ -3,4 +3,4 @@
 /**
  * What became of the follow-up before retrieval.
  */
-export type Rewrite = { "kind": "not_needed" } | { "kind": "standalone", query: string, } | { "kind": "joined", query: string, } | { "kind": "fell_back", reason: string, };
+export type Rewrite = { "kind": "not_needed" } | { "kind": "standalone", query: string, } | { "kind": "joined", query: string, } | { "kind": "fell_back", reason: string, } | { "kind": "off" };

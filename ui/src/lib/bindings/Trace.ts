@@ -5,5 +5,6 @@ import type { Ig2RagTrace } from "./Ig2RagTrace";
 import type { PagerTrace } from "./PagerTrace";
 import type { Rdr2Trace } from "./Rdr2Trace";
 import type { VanillaRagTrace } from "./VanillaRagTrace";
+import type { WholeDocumentTrace } from "./WholeDocumentTrace";
 
-export type Trace = { "method": "llm-only" } | { "method": "vanilla-rag" } & VanillaRagTrace | { "method": "pager" } & PagerTrace | { "method": "activerag" } & ActiveRagTrace | { "method": "rdr2" } & Rdr2Trace | { "method": "ig2rag" } & Ig2RagTrace | { "method": "crp-rag" } & CrpRagTrace;
+export type Trace = { "method": "llm-only" } | { "method": "vanilla-rag" } & VanillaRagTrace | { "method": "pager" } & PagerTrace | { "method": "activerag" } & ActiveRagTrace | { "method": "rdr2" } & Rdr2Trace | { "method": "ig2rag" } & Ig2RagTrace | { "method": "crp-rag" } & CrpRagTrace | { "method": "whole-document" } & WholeDocumentTrace;

@@ -1,0 +1,65 @@
+//! What a whole-document answer shows of how it was built: every section
+//! with its summary (kept from an earlier answer, or written now), the
+//! calls it was expected to take, and which summaries the answer read.
+
+use serde::{Deserialize, Serialize};
+
+use super::plan::Section;
+use crate::methods::Passage;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+pub struct WholeDocumentTrace {
+    pub path: String,
+    pub title: String,
+    /// Every section in reading order, the document itself first.
+    pub sections: Vec<SectionSummary>,
+    /// Model calls this answer was expected to take, counted before the
+    /// first: one per summary not kept yet, and the answer.
+    pub estimated_calls: usize,
+    pub max_calls: usize,
+    /// The deepest heading level whose summaries the answer read (0: the
+    /// document's summary alone); deeper ones did not fit the context.
+    pub shown_depth: u32,
+    /// The summaries the answer read, numbered as it cites them.
+    pub passages: Vec<Passage>,
+    /// Citation markers in the answer that name no section.
+    pub unknown_citations: Vec<usize>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+pub struct SectionSummary {
+    /// The heading's node in the document's structure tree.
+    pub node: usize,
+    pub depth: u32,
+    pub heading_path: String,
+    pub span_start: i64,
+    pub span_end: i64,
+    pub page: Option<i64>,
+    /// Pieces its own text was cut into (1 when it fit one call).
+    pub pieces: usize,
+    /// `None` until written (a run stopped midway).
+    pub summary: Option<String>,
+    /// Kept from an earlier answer rather than written for this one.
+    pub kept: bool,
+    /// Its number in the answer's sources, when the answer read it.
+    pub number: Option<usize>,
+}
+
+impl SectionSummary {
+    pub(super) fn planned(section: &Section, kept: Option<&String>) -> SectionSummary {
+        SectionSummary {
+            node: section.node,
+            depth: section.depth,
+            heading_path: section.heading_path.clone(),
+            span_start: section.span.start as i64,
+            span_end: section.span.end as i64,
+            page: section.span.page.map(i64::from),
+            pieces: section.pieces.len().max(1),
+            summary: kept.cloned(),
+            kept: kept.is_some(),
+            number: None,
+        }
+    }
+}
