@@ -7,7 +7,7 @@
 mod common;
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use common::engine::{ingest, open};
@@ -54,6 +54,30 @@ fn seed(root: &Path) {
     }
 }
 
+struct Seeded {
+    _dir: tempfile::TempDir,
+    /// The temporary folder, canonical.
+    root: PathBuf,
+    /// The seeded notes, indexed.
+    docs: PathBuf,
+    library: Library,
+}
+
+async fn seeded() -> Seeded {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let docs = root.join("docs");
+    seed(&docs);
+    let library = open(&root.join("data")).await;
+    ingest(&library, &docs).await;
+    Seeded {
+        _dir: dir,
+        root,
+        docs,
+        library,
+    }
+}
+
 fn place(root: &Path, name: &str) -> String {
     Library::place(&root.join(name))
 }
@@ -76,12 +100,12 @@ async fn paths(
 
 #[tokio::test(flavor = "multi_thread")]
 async fn every_ranker_fills_its_top_k_from_inside_the_scope() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = std::fs::canonicalize(dir.path()).unwrap();
-    seed(&root.join("docs"));
-    let library = open(&root.join("data")).await;
-    ingest(&library, &root.join("docs")).await;
-    let docs = root.join("docs");
+    let Seeded {
+        _dir,
+        docs,
+        library,
+        ..
+    } = seeded().await;
 
     let fish = Scope {
         paths: vec![place(&docs, "rivers-old")],
@@ -170,12 +194,12 @@ async fn every_ranker_fills_its_top_k_from_inside_the_scope() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_scope_that_cannot_be_used_says_why() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = std::fs::canonicalize(dir.path()).unwrap();
-    seed(&root.join("docs"));
-    let library = open(&root.join("data")).await;
-    ingest(&library, &root.join("docs")).await;
-    let docs = root.join("docs");
+    let Seeded {
+        _dir,
+        root,
+        docs,
+        library,
+    } = seeded().await;
 
     let elsewhere = place(&root, "elsewhere");
     let err = library
@@ -248,12 +272,12 @@ async fn a_scope_that_cannot_be_used_says_why() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_collection_follows_its_folders_when_a_file_moves_out() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = std::fs::canonicalize(dir.path()).unwrap();
-    let docs = root.join("docs");
-    seed(&docs);
-    let library = open(&root.join("data")).await;
-    ingest(&library, &docs).await;
+    let Seeded {
+        _dir,
+        root,
+        docs,
+        library,
+    } = seeded().await;
 
     let saved = library
         .save_collection(
