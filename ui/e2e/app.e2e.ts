@@ -1,8 +1,9 @@
 // The real app in a real window (Xvfb + tauri-driver + WebKitWebDriver), on
 // the embedded models: add the rust-book folder, wait for indexing, ask
 // with vanilla-rag, open a citation, hold a two-turn conversation and take
-// it to Compare, open a passage of a PDF on its rendered
-// page with its lines boxed, compare two methods, export a run,
+// it to Compare, hold one within a scope, keep a collection, open a
+// passage of a PDF on its rendered page with its lines boxed, compare two
+// methods, export a run,
 // watch PAGER's page fill in, ActiveRAG's agents and RDR2's routes, build
 // part of the information-gain graph and draw iG²RAG's walk over it, draw
 // CRP-RAG's reasoning graph and open one of its steps, evaluate two
@@ -197,6 +198,50 @@ describe("Folio in a real window", () => {
     await shot("03-library-indexed");
   });
 
+  it("asks about one whole document from Library", async () => {
+    const name = "ch03-04-comments.md";
+    await open("library");
+    await (await app.byTestId("folder-documents-toggle", 15_000)).click();
+    const button = await app.find(
+      `[data-testid="document-row"][data-path$="/${name}"] [data-testid="ask-about-document"]`,
+      30_000,
+    );
+    await button.click();
+    // Ask opens on a new thread, with the method and a scope of that document alone.
+    await app.byTestId("question-input", 15_000);
+    await shot("15a-whole-document-composer");
+    expect(await (await app.byTestId("scope-summary")).text()).toBe(`in ${name}`);
+    expect(await (await app.byTestId("whole-document-note")).text()).toContain(name);
+    expect(await app.execute<string>("return document.getElementById('method').value;")).toBe("whole-document");
+    expect(await app.execute<string>("return document.activeElement?.dataset.testid ?? '';")).toBe("question-input");
+    expect(await app.all('[data-testid="ask-turn"]')).toHaveLength(0);
+
+    await askFollowUp("What kinds of comments does Rust have?");
+    await app.waitFor("the whole-document answer to finish", 8 * MINUTE, answered);
+    expect((await (await app.byTestId("answer-status")).text()).trim()).toBe("done");
+    expect((await (await app.byTestId("answer")).text()).length).toBeGreaterThan(10);
+    const trace = await app.byTestId("whole-document-trace", 15_000);
+    expect(await trace.text()).toMatch(/^Read all of /);
+    expect((await app.all('[data-testid="wd-section"]')).length).toBeGreaterThan(0);
+    // The trace's top in view, scrolled again until the page has settled there.
+    await app.waitFor("the trace scrolled into view", 15_000, async () => {
+      const top = await app.execute<number>(
+        "const t = document.querySelector('[data-testid=\"whole-document-trace\"]'); t.scrollIntoView({ block: 'start' }); return t.getBoundingClientRect().top;",
+      );
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      return Math.abs(top) < 2;
+    });
+    await shot("15-whole-document");
+
+    // Leave Ask as the tests after this one expect it: the whole library, a retrieving method.
+    await (await app.byTestId("scope-picker")).click();
+    await (await app.byTestId("scope-clear")).click();
+    await (await app.byTestId("scope-done")).click();
+    expect(await (await app.byTestId("scope-summary")).text()).toBe("Whole library");
+    await chooseMethod("vanilla-rag");
+    await (await app.byTestId("new-thread")).click();
+  });
+
   it("answers with vanilla-rag, streams, cites, and opens a citation in place", async () => {
     await open("ask");
     await chooseMethod("vanilla-rag");
@@ -247,6 +292,134 @@ describe("Folio in a real window", () => {
     expect(await banner.text()).toContain(`Following up thread ${thread}`);
     await shot("04c-compare-follow-up");
     await (await app.byTestId("compare-thread-clear")).click();
+  });
+
+  it("asks a two-turn conversation within a scope", async () => {
+    await open("ask");
+    await chooseMethod("vanilla-rag");
+    const fresh = await app.all('[data-testid="new-thread"]');
+    if (fresh.length > 0) await fresh[0].click();
+    const status = async () => (await (await app.byTestId("scope-status")).text()).trim();
+    expect(await (await app.byTestId("scope-summary")).text()).toBe("Whole library");
+
+    // Narrowed to one chapter of the indexed folder (named as the app names it).
+    await (await app.byTestId("scope-picker")).click();
+    const folder = await (await app.find('[data-testid="scope-folder"]', 15_000)).attribute("data-value");
+    expect(folder).toMatch(/corpus$/);
+    const chapter = `${folder}/ch03-02-data-types.md`;
+    await (await app.byTestId("scope-path-input")).type(chapter);
+    await (await app.byTestId("scope-path-add")).click();
+    expect(await (await app.byTestId("scope-summary")).text()).toBe("in ch03-02-data-types.md");
+    await app.waitFor("the scope counted", 15_000, async () => (await status()) === "1 document");
+
+    // A format the chapter is not: nothing matches, and Ask says why instead of asking.
+    const pdf = await app.find('[data-testid="scope-format"][data-value="pdf"]');
+    await pdf.click();
+    await app.waitFor("the scope refused", 15_000, async () => /^nothing indexed matches the scope/.test(await status()));
+    const ask = await app.byTestId("ask-submit");
+    expect(await ask.attribute("disabled")).not.toBeNull();
+    expect(await ask.attribute("title")).toMatch(/^Change the scope to ask: nothing indexed matches the scope/);
+    await shot("13a-scope-unusable");
+    await pdf.click();
+    await app.waitFor("the scope counted again", 15_000, async () => (await status()) === "1 document");
+    expect(await ask.attribute("disabled")).toBeNull();
+    await app.execute("document.querySelector('[data-testid=\"scope-panel\"]').scrollIntoView({ block: 'end' });");
+    await shot("13-scope-picker-open");
+    await (await app.byTestId("scope-done")).click();
+    expect(await app.all('[data-testid="scope-panel"]')).toHaveLength(0);
+
+    await askFollowUp("How many bytes does a char take in Rust?");
+    await app.waitFor("the first turn to finish", 5 * MINUTE, answered);
+    await askFollowUp("And a bool?");
+    await app.waitFor("the follow-up to finish", 5 * MINUTE, async () => {
+      return (await app.all('[data-testid="ask-turn"]')).length === 2 && (await answered());
+    });
+    // Each turn says the scope it was asked within, and the scope stays set.
+    const scopes = await app.execute<string[]>(
+      "return [...document.querySelectorAll('[data-testid=\"ask-turn\"]')].map((t) => t.querySelector('[data-testid=\"turn-scope\"]')?.textContent.trim() ?? '');",
+    );
+    expect(scopes).toEqual(["Scope: in ch03-02-data-types.md", "Scope: in ch03-02-data-types.md"]);
+    expect(await (await app.byTestId("scope-summary")).text()).toBe("in ch03-02-data-types.md");
+    // Every source either turn lists (cited, or retrieved in the trace) is that chapter.
+    const sources = await app.execute<string[]>(
+      "const turns = '[data-testid=\"ask-turn\"]';" +
+        " const cited = [...document.querySelectorAll(`${turns} .citations .path`)].map((p) => p.title);" +
+        " const retrieved = [...document.querySelectorAll(`${turns} [data-testid=\"trace-panel\"] .passages .path`)]" +
+        "   .map((p) => p.textContent.trim().replace(/ · page \\d+$/, ''));" +
+        " return [...cited, ...retrieved];",
+    );
+    expect(sources.length).toBeGreaterThan(0);
+    for (const source of sources) expect(source).toBe(chapter);
+    await app.execute("document.querySelectorAll('[data-testid=\"ask-turn\"] header')[1].scrollIntoView({ block: 'center' });");
+    await shot("13b-scoped-conversation");
+
+    // History says it of every turn of the thread too.
+    await open("history");
+    await app.waitFor("the scoped thread in History", 15_000, async () => {
+      return (await app.all('[data-testid="history-turn"] [data-testid="turn-scope"]')).length === 2;
+    });
+    await shot("13c-history-scope");
+
+    // Back to the whole library for the tests after this one.
+    await open("ask");
+    await (await app.byTestId("scope-picker")).click();
+    await (await app.byTestId("scope-clear")).click();
+    await (await app.byTestId("scope-done")).click();
+    expect(await (await app.byTestId("scope-summary")).text()).toBe("Whole library");
+  });
+
+  it("keeps collections in Library, offers them to Ask's scope picker, and deletes them", async () => {
+    await open("library");
+    const panel = await app.byTestId("collections-panel", 15_000);
+    await app.execute("arguments[0].scrollIntoView({ block: 'start' });", { "element-6066-11e4-a52e-4f735466cecf": panel.id });
+    // A folder outside the library is refused with the engine's reason.
+    await (await app.byTestId("collection-name")).type("rust basics");
+    await (await app.byTestId("collection-path-input")).type("/tmp");
+    await (await app.byTestId("collection-path-add")).click();
+    await (await app.byTestId("collection-save")).click();
+    const refused = await app.find(".collection-form .error-notice", 15_000);
+    expect(await refused.text()).toMatch(/not in the library/);
+    await (await app.byTestId("collection-path-remove")).click();
+
+    const folder = await app.byTestId("collection-folder");
+    const path = await folder.attribute("data-value");
+    await folder.click();
+    await (await app.byTestId("collection-save")).click();
+    const row = await app.find('[data-testid="collection-row"][data-name="rust basics"]', 15_000);
+    expect(await row.text()).toMatch(/\b\d+ documents\b/);
+    expect(await row.text()).toContain(path!);
+    expect(await app.all(".collection-form .error-notice")).toHaveLength(0);
+    await app.execute("arguments[0].scrollIntoView({ block: 'start' });", { "element-6066-11e4-a52e-4f735466cecf": panel.id });
+    await shot("14-collections");
+
+    // The picker offers it the next time it opens.
+    await open("ask");
+    await (await app.byTestId("scope-picker")).click();
+    await (await app.find('[data-testid="scope-collection"][data-value="rust basics"]', 15_000)).click();
+    expect(await (await app.byTestId("scope-summary")).text()).toBe("collection rust basics");
+    await app.waitFor("the collection counted", 15_000, async () => {
+      const status = await app.byTestId("scope-status");
+      return (await status.attribute("data-state")) === "ok" && /^\d+ documents$/.test((await status.text()).trim());
+    });
+    await (await app.byTestId("scope-clear")).click();
+    await (await app.byTestId("scope-done")).click();
+
+    // Compare has a scope of its own, picked the same way.
+    await open("compare");
+    expect(await (await app.byTestId("scope-summary")).text()).toBe("Whole library");
+    await (await app.byTestId("scope-picker")).click();
+    await (await app.find('[data-testid="scope-collection"][data-value="rust basics"]', 15_000)).click();
+    await app.waitFor("the collection counted in Compare", 15_000, async () => {
+      return (await (await app.byTestId("scope-status")).attribute("data-state")) === "ok";
+    });
+    await shot("14b-compare-scope");
+    await (await app.byTestId("scope-clear")).click();
+    await (await app.byTestId("scope-done")).click();
+
+    await open("library");
+    await (await app.find('[data-testid="collection-row"][data-name="rust basics"] [data-testid="collection-delete"]', 15_000)).click();
+    await (await app.byTestId("confirm-accept")).click();
+    await app.waitFor("the collection gone", 15_000, async () => (await app.all('[data-testid="collection-row"]')).length === 0);
   });
 
   it("opens a cited PDF on its page, rendered, with the passage highlighted (or a note when its place was not recorded)", async () => {

@@ -38,13 +38,17 @@ const passage = {
   text: "Rc counts references.",
 };
 
-function runRecord(id: number, method: string, thread = 9, question = "What does Rc do?") {
+const WHOLE_LIBRARY = { paths: [], collections: [], formats: [], since: null };
+const IN_NOTES = { ...WHOLE_LIBRARY, paths: ["/notes"] };
+
+function runRecord(id: number, method: string, thread = 9, question = "What does Rc do?", scope: object = WHOLE_LIBRARY) {
   return {
     id,
     thread_id: thread,
     turn: null,
     question,
     method,
+    scope,
     params: {},
     model: {},
     status: "done",
@@ -150,16 +154,22 @@ const responses: Record<string, (args: Record<string, unknown>) => unknown> = {
     summary: thread,
     turns: [
       {
-        run: runRecord(9, "vanilla-rag"),
+        run: runRecord(9, "vanilla-rag", 9, "What does Rc do?", IN_NOTES),
         calls: [{ step: "answer", prompt_tokens: 120, completion_tokens: 9, wall_ms: 800, finish: "stop", error: null }],
       },
-      { run: runRecord(10, "llm-only", 9, "Is it thread-safe?"), calls: [] },
+      { run: runRecord(10, "llm-only", 9, "Is it thread-safe?", IN_NOTES), calls: [] },
     ],
     gone: [],
   }),
   export_run: () => "/home/me/answer.md",
   export_thread: () => "/home/me/thread.md",
   remove_folder: () => undefined,
+  collections: () => [{ name: "work", folders: ["/notes"], documents: 3 }],
+  scope_size: (args) => {
+    const scope = args.scope as typeof IN_NOTES;
+    if (scope.paths.every((p) => p === "/notes")) return 3;
+    throw { code: "invalid_input", message: `${scope.paths[0]} is not in the library`, details: null };
+  },
   settings: () => ({
     backend: "embedded",
     model: "/kit/smollm2.gguf",
@@ -317,6 +327,7 @@ describe("the app against a fake shell", () => {
       temperature: null,
       max_tokens: null,
       options: {},
+      scope: WHOLE_LIBRARY,
     });
     expect(byTestId("ask-cancel")).not.toBeNull();
 
@@ -379,6 +390,7 @@ describe("the app against a fake shell", () => {
       temperature: null,
       max_tokens: null,
       options: {},
+      scope: WHOLE_LIBRARY,
       thread: 9,
     });
     const turns = allByTestId("ask-turn");
@@ -459,7 +471,7 @@ describe("the app against a fake shell", () => {
     }
   });
 
-  it("shows the most recent thread turn by turn, exports a turn and the thread, and continues it in Ask", async () => {
+  it("shows the most recent thread turn by turn, exports a turn and the thread, and continues it in Ask within its scope", async () => {
     byTestId("nav-history")?.click();
     await settle();
     expect(allByTestId("history-row")).toHaveLength(1);
@@ -469,6 +481,8 @@ describe("the app against a fake shell", () => {
       "What does Rc do?",
       "Is it thread-safe?",
     ]);
+    // Both turns were asked within one folder.
+    expect(allByTestId("turn-scope").map((s) => s.textContent?.trim())).toEqual(["Scope: in notes", "Scope: in notes"]);
     const trace = byTestId("trace-details") as HTMLDetailsElement;
     trace.open = true;
     trace.dispatchEvent(new Event("toggle"));
@@ -488,11 +502,15 @@ describe("the app against a fake shell", () => {
     expect(byTestId("nav-ask")?.getAttribute("aria-current")).toBe("page");
     expect(allByTestId("ask-turn")).toHaveLength(2);
     expect(byTestId("ask-thread")?.textContent).toBe("Thread 9");
+    // The conversation goes on within the scope it was asked in.
+    expect(byTestId("scope-summary")?.textContent).toBe("in notes");
+    await vi.waitFor(() => expect(byTestId("scope-status")?.textContent?.trim()).toBe("3 documents"));
     const input = byTestId("question-input") as HTMLTextAreaElement;
     type(input, "And Arc?");
     key({ key: "Enter" }, input);
     await settle();
-    expect(shell.invoke.mock.calls.filter(([c]) => c === "ask").at(-1)?.[1].request.thread).toBe(9);
+    const followUp = shell.invoke.mock.calls.filter(([c]) => c === "ask").at(-1)?.[1].request;
+    expect([followUp.thread, followUp.scope]).toEqual([9, IN_NOTES]);
     shell.state.askResolvers.at(-1)!(runRecord(17, "vanilla-rag", 9, "And Arc?"));
     await settle();
   });

@@ -5,6 +5,7 @@ import { Channel, invoke } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
 import type { AppInfo } from "$lib/bindings/AppInfo";
 import type { AskRequest } from "$lib/bindings/AskRequest";
+import type { Collection } from "$lib/bindings/Collection";
 import type { DocumentPage } from "$lib/bindings/DocumentPage";
 import type { DocumentTree } from "$lib/bindings/DocumentTree";
 import type { EngineEvent } from "$lib/bindings/EngineEvent";
@@ -21,6 +22,7 @@ import type { PassageBoxes } from "$lib/bindings/PassageBoxes";
 import type { Rubric } from "$lib/bindings/Rubric";
 import type { RunEvent } from "$lib/bindings/RunEvent";
 import type { RunRecord } from "$lib/bindings/RunRecord";
+import type { Scope } from "$lib/bindings/Scope";
 import type { SettingsInput } from "$lib/bindings/SettingsInput";
 import type { SettingsView } from "$lib/bindings/SettingsView";
 import type { ThreadDetail } from "$lib/bindings/ThreadDetail";
@@ -73,6 +75,13 @@ export const api = {
   graphStatus: () => call<GraphStatus>("graph_status"),
   /** Queues a graph job (or finds the waiting one with these options); resolves to its id. */
   buildGraph: (rubric: Rubric, n: number) => call<number>("build_graph", { rubric, n }),
+  /** Every saved collection, by name, with its folders and how many documents they hold now. */
+  collections: () => call<Collection[]>("collections"),
+  /** Creates collection `name`, or replaces what it holds; rejects with a readable reason (a bad name, a folder not in the library). */
+  saveCollection: (name: string, folders: string[]) => call<Collection>("save_collection", { name, folders }),
+  deleteCollection: (name: string) => call<void>("delete_collection", { name }),
+  /** How many documents `scope` holds (null: the whole library), or rejects saying why it cannot be used. */
+  scopeSize: (scope: Scope) => call<number | null>("scope_size", { scope }),
   methods: () => call<MethodInfo[]>("methods"),
   ask: (request: AskRequest, askId: string, onEvents: (events: RunEvent[]) => void) => {
     const channel = new Channel<RunEvent[]>();

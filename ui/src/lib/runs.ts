@@ -5,6 +5,7 @@ import type { AskRequest } from "$lib/bindings/AskRequest";
 import type { Citation } from "$lib/bindings/Citation";
 import type { RunRecord } from "$lib/bindings/RunRecord";
 import type { Trace } from "$lib/bindings/Trace";
+import { wholeLibrary } from "$lib/scope";
 
 export type RunStatus = RunRecord["status"];
 
@@ -39,6 +40,8 @@ export function runRequest(run: RunRecord): AskRequest {
     temperature: number(params.temperature),
     max_tokens: number(params.max_tokens),
     options,
+    // Runs stored before scopes were recorded drew from the whole library.
+    scope: run.scope ?? wholeLibrary(),
   };
 }
 

@@ -4,7 +4,9 @@
 import type { AskRequest } from "$lib/bindings/AskRequest";
 import type { MethodOption } from "$lib/bindings/MethodOption";
 import type { RunRecord } from "$lib/bindings/RunRecord";
+import type { Scope } from "$lib/bindings/Scope";
 import { AskRun } from "./ask.svelte";
+import { ScopeChoice } from "./scope-choice.svelte";
 
 export type Knobs = { k: number; temperature: number | null; maxTokens: number | null };
 
@@ -22,8 +24,9 @@ export function optionDefault(option: MethodOption): string {
 }
 
 /**
- * The request for one method. Options equal to their defaults are left out,
- * so the stored run records only what the person actually changed.
+ * The request for one method, within `scope`. Options equal to their
+ * defaults are left out, so the stored run records only what the person
+ * actually changed.
  */
 export function buildRequest(
   question: string,
@@ -31,6 +34,7 @@ export function buildRequest(
   knobs: Knobs,
   declared: MethodOption[],
   values: Record<string, string>,
+  scope: Scope,
 ): AskRequest {
   const options: Record<string, string> = {};
   for (const option of declared) {
@@ -44,6 +48,7 @@ export function buildRequest(
     temperature: knobs.temperature,
     max_tokens: knobs.maxTokens,
     options,
+    scope,
   };
 }
 
@@ -53,6 +58,8 @@ class AskForm {
   knobs = $state(defaultKnobs());
   /** Option values by method id, then option name. */
   options = $state<Record<string, Record<string, string>>>({});
+  /** What the next question draws from; it stays set, turn after turn and thread after thread, until changed. */
+  readonly scope = new ScopeChoice();
   /** The conversation's turns, oldest first. */
   turns = $state<AskRun[]>([]);
 
@@ -84,12 +91,31 @@ export function startAsk(request: AskRequest): AskRun {
   return askNext(request);
 }
 
+/** The method that answers about one whole document, within a scope of exactly that document. */
+export const WHOLE_DOCUMENT_METHOD = "whole-document";
+
+/**
+ * Readies Ask for a question about one whole document (Library's "Ask
+ * about this document"): a new thread, the whole-document method, and a
+ * scope of exactly that document.
+ */
+export function askAboutDocument(path: string): void {
+  newThread();
+  askForm.method = WHOLE_DOCUMENT_METHOD;
+  askForm.scope.set({ paths: [path], collections: [], formats: [], since: null });
+}
+
 /** Ends the conversation: the next question starts a new thread. */
 export function newThread(): void {
   askForm.turns = [];
 }
 
-/** Makes a stored thread, turns oldest first, the conversation the next question follows up. */
+/**
+ * Makes a stored thread, turns oldest first, the conversation the next
+ * question follows up, within the scope its last turn was asked in.
+ */
 export function continueThread(turns: RunRecord[]): void {
   askForm.turns = turns.map((record) => AskRun.stored(record));
+  const last = askForm.turns.at(-1);
+  if (last) askForm.scope.set(last.request.scope);
 }

@@ -1,4 +1,4 @@
-// Ask's conversation: which thread each turn asks in.
+// Ask's conversation: which thread each turn asks in, and within what scope.
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import type { AskRequest } from "$lib/bindings/AskRequest";
 import type { RunEvent } from "$lib/bindings/RunEvent";
@@ -21,6 +21,7 @@ const request = (question: string): AskRequest => ({
   temperature: null,
   max_tokens: null,
   options: {},
+  scope: { paths: [], collections: [], formats: [], since: null },
 });
 
 function stored(id: number, thread: number, question: string): RunRecord {
@@ -30,6 +31,7 @@ function stored(id: number, thread: number, question: string): RunRecord {
     turn: null,
     question,
     method: "llm-only",
+    scope: { paths: [], collections: [], formats: [], since: null },
     params: { k: 5, temperature: 0.2, max_tokens: 512, seed: 1, options: {} },
     model: {},
     status: "done",
@@ -108,6 +110,14 @@ describe("the Ask conversation", () => {
     expect(requests()[1].thread).toBeUndefined();
     expect(askForm.turns).toHaveLength(1);
     await finishAll();
+  });
+
+  it("continues a thread from History within the scope of its last turn", () => {
+    const scope = { paths: ["/notes/rust"], collections: [], formats: ["markdown" as const], since: null };
+    continueThread([stored(7, 42, "What is Rc?"), { ...stored(8, 42, "And Arc?"), scope }]);
+    expect(askForm.scope.snapshot()).toEqual(scope);
+    expect(askForm.turns.map((t) => t.request.scope.paths)).toEqual([[], ["/notes/rust"]]);
+    askForm.scope.set({ paths: [], collections: [], formats: [], since: null });
   });
 
   it("follows up a thread continued from History", async () => {

@@ -12,7 +12,15 @@ vi.mock("@tauri-apps/api/core", () => core);
 
 const { AskRun, emptyProgress, foldRunEvent, llmSteps } = await import("./ask.svelte");
 
-const request = { question: "What is Rc?", method: "vanilla-rag", k: 5, temperature: null, max_tokens: null, options: {} };
+const request = {
+  question: "What is Rc?",
+  method: "vanilla-rag",
+  k: 5,
+  temperature: null,
+  max_tokens: null,
+  options: {},
+  scope: { paths: ["/notes/rust"], collections: [], formats: [], since: null },
+};
 
 function record(status: "done" | "failed" | "cancelled", extra: object = {}) {
   return {
@@ -21,6 +29,7 @@ function record(status: "done" | "failed" | "cancelled", extra: object = {}) {
     turn: null,
     question: request.question,
     method: request.method,
+    scope: request.scope,
     params: {},
     model: {},
     status,
@@ -187,6 +196,7 @@ describe("AskRun", () => {
       temperature: 0.2,
       max_tokens: 256,
       options: { mode: "bm25", hops: "2" },
+      scope: request.scope,
     });
     expect(core.invoke).not.toHaveBeenCalled();
   });

@@ -1,4 +1,5 @@
-// Compare's requests, for a fresh question and for a follow-up of a thread.
+// Compare's requests, for a fresh question and for a follow-up of a thread
+// (which keeps the scope the conversation was asked within).
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import type { AskRequest } from "$lib/bindings/AskRequest";
 
@@ -14,6 +15,7 @@ const request = (method: string): AskRequest => ({
   temperature: null,
   max_tokens: null,
   options: {},
+  scope: { paths: [], collections: [], formats: [], since: null },
 });
 
 const sent = () => core.invoke.mock.calls.filter(([c]) => c === "ask").map(([, args]) => args.request);
@@ -31,9 +33,11 @@ describe("startCompare", () => {
     expect(compare.runs).toHaveLength(2);
   });
 
-  it("asks every method the follow-up in a branch of the same thread", () => {
-    followUpInCompare(42, "What is Rc?", "And its drawbacks?");
+  it("asks every method the follow-up in a branch of the same thread, within the conversation's scope", () => {
+    const scope = { paths: ["/notes/rust"], collections: ["work"], formats: [], since: null };
+    followUpInCompare(42, "What is Rc?", "And its drawbacks?", scope);
     expect(compare.question).toBe("And its drawbacks?");
+    expect(compare.scope.snapshot()).toEqual(scope);
     startCompare([request("llm-only"), request("vanilla-rag")]);
     expect(sent()).toEqual([
       { ...request("llm-only"), thread: 42, fork: true },

@@ -8,6 +8,7 @@ import PagerTrace from "./PagerTrace.svelte";
 import Rdr2Trace from "./Rdr2Trace.svelte";
 import { registerTraceRenderer } from "./registry";
 import VanillaRagTrace from "./VanillaRagTrace.svelte";
+import WholeDocumentTrace from "./WholeDocumentTrace.svelte";
 
 export function registerBuiltinTraceRenderers(): void {
   registerTraceRenderer("llm-only", LlmOnlyTrace);
@@ -17,4 +18,5 @@ export function registerBuiltinTraceRenderers(): void {
   registerTraceRenderer("rdr2", Rdr2Trace);
   registerTraceRenderer("ig2rag", Ig2RagTrace);
   registerTraceRenderer("crp-rag", CrpRagTrace);
+  registerTraceRenderer("whole-document", WholeDocumentTrace);
 }

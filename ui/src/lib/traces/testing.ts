@@ -13,6 +13,7 @@ export type ActiveRagFixture = Extract<Trace, { method: "activerag" }>;
 export type Rdr2Fixture = Extract<Trace, { method: "rdr2" }>;
 export type Ig2RagFixture = Extract<Trace, { method: "ig2rag" }>;
 export type CrpRagFixture = Extract<Trace, { method: "crp-rag" }>;
+export type WholeDocumentFixture = Extract<Trace, { method: "whole-document" }>;
 
 const PASSAGES: Omit<Passage, "number" | "chunk_id">[] = [
   {
@@ -390,6 +391,47 @@ export function crpRagTrace(overrides: Partial<CrpRagFixture> = {}): CrpRagFixtu
     passages: [1, 2, 3, 4].map(bandPassage),
     unknown_citations: [],
     notes: [],
+    ...overrides,
+  };
+}
+
+/**
+ * A whole-document answer about the smart-pointer notes: the document's
+ * summary kept from an earlier answer, two sections written now, and one
+ * section left unwritten; the answer read headings down to level 1.
+ */
+export function wholeDocumentTrace(overrides: Partial<WholeDocumentFixture> = {}): WholeDocumentFixture {
+  const path = "/notes/rust/smart-pointers.md";
+  const section = (node: number, depth: number, heading_path: string, summary: string | null, kept: boolean, number: number | null) => ({
+    node,
+    depth,
+    heading_path,
+    span_start: node * 100,
+    span_end: node * 100 + 90,
+    page: null,
+    pieces: 1,
+    summary,
+    kept,
+    number,
+  });
+  return {
+    method: "whole-document",
+    path,
+    title: "Smart pointers",
+    sections: [
+      section(0, 0, "Smart pointers", "Rc and Arc both count owners; only Arc may cross threads.", true, 1),
+      section(1, 1, "Smart pointers > Rc", "Rc frees a value when its last owner is dropped.", false, 2),
+      section(3, 2, "Smart pointers > Rc > Threads", "Rc is not Send.", false, null),
+      section(5, 1, "Smart pointers > Arc", null, false, null),
+    ],
+    estimated_calls: 4,
+    max_calls: 200,
+    shown_depth: 1,
+    passages: [
+      passage(1, { path, heading_path: "Smart pointers", text: "Rc and Arc both count owners; only Arc may cross threads." }),
+      passage(2, { path, heading_path: "Smart pointers > Rc", text: "Rc frees a value when its last owner is dropped." }),
+    ],
+    unknown_citations: [],
     ...overrides,
   };
 }

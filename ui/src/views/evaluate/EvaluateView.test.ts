@@ -310,6 +310,29 @@ describe("EvaluateView", () => {
     );
   });
 
+  it("shows the conversations' last turns in a second table, only when the dataset has conversations", async () => {
+    const first = await view();
+    let panel = await withReport(first.target);
+    expect(byTestId(panel, "eval-last-turns")).toBeNull();
+    expect(text(panel)).not.toContain("Last turn of each conversation");
+    first.destroy();
+
+    current = report({
+      last_turns: [specSummary("vanilla-rag", { n: 2, cover_em_percent: 50 }), specSummary("llm-only", { n: 2 })],
+    });
+    const second = await view();
+    panel = await withReport(second.target);
+    const table = byTestId(panel, "eval-last-turns")!;
+    expect(table).not.toBeNull();
+    expect(text(table.closest("section")!.querySelector("h3"))).toBe("Last turn of each conversation");
+    const rows = allByTestId(table, "eval-summary-row");
+    expect(rows.map((r) => text(r.querySelector("th")))).toEqual(["vanilla-rag", "llm-only"]);
+    const headers = [...table.querySelectorAll("thead th")].map(text);
+    expect(text(rows[0].querySelectorAll("td")[headers.indexOf("Cover-EM %") - 1])).toBe("50.0");
+    // The main table still holds every question's rows.
+    expect(allByTestId(byTestId(panel, "eval-summary")!, "eval-summary-row")).toHaveLength(2);
+  });
+
   it("charts accuracy against tokens, one labelled point per spec", async () => {
     const { target } = await view();
     const panel = await withReport(target);

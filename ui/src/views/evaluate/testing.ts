@@ -150,6 +150,7 @@ export function runRecord(id: number, method: string): RunRecord {
     turn: null,
     question: "Who wrote Middlemarch?",
     method,
+    scope: { paths: [], collections: [], formats: [], since: null },
     params: {},
     model: {},
     status: "done",

@@ -2,7 +2,7 @@
 // it: its title (taken from the document), the reason it failed, its note,
 // and the list of files that could not be indexed.
 import { flushSync, mount, tick, unmount } from "svelte";
-import { describe, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { DocumentPage } from "$lib/bindings/DocumentPage";
 
 const shell = vi.hoisted(() => ({ invoke: vi.fn() }));
@@ -11,6 +11,8 @@ vi.mock("@tauri-apps/api/core", () => ({ invoke: shell.invoke, Channel: class {}
 const { default: FolderDocuments } = await import("./FolderDocuments.svelte");
 const { default: ErrorList } = await import("./ErrorList.svelte");
 const { expectInert, expectVisible, HOSTILE } = await import("$lib/testing/hostile");
+const { app } = await import("$lib/stores/app.svelte");
+const { askForm } = await import("$lib/stores/ask-form.svelte");
 
 const documents = (["indexed", "failed"] as const).map((status, i) => ({
   id: i + 1,
@@ -48,5 +50,29 @@ describe("hostile documents in the library", () => {
     expectVisible(target.querySelector(".path")!);
     expectVisible(target.querySelector(".field-error")!);
     unmount(instance);
+  });
+});
+
+describe("asking about one document", () => {
+  it("switches to Ask with the whole-document method, a scope of that document and a new thread", async () => {
+    shell.invoke.mockResolvedValue({ total: 2, documents } satisfies DocumentPage);
+    const target = document.body.appendChild(document.createElement("div"));
+    const instance = mount(FolderDocuments, { target, props: { folder: "/notes", count: 2 } });
+    flushSync();
+    await tick();
+    await Promise.resolve();
+    flushSync();
+    // Only indexed documents can be asked about.
+    const buttons = target.querySelectorAll<HTMLButtonElement>('[data-testid="ask-about-document"]');
+    expect(buttons).toHaveLength(1);
+    askForm.method = "vanilla-rag";
+    buttons[0].click();
+    flushSync();
+    expect(app.view).toBe("ask");
+    expect(askForm.method).toBe("whole-document");
+    expect(askForm.scope.snapshot()).toEqual({ paths: ["/notes/0.html"], collections: [], formats: [], since: null });
+    expect(askForm.turns).toHaveLength(0);
+    unmount(instance);
+    target.remove();
   });
 });
