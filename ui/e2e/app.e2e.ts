@@ -87,6 +87,15 @@ async function askQuestion(text: string) {
   await askFollowUp(text);
 }
 
+/**
+ * Closes every toast as a person would: left open, one covers the buttons
+ * at the bottom right (Ask's New thread) that the next tests click.
+ */
+async function dismissToasts() {
+  for (const close of await app.all('[data-testid="toast"] button')) await close.click();
+  await app.waitFor("the toasts to go", 10_000, async () => (await app.all('[data-testid="toast"]')).length === 0);
+}
+
 /** Whether the Ask view's newest turn shows a finished run's status. */
 async function answered() {
   const status = await app.all('[data-testid="ask-turn"]:last-of-type [data-testid="answer-status"]');
@@ -420,6 +429,8 @@ describe("Folio in a real window", () => {
     await (await app.find('[data-testid="collection-row"][data-name="rust basics"] [data-testid="collection-delete"]', 15_000)).click();
     await (await app.byTestId("confirm-accept")).click();
     await app.waitFor("the collection gone", 15_000, async () => (await app.all('[data-testid="collection-row"]')).length === 0);
+    await app.byTestId("toast", 10_000);
+    await dismissToasts();
   });
 
   it("opens a cited PDF on its page, rendered, with the passage highlighted (or a note when its place was not recorded)", async () => {
@@ -536,10 +547,7 @@ describe("Folio in a real window", () => {
     expect(markdown).toMatch(/^# /m);
     expect(markdown).toMatch(/crate|mutable|hostile/i);
     await app.byTestId("toast", 10_000);
-    // Dismissed as a person would, or it covers the buttons at the bottom
-    // right (Ask's New thread) that the next tests click.
-    await (await app.find('[data-testid="toast"] button')).click();
-    await app.waitFor("the toast to go", 10_000, async () => (await app.all('[data-testid="toast"]')).length === 0);
+    await dismissToasts();
   });
 
   it("draws PAGER's page filling in slot by slot, and ActiveRAG's three agents", async () => {

@@ -134,23 +134,20 @@ impl Method for WholeDocument {
         let budget_chars = (ctx.model_context() as f64 * SHOWN_SHARE * CHARS_PER_TOKEN) as usize;
         trace.shown_depth =
             depth_that_fits(&plan, &|i| summary_of(i).chars().count(), budget_chars);
-        trace.passages = plan
+        let read: Vec<usize> = plan
             .reading_order()
             .into_iter()
             .filter(|&i| plan.sections[i].depth <= trace.shown_depth)
-            .enumerate()
-            .map(|(n, i)| passage(n + 1, &path, &plan.sections[i], &parts, summary_of(i)))
             .collect();
-        let shown_nodes: Vec<usize> = plan
-            .reading_order()
-            .into_iter()
-            .filter(|&i| plan.sections[i].depth <= trace.shown_depth)
-            .map(|i| plan.sections[i].node)
+        trace.passages = read
+            .iter()
+            .enumerate()
+            .map(|(n, &i)| passage(n + 1, &path, &plan.sections[i], &parts, summary_of(i)))
             .collect();
         for s in &mut trace.sections {
-            s.number = shown_nodes
+            s.number = read
                 .iter()
-                .position(|&node| node == s.node)
+                .position(|&i| plan.sections[i].node == s.node)
                 .map(|n| n + 1);
         }
         ctx.checkpoint(&Trace::WholeDocument(trace.clone()));
