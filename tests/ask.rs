@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use common::engine::{rust_book, samples};
 
@@ -997,6 +997,16 @@ fn pager_variants_keep_their_shapes() {
         "{calls:?}"
     );
     assert_eq!(calls.last().unwrap(), "answer");
+    // The grammar asks for one query per section, so none is repaired.
+    assert!(
+        !trace["outline_notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().starts_with("sub-queries:")),
+        "{}",
+        trace["outline_notes"]
+    );
 
     let (calls, trace) = ask("no-iter");
     assert_slots_filled_in_order(book(), &trace);
@@ -1033,6 +1043,8 @@ fn assert_three_agents(ix: &Indexed, result: &Value, variant: &str) {
     let trace = &result["run"]["trace"];
     assert_eq!(trace["method"], "activerag");
     assert_eq!(trace["variant"], variant);
+    // The grammar ends the accommodation with its answer line.
+    assert_eq!(trace["answer_line_missing"], false, "{trace}");
     for agent in ["self_inquiry", "assimilation", "accommodation"] {
         assert!(
             !trace[agent].as_str().unwrap().trim().is_empty(),
@@ -1102,6 +1114,10 @@ fn assert_routed(ix: &Indexed, result: &Value, variant: &str) -> Value {
         let steps = route["steps"].as_array().unwrap();
         assert!(!steps.is_empty(), "every document was routed: {route}");
         route_calls += steps.len();
+        for step in steps {
+            // The grammar admits only actions on what is in view.
+            assert_eq!(step["ignored"], json!([]), "{step}");
+        }
         let known: Vec<&Value> = route["nodes"]
             .as_array()
             .unwrap()
@@ -1140,6 +1156,12 @@ fn assert_routed(ix: &Indexed, result: &Value, variant: &str) -> Value {
     assert_usage_counted(result, route_calls + read);
     let steps = call_steps(result);
     assert_eq!(steps.iter().filter(|s| *s == "route").count(), route_calls);
+    for call in result["calls"].as_array().unwrap() {
+        if call["step"] == "route" {
+            let tokens = call["completion_tokens"].as_u64().unwrap();
+            assert!(tokens <= 40, "a routing reply is a line or two: {call}");
+        }
+    }
     assert_eq!(
         steps.last().map(String::as_str),
         Some(if read == 1 { "read" } else { "route" })
@@ -1285,6 +1307,37 @@ fn ig2rag_builds_its_graph_with_the_real_model_and_walks_it() {
         .unwrap()
         .iter()
         .any(|n| n["seed"] == true));
+
+    // Any reasoner over the walk: ActiveRAG's three agents read the passages
+    // the same walk chose, and the trace keeps the walk beside them.
+    let composed = ix.ask(
+        &[
+            &question,
+            "--method",
+            "activerag",
+            "--retriever",
+            "ig2rag",
+            "-k",
+            "4",
+        ],
+        &[],
+    );
+    assert_usage_counted(&composed, 3);
+    let reasoned = &composed["run"]["trace"];
+    assert_eq!(reasoned["method"], "activerag");
+    let parts = reasoned["retrieval"].as_array().unwrap();
+    assert_eq!(parts.len(), 1, "{reasoned}");
+    assert_eq!(parts[0]["retriever"], "ig2rag");
+    assert_eq!(parts[0]["nodes"], trace["nodes"]);
+    let chunk_ids = |t: &Value| -> Vec<i64> {
+        t["passages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["chunk_id"].as_i64().unwrap())
+            .collect()
+    };
+    assert_eq!(chunk_ids(reasoned), chunk_ids(trace));
 }
 
 #[test]

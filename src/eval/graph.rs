@@ -1,4 +1,5 @@
-//! The information-gain graph an evaluation's `ig2rag` specs walk. Scoring
+//! The information-gain graph an evaluation's `ig2rag` specs (and specs
+//! over `retriever=ig2rag`) walk. Scoring
 //! a whole corpus costs one model call per chunk (8,094 for the HotpotQA
 //! corpus), so an evaluation scores only the chunks its questions reach:
 //! the `reach` nearest to each question. Their neighbours still become edge
@@ -11,8 +12,11 @@ use serde::{Deserialize, Serialize};
 
 use super::dataset::Question;
 use super::spec::MethodSpec;
+use crate::choice::Choice;
 use crate::graph::{BuildProgress, Rubric, RubricStatus};
 use crate::library::Library;
+use crate::methods::ig2rag::WalkSettings;
+use crate::methods::{RetrieverKind, RETRIEVER};
 
 /// Chunks nearest each question that are scored: the seeds (h = 5 by
 /// default) and as many again.
@@ -32,15 +36,23 @@ pub struct GraphScope {
     pub this_run: BuildProgress,
 }
 
-/// The rubrics whose graphs the specs walk, each once, in spec order.
+/// The rubrics whose graphs the specs walk, each once, in spec order:
+/// iG²RAG's, and the paper's rubric for a method over `retriever=ig2rag`.
 pub fn rubrics_walked(specs: &[MethodSpec]) -> Vec<Rubric> {
     let mut rubrics = Vec::new();
-    for spec in specs.iter().filter(|s| s.method == "ig2rag") {
-        let rubric = spec
-            .options
-            .get("rubric")
-            .and_then(|r| serde_json::from_value(serde_json::Value::from(r.as_str())).ok())
-            .unwrap_or_default();
+    for spec in specs {
+        let rubric = if spec.method == "ig2rag" {
+            spec.options
+                .get("rubric")
+                .and_then(|r| Rubric::parse(r).ok())
+                .unwrap_or_default()
+        } else if spec.options.get(RETRIEVER.name).map(String::as_str)
+            == Some(RetrieverKind::Ig2rag.as_str())
+        {
+            WalkSettings::PAPER.rubric
+        } else {
+            continue;
+        };
         if !rubrics.contains(&rubric) {
             rubrics.push(rubric);
         }
@@ -76,11 +88,13 @@ mod tests {
             "ig2rag",
             "ig2rag:variant=sim-ppr",
             "ig2rag:rubric=binary",
+            "pager:retriever=ig2rag",
         ]
         .iter()
         .map(|s| s.parse().unwrap())
         .collect();
         assert_eq!(rubrics_walked(&specs), [Rubric::Coarse, Rubric::Binary]);
         assert!(rubrics_walked(&specs[..1]).is_empty());
+        assert_eq!(rubrics_walked(&specs[4..]), [Rubric::Coarse]);
     }
 }

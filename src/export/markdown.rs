@@ -6,11 +6,11 @@ use std::fmt::Write as _;
 use crate::choice::Choice;
 use crate::ingest::loaders::ocr::OcrMark;
 use crate::methods::crp_rag::{CrpRagTrace, ReasoningNode, SufficiencyTest};
-use crate::methods::ig2rag::{Ig2RagTrace, Ig2RagVariant};
+use crate::methods::ig2rag::{GainWalkPart, Ig2RagTrace, Ig2RagVariant};
 use crate::methods::pager::{Page, PagerTrace};
-use crate::methods::rdr2::{ActionKind, Rdr2Trace, Route, RouteOutcome};
+use crate::methods::rdr2::{ActionKind, Rdr2Trace, Route, RouteOutcome, RoutedPart};
 use crate::methods::whole_document::WholeDocumentTrace;
-use crate::methods::{ActiveRagTrace, Citation, Passage, Trace, VanillaRagTrace};
+use crate::methods::{ActiveRagTrace, Citation, Passage, RetrievalPart, Trace, VanillaRagTrace};
 use crate::store::{LeftOutReason, LlmCallRow, Rewrite, RunRecord, RunStatus, Thread, Turn};
 
 /// The whole document for `run`, given its recorded model calls and the
@@ -221,6 +221,7 @@ fn render_turn(out: &mut String, turn: &Turn) {
 }
 
 fn render_trace(out: &mut String, trace: &Trace, citations: &[Citation]) {
+    render_retrieval(out, trace.retrieval());
     match trace {
         Trace::LlmOnly => out
             .push_str("The model answered from what it already knows; no documents were read.\n\n"),
@@ -296,7 +297,14 @@ fn render_pager(out: &mut String, trace: &PagerTrace, citations: &[Citation]) {
 }
 
 fn render_ig2rag(out: &mut String, trace: &Ig2RagTrace, citations: &[Citation]) {
-    let how = match trace.variant {
+    let _ = write!(out, "iG²RAG ");
+    render_walk(out, &trace.ranking);
+    render_passages(out, &trace.passages, &trace.unknown_citations, citations);
+}
+
+/// A gain walk: how it ran, its nodes and its notes.
+fn render_walk(out: &mut String, part: &GainWalkPart) {
+    let how = match part.variant {
         Ig2RagVariant::Greedy => "followed the strongest gain edges".to_string(),
         v => format!(
             "walked the {} graph (Personalized PageRank, α = {})",
@@ -305,21 +313,22 @@ fn render_ig2rag(out: &mut String, trace: &Ig2RagTrace, citations: &[Citation]) 
             } else {
                 "information-gain"
             },
-            trace.alpha
+            part.alpha
         ),
     };
     let _ = writeln!(
         out,
-        "iG²RAG ({} variant, {} rubric) started from the {} passages most similar to the question and {how}, keeping the top {}. The graph covered {} of {} chunks with {} edges.\n",
-        trace.variant.as_str(),
-        trace.rubric.as_str(),
-        trace.seeds.len(),
-        trace.k,
-        trace.coverage.scored,
-        trace.coverage.chunks,
-        trace.coverage.edges,
+        "({} variant, {} rubric) started from the {} passages most similar to *{}* and {how}, keeping the top {}. The graph covered {} of {} chunks with {} edges.\n",
+        part.variant.as_str(),
+        part.rubric.as_str(),
+        part.seeds.len(),
+        inline(&part.query),
+        part.k,
+        part.coverage.scored,
+        part.coverage.chunks,
+        part.coverage.edges,
     );
-    if let Some(walk) = &trace.walk {
+    if let Some(walk) = &part.walk {
         let _ = writeln!(
             out,
             "The walk took {} iterations ({}) over {} nodes and {} edges.\n",
@@ -334,7 +343,7 @@ fn render_ig2rag(out: &mut String, trace: &Ig2RagTrace, citations: &[Citation]) 
         );
     }
     out.push_str("| Node | Score | Seed | Passage |\n|---|---|---|---|\n");
-    for node in &trace.nodes {
+    for node in &part.nodes {
         let _ = writeln!(
             out,
             "| {} | {:.4} | {} | {} |",
@@ -345,8 +354,24 @@ fn render_ig2rag(out: &mut String, trace: &Ig2RagTrace, citations: &[Citation]) 
         );
     }
     out.push('\n');
-    render_notes(out, "Walk", &trace.notes);
-    render_passages(out, &trace.passages, &trace.unknown_citations, citations);
+    render_notes(out, "Walk", &part.notes);
+}
+
+/// How a retriever that is more than a search found the passages of a
+/// method that reasons over any retriever.
+fn render_retrieval(out: &mut String, parts: &[RetrievalPart]) {
+    for part in parts {
+        match part {
+            RetrievalPart::Ig2rag(walk) => {
+                let _ = write!(out, "**Retrieved by the gain walk** ");
+                render_walk(out, walk);
+            }
+            RetrievalPart::Rdr2(routing) => {
+                let _ = write!(out, "**Retrieved by RDR²'s routing**: ");
+                render_routing(out, routing);
+            }
+        }
+    }
 }
 
 fn render_crp_rag(out: &mut String, trace: &CrpRagTrace, citations: &[Citation]) {
@@ -463,20 +488,26 @@ fn render_activerag(out: &mut String, trace: &ActiveRagTrace, citations: &[Citat
 }
 
 fn render_rdr2(out: &mut String, trace: &Rdr2Trace, citations: &[Citation]) {
+    let _ = write!(out, "RDR² ");
+    render_routing(out, &trace.routing);
+    render_passages(out, &trace.passages, &trace.unknown_citations, citations);
+}
+
+/// RDR²'s routes through the searched documents, and its notes.
+fn render_routing(out: &mut String, part: &RoutedPart) {
     let _ = writeln!(
         out,
-        "RDR² ({} variant) retrieved {} passages and routed through {} of their documents' structure trees (up to {} expansions each), then answered from the passages the routes selected.\n",
-        option_name(trace.variant),
-        trace.retrieved.len(),
-        trace.routes.len(),
-        trace.expand_iter,
+        "({} variant) retrieved {} passages and routed through {} of their documents' structure trees (up to {} expansions each), keeping the passages the routes selected.\n",
+        option_name(part.variant),
+        part.retrieved.len(),
+        part.routes.len(),
+        part.expand_iter,
     );
-    for route in &trace.routes {
+    for route in &part.routes {
         render_route(out, route);
     }
     out.push('\n');
-    render_notes(out, "Reading", &trace.notes);
-    render_passages(out, &trace.passages, &trace.unknown_citations, citations);
+    render_notes(out, "Reading", &part.notes);
 }
 
 fn render_route(out: &mut String, route: &Route) {

@@ -11,10 +11,12 @@ use super::citations::resolve;
 use super::context::{finished_text, partial_text};
 use super::shown::shown;
 use super::{
-    Answer, Method, MethodContext, MethodError, MethodInfo, Params, Passage, Pick, Trace, RETRIEVER,
+    Answer, Method, MethodContext, MethodError, MethodInfo, Params, Passage, Pick, RetrievalPart,
+    Trace, RETRIEVER,
 };
 use crate::choice::Choice;
 use crate::llm::prompts::{as_document_data, PromptId};
+use crate::llm::GenerateOptions;
 
 pub struct ActiveRag;
 
@@ -75,6 +77,10 @@ pub struct ActiveRagTrace {
     /// reply became the answer.
     pub answer_line_missing: bool,
     pub unknown_citations: Vec<usize>,
+    /// How the retriever found the passages, when it is more than a search.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<RetrievalPart>>", optional)]
+    pub retrieval: Vec<RetrievalPart>,
     /// Agents' replies cut off at max_tokens, kept as they were.
     pub notes: Vec<String>,
 }
@@ -106,7 +112,7 @@ impl Method for ActiveRag {
                 context!(question),
                 params
             ),
-            ctx.retrieve(question, params.k),
+            ctx.retrieve(question, params),
         );
         let self_inquiry = partial_text(SELF_INQUIRY, thought?, &mut notes)?;
         let passages = passages?;
@@ -123,6 +129,7 @@ impl Method for ActiveRag {
             answer_line_missing: false,
             unknown_citations: Vec::new(),
             notes,
+            retrieval: Vec::new(),
         };
         ctx.checkpoint(&Trace::ActiveRag(trace.clone()));
 
@@ -137,8 +144,12 @@ impl Method for ActiveRag {
         trace.assimilation = partial_text(ASSIMILATION, completion, &mut trace.notes)?;
         ctx.checkpoint(&Trace::ActiveRag(trace.clone()));
 
+        let options = GenerateOptions {
+            grammar: Some(answer_line_grammar(params.max_tokens)),
+            ..ctx.options(params)
+        };
         let completion = ctx
-            .generate(
+            .generate_with(
                 ACCOMMODATION,
                 PromptId::ActiveRagAccommodate,
                 context!(
@@ -147,7 +158,7 @@ impl Method for ActiveRag {
                     thought => as_document_data(&trace.self_inquiry),
                     knowledge => as_document_data(&trace.assimilation),
                 ),
-                params,
+                &options,
             )
             .await?;
         trace.accommodation = finished_text(ACCOMMODATION, completion, params.max_tokens)?;
@@ -164,6 +175,24 @@ impl Method for ActiveRag {
             trace: Trace::ActiveRag(trace),
         })
     }
+}
+
+/// Characters a token stands for, near enough, to size the reasoning.
+const CHARS_PER_TOKEN: u32 = 3;
+/// Tokens kept for the answer line after the reasoning.
+const ANSWER_LINE_TOKENS: u32 = 60;
+/// The longest answer line the grammar admits, in characters.
+const ANSWER_LINE_CHARS: u32 = 200;
+
+/// A llama.cpp grammar for the accommodation: reasoning short enough to
+/// leave room within `max_tokens`, then one "Answer:" line, then the end.
+/// Without it a small model often stops without the line, or reasons until
+/// `max_tokens` cuts it off before the answer.
+fn answer_line_grammar(max_tokens: u32) -> String {
+    let reasoning = max_tokens.saturating_sub(ANSWER_LINE_TOKENS).max(20) * CHARS_PER_TOKEN;
+    format!(
+        "root ::= ([^\\n] | \"\\n\"){{0,{reasoning}}} \"\\nAnswer: \" [^\\n]{{1,{ANSWER_LINE_CHARS}}}\n"
+    )
 }
 
 /// The text after the last line that starts with "Answer:", if any.
@@ -264,6 +293,15 @@ mod tests {
             trace.notes,
             ["the self-inquiry reply reached max_tokens; what it had written was used"]
         );
+    }
+
+    #[test]
+    fn the_grammar_leaves_room_for_the_answer_line() {
+        assert_eq!(
+            answer_line_grammar(256),
+            "root ::= ([^\\n] | \"\\n\"){0,588} \"\\nAnswer: \" [^\\n]{1,200}\n"
+        );
+        assert!(answer_line_grammar(16).contains("{0,60}"));
     }
 
     #[test]

@@ -13,14 +13,20 @@ use tokio_util::sync::CancellationToken;
 
 use super::citations::resolve;
 use super::injection::suspected_instructions;
+use super::retrievers::{gather, RetrievalPart, RetrieverKind};
 use super::shown::shown;
 use super::{Citation, MethodError, Params, Passage, RunEvent, Trace};
 use crate::ingest::loaders::ocr::OcrMark;
 use crate::llm::prompts::{PromptId, Prompts};
 use crate::llm::{ChatMessage, ChatRequest, Completion, FinishReason, GenerateOptions, Llm};
-use crate::retrieve::{DocumentParts, Ranking, Retrieval, RetrieveError, Retriever};
+use crate::retrieve::{DocumentParts, Ranking, Retrieval, RetrieveError, Retriever, SearchMode};
 use crate::rubric::Rubric;
 use crate::store::{DocumentSet, LlmCallRow, RubricStatus, StoredChunk};
+
+/// Where a small model that has finished its answer starts writing a source
+/// of its own in the prompt's format (and goes on until `max_tokens`): an
+/// answer never contains it, so the answer ends there.
+const NEW_SOURCE: &str = "<document";
 
 pub struct CitedAnswer {
     pub text: String,
@@ -50,7 +56,10 @@ pub struct MethodContext<'a> {
     retrieval: &'a Retrieval,
     /// How [`MethodContext::retrieve`] finds passages: the run's
     /// `retriever` option.
-    retriever: Retriever,
+    retriever: RetrieverKind,
+    /// How the retriever found each query's passages, when it is more than
+    /// a search; the trace shows them beside the method's own steps.
+    parts: Mutex<Vec<RetrievalPart>>,
     /// The documents the question is restricted to; `None` for the whole
     /// library. Every retrieval of the run stays inside it.
     scope: Option<DocumentSet>,
@@ -118,7 +127,7 @@ pub(super) struct Recorded {
 impl<'a> MethodContext<'a> {
     pub(super) fn new(
         retrieval: &'a Retrieval,
-        retriever: Retriever,
+        retriever: RetrieverKind,
         llm: &'a dyn Llm,
         prompts: &'a Prompts,
         events: &'a EventSink,
@@ -128,6 +137,7 @@ impl<'a> MethodContext<'a> {
         MethodContext {
             retrieval,
             retriever,
+            parts: Mutex::new(Vec::new()),
             scope: None,
             cancel,
             llm,
@@ -160,24 +170,50 @@ impl<'a> MethodContext<'a> {
     }
 
     /// Records how far the method has got (stored if the run fails later)
-    /// and shows it to whoever watches the run.
+    /// and shows it to whoever watches the run, with how the retriever found
+    /// the passages so far.
     pub fn checkpoint(&self, trace: &Trace) {
+        let trace = self.with_retrieval(trace.clone());
         if let Ok(mut slot) = self.trace.lock() {
             *slot = Some(trace.clone());
         }
-        self.emit(RunEvent::Trace {
-            trace: trace.clone(),
-        });
+        self.emit(RunEvent::Trace { trace });
     }
 
-    /// The `k` best chunks for `query` from the run's retriever, numbered
-    /// from 1 as the prompt will show them.
-    pub async fn retrieve(&self, query: &str, k: usize) -> Result<Vec<Passage>, MethodError> {
+    /// `trace` with how the run's retriever found its passages.
+    pub(super) fn with_retrieval(&self, mut trace: Trace) -> Trace {
+        if let Ok(parts) = self.parts.lock() {
+            trace.attach_retrieval(&parts);
+        }
+        trace
+    }
+
+    /// The `params.k` best chunks for `query` from the run's retriever,
+    /// numbered from 1 as the prompt will show them.
+    pub async fn retrieve(
+        &self,
+        query: &str,
+        params: &Params,
+    ) -> Result<Vec<Passage>, MethodError> {
+        let (passages, part) = gather(self, self.retriever, query, params).await?;
+        if let (Some(part), Ok(mut parts)) = (part, self.parts.lock()) {
+            parts.push(part);
+        }
+        Ok(passages)
+    }
+
+    /// The `k` best chunks for `query` by one search, numbered from 1.
+    pub async fn search(
+        &self,
+        query: &str,
+        k: usize,
+        mode: SearchMode,
+    ) -> Result<Vec<Passage>, MethodError> {
         let found = self
             .timed_retrieval(self.retrieval.retrieve(
                 query,
                 k,
-                &self.retriever,
+                &Retriever::Search(mode),
                 self.scope.as_ref(),
             ))
             .await?;
@@ -385,7 +421,11 @@ impl<'a> MethodContext<'a> {
         params: &Params,
         passages: &[Passage],
     ) -> Result<CitedAnswer, MethodError> {
-        let completion = self.generate(step, prompt, vars, params).await?;
+        let options = GenerateOptions {
+            stop: vec![NEW_SOURCE.into()],
+            ..self.options(params)
+        };
+        let completion = self.generate_with(step, prompt, vars, &options).await?;
         let text = finished_text(step, completion, params.max_tokens)?;
         let (citations, unknown) = resolve(&text, passages);
         Ok(CitedAnswer {

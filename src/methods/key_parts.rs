@@ -3,14 +3,14 @@
 //! steps), without the whole trace. `folio eval diff` prints these.
 
 use super::trace::Passage;
-use super::Trace;
+use super::{RetrievalPart, Trace};
 
 /// Longest a step, outline heading or agent note is shown before it is cut.
 const SHOWN_CHARS: usize = 160;
 
 impl Trace {
     pub fn key_parts(&self) -> Vec<String> {
-        let mut parts = Vec::new();
+        let mut parts: Vec<String> = self.retrieval().iter().map(retrieved_by).collect();
         match self {
             Trace::LlmOnly => parts.push("answered from the model's own knowledge".into()),
             Trace::VanillaRag(_) | Trace::Ig2rag(_) => {}
@@ -25,6 +25,7 @@ impl Trace {
             }
             Trace::Rdr2(t) => {
                 let routes: Vec<String> = t
+                    .routing
                     .routes
                     .iter()
                     .map(|r| {
@@ -112,6 +113,27 @@ fn cut(text: &str) -> String {
     match text.char_indices().nth(SHOWN_CHARS) {
         Some((at, _)) => format!("{}…", &text[..at]),
         None => text,
+    }
+}
+
+/// One line on how a retriever that is more than a search found a query's
+/// passages.
+fn retrieved_by(part: &RetrievalPart) -> String {
+    match part {
+        RetrievalPart::Ig2rag(walk) => format!(
+            "gain walk for {}: {} seeds, {} nodes",
+            cut(&walk.query),
+            walk.seeds.len(),
+            walk.nodes.len()
+        ),
+        RetrievalPart::Rdr2(routing) => {
+            let selected: usize = routing.routes.iter().map(|r| r.selected.len()).sum();
+            format!(
+                "RDR² routing for {}: {} documents, {selected} passages selected",
+                cut(&routing.query),
+                routing.routes.len()
+            )
+        }
     }
 }
 

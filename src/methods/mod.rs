@@ -20,6 +20,7 @@ mod options;
 pub mod pager;
 mod params;
 pub mod rdr2;
+mod retrievers;
 pub mod runner;
 mod shown;
 #[cfg(test)]
@@ -37,6 +38,7 @@ pub use error::MethodError;
 pub use events::RunEvent;
 pub use options::{Count, Number, OptionRange, Pick, RETRIEVER};
 pub use params::{MethodOption, Params};
+pub use retrievers::{RetrievalPart, RetrieverKind};
 pub use trace::{Passage, Trace, VanillaRagTrace};
 
 /// What a method produced. Failures are [`MethodError`]s; the runner keeps

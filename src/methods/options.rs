@@ -8,17 +8,17 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::retrievers::RetrieverKind;
 use super::{MethodError, MethodOption, Params};
 use crate::choice::Choice;
-use crate::retrieve::SearchMode;
 
 /// How a method's passages are found. Every method that retrieves through
 /// [`super::MethodContext::retrieve`] declares it, so any of them runs over
 /// any retriever; the method's code never names one.
-pub const RETRIEVER: Pick<SearchMode> = Pick {
+pub const RETRIEVER: Pick<RetrieverKind> = Pick {
     name: "retriever",
-    help: "How passages are found: hybrid (dense + BM25), dense or bm25.",
-    default: SearchMode::Hybrid,
+    help: "How passages are found: hybrid (dense + BM25), dense, bm25, ig2rag (a walk of the information-gain graph) or rdr2 (routing through the searched documents' headings).",
+    default: RetrieverKind::Hybrid,
 };
 
 /// The values a numeric option accepts. Checked by `Params::resolve`, so an

@@ -10,12 +10,13 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::conversation::{history_budget, Conversation};
+use super::retrievers::RetrieverKind;
 use super::{
     find, Answer, EventSink, Method, MethodContext, MethodError, Params, RunEvent, RETRIEVER,
 };
 use crate::llm::prompts::Prompts;
 use crate::llm::{Llm, LlmSettings, DEFAULT_SEED};
-use crate::retrieve::{Retrieval, Retriever, SearchMode};
+use crate::retrieve::Retrieval;
 use crate::store::{
     NewRun, Placement, Rewrite, RunOutcome, RunRecord, RunStatus, Scope, Store, StoreError, Turn,
 };
@@ -169,11 +170,11 @@ pub async fn ask(
         seed: request.seed,
     };
     let params = Params::resolve(&info, chosen.resolve(settings), &request.options)?;
-    let retriever = Retriever::Search(if params.declares(RETRIEVER.name) {
+    let retriever = if params.declares(RETRIEVER.name) {
         RETRIEVER.read(&params)?
     } else {
-        SearchMode::Hybrid
-    });
+        RetrieverKind::Hybrid
+    };
     let (placement, earlier) = match (request.thread, request.fork) {
         (None, _) => (Placement::NewThread, Vec::new()),
         (Some(id), fork) => {
@@ -224,6 +225,10 @@ pub async fn ask(
     };
     let (turn, result) =
         answer_turn(&ctx, method, &conversation, follow_up, question, &params).await;
+    let result = result.map(|answer| Answer {
+        trace: ctx.with_retrieval(answer.trace),
+        ..answer
+    });
     let total_ms = started.elapsed().as_millis() as u64;
     let recorded = ctx.into_recorded();
 

@@ -9,8 +9,8 @@ use super::pager::PagerTrace;
 use super::rdr2::Rdr2Trace;
 use super::whole_document::WholeDocumentTrace;
 use super::ActiveRagTrace;
+use super::{RetrievalPart, RetrieverKind};
 use crate::ingest::loaders::ocr::OcrMark;
-use crate::retrieve::SearchMode;
 
 /// A retrieved chunk as it was shown to the model, numbered as in the prompt.
 /// The text is kept so a run still explains itself after the file changes.
@@ -41,12 +41,16 @@ pub struct Passage {
 #[ts(export)]
 pub struct VanillaRagTrace {
     pub query: String,
-    pub mode: SearchMode,
+    pub mode: RetrieverKind,
     pub k: usize,
     pub passages: Vec<Passage>,
     /// Citation markers in the answer that name no passage; they are left
     /// out of the citations.
     pub unknown_citations: Vec<usize>,
+    /// How the retriever found the passages, when it is more than a search.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<RetrievalPart>>", optional)]
+    pub retrieval: Vec<RetrievalPart>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
@@ -63,4 +67,32 @@ pub enum Trace {
     Ig2rag(Ig2RagTrace),
     CrpRag(CrpRagTrace),
     WholeDocument(WholeDocumentTrace),
+}
+
+impl Trace {
+    /// Records how the run's retriever found the passages, on the traces of
+    /// the methods that reason over any retriever. iG²RAG and RDR² keep
+    /// their own retrieval in their traces; the others retrieve nothing.
+    pub fn attach_retrieval(&mut self, parts: &[RetrievalPart]) {
+        let slot = match self {
+            Trace::VanillaRag(t) => &mut t.retrieval,
+            Trace::Pager(t) => &mut t.retrieval,
+            Trace::ActiveRag(t) => &mut t.retrieval,
+            Trace::CrpRag(t) => &mut t.retrieval,
+            Trace::LlmOnly | Trace::Rdr2(_) | Trace::Ig2rag(_) | Trace::WholeDocument(_) => return,
+        };
+        *slot = parts.to_vec();
+    }
+
+    /// How the retriever found the passages, when it is more than a search
+    /// and the method reasons over any retriever.
+    pub fn retrieval(&self) -> &[RetrievalPart] {
+        match self {
+            Trace::VanillaRag(t) => &t.retrieval,
+            Trace::Pager(t) => &t.retrieval,
+            Trace::ActiveRag(t) => &t.retrieval,
+            Trace::CrpRag(t) => &t.retrieval,
+            Trace::LlmOnly | Trace::Rdr2(_) | Trace::Ig2rag(_) | Trace::WholeDocument(_) => &[],
+        }
+    }
 }

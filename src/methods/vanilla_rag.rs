@@ -27,7 +27,7 @@ impl Method for VanillaRag {
         question: &str,
         params: &Params,
     ) -> Result<Answer, MethodError> {
-        let passages = ctx.retrieve(question, params.k).await?;
+        let passages = ctx.retrieve(question, params).await?;
         if passages.is_empty() {
             return Err(MethodError::EmptyLibrary);
         }
@@ -37,6 +37,7 @@ impl Method for VanillaRag {
             k: params.k,
             passages,
             unknown_citations: Vec::new(),
+            retrieval: Vec::new(),
         };
         ctx.checkpoint(&Trace::VanillaRag(trace.clone()));
         let answer = ctx

@@ -45,7 +45,7 @@ impl Gathering<'_> {
         passages: &mut Vec<Passage>,
         notes: &mut Vec<String>,
     ) -> Result<(), MethodError> {
-        let found = try_join_all(graph.steps().map(|s| ctx.retrieve(&s.text, params.k))).await?;
+        let found = try_join_all(graph.steps().map(|s| ctx.retrieve(&s.text, params))).await?;
         for (node, hits) in graph.nodes.iter_mut().skip(1).zip(found) {
             node.passages = hits.into_iter().map(|p| number_of(passages, p)).collect();
         }

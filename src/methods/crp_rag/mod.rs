@@ -153,6 +153,7 @@ impl Method for CrpRag {
             passages: Vec::new(),
             unknown_citations: Vec::new(),
             notes: Vec::new(),
+            retrieval: Vec::new(),
         };
         let mut graph = Graph::new(question);
         let mut grown = Grown::default();

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::choice::Choice;
-use crate::methods::Passage;
+use crate::methods::{Passage, RetrievalPart};
 
 /// The method, or one of the paper's ablations (its section 5.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ts_rs::TS)]
@@ -95,6 +95,10 @@ pub struct CrpRagTrace {
     /// prompts showed them.
     pub passages: Vec<Passage>,
     pub unknown_citations: Vec<usize>,
+    /// How the retriever found the passages, when it is more than a search.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<RetrievalPart>>", optional)]
+    pub retrieval: Vec<RetrievalPart>,
     pub notes: Vec<String>,
 }
 

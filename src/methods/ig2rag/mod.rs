@@ -9,36 +9,32 @@
 #[cfg(test)]
 mod tests;
 mod trace;
+mod walk;
 
-use std::collections::HashSet;
-
-pub use trace::{GraphCoverage, GraphEdge, GraphNode, Ig2RagTrace, Ig2RagVariant, Seed, WalkStats};
+pub use trace::{
+    GainWalkPart, GraphCoverage, GraphEdge, GraphNode, Ig2RagTrace, Ig2RagVariant, Seed, WalkStats,
+};
+pub use walk::{walk, WalkSettings};
 
 use super::{
     Answer, Count, Method, MethodContext, MethodError, MethodInfo, Number, OptionRange, Params,
     Pick, Trace,
 };
-use crate::choice::Choice;
 use crate::graph::Rubric;
-use crate::retrieve::ppr::PprParams;
-use crate::retrieve::{Follow, GainWalk, Retriever};
 
 pub struct Ig2Rag;
-
-/// Nodes the trace shows past the chosen passages and the seeds.
-const NEXT_NODES: usize = 5;
 
 const H: Count = Count {
     name: "h",
     help: "Seeds: the h chunks most similar to the question start the walk.",
-    default: 5,
+    default: WalkSettings::PAPER.h,
     min: 1,
     max: Some(100),
 };
 const ALPHA: Number = Number {
     name: "alpha",
     help: "The walk's restart probability; higher stays nearer the seeds.",
-    default: 0.3,
+    default: WalkSettings::PAPER.alpha,
     range: OptionRange {
         min: 0.0,
         min_exclusive: true,
@@ -48,12 +44,12 @@ const ALPHA: Number = Number {
 const RUBRIC: Pick<Rubric> = Pick {
     name: "rubric",
     help: "Which built graph to walk: the rubric it was scored with.",
-    default: Rubric::Coarse,
+    default: WalkSettings::PAPER.rubric,
 };
 const VARIANT: Pick<Ig2RagVariant> = Pick {
     name: "variant",
     help: "ig2rag walks the gain graph; sim-ppr walks the same pairs by similarity; greedy follows the strongest gain edges.",
-    default: Ig2RagVariant::Ig2rag,
+    default: WalkSettings::PAPER.variant,
 };
 
 #[async_trait::async_trait]
@@ -79,121 +75,17 @@ impl Method for Ig2Rag {
         question: &str,
         params: &Params,
     ) -> Result<Answer, MethodError> {
-        let h = H.read(params)?;
-        let alpha = ALPHA.read(params)?;
-        let rubric = RUBRIC.read(params)?;
-        let variant = VARIANT.read(params)?;
-        let k = params.k;
-
-        let walk_params = PprParams {
-            alpha,
-            ..PprParams::default()
+        let settings = WalkSettings {
+            h: H.read(params)?,
+            alpha: ALPHA.read(params)?,
+            rubric: RUBRIC.read(params)?,
+            variant: VARIANT.read(params)?,
         };
-        let follow = match variant {
-            Ig2RagVariant::Ig2rag => Follow::Gain(walk_params),
-            Ig2RagVariant::SimPpr => Follow::Similarity(walk_params),
-            Ig2RagVariant::Greedy => Follow::StrongestEdge,
-        };
-        let retriever = Retriever::GainWalk(GainWalk {
-            rubric,
-            seeds: h,
-            follow,
-        });
-        let ranking = ctx.rank(question, k, &retriever).await?;
-        let Some(walked) = ranking.walk else {
-            return Err(MethodError::EmptyLibrary);
-        };
-        let ranked = ranking.ranked;
-        let (seeds, graph, walk) = (walked.seeds, walked.graph, walked.stats);
-        let status = ctx.graph_coverage(rubric).await?;
-        let mut notes = coverage_notes(rubric, &status);
-        if let Some(stats) = walk.filter(|s| !s.converged) {
-            notes.push(format!(
-                "The walk stopped after {} iterations before converging (last change {:.2e}).",
-                stats.iterations, stats.last_change
-            ));
-        }
-        let chosen: Vec<(i64, f64)> = ranked.iter().take(k).copied().collect();
-        if chosen.len() < k {
-            notes.push(format!(
-                "The walk reached {} chunks, fewer than k = {k}.",
-                chosen.len()
-            ));
-        }
-        let passages = ctx.passages(question, &chosen).await?;
-
-        let mut shown_ids: Vec<i64> = chosen.iter().map(|(id, _)| *id).collect();
-        for id in seeds
-            .iter()
-            .map(|s| s.chunk_id)
-            .chain(ranked.iter().skip(k).take(NEXT_NODES).map(|(id, _)| *id))
-        {
-            if !shown_ids.contains(&id) {
-                shown_ids.push(id);
-            }
-        }
-        let labels = ctx.chunk_labels(&shown_ids).await?;
-        let score_of = |id: i64| {
-            ranked
-                .iter()
-                .find(|(r, _)| *r == id)
-                .map_or(0.0, |(_, s)| *s)
-        };
-        let nodes: Vec<GraphNode> = shown_ids
-            .iter()
-            .filter_map(|id| {
-                labels.get(id).map(|label| GraphNode {
-                    chunk_id: *id,
-                    label: label.clone(),
-                    score: score_of(*id),
-                    seed: seeds.iter().any(|s| s.chunk_id == *id),
-                    passage: passages
-                        .iter()
-                        .find(|p| p.chunk_id == *id)
-                        .map(|p| p.number),
-                })
-            })
-            .collect();
-        let in_view: HashSet<i64> = nodes.iter().map(|n| n.chunk_id).collect();
-        let edges = graph
-            .edges_among(&in_view)
-            .into_iter()
-            .map(|e| match variant {
-                Ig2RagVariant::SimPpr => GraphEdge {
-                    source: e.source,
-                    target: e.target,
-                    class: None,
-                    weight: e.similarity,
-                },
-                _ => GraphEdge {
-                    source: e.source,
-                    target: e.target,
-                    class: Some(e.class),
-                    weight: e.score,
-                },
-            })
-            .collect();
-
+        let (passages, ranking) = walk(ctx, question, params.k, settings).await?;
         let mut trace = Ig2RagTrace {
-            query: question.to_string(),
-            variant,
-            rubric,
-            h,
-            alpha,
-            k,
-            coverage: GraphCoverage {
-                chunks: status.scored + status.failed + status.pending,
-                scored: status.scored,
-                failed: status.failed,
-                edges: status.edges,
-            },
-            seeds,
-            walk,
-            nodes,
-            edges,
+            ranking,
             passages,
             unknown_citations: Vec::new(),
-            notes,
         };
         ctx.checkpoint(&Trace::Ig2rag(trace.clone()));
         let answer = ctx
@@ -206,22 +98,4 @@ impl Method for Ig2Rag {
             trace: Trace::Ig2rag(trace),
         })
     }
-}
-
-fn coverage_notes(rubric: Rubric, status: &crate::graph::RubricStatus) -> Vec<String> {
-    let r = rubric.as_str();
-    if status.scored == 0 {
-        return vec![format!(
-            "The {r} graph has not been built (`folio graph build --rubric {r}`), so the walk stays on the seeds."
-        )];
-    }
-    if status.pending > 0 {
-        return vec![format!(
-            "The {r} graph covers {} of {} chunks; {} are not scored yet.",
-            status.scored + status.failed,
-            status.scored + status.failed + status.pending,
-            status.pending
-        )];
-    }
-    Vec::new()
 }

@@ -6,7 +6,7 @@ use super::*;
 use crate::graph::{GraphBuild, GraphBuildOptions};
 use crate::methods::runner::AskRequest;
 use crate::methods::testing::{ask_with, library_with, says, ScriptedLlm, ADA_NOTES, ADA_QUESTION};
-use crate::methods::EventSink;
+use crate::methods::{EventSink, RetrievalPart, RetrieverKind};
 use crate::retrieve::VectorIndex;
 use crate::Library;
 use tokio_util::sync::CancellationToken;
@@ -60,19 +60,19 @@ async fn the_walk_starts_at_the_seeds_and_reaches_past_them() {
     let dir = tempfile::tempdir().unwrap();
     let library = built(dir.path()).await;
     let (trace, llm) = ask(&library, 3, &[("h", "1")]).await;
-    assert_eq!(trace.seeds.len(), 1);
-    assert!((trace.seeds[0].weight - 1.0).abs() < 1e-12);
-    let walk = trace.walk.unwrap();
+    assert_eq!(trace.ranking.seeds.len(), 1);
+    assert!((trace.ranking.seeds[0].weight - 1.0).abs() < 1e-12);
+    let walk = trace.ranking.walk.unwrap();
     assert!(walk.converged && walk.graph_nodes == 3 && walk.graph_edges == 6);
     assert_eq!(trace.passages.len(), 3, "the walk reaches every chunk");
-    assert_eq!(trace.passages[0].chunk_id, trace.seeds[0].chunk_id);
-    let scores: Vec<f64> = trace.nodes.iter().map(|n| n.score).collect();
+    assert_eq!(trace.passages[0].chunk_id, trace.ranking.seeds[0].chunk_id);
+    let scores: Vec<f64> = trace.ranking.nodes.iter().map(|n| n.score).collect();
     assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
-    assert!(trace.nodes[0].seed && trace.nodes[0].passage == Some(1));
-    assert_eq!(trace.edges.len(), 6);
-    assert!(trace.edges.iter().all(|e| e.class.is_some()));
-    assert_eq!(trace.coverage.scored, 3);
-    assert!(trace.notes.is_empty(), "{:?}", trace.notes);
+    assert!(trace.ranking.nodes[0].seed && trace.ranking.nodes[0].passage == Some(1));
+    assert_eq!(trace.ranking.edges.len(), 6);
+    assert!(trace.ranking.edges.iter().all(|e| e.class.is_some()));
+    assert_eq!(trace.ranking.coverage.scored, 3);
+    assert!(trace.ranking.notes.is_empty(), "{:?}", trace.ranking.notes);
     assert!(llm.prompts()[0].contains("Ada Lovelace"));
 }
 
@@ -91,7 +91,7 @@ async fn a_scoped_walk_stays_on_the_part_of_the_graph_in_the_scope() {
         Trace::Ig2rag(t) => t,
         other => panic!("not an iG²RAG trace: {other:?}"),
     };
-    let walk = trace.walk.unwrap();
+    let walk = trace.ranking.walk.unwrap();
     assert_eq!((walk.graph_nodes, walk.graph_edges), (2, 2));
     assert_eq!(
         trace.passages.len(),
@@ -101,6 +101,7 @@ async fn a_scoped_walk_stays_on_the_part_of_the_graph_in_the_scope() {
     let allowed = [place("babbage.md"), place("london.md")];
     assert!(trace.passages.iter().all(|p| allowed.contains(&p.path)));
     assert!(trace
+        .ranking
         .edges
         .iter()
         .all(|e| trace.passages.iter().any(|p| p.chunk_id == e.source)));
@@ -111,16 +112,17 @@ async fn the_ablations_walk_similarity_or_follow_the_strongest_edge() {
     let dir = tempfile::tempdir().unwrap();
     let library = built(dir.path()).await;
     let (sim, _) = ask(&library, 2, &[("h", "1"), ("variant", "sim-ppr")]).await;
-    assert!(sim.walk.is_some());
-    assert!(sim.edges.iter().all(|e| e.class.is_none()));
+    assert!(sim.ranking.walk.is_some());
+    assert!(sim.ranking.edges.iter().all(|e| e.class.is_none()));
 
     let (greedy, _) = ask(&library, 2, &[("h", "1"), ("variant", "greedy")]).await;
-    assert!(greedy.walk.is_none());
+    assert!(greedy.ranking.walk.is_none());
     assert_eq!(greedy.passages.len(), 2);
     // Each chunk's P1 (its nearest neighbour) was graded novel.
-    let seed = greedy.seeds[0].chunk_id;
+    let seed = greedy.ranking.seeds[0].chunk_id;
     let second = greedy.passages[1].chunk_id;
     let edge = greedy
+        .ranking
         .edges
         .iter()
         .find(|e| e.source == seed && e.target == second)
@@ -134,13 +136,13 @@ async fn without_a_graph_the_walk_stays_on_the_seeds_and_says_so() {
     let library = library_with(dir.path(), ADA_NOTES).await;
     let (trace, _) = ask(&library, 3, &[("h", "2")]).await;
     assert_eq!(trace.passages.len(), 2);
-    assert!(trace.edges.is_empty());
+    assert!(trace.ranking.edges.is_empty());
     assert!(
-        trace.notes[0].contains("has not been built"),
+        trace.ranking.notes[0].contains("has not been built"),
         "{:?}",
-        trace.notes
+        trace.ranking.notes
     );
-    assert!(trace.notes[1].contains("fewer than k = 3"));
+    assert!(trace.ranking.notes[1].contains("fewer than k = 3"));
 }
 
 #[tokio::test]
@@ -166,4 +168,41 @@ async fn out_of_range_options_are_refused_before_a_run_is_stored() {
         );
     }
     assert!(library.runs(None, 10).await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn another_method_reasons_over_the_walk_and_its_trace_shows_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let library = built(dir.path()).await;
+    let (alone, _) = ask(&library, 2, &[]).await;
+
+    let llm = ScriptedLlm::new(vec![says("She was born in London [1].")]);
+    let mut request = AskRequest::new(ADA_QUESTION, "vanilla-rag");
+    request.k = 2;
+    request.options.insert("retriever".into(), "ig2rag".into());
+    let (run, _) = ask_with(&library, &llm, &request).await;
+    assert_eq!(llm.unused(), 0, "one answer call");
+    let trace = match serde_json::from_value(run.trace.clone().unwrap()).unwrap() {
+        Trace::VanillaRag(t) => t,
+        other => panic!("not a vanilla-rag trace: {other:?}"),
+    };
+    assert_eq!(trace.mode, RetrieverKind::Ig2rag);
+    let [RetrievalPart::Ig2rag(walk)] = trace.retrieval.as_slice() else {
+        panic!("one walk part: {:?}", trace.retrieval);
+    };
+    let same = |w: &GainWalkPart| (w.seeds.clone(), w.nodes.clone(), w.edges.clone());
+    assert_eq!(
+        same(walk),
+        same(&alone.ranking),
+        "the same walk as iG²RAG's at its defaults"
+    );
+    let ids = |passages: &[crate::methods::Passage]| -> Vec<i64> {
+        passages.iter().map(|p| p.chunk_id).collect()
+    };
+    assert_eq!(ids(&trace.passages), ids(&alone.passages));
+    let exported = crate::export::render(&run, &[], &Default::default());
+    assert!(
+        exported.contains("Retrieved by the gain walk") && exported.contains("| Node | Score"),
+        "{exported}"
+    );
 }

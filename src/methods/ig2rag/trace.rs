@@ -38,9 +38,24 @@ impl Choice for Ig2RagVariant {
     }
 }
 
+/// An iG²RAG answer: the walk that ranked the passages, and the passages.
+/// As a retriever of another method, the walk alone is its
+/// [`GainWalkPart`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[ts(export)]
 pub struct Ig2RagTrace {
+    #[serde(flatten)]
+    #[ts(flatten)]
+    pub ranking: GainWalkPart,
+    /// What the answer was written from, numbered as in the prompt.
+    pub passages: Vec<Passage>,
+    pub unknown_citations: Vec<usize>,
+}
+
+/// How a gain walk (iG²RAG §3.2) ranked chunks for one query.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+pub struct GainWalkPart {
     pub query: String,
     pub variant: Ig2RagVariant,
     pub rubric: Rubric,
@@ -59,9 +74,6 @@ pub struct Ig2RagTrace {
     pub nodes: Vec<GraphNode>,
     /// The edges among `nodes`.
     pub edges: Vec<GraphEdge>,
-    /// What the answer was written from, numbered as in the prompt.
-    pub passages: Vec<Passage>,
-    pub unknown_citations: Vec<usize>,
     pub notes: Vec<String>,
 }
 

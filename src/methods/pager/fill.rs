@@ -10,6 +10,7 @@ use super::page::Page;
 use super::parse;
 use super::{ask_until_usable, page_for_prompt, PagerStep, PagerTrace};
 use crate::llm::prompts::PromptId;
+use crate::llm::GenerateOptions;
 use crate::methods::shown::{pool, shown};
 use crate::methods::{MethodContext, MethodError, Params, Passage, Trace};
 
@@ -28,15 +29,15 @@ pub async fn iteratively(
     while let Some(slot) = trace.page.first_empty() {
         let heading = trace.page.sections[slot].heading.clone();
         let completion = ctx
-            .generate(
+            .generate_with(
                 SUB_QUERY,
                 PromptId::PagerSubQuery,
                 context!(question, heading, page => page_for_prompt(&trace.page)),
-                params,
+                &query_options(ctx, params, 1),
             )
             .await?;
         let query = parse::sub_query(&completion.text, &fallback_query(&heading, question));
-        let sources = retrieve(ctx, &query.value, params.k, trace).await?;
+        let sources = retrieve(ctx, &query.value, params, trace).await?;
         let request = Slot::new(slot, query.value, sources, query.repairs);
         let filled =
             fill_slot(ctx, question, params, &trace.page, &trace.passages, request).await?;
@@ -58,11 +59,11 @@ pub async fn in_parallel(
         .map(|s| s.heading.clone())
         .collect();
     let completion = ctx
-        .generate(
+        .generate_with(
             SUB_QUERIES,
             PromptId::PagerSubQueries,
             context!(question, headings, page => page_for_prompt(&trace.page)),
-            params,
+            &query_options(ctx, params, headings.len()),
         )
         .await?;
     let fallbacks: Vec<String> = headings
@@ -75,7 +76,7 @@ pub async fn in_parallel(
         .extend(queries.repairs.iter().map(|r| format!("sub-queries: {r}")));
     let mut slots = Vec::with_capacity(queries.value.len());
     for (slot, query) in queries.value.into_iter().enumerate() {
-        let sources = retrieve(ctx, &query, params.k, trace).await?;
+        let sources = retrieve(ctx, &query, params, trace).await?;
         slots.push(Slot::new(slot, query, sources, Vec::new()));
     }
     // Every fill sees the first page: the slots are filled at once.
@@ -98,7 +99,7 @@ pub async fn from_one_retrieval(
     params: &Params,
     trace: &mut PagerTrace,
 ) -> Result<(), MethodError> {
-    let sources = retrieve(ctx, question, params.k, trace).await?;
+    let sources = retrieve(ctx, question, params, trace).await?;
     while let Some(slot) = trace.page.first_empty() {
         let request = Slot::new(slot, question.to_string(), sources.clone(), Vec::new());
         let filled =
@@ -152,7 +153,7 @@ async fn fill_slot(
         |retry| {
             context!(question, sub_query, heading, passages, retry, page => page_for_prompt(page))
         },
-        params,
+        &ctx.options(params),
         |reply| parse::fill(reply, page, slot.index),
         &mut slot.notes,
     )
@@ -160,15 +161,23 @@ async fn fill_slot(
     Ok(slot)
 }
 
+/// The run's settings with the reply held to `lines` queries.
+pub fn query_options(ctx: &MethodContext<'_>, params: &Params, lines: usize) -> GenerateOptions {
+    GenerateOptions {
+        grammar: Some(parse::sub_queries_grammar(lines)),
+        ..ctx.options(params)
+    }
+}
+
 /// Retrieves for `query` into the trace's passage pool; returns the numbers
 /// of what was found.
 pub async fn retrieve(
     ctx: &MethodContext<'_>,
     query: &str,
-    k: usize,
+    params: &Params,
     trace: &mut PagerTrace,
 ) -> Result<Vec<usize>, MethodError> {
-    let found = ctx.retrieve(query, k).await?;
+    let found = ctx.retrieve(query, params).await?;
     if found.is_empty() && trace.passages.is_empty() {
         return Err(MethodError::EmptyLibrary);
     }

@@ -21,6 +21,7 @@ use super::{
     Answer, Count, Method, MethodContext, MethodError, MethodInfo, Params, Pick, Trace, RETRIEVER,
 };
 use crate::llm::prompts::{as_document_data, PromptId};
+use crate::llm::GenerateOptions;
 
 pub struct Pager;
 
@@ -71,6 +72,7 @@ impl Method for Pager {
             page: Page::new(question.trim(), Vec::new()),
             passages: Vec::new(),
             unknown_citations: Vec::new(),
+            retrieval: Vec::new(),
         };
         if variant == PagerVariant::NoOutline {
             summaries::summarise(ctx, question, params, &mut trace).await?;
@@ -105,7 +107,10 @@ async fn outline(
         OUTLINE,
         PromptId::PagerOutline,
         |retry| context!(question, slots_max, retry),
-        params,
+        &GenerateOptions {
+            grammar: Some(parse::outline_grammar(slots_max)),
+            ..ctx.options(params)
+        },
         |reply| parse::outline(reply, question, slots_max),
         &mut trace.outline_notes,
     )
@@ -158,12 +163,14 @@ async fn ask_until_usable<T>(
     step: &'static str,
     prompt: PromptId,
     vars: impl Fn(bool) -> Vars,
-    params: &Params,
+    options: &GenerateOptions,
     parse: impl Fn(&str) -> Result<Repaired<T>, ReplyError>,
     notes: &mut Vec<String>,
 ) -> Result<Option<T>, MethodError> {
     for retry in [false, true] {
-        let completion = ctx.generate(step, prompt, vars(retry), params).await?;
+        let completion = ctx
+            .generate_with(step, prompt, vars(retry), options)
+            .await?;
         note_if_cut_off(step, &completion, notes);
         match parse(&completion.text) {
             Ok(parsed) => {

@@ -39,7 +39,6 @@ pub fn outline(
     let (reasoning, body) = match find_ignore_case(reply, OUTLINE_MARKER) {
         Some(at) => (&reply[..at], &reply[at + OUTLINE_MARKER.len()..]),
         None => {
-            repairs.push("no <OUTLINE> marker; the outline was read from the whole reply".into());
             let first_heading = reply
                 .lines()
                 .position(|l| heading(l).is_some())
@@ -51,6 +50,11 @@ pub fn outline(
                 .take(first_heading)
                 .map(str::len)
                 .sum::<usize>();
+            // An outline that starts at once needs no marker.
+            if !reply[..split].trim().is_empty() {
+                repairs
+                    .push("no <OUTLINE> marker; the outline was read from the whole reply".into());
+            }
             (&reply[..split], &reply[split..])
         }
     };
@@ -157,6 +161,25 @@ pub fn fill(reply: &str, page: &Page, slot: usize) -> Result<Repaired<String>, R
         value: text,
         repairs,
     })
+}
+
+/// Longest heading the outline grammar lets the model write, in characters.
+const HEADING_CHARS: usize = 120;
+
+/// A llama.cpp grammar for the outline the prompt asks for: a `# ` title
+/// line, then two to `max_sections` `## ` section lines (one when only one
+/// is allowed).
+pub fn outline_grammar(max_sections: usize) -> String {
+    let least = max_sections.min(2);
+    format!(
+        "root ::= \"# \" line (\"## \" line){{{least},{max_sections}}}\nline ::= [^\\n#] [^\\n]{{2,{HEADING_CHARS}}} \"\\n\"\n"
+    )
+}
+
+/// A llama.cpp grammar for `lines` retrieval queries, one per line: the
+/// shape [`sub_queries`] reads, so none goes missing and none is extra.
+pub fn sub_queries_grammar(lines: usize) -> String {
+    format!("root ::= query{{{lines}}}\nquery ::= [^\\n]{{3,{MAX_QUERY_CHARS}}} \"\\n\"\n")
 }
 
 /// A retrieval query: the first line with text, without labels or quotes.
@@ -304,6 +327,30 @@ mod tests {
 
     fn headings(page: &Page) -> Vec<&str> {
         page.sections.iter().map(|s| s.heading.as_str()).collect()
+    }
+
+    #[test]
+    fn the_outline_grammar_asks_for_a_title_and_the_allowed_sections() {
+        assert_eq!(
+            outline_grammar(5),
+            "root ::= \"# \" line (\"## \" line){2,5}\nline ::= [^\\n#] [^\\n]{2,120} \"\\n\"\n"
+        );
+        assert!(outline_grammar(1).contains("{1,1}"));
+        let (_, page) = outline("# Rust's char\n## Size\n## Encoding\n", "Q?", 5)
+            .map(|r| {
+                assert!(r.repairs.is_empty(), "{:?}", r.repairs);
+                r.value
+            })
+            .unwrap();
+        assert_eq!(page.sections.len(), 2);
+    }
+
+    #[test]
+    fn the_sub_query_grammar_asks_for_one_line_per_section() {
+        assert_eq!(
+            sub_queries_grammar(3),
+            "root ::= query{3}\nquery ::= [^\\n]{3,300} \"\\n\"\n"
+        );
     }
 
     #[test]

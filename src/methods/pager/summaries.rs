@@ -6,7 +6,7 @@
 
 use minijinja::context;
 
-use super::fill::{fallback_query, record, retrieve, Slot};
+use super::fill::{fallback_query, query_options, record, retrieve, Slot};
 use super::page::Section;
 use super::{ask_until_usable, page_for_prompt, parse, PagerTrace};
 use crate::llm::prompts::PromptId;
@@ -29,17 +29,17 @@ pub async fn summarise(
             (question.to_string(), Vec::new())
         } else {
             let completion = ctx
-                .generate(
+                .generate_with(
                     SUB_QUERY,
                     PromptId::PagerSubQuery,
                     context!(question, heading => (), page => page_for_prompt(&trace.page)),
-                    params,
+                    &query_options(ctx, params, 1),
                 )
                 .await?;
             let query = parse::sub_query(&completion.text, &fallback_query("More", question));
             (query.value, query.repairs)
         };
-        let sources = retrieve(ctx, &sub_query, params.k, trace).await?;
+        let sources = retrieve(ctx, &sub_query, params, trace).await?;
         let mut slot = Slot::new(index, sub_query.clone(), sources, notes);
         let passages = shown(slot.sources.iter().map(|n| &trace.passages[n - 1]));
         let summaries = page_for_prompt(&trace.page);
@@ -48,7 +48,7 @@ pub async fn summarise(
             SUMMARY,
             PromptId::PagerSummary,
             |retry| context!(question, sub_query, passages, retry, summaries),
-            params,
+            &ctx.options(params),
             parse::summary,
             &mut slot.notes,
         )

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::page::Page;
 use crate::choice::Choice;
-use crate::methods::Passage;
+use crate::methods::{Passage, RetrievalPart};
 
 /// The paper's method and its ablations (PAGER, section 5.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
@@ -58,6 +58,10 @@ pub struct PagerTrace {
     /// Every passage retrieved, numbered once each; steps refer to them.
     pub passages: Vec<Passage>,
     pub unknown_citations: Vec<usize>,
+    /// How the retriever found the passages, when it is more than a search.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<RetrievalPart>>", optional)]
+    pub retrieval: Vec<RetrievalPart>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]

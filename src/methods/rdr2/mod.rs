@@ -19,15 +19,23 @@ use futures::future::try_join_all;
 
 pub use trace::{
     ActionKind, IgnoredAction, Rdr2Trace, Rdr2Variant, Route, RouteAction, RouteNode, RouteOutcome,
-    RouteStep,
+    RouteStep, RoutedPart,
 };
 
 use super::{
-    Answer, Count, Method, MethodContext, MethodError, MethodInfo, Params, Pick, Trace, RETRIEVER,
+    Answer, Count, Method, MethodContext, MethodError, MethodInfo, Params, Passage, Pick, Trace,
 };
+use crate::retrieve::{Retriever, SearchMode};
 
 pub struct Rdr2;
 
+/// The search whose passages are routed through. RDR² is itself one of
+/// the retrievers other methods may pick, so it offers only the searches.
+const SEARCH: Pick<SearchMode> = Pick {
+    name: "retriever",
+    help: "How the passages routed through are found: hybrid (dense + BM25), dense or bm25.",
+    default: SearchMode::Hybrid,
+};
 const VARIANT: Pick<Rdr2Variant> = Pick {
     name: "variant",
     help: "full (the method), or an ablation from the paper: no-structure (each passage accepted or refused alone), no-expand (one routing turn, no headings opened).",
@@ -61,7 +69,7 @@ impl Method for Rdr2 {
             summary: "Routes through each retrieved document's heading tree, selecting passages, opening headings or refusing, and answers from what it selected. The paper fine-tunes its router; here the configured model is prompted with examples instead.",
             retrieves: true,
             options: vec![
-                RETRIEVER.declare(),
+                SEARCH.declare(),
                 VARIANT.declare(),
                 EXPAND_ITER.declare(),
                 BUDGET_TOKENS.declare(),
@@ -75,53 +83,126 @@ impl Method for Rdr2 {
         question: &str,
         params: &Params,
     ) -> Result<Answer, MethodError> {
-        let variant = VARIANT.read(params)?;
-        let expand_iter = EXPAND_ITER.read(params)?;
-        let budget_tokens = BUDGET_TOKENS.read(params)?;
-        let settings = route::Settings {
-            structure: variant != Rdr2Variant::NoStructure,
-            expand_iter: if variant == Rdr2Variant::Full {
-                expand_iter
-            } else {
-                0
-            },
-            budget_chars: budget_tokens * CHARS_PER_TOKEN,
+        let how = Routing {
+            variant: VARIANT.read(params)?,
+            expand_iter: EXPAND_ITER.read(params)?,
+            budget_tokens: BUDGET_TOKENS.read(params)?,
         };
-
-        let retrieved = ctx.retrieve(question, params.k).await?;
+        let retrieved = ctx.retrieve(question, params).await?;
         if retrieved.is_empty() {
             return Err(MethodError::EmptyLibrary);
         }
-        let units = units::units(ctx, &retrieved, !settings.structure).await?;
-        let trace = Mutex::new(Rdr2Trace {
-            variant,
-            k: params.k,
-            expand_iter: settings.expand_iter,
-            budget_tokens,
-            retrieved,
-            routes: units.iter().map(route::pending).collect(),
-            passages: Vec::new(),
-            unknown_citations: Vec::new(),
-            refused: false,
-            notes: Vec::new(),
-        });
-        let publish = |slot: usize, route: &Route| {
-            if let Ok(mut t) = trace.lock() {
-                t.routes[slot] = route.clone();
-                ctx.checkpoint(&Trace::Rdr2(t.clone()));
-            }
-        };
-        let routes = try_join_all(units.iter().enumerate().map(|(slot, unit)| async move {
-            let route =
-                route::route(ctx, question, params, unit, settings, |r| publish(slot, r)).await?;
-            publish(slot, &route);
-            Ok::<_, MethodError>(route)
-        }))
+        let (units, routing) = route_all(ctx, question, params, how, retrieved, |part| {
+            ctx.checkpoint(&Trace::Rdr2(Rdr2Trace {
+                routing: part.clone(),
+                passages: Vec::new(),
+                unknown_citations: Vec::new(),
+                refused: false,
+            }))
+        })
         .await?;
-        let mut trace = trace.into_inner().unwrap_or_else(|e| e.into_inner());
-        trace.routes = routes;
-        read::read(ctx, question, params, &units, settings.budget_chars, trace).await
+        read::read(ctx, question, params, &units, routing).await
     }
+}
+
+/// How RDR² routes: the variant and its limits.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Routing {
+    pub variant: Rdr2Variant,
+    pub expand_iter: usize,
+    pub budget_tokens: usize,
+}
+
+impl Routing {
+    /// The method's defaults: what another method's `retriever=rdr2` runs.
+    pub const DEFAULT: Routing = Routing {
+        variant: Rdr2Variant::Full,
+        expand_iter: EXPAND_ITER.default,
+        budget_tokens: BUDGET_TOKENS.default,
+    };
+
+    fn settings(self) -> route::Settings {
+        route::Settings {
+            structure: self.variant != Rdr2Variant::NoStructure,
+            expand_iter: if self.variant == Rdr2Variant::Full {
+                self.expand_iter
+            } else {
+                0
+            },
+            budget_chars: self.budget_tokens * CHARS_PER_TOKEN,
+        }
+    }
+}
+
+/// Routes through the documents of `retrieved`, all at once, reporting the
+/// routes so far after every step.
+async fn route_all(
+    ctx: &MethodContext<'_>,
+    question: &str,
+    params: &Params,
+    how: Routing,
+    retrieved: Vec<Passage>,
+    on_step: impl Fn(&RoutedPart) + Sync,
+) -> Result<(Vec<units::Unit>, RoutedPart), MethodError> {
+    let settings = how.settings();
+    let units = units::units(ctx, &retrieved, !settings.structure).await?;
+    let part = Mutex::new(RoutedPart {
+        query: question.to_string(),
+        variant: how.variant,
+        k: params.k,
+        expand_iter: settings.expand_iter,
+        budget_tokens: how.budget_tokens,
+        retrieved,
+        routes: units.iter().map(route::pending).collect(),
+        notes: Vec::new(),
+    });
+    let publish = |slot: usize, route: &Route| {
+        if let Ok(mut p) = part.lock() {
+            p.routes[slot] = route.clone();
+            on_step(&p);
+        }
+    };
+    let routes = try_join_all(units.iter().enumerate().map(|(slot, unit)| async move {
+        let route =
+            route::route(ctx, question, params, unit, settings, |r| publish(slot, r)).await?;
+        publish(slot, &route);
+        Ok::<_, MethodError>(route)
+    }))
+    .await?;
+    let mut part = part.into_inner().unwrap_or_else(|e| e.into_inner());
+    part.routes = routes;
+    Ok((units, part))
+}
+
+/// RDR²'s routing as a retriever: the top `k` by hybrid search, routed
+/// with the method's defaults; the passages the routes select, numbered
+/// from 1, within the routing budget. When every route refuses, the
+/// searched passages are passed on instead, with a note: a retriever that
+/// returns nothing would leave the method using it nothing to reason on.
+pub async fn routed(
+    ctx: &MethodContext<'_>,
+    query: &str,
+    params: &Params,
+) -> Result<(Vec<Passage>, RoutedPart), MethodError> {
+    let searched = ctx
+        .rank(query, params.k, &Retriever::Search(SearchMode::Hybrid))
+        .await?;
+    let retrieved = ctx.passages(query, &searched.ranked).await?;
+    if retrieved.is_empty() {
+        return Err(MethodError::EmptyLibrary);
+    }
+    let how = Routing::DEFAULT;
+    let (units, mut part) = route_all(ctx, query, params, how, retrieved, |_| {}).await?;
+    let (mut passages, left_out) =
+        read::reader_passages(&units, &part, how.settings().budget_chars);
+    read::note_left_out(&mut part, left_out);
+    if passages.is_empty() {
+        part.notes.push(
+            "the router refused every document, so the searched passages were passed on".into(),
+        );
+        passages = part.retrieved.clone();
+    }
+    Ok((passages, part))
 }
 
 #[cfg(test)]

@@ -3,6 +3,8 @@
 //! is the paper's grounding prefix), or "Cannot answer". Everything else is
 //! free text: it is ignored and reported, never guessed at.
 
+use std::collections::BTreeSet;
+
 use super::trace::{ActionKind, IgnoredAction};
 
 #[derive(Debug, Default, PartialEq)]
@@ -28,6 +30,50 @@ fn tag(name: &str) -> Option<Tag> {
         "REFUSE" | "REF" => Some(Tag::Refuse),
         _ => None,
     }
+}
+
+/// Most ids one action line may name: the paper's router names one or two
+/// passages a turn, and a bound keeps a small model from listing the view.
+const MAX_IDS_PER_ACTION: usize = 4;
+
+/// A llama.cpp grammar for a reply to `view`: "Cannot answer", or an
+/// `[ANSWER]` line naming passages in view and an `[EXPAND]` line naming
+/// collapsed headings (when expanding is offered), each at most once. Ids
+/// outside the view cannot be written, so nothing is ignored for them.
+pub fn grammar(shown: &BTreeSet<usize>, collapsed: &BTreeSet<usize>, expand: bool) -> String {
+    let mut rules = Vec::new();
+    let mut lines = Vec::new();
+    if let Some(line) = action_rule("answer", "[ANSWER]", shown) {
+        rules.push(line);
+        lines.push("answer");
+    }
+    if expand {
+        if let Some(line) = action_rule("expand", "[EXPAND]", collapsed) {
+            rules.push(line);
+            lines.push("expand");
+        }
+    }
+    let mut choices = vec!["\"Cannot answer\"".to_string()];
+    choices.extend(lines.iter().map(|l| l.to_string()));
+    if lines.len() == 2 {
+        choices.push("answer expand".into());
+    }
+    rules.insert(0, format!("root ::= {}", choices.join(" | ")));
+    rules.join("\n") + "\n"
+}
+
+/// `name ::= "TAG " id (", " id){0,n} "\n"` over `ids`; `None` when there
+/// is no id to name.
+fn action_rule(name: &str, tag: &str, ids: &BTreeSet<usize>) -> Option<String> {
+    if ids.is_empty() {
+        return None;
+    }
+    let id: Vec<String> = ids.iter().map(|i| format!("\"{i}\"")).collect();
+    let id = format!("({})", id.join(" | "));
+    let more = MAX_IDS_PER_ACTION.min(ids.len()) - 1;
+    Some(format!(
+        "{name} ::= \"{tag} \" {id} (\", \" {id}){{0,{more}}} \"\\n\""
+    ))
 }
 
 pub fn parse(reply: &str) -> Reply {
@@ -125,6 +171,34 @@ mod tests {
 
     fn actions(reply: &str) -> Vec<(ActionKind, usize)> {
         parse(reply).actions
+    }
+
+    #[test]
+    fn the_grammar_names_only_ids_in_view() {
+        let (shown, collapsed) = (BTreeSet::from([3, 12]), BTreeSet::from([4]));
+        assert_eq!(
+            grammar(&shown, &collapsed, true),
+            "root ::= \"Cannot answer\" | answer | expand | answer expand\n\
+             answer ::= \"[ANSWER] \" (\"3\" | \"12\") (\", \" (\"3\" | \"12\")){0,1} \"\\n\"\n\
+             expand ::= \"[EXPAND] \" (\"4\") (\", \" (\"4\")){0,0} \"\\n\"\n"
+        );
+        assert_eq!(
+            grammar(&shown, &collapsed, false),
+            "root ::= \"Cannot answer\" | answer\n\
+             answer ::= \"[ANSWER] \" (\"3\" | \"12\") (\", \" (\"3\" | \"12\")){0,1} \"\\n\"\n"
+        );
+        assert_eq!(
+            grammar(&BTreeSet::new(), &BTreeSet::new(), true),
+            "root ::= \"Cannot answer\"\n"
+        );
+    }
+
+    #[test]
+    fn what_the_grammar_admits_parses_to_its_actions() {
+        let reply = parse("[ANSWER] 3, 12\n[EXPAND] 4\n");
+        assert_eq!(reply.actions, [(Answer, 3), (Answer, 12), (Expand, 4)]);
+        assert!(reply.ignored.is_empty() && !reply.refused);
+        assert!(parse("Cannot answer").refused);
     }
 
     #[test]

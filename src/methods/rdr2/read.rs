@@ -7,9 +7,10 @@ use std::collections::BTreeSet;
 
 use minijinja::context;
 
-use super::trace::{Rdr2Trace, RouteOutcome};
+use super::trace::{Rdr2Trace, RouteOutcome, RoutedPart};
 use super::units::{Routable, Unit};
 use super::view::shortened;
+use super::CHARS_PER_TOKEN;
 use crate::llm::prompts::PromptId;
 use crate::methods::injection::suspected_instructions;
 use crate::methods::shown::shown;
@@ -25,21 +26,22 @@ pub async fn read(
     question: &str,
     params: &Params,
     units: &[Unit],
-    budget_chars: usize,
-    mut trace: Rdr2Trace,
+    mut routing: RoutedPart,
 ) -> Result<Answer, MethodError> {
-    let (passages, left_out) = reader_passages(units, &trace, budget_chars);
-    trace.passages = passages;
-    if left_out > 0 {
-        trace.notes.push(format!(
-            "{left_out} selected passages did not fit the reader's budget of {} tokens and were left out",
-            trace.budget_tokens
-        ));
-    }
+    let budget_chars = routing.budget_tokens * CHARS_PER_TOKEN;
+    let (passages, left_out) = reader_passages(units, &routing, budget_chars);
+    note_left_out(&mut routing, left_out);
+    let mut trace = Rdr2Trace {
+        routing,
+        passages,
+        unknown_citations: Vec::new(),
+        refused: false,
+    };
     ctx.checkpoint(&Trace::Rdr2(trace.clone()));
     if trace.passages.is_empty() {
         trace.refused = true;
         trace
+            .routing
             .notes
             .push("the router refused every document, so the model was not asked to answer".into());
         return Ok(Answer {
@@ -60,11 +62,21 @@ pub async fn read(
     })
 }
 
+/// Says in the part's notes how many selected passages the budget left out.
+pub fn note_left_out(routing: &mut RoutedPart, left_out: usize) {
+    if left_out > 0 {
+        routing.notes.push(format!(
+            "{left_out} selected passages did not fit the reader's budget of {} tokens and were left out",
+            routing.budget_tokens
+        ));
+    }
+}
+
 /// The reader's passages within `budget_chars`, and how many selected ones
 /// did not fit. The first passage always goes in, shortened if it must.
-fn reader_passages(
+pub fn reader_passages(
     units: &[Unit],
-    trace: &Rdr2Trace,
+    trace: &RoutedPart,
     budget_chars: usize,
 ) -> (Vec<Passage>, usize) {
     let mut chosen: Vec<Passage> = Vec::new();

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use minijinja::context;
 
-use super::parse::{parse, Reply};
+use super::parse::{grammar, parse, Reply};
 use super::subtree::Subtree;
 use super::trace::{
     ActionKind, IgnoredAction, Route, RouteAction, RouteNode, RouteOutcome, RouteStep,
@@ -16,6 +16,7 @@ use super::units::{Routable, Unit};
 use super::view::{render, shortened, Layout, View};
 use crate::ingest::structure_tree::NodeKind;
 use crate::llm::prompts::{as_document_data, PromptId};
+use crate::llm::GenerateOptions;
 use crate::methods::context::note_if_cut_off;
 use crate::methods::{MethodContext, MethodError, Params};
 
@@ -90,8 +91,12 @@ pub async fn route(
         };
         let view = render(&subtree, &doc.hits, layout);
         route.nodes = nodes_seen(&subtree, settings.structure);
+        let options = GenerateOptions {
+            grammar: Some(grammar(&view.shown, &view.collapsed, offer_expand)),
+            ..ctx.options(params)
+        };
         let completion = ctx
-            .generate(
+            .generate_with(
                 ROUTE,
                 PromptId::Rdr2Route,
                 context!(
@@ -100,7 +105,7 @@ pub async fn route(
                     tree => as_document_data(view.text.trim_end()),
                     expand => offer_expand,
                 ),
-                params,
+                &options,
             )
             .await?;
         note_if_cut_off(ROUTE, &completion, &mut route.notes);

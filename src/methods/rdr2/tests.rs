@@ -6,7 +6,7 @@ use super::*;
 use crate::ingest::structure_tree::StructureTree;
 use crate::methods::runner::AskRequest;
 use crate::methods::testing::{ask_with, library_with, says, ScriptedLlm};
-use crate::methods::EventSink;
+use crate::methods::{EventSink, RetrievalPart, RetrieverKind};
 use crate::store::{RunRecord, RunStatus};
 use crate::Library;
 use tokio_util::sync::CancellationToken;
@@ -77,20 +77,130 @@ impl Fixture {
         options: &[(&str, &str)],
         script: Vec<&str>,
     ) -> (RunRecord, Rdr2Trace, ScriptedLlm) {
-        let llm = ScriptedLlm::new(script.into_iter().map(says).collect());
-        let mut request = AskRequest::new(QUESTION, "rdr2");
-        request.k = k;
-        for (name, value) in options {
-            request.options.insert(name.to_string(), value.to_string());
-        }
-        let (run, _) = ask_with(&self.library, &llm, &request).await;
-        assert_eq!(llm.unused(), 0, "the script had replies left");
+        let (run, llm) = self.ask_method("rdr2", k, options, script).await;
         let trace = match serde_json::from_value(run.trace.clone().unwrap()).unwrap() {
             Trace::Rdr2(t) => t,
             other => panic!("not an RDR2 trace: {other:?}"),
         };
         (run, trace, llm)
     }
+
+    async fn ask_method(
+        &self,
+        method: &str,
+        k: usize,
+        options: &[(&str, &str)],
+        script: Vec<&str>,
+    ) -> (RunRecord, ScriptedLlm) {
+        let llm = ScriptedLlm::new(script.into_iter().map(says).collect());
+        let mut request = AskRequest::new(QUESTION, method);
+        request.k = k;
+        for (name, value) in options {
+            request.options.insert(name.to_string(), value.to_string());
+        }
+        let (run, _) = ask_with(&self.library, &llm, &request).await;
+        assert_eq!(llm.unused(), 0, "the script had replies left");
+        (run, llm)
+    }
+}
+
+/// The vanilla-rag trace of `run`, which must be one.
+fn vanilla_trace(run: &RunRecord) -> crate::methods::VanillaRagTrace {
+    match serde_json::from_value(run.trace.clone().unwrap()).unwrap() {
+        Trace::VanillaRag(t) => t,
+        other => panic!("not a vanilla-rag trace: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn another_method_reads_what_the_routes_select() {
+    let f = Fixture::new().await;
+    let towers = f.id("The SkyScreamer");
+    let (run, llm) = f
+        .ask_method(
+            "vanilla-rag",
+            1,
+            &[("retriever", "rdr2")],
+            vec![&format!("[ANSWER] {towers}"), "It is 400 feet tall [1]."],
+        )
+        .await;
+    assert_eq!(run.status, RunStatus::Done, "{:?}", run.error);
+    assert!(
+        llm.prompts()[0].contains("You are routing through one document"),
+        "the route comes first"
+    );
+    let trace = vanilla_trace(&run);
+    assert_eq!(trace.mode, RetrieverKind::Rdr2);
+    let texts: Vec<&str> = trace.passages.iter().map(|p| p.text.as_str()).collect();
+    assert_eq!(
+        texts,
+        ["The SkyScreamer swing ride is 400 feet tall, the tallest ride in the park."],
+        "the reasoner reads the selected node, not the retrieved chunk"
+    );
+    let [RetrievalPart::Rdr2(routing)] = trace.retrieval.as_slice() else {
+        panic!("one routing part: {:?}", trace.retrieval);
+    };
+    assert_eq!(routing.query, QUESTION);
+    assert_eq!(routing.routes[0].selected, [towers]);
+    assert_eq!(run.citations.as_array().unwrap().len(), 1);
+    let exported = crate::export::render(&run, &[], &Default::default());
+    assert!(
+        exported.contains("Retrieved by RDR²'s routing") && exported.contains("selected nodes"),
+        "{exported}"
+    );
+}
+
+#[tokio::test]
+async fn when_every_route_refuses_the_searched_passages_are_passed_on() {
+    let f = Fixture::new().await;
+    let (run, _) = f
+        .ask_method(
+            "vanilla-rag",
+            2,
+            &[("retriever", "rdr2")],
+            vec!["Cannot answer", "I do not know."],
+        )
+        .await;
+    assert_eq!(run.status, RunStatus::Done, "{:?}", run.error);
+    let trace = vanilla_trace(&run);
+    let [RetrievalPart::Rdr2(routing)] = trace.retrieval.as_slice() else {
+        panic!("one routing part: {:?}", trace.retrieval);
+    };
+    assert!(routing
+        .routes
+        .iter()
+        .all(|r| r.outcome == RouteOutcome::Refused));
+    assert_eq!(trace.passages, routing.retrieved);
+    assert!(
+        routing
+            .notes
+            .iter()
+            .any(|n| n.contains("searched passages were passed on")),
+        "{:?}",
+        routing.notes
+    );
+}
+
+#[tokio::test]
+async fn rdr2_routes_searched_passages_only() {
+    let f = Fixture::new().await;
+    let llm = ScriptedLlm::new(Vec::new());
+    let mut request = AskRequest::new(QUESTION, "rdr2");
+    request.options.insert("retriever".into(), "ig2rag".into());
+    let err = f
+        .library
+        .ask_with(
+            &llm,
+            &request,
+            &EventSink::default(),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("one of: hybrid, dense, bm25"),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -124,7 +234,7 @@ async fn the_route_expands_a_heading_then_selects_from_it() {
         "the expansion replaced what was in view"
     );
 
-    let route = &trace.routes[0];
+    let route = &trace.routing.routes[0];
     assert!(route.path.ends_with("park.md"));
     assert_eq!(route.title, "Seaside Park");
     assert_eq!(route.hits, [towers]);
@@ -173,7 +283,7 @@ async fn bad_actions_are_ignored_with_reasons_and_an_unusable_route_falls_back()
         )
         .await;
     assert_eq!(run.status, RunStatus::Done, "{:?}", run.error);
-    let route = &trace.routes[0];
+    let route = &trace.routing.routes[0];
     assert_eq!(route.outcome, RouteOutcome::FellBack);
     let reasons: Vec<&str> = route.steps[0]
         .ignored
@@ -196,7 +306,7 @@ async fn bad_actions_are_ignored_with_reasons_and_an_unusable_route_falls_back()
         .any(|n| n.contains("no usable routing reply")));
     assert_eq!(trace.passages.len(), 1);
     assert_eq!(
-        trace.passages[0].chunk_id, trace.retrieved[0].chunk_id,
+        trace.passages[0].chunk_id, trace.routing.retrieved[0].chunk_id,
         "the retrieved chunk itself"
     );
     assert!(llm.prompts()[1].contains("SkyScreamer"));
@@ -210,6 +320,7 @@ async fn when_every_document_refuses_the_model_is_not_asked_to_answer() {
     assert_eq!(run.llm_calls, 1);
     assert_eq!(run.answer.as_deref(), Some(read_refusal()));
     assert!(trace
+        .routing
         .routes
         .iter()
         .all(|r| r.outcome == RouteOutcome::Refused));
@@ -237,7 +348,7 @@ async fn expansions_stop_at_expand_iter() {
         )
         .await;
     assert_eq!(run.llm_calls, 3);
-    let route = &trace.routes[0];
+    let route = &trace.routing.routes[0];
     assert_eq!(route.steps.len(), 2);
     assert!(
         route.steps[1].collapsed.is_empty(),
@@ -259,7 +370,7 @@ async fn no_expand_routes_once_and_never_offers_headings() {
         )
         .await;
     assert_eq!(run.llm_calls, 2);
-    assert_eq!(trace.expand_iter, 0);
+    assert_eq!(trace.routing.expand_iter, 0);
     let prompt = &llm.prompts()[0];
     assert!(
         !prompt.contains("collapsed") && !prompt.contains("[EXPAND]"),
@@ -269,7 +380,7 @@ async fn no_expand_routes_once_and_never_offers_headings() {
         shown_tree(prompt).contains("## Rides"),
         "the headings are still shown"
     );
-    assert_eq!(trace.routes[0].selected, [towers]);
+    assert_eq!(trace.routing.routes[0].selected, [towers]);
 }
 
 #[tokio::test]
@@ -288,7 +399,11 @@ async fn no_structure_judges_each_passage_alone() {
         )
         .await;
     assert_eq!(run.status, RunStatus::Done, "{:?}", run.error);
-    assert_eq!(trace.routes.len(), 2, "one route per retrieved passage");
+    assert_eq!(
+        trace.routing.routes.len(),
+        2,
+        "one route per retrieved passage"
+    );
     let prompts = llm.prompts();
     let first = shown_tree(&prompts[0]);
     assert!(
@@ -296,10 +411,10 @@ async fn no_structure_judges_each_passage_alone() {
         "no headings: {first}"
     );
     assert!(first.contains(&format!("\n{towers}: The SkyScreamer")));
-    assert_eq!(trace.routes[0].outcome, RouteOutcome::Selected);
-    assert_eq!(trace.routes[1].outcome, RouteOutcome::Refused);
+    assert_eq!(trace.routing.routes[0].outcome, RouteOutcome::Selected);
+    assert_eq!(trace.routing.routes[1].outcome, RouteOutcome::Refused);
     assert_eq!(trace.passages.len(), 1);
-    assert!(trace.routes[0]
+    assert!(trace.routing.routes[0]
         .nodes
         .iter()
         .all(|n| n.parent.is_none() && n.depth == 0));

@@ -37,25 +37,41 @@ impl Choice for Rdr2Variant {
     }
 }
 
+/// An RDR² answer: the routes through the retrieved documents, and what
+/// the reader made of the passages they selected.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[ts(export)]
 pub struct Rdr2Trace {
-    pub variant: Rdr2Variant,
-    pub k: usize,
-    pub expand_iter: usize,
-    /// The token budget of one routing view, and of the reader's passages.
-    pub budget_tokens: usize,
-    /// The chunks retrieval found, numbered by rank.
-    pub retrieved: Vec<Passage>,
-    /// One route per document (per retrieved passage for `no-structure`),
-    /// in the order retrieval first found them.
-    pub routes: Vec<Route>,
+    #[serde(flatten)]
+    #[ts(flatten)]
+    pub routing: RoutedPart,
     /// What the reader saw, numbered as the answer cites it.
     pub passages: Vec<Passage>,
     pub unknown_citations: Vec<usize>,
     /// Every route refused, so the model was not asked to answer: what an
     /// evaluation counts as a refusal.
     pub refused: bool,
+}
+
+/// How RDR²'s router chose passages for one query: the search it started
+/// from and one route per document. As a retriever of another method, this
+/// is its part of the trace.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+pub struct RoutedPart {
+    /// Empty in answers stored before routing became a retriever.
+    #[serde(default)]
+    pub query: String,
+    pub variant: Rdr2Variant,
+    pub k: usize,
+    pub expand_iter: usize,
+    /// The token budget of one routing view, and of the passages passed on.
+    pub budget_tokens: usize,
+    /// The chunks retrieval found, numbered by rank.
+    pub retrieved: Vec<Passage>,
+    /// One route per document (per retrieved passage for `no-structure`),
+    /// in the order retrieval first found them.
+    pub routes: Vec<Route>,
     pub notes: Vec<String>,
 }
 

@@ -1,0 +1,76 @@
+"""Reply shapes of an evaluation's runs: for the steps whose replies a
+method parses, the completion tokens per question and how many replies
+were not in the shape the parser reads (issue 27, constrained replies).
+
+Usage: python3 bench/reply_shapes.py EVAL_OUT [EVAL_OUT ...]
+where EVAL_OUT is a `folio eval --out` folder (its index/folio.sqlite).
+
+A parse failure is a reply the method had to repair or could not use:
+- rdr2: a routing step with ignored text or actions, or a route that fell
+  back because no reply was usable;
+- activerag: an accommodation without its "Answer:" line;
+- pager: an outline reply rejected, or a sub-query reply repaired
+  (missing, extra or unusable lines);
+- any parsed step cut off at max_tokens.
+"""
+
+import json
+import sqlite3
+import sys
+from collections import defaultdict
+
+PARSED_STEPS = {
+    "rdr2": {"route"},
+    "activerag": {"accommodation"},
+    "pager": {"outline", "sub-queries", "sub-query"},
+}
+
+
+def failures(method, trace, calls):
+    cut = sum(1 for step, _, finish in calls
+              if step in PARSED_STEPS.get(method, ()) and finish == "length")
+    if trace is None:
+        return cut
+    if method == "rdr2":
+        bad_steps = sum(1 for r in trace.get("routes", []) for s in r["steps"] if s["ignored"])
+        fell_back = sum(1 for r in trace.get("routes", [])
+                        if any("no usable routing reply" in n for n in r["notes"]))
+        return cut + bad_steps + fell_back
+    if method == "activerag":
+        return cut + int(bool(trace.get("answer_line_missing")))
+    if method == "pager":
+        notes = trace.get("outline_notes", []) + [n for s in trace.get("steps", []) for n in s.get("notes", [])]
+        rejected = sum(1 for n in notes if n.startswith("rejected the outline reply"))
+        repaired = sum(1 for n in notes if n.startswith("sub-queries:") or "sub-query reply" in n)
+        return cut + rejected + repaired
+    return cut
+
+
+def report(folder):
+    db = sqlite3.connect(f"{folder}/index/folio.sqlite")
+    runs = db.execute("select id, method, trace from runs").fetchall()
+    per = defaultdict(lambda: {"questions": 0, "parsed_tokens": 0, "parsed_calls": 0,
+                               "all_tokens": 0, "failures": 0})
+    for run_id, method, trace in runs:
+        calls = db.execute(
+            "select step, completion_tokens, finish from llm_calls where run_id = ?", (run_id,)
+        ).fetchall()
+        row = per[method]
+        row["questions"] += 1
+        row["all_tokens"] += sum(c[1] for c in calls)
+        parsed = [c for c in calls if c[0] in PARSED_STEPS.get(method, ())]
+        row["parsed_calls"] += len(parsed)
+        row["parsed_tokens"] += sum(c[1] for c in parsed)
+        row["failures"] += failures(method, json.loads(trace) if trace else None, calls)
+    print(f"{folder}")
+    print("| method | questions | parsed replies | their completion tokens / q | all completion tokens / q | parse failures |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    for method, r in sorted(per.items()):
+        q = r["questions"]
+        print(f"| {method} | {q} | {r['parsed_calls']} | {r['parsed_tokens'] / q:.0f} | "
+              f"{r['all_tokens'] / q:.0f} | {r['failures']} |")
+
+
+if __name__ == "__main__":
+    for folder in sys.argv[1:]:
+        report(folder)

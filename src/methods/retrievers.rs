@@ -1,0 +1,103 @@
+//! The retrievers a method can reason over (issue: any reasoner over any
+//! retriever). Searches rank chunks in the retrieval layer; the gain walk
+//! and RDR²'s routing are retrievers too, built from iG²RAG's and RDR²'s
+//! first halves, and they leave a [`RetrievalPart`] that the trace shows
+//! beside the reasoner's own steps. A method names none of them: it calls
+//! [`MethodContext::retrieve`](super::MethodContext::retrieve), and the
+//! run's `retriever` option picks.
+
+use serde::{Deserialize, Serialize};
+
+use super::ig2rag::{self, GainWalkPart, WalkSettings};
+use super::rdr2::{self, RoutedPart};
+use super::{MethodContext, MethodError, Params, Passage};
+use crate::choice::Choice;
+use crate::retrieve::SearchMode;
+
+/// Where a method's passages come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+#[serde(rename_all = "kebab-case")]
+pub enum RetrieverKind {
+    Hybrid,
+    Dense,
+    Bm25,
+    /// iG²RAG's walk of the information-gain graph, at the paper's settings.
+    Ig2rag,
+    /// RDR²'s routing through the searched documents' heading trees.
+    Rdr2,
+}
+
+impl Choice for RetrieverKind {
+    const ALL: &'static [RetrieverKind] = &[
+        RetrieverKind::Hybrid,
+        RetrieverKind::Dense,
+        RetrieverKind::Bm25,
+        RetrieverKind::Ig2rag,
+        RetrieverKind::Rdr2,
+    ];
+
+    fn as_str(self) -> &'static str {
+        match self {
+            RetrieverKind::Hybrid => "hybrid",
+            RetrieverKind::Dense => "dense",
+            RetrieverKind::Bm25 => "bm25",
+            RetrieverKind::Ig2rag => "ig2rag",
+            RetrieverKind::Rdr2 => "rdr2",
+        }
+    }
+}
+
+impl RetrieverKind {
+    /// The search this is, if it is one.
+    pub fn search(self) -> Option<SearchMode> {
+        match self {
+            RetrieverKind::Hybrid => Some(SearchMode::Hybrid),
+            RetrieverKind::Dense => Some(SearchMode::Dense),
+            RetrieverKind::Bm25 => Some(SearchMode::Bm25),
+            RetrieverKind::Ig2rag | RetrieverKind::Rdr2 => None,
+        }
+    }
+}
+
+impl From<SearchMode> for RetrieverKind {
+    fn from(mode: SearchMode) -> Self {
+        match mode {
+            SearchMode::Hybrid => RetrieverKind::Hybrid,
+            SearchMode::Dense => RetrieverKind::Dense,
+            SearchMode::Bm25 => RetrieverKind::Bm25,
+        }
+    }
+}
+
+/// How a retriever that is more than a search found one query's passages.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+#[serde(tag = "retriever", rename_all = "kebab-case")]
+pub enum RetrievalPart {
+    Ig2rag(GainWalkPart),
+    Rdr2(RoutedPart),
+}
+
+/// The passages `kind` finds for `query`, numbered from 1, and how it found
+/// them when it is more than a search.
+pub(super) async fn gather(
+    ctx: &MethodContext<'_>,
+    kind: RetrieverKind,
+    query: &str,
+    params: &Params,
+) -> Result<(Vec<Passage>, Option<RetrievalPart>), MethodError> {
+    match kind {
+        RetrieverKind::Hybrid => Ok((ctx.search(query, params.k, SearchMode::Hybrid).await?, None)),
+        RetrieverKind::Dense => Ok((ctx.search(query, params.k, SearchMode::Dense).await?, None)),
+        RetrieverKind::Bm25 => Ok((ctx.search(query, params.k, SearchMode::Bm25).await?, None)),
+        RetrieverKind::Ig2rag => {
+            let (passages, part) = ig2rag::walk(ctx, query, params.k, WalkSettings::PAPER).await?;
+            Ok((passages, Some(RetrievalPart::Ig2rag(part))))
+        }
+        RetrieverKind::Rdr2 => {
+            let (passages, part) = rdr2::routed(ctx, query, params).await?;
+            Ok((passages, Some(RetrievalPart::Rdr2(part))))
+        }
+    }
+}
