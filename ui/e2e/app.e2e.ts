@@ -5,8 +5,9 @@
 // passage of a PDF on its rendered page with its lines boxed, compare two
 // methods, export a run,
 // watch PAGER's page fill in, ActiveRAG's agents and RDR2's routes, build
-// part of the information-gain graph and draw iG²RAG's walk over it, draw
-// CRP-RAG's reasoning graph and open one of its steps, evaluate two
+// part of the information-gain graph and draw iG²RAG's walk over it, and
+// vanilla-rag's trace over the same walk as its retriever, draw CRP-RAG's
+// reasoning graph and open one of its steps, evaluate two
 // methods on two rust-book questions and open their runs side by side,
 // check hostile document text renders inert, and close the window in the
 // middle of ingesting the hotpotqa sample's 2,006 passages. Screenshots of every view go
@@ -63,10 +64,11 @@ async function chooseMethod(id: string) {
   );
 }
 
-/** Sets the input with this id and tells the page, as typing would. */
+/** Sets the input or select with this id and tells the page, as typing or picking would. */
 async function setField(id: string, value: string) {
   await app.execute(
-    "const i = document.getElementById(arguments[0]); i.value = arguments[1]; i.dispatchEvent(new Event('input', { bubbles: true }));",
+    "const i = document.getElementById(arguments[0]); i.value = arguments[1];" +
+      " i.dispatchEvent(new Event(i.tagName === 'SELECT' ? 'change' : 'input', { bubbles: true }));",
     id,
     value,
   );
@@ -685,6 +687,27 @@ describe("Folio in a real window", () => {
     },
     20 * MINUTE,
   );
+
+  it("draws a composed trace: vanilla-rag reasoning over the passages the gain walk found", async () => {
+    // The graph the test above built in part is what this walk follows.
+    const question = "What is a raw identifier in Rust, and what syntax does it use?";
+    await open("ask");
+    await chooseMethod("vanilla-rag");
+    await setField("ask-opt-retriever", "ig2rag");
+    await askQuestion(question);
+    await app.waitFor("vanilla-rag over the gain walk to finish", 6 * MINUTE, answered);
+    expect((await (await app.byTestId("answer-status")).text()).trim()).toBe("done");
+    const part = await app.find('[data-testid="retrieval-part"][data-retriever="ig2rag"]');
+    expect((await (await app.find('[data-testid="retrieval-part"] summary')).text()).trim()).toBe(
+      `Retrieved by the gain walk — for “${question}”`,
+    );
+    expect(await part.attribute("open")).not.toBeNull();
+    expect((await app.all('[data-testid="retrieval-part"] [data-testid="ig2rag-node"]')).length).toBeGreaterThan(0);
+    // The method's own half follows: the passages the walk passed on to the model.
+    expect((await app.all('[data-testid="trace-panel"] .vanilla-rag > .passages li')).length).toBeGreaterThan(0);
+    await app.execute("document.querySelector('[data-testid=\"retrieval-part\"]').scrollIntoView({ block: 'start' });");
+    await shot("16-composed-trace");
+  });
 
   it(
     "draws CRP-RAG's reasoning graph, each step coloured by its sufficiency check",

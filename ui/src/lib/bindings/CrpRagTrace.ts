@@ -7,6 +7,7 @@ import type { Passage } from "./Passage";
 import type { ReasoningEdge } from "./ReasoningEdge";
 import type { ReasoningNode } from "./ReasoningNode";
 import type { ReasoningPath } from "./ReasoningPath";
+import type { RetrievalPart } from "./RetrievalPart";
 
 export type CrpRagTrace = { variant: CrpRagVariant, k: number, budget: GraphBudget, 
 /**
@@ -36,4 +37,8 @@ refused: boolean,
  * Every passage any step retrieved, each once, numbered as the
  * prompts showed them.
  */
-passages: Array<Passage>, unknown_citations: Array<number>, notes: Array<string>, };
+passages: Array<Passage>, unknown_citations: Array<number>, 
+/**
+ * How the retriever found the passages, when it is more than a search.
+ */
+retrieval?: Array<RetrievalPart>, notes: Array<string>, };

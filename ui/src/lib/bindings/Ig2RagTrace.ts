@@ -8,7 +8,16 @@ import type { Rubric } from "./Rubric";
 import type { Seed } from "./Seed";
 import type { WalkStats } from "./WalkStats";
 
-export type Ig2RagTrace = { query: string, variant: Ig2RagVariant, rubric: Rubric, h: number, alpha: number, k: number, 
+/**
+ * An iG²RAG answer: the walk that ranked the passages, and the passages.
+ * As a retriever of another method, the walk alone is its
+ * [`GainWalkPart`].
+ */
+export type Ig2RagTrace = { 
+/**
+ * What the answer was written from, numbered as in the prompt.
+ */
+passages: Array<Passage>, unknown_citations: Array<number>, query: string, variant: Ig2RagVariant, rubric: Rubric, h: number, alpha: number, k: number, 
 /**
  * How much of the library the graph covered when the question was asked.
  */
@@ -30,8 +39,4 @@ nodes: Array<GraphNode>,
 /**
  * The edges among `nodes`.
  */
-edges: Array<GraphEdge>, 
-/**
- * What the answer was written from, numbered as in the prompt.
- */
-passages: Array<Passage>, unknown_citations: Array<number>, notes: Array<string>, };
+edges: Array<GraphEdge>, notes: Array<string>, };

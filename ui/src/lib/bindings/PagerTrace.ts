@@ -3,6 +3,7 @@ import type { Page } from "./Page";
 import type { PagerStep } from "./PagerStep";
 import type { PagerVariant } from "./PagerVariant";
 import type { Passage } from "./Passage";
+import type { RetrievalPart } from "./RetrievalPart";
 
 export type PagerTrace = { variant: PagerVariant, slots_max: number, k: number, 
 /**
@@ -24,4 +25,8 @@ page: Page,
 /**
  * Every passage retrieved, numbered once each; steps refer to them.
  */
-passages: Array<Passage>, unknown_citations: Array<number>, };
+passages: Array<Passage>, unknown_citations: Array<number>, 
+/**
+ * How the retriever found the passages, when it is more than a search.
+ */
+retrieval?: Array<RetrievalPart>, };

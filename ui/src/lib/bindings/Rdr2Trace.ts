@@ -3,9 +3,26 @@ import type { Passage } from "./Passage";
 import type { Rdr2Variant } from "./Rdr2Variant";
 import type { Route } from "./Route";
 
-export type Rdr2Trace = { variant: Rdr2Variant, k: number, expand_iter: number, 
 /**
- * The token budget of one routing view, and of the reader's passages.
+ * An RDR² answer: the routes through the retrieved documents, and what
+ * the reader made of the passages they selected.
+ */
+export type Rdr2Trace = { 
+/**
+ * What the reader saw, numbered as the answer cites it.
+ */
+passages: Array<Passage>, unknown_citations: Array<number>, 
+/**
+ * Every route refused, so the model was not asked to answer: what an
+ * evaluation counts as a refusal.
+ */
+refused: boolean, 
+/**
+ * Empty in answers stored before routing became a retriever.
+ */
+query: string, variant: Rdr2Variant, k: number, expand_iter: number, 
+/**
+ * The token budget of one routing view, and of the passages passed on.
  */
 budget_tokens: number, 
 /**
@@ -16,13 +33,4 @@ retrieved: Array<Passage>,
  * One route per document (per retrieved passage for `no-structure`),
  * in the order retrieval first found them.
  */
-routes: Array<Route>, 
-/**
- * What the reader saw, numbered as the answer cites it.
- */
-passages: Array<Passage>, unknown_citations: Array<number>, 
-/**
- * Every route refused, so the model was not asked to answer: what an
- * evaluation counts as a refusal.
- */
-refused: boolean, notes: Array<string>, };
+routes: Array<Route>, notes: Array<string>, };

@@ -3,7 +3,10 @@
 // before a renderer silently draws the wrong thing; and helpers to mount a
 // renderer, read what it drew and act on it.
 import { flushSync, mount, unmount } from "svelte";
+import type { GainWalkPart } from "$lib/bindings/GainWalkPart";
 import type { Passage } from "$lib/bindings/Passage";
+import type { RetrievalPart } from "$lib/bindings/RetrievalPart";
+import type { RoutedPart } from "$lib/bindings/RoutedPart";
 import type { Trace } from "$lib/bindings/Trace";
 import type { TraceProps, TraceRenderer } from "./registry";
 
@@ -131,14 +134,14 @@ export function activeRagTrace(overrides: Partial<ActiveRagFixture> = {}): Activ
 }
 
 /**
- * A full RDR2 run over two documents: the notes were routed in two steps
- * (select a passage and open a heading, then select what it held), the
- * book was refused.
+ * A full RDR2 routing over two documents: the notes were routed in two
+ * steps (select a passage and open a heading, then select what it held),
+ * the book was refused.
  */
-export function rdr2Trace(overrides: Partial<Rdr2Fixture> = {}): Rdr2Fixture {
+export function routedPart(overrides: Partial<RoutedPart> = {}): RoutedPart {
   const [rc, send, arc] = PASSAGES.map((p) => p.text);
   return {
-    method: "rdr2",
+    query: TITLE,
     variant: "full",
     k: 2,
     expand_iter: 5,
@@ -214,22 +217,30 @@ export function rdr2Trace(overrides: Partial<Rdr2Fixture> = {}): Rdr2Fixture {
         notes: [],
       },
     ],
-    passages: [passage(1), passage(2)],
-    unknown_citations: [],
-    refused: false,
     notes: [],
     ...overrides,
   };
 }
 
+/** An RDR2 run whose reader was given the two passages the notes' route selected. */
+export function rdr2Trace(overrides: Partial<Rdr2Fixture> = {}): Rdr2Fixture {
+  return {
+    method: "rdr2",
+    ...routedPart(),
+    passages: [passage(1), passage(2)],
+    unknown_citations: [],
+    refused: false,
+    ...overrides,
+  };
+}
+
 /**
- * An iG²RAG walk over a built coarse graph: three seeds (chunks 101, 103,
+ * A gain walk over a built coarse graph: three seeds (chunks 101, 103,
  * 104), the three passages the walk ranked highest (101, 102, 103; two of
  * them seeds) and two more nodes it reached, joined by edges of every class.
  */
-export function ig2ragTrace(overrides: Partial<Ig2RagFixture> = {}): Ig2RagFixture {
+export function gainWalkPart(overrides: Partial<GainWalkPart> = {}): GainWalkPart {
   return {
-    method: "ig2rag",
     query: TITLE,
     variant: "ig2rag",
     rubric: "coarse",
@@ -259,11 +270,64 @@ export function ig2ragTrace(overrides: Partial<Ig2RagFixture> = {}): Ig2RagFixtu
       { source: 103, target: 105, class: "novel", weight: 0.95 },
       { source: 104, target: 106, class: "minor", weight: 0.4 },
     ],
-    passages: [passage(1), passage(2), passage(3)],
-    unknown_citations: [],
     notes: [],
     ...overrides,
   };
+}
+
+/** An iG²RAG run that gave the model the three passages its walk ranked highest. */
+export function ig2ragTrace(overrides: Partial<Ig2RagFixture> = {}): Ig2RagFixture {
+  return {
+    method: "ig2rag",
+    ...gainWalkPart(),
+    passages: [passage(1), passage(2), passage(3)],
+    unknown_citations: [],
+    ...overrides,
+  };
+}
+
+/** The gain walk's part of a trace that retrieved with it for `query`. */
+export function walkedFor(query: string, overrides: Partial<GainWalkPart> = {}): RetrievalPart {
+  return { retriever: "ig2rag", ...gainWalkPart({ query, ...overrides }) };
+}
+
+/** RDR2's routing's part of a trace that retrieved with it for `query`. */
+export function routedFor(query: string, overrides: Partial<RoutedPart> = {}): RetrievalPart {
+  return { retriever: "rdr2", ...routedPart({ query, ...overrides }) };
+}
+
+/**
+ * The PAGER run over the gain walk: one walk per sub-query. The second
+ * walk reached only the book and the Mutex notes and ranked the book
+ * first, which the page's pool numbers [3].
+ */
+export function pagerOverGainWalkTrace(): PagerFixture {
+  const [first, second] = pagerTrace().steps.map((s) => s.sub_query);
+  const walk = gainWalkPart();
+  return pagerTrace({
+    retrieval: [
+      walkedFor(first),
+      walkedFor(second, {
+        seeds: walk.seeds.filter((s) => s.chunk_id === 103),
+        nodes: [
+          { ...walk.nodes[2], passage: 1 },
+          { ...walk.nodes[4], passage: 2 },
+        ],
+        edges: walk.edges.filter((e) => e.source === 103 && e.target === 105),
+        notes: ["the walk reached fewer chunks than k"],
+      }),
+    ],
+  });
+}
+
+/** The vanilla-rag run over RDR2's routing: the reader got what the notes' route selected. */
+export function vanillaRagOverRoutingTrace(): VanillaRagFixture {
+  return vanillaRagTrace({
+    mode: "rdr2",
+    k: 2,
+    passages: [passage(1), passage(2)],
+    retrieval: [routedFor(TITLE, { notes: ["1 selected passages did not fit the reader's budget of 1000 tokens"] })],
+  });
 }
 
 const BANDS: [path: string, heading: string, text: string][] = [
