@@ -1075,6 +1075,33 @@ fn activerag_runs_its_three_agents_on_the_rust_book() {
 }
 
 #[test]
+fn activerag_ablations_leave_out_their_agent() {
+    for (agents, steps) in [
+        ("no-assimilation", ["self-inquiry", "accommodation"]),
+        ("no-accommodation", ["assimilation", "accommodation"]),
+    ] {
+        let result = book().ask(
+            &[
+                "What does the borrow checker prevent?",
+                "--method",
+                "activerag",
+                "--agents",
+                agents,
+                "-k",
+                "3",
+            ],
+            &[],
+        );
+        assert_usage_counted(&result, 2);
+        assert_eq!(call_steps(&result), steps, "{agents}");
+        let trace = &result["run"]["trace"];
+        assert_eq!(trace["agents"], agents);
+        assert_eq!(trace["answer_line_missing"], false, "{trace}");
+        assert!(!result["run"]["answer"].as_str().unwrap().trim().is_empty());
+    }
+}
+
+#[test]
 fn activerag_reflects_on_a_hotpotqa_question() {
     let question = hotpotqa_questions()[1]["question"]
         .as_str()
@@ -1203,7 +1230,7 @@ fn rdr2_selects_or_refuses_in_flat_hotpotqa_passages() {
         .as_str()
         .unwrap()
         .to_string();
-    for variant in ["full", "no-structure"] {
+    for variant in ["full", "no-structure", "no-refuse"] {
         let result = hotpotqa().ask(
             &[
                 &question,
@@ -1232,6 +1259,12 @@ fn rdr2_selects_or_refuses_in_flat_hotpotqa_passages() {
                 3,
                 "one route per passage"
             );
+        }
+        if variant == "no-refuse" {
+            // The grammar offers no refusal while there is something to name.
+            for route in trace["routes"].as_array().unwrap() {
+                assert_eq!(route["steps"][0]["refused"], false, "{route}");
+            }
         }
     }
 }

@@ -165,12 +165,12 @@ const SPECS: &[PromptSpec] = &[
     spec!(
         ActiveRagAccommodate,
         "activerag/accommodate.j2",
-        ["question", "thought", "knowledge", "variant"]
+        ["question", "thought", "knowledge", "variant", "passages"]
     ),
     spec!(
         Rdr2Route,
         "rdr2/route.j2",
-        ["question", "title", "tree", "expand"]
+        ["question", "title", "tree", "expand", "refuse"]
     ),
     spec!(Rdr2Read, "rdr2/read.j2", ["question", "passages"]),
     spec!(

@@ -26,6 +26,12 @@ const VARIANT: Pick<ActiveRagVariant> = Pick {
     default: ActiveRagVariant::Association,
 };
 
+const AGENTS: Pick<ActiveRagAgents> = Pick {
+    name: "agents",
+    help: "all (the method), or an ablation from the paper: no-assimilation (the last agent reads the passages themselves), no-accommodation (the answer is written from the notes, with no first attempt to correct).",
+    default: ActiveRagAgents::All,
+};
+
 const SELF_INQUIRY: &str = "self-inquiry";
 const ASSIMILATION: &str = "assimilation";
 const ACCOMMODATION: &str = "accommodation";
@@ -61,17 +67,55 @@ impl Choice for ActiveRagVariant {
     }
 }
 
+/// Which agents run: all of them, or one of the paper's ablations
+/// (ActiveRAG §5.2, Table 3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+#[serde(rename_all = "kebab-case")]
+pub enum ActiveRagAgents {
+    #[default]
+    All,
+    /// No knowledge assimilation: the accommodation reads the passages
+    /// themselves instead of notes taken from them.
+    NoAssimilation,
+    /// No thought accommodation: the answer is written from the notes
+    /// alone, with no first attempt to correct (so none is made).
+    NoAccommodation,
+}
+
+impl Choice for ActiveRagAgents {
+    const ALL: &'static [ActiveRagAgents] = &[
+        ActiveRagAgents::All,
+        ActiveRagAgents::NoAssimilation,
+        ActiveRagAgents::NoAccommodation,
+    ];
+
+    fn as_str(self) -> &'static str {
+        match self {
+            ActiveRagAgents::All => "all",
+            ActiveRagAgents::NoAssimilation => "no-assimilation",
+            ActiveRagAgents::NoAccommodation => "no-accommodation",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[ts(export)]
 pub struct ActiveRagTrace {
     pub variant: ActiveRagVariant,
+    /// Absent in runs from before the ablations: all agents ran.
+    #[serde(default)]
+    pub agents: ActiveRagAgents,
     pub k: usize,
     pub passages: Vec<Passage>,
-    /// Self-inquiry: the model's chain of thought without sources.
+    /// Self-inquiry: the model's chain of thought without sources (empty
+    /// for `no-accommodation`, which has no use for it).
     pub self_inquiry: String,
-    /// Knowledge assimilation: what it took from the passages.
+    /// Knowledge assimilation: what it took from the passages (empty for
+    /// `no-assimilation`).
     pub assimilation: String,
-    /// Thought accommodation: the corrected reasoning, ending in the answer.
+    /// Thought accommodation: the corrected reasoning, ending in the
+    /// answer; for `no-accommodation`, the reasoning from the notes alone.
     pub accommodation: String,
     /// Set when the accommodation had no "Answer:" line, so the whole
     /// reply became the answer.
@@ -93,7 +137,7 @@ impl Method for ActiveRag {
             name: "ActiveRAG",
             summary: "Reasons from the model's own knowledge, has a second agent learn from the retrieved passages, and a third correct the reasoning with what was learnt.",
             retrieves: true,
-            options: vec![RETRIEVER.declare(), VARIANT.declare()],
+            options: vec![RETRIEVER.declare(), VARIANT.declare(), AGENTS.declare()],
         }
     }
 
@@ -104,23 +148,30 @@ impl Method for ActiveRag {
         params: &Params,
     ) -> Result<Answer, MethodError> {
         let variant = VARIANT.read(params)?;
+        let agents = AGENTS.read(params)?;
         let mut notes = Vec::new();
-        let (thought, passages) = tokio::join!(
-            ctx.generate(
-                SELF_INQUIRY,
-                PromptId::ActiveRagSelfInquiry,
-                context!(question),
-                params
-            ),
-            ctx.retrieve(question, params),
-        );
-        let self_inquiry = partial_text(SELF_INQUIRY, thought?, &mut notes)?;
-        let passages = passages?;
+        let inquire = async {
+            if agents == ActiveRagAgents::NoAccommodation {
+                return Ok(String::new());
+            }
+            let thought = ctx
+                .generate(
+                    SELF_INQUIRY,
+                    PromptId::ActiveRagSelfInquiry,
+                    context!(question),
+                    params,
+                )
+                .await?;
+            partial_text(SELF_INQUIRY, thought, &mut notes)
+        };
+        let (self_inquiry, passages) = tokio::join!(inquire, ctx.retrieve(question, params));
+        let (self_inquiry, passages) = (self_inquiry?, passages?);
         if passages.is_empty() {
             return Err(MethodError::EmptyLibrary);
         }
         let mut trace = ActiveRagTrace {
             variant,
+            agents,
             k: params.k,
             passages,
             self_inquiry,
@@ -133,16 +184,18 @@ impl Method for ActiveRag {
         };
         ctx.checkpoint(&Trace::ActiveRag(trace.clone()));
 
-        let completion = ctx
-            .generate(
-                ASSIMILATION,
-                PromptId::ActiveRagAssimilate,
-                context!(question, variant, passages => shown(&trace.passages)),
-                params,
-            )
-            .await?;
-        trace.assimilation = partial_text(ASSIMILATION, completion, &mut trace.notes)?;
-        ctx.checkpoint(&Trace::ActiveRag(trace.clone()));
+        if agents != ActiveRagAgents::NoAssimilation {
+            let completion = ctx
+                .generate(
+                    ASSIMILATION,
+                    PromptId::ActiveRagAssimilate,
+                    context!(question, variant, passages => shown(&trace.passages)),
+                    params,
+                )
+                .await?;
+            trace.assimilation = partial_text(ASSIMILATION, completion, &mut trace.notes)?;
+            ctx.checkpoint(&Trace::ActiveRag(trace.clone()));
+        }
 
         let options = GenerateOptions {
             grammar: Some(answer_line_grammar(params.max_tokens)),
@@ -157,6 +210,8 @@ impl Method for ActiveRag {
                     variant,
                     thought => as_document_data(&trace.self_inquiry),
                     knowledge => as_document_data(&trace.assimilation),
+                    passages => (agents == ActiveRagAgents::NoAssimilation)
+                        .then(|| shown(&trace.passages)),
                 ),
                 &options,
             )
@@ -292,6 +347,79 @@ mod tests {
         assert_eq!(
             trace.notes,
             ["the self-inquiry reply reached max_tokens; what it had written was used"]
+        );
+    }
+
+    /// An ablation's run: the agents it keeps, in order, with these replies.
+    async fn ablated(
+        agents: &str,
+        replies: &[&str],
+    ) -> (crate::store::RunRecord, ActiveRagTrace, Vec<String>) {
+        let dir = tempfile::tempdir().unwrap();
+        let library = library_with(dir.path(), ADA_NOTES).await;
+        let llm = ScriptedLlm::new(replies.iter().map(|r| says(r)).collect());
+        let mut request = AskRequest::new(ADA_QUESTION, "activerag");
+        request.options.insert("agents".into(), agents.into());
+        let (run, _) = ask_with(&library, &llm, &request).await;
+        assert_eq!(llm.unused(), 0, "the script had replies left");
+        let trace = match serde_json::from_value(run.trace.clone().unwrap()).unwrap() {
+            Trace::ActiveRag(t) => t,
+            other => panic!("not an ActiveRAG trace: {other:?}"),
+        };
+        (run, trace, llm.prompts())
+    }
+
+    #[tokio::test]
+    async fn without_assimilation_the_last_agent_reads_the_passages() {
+        let (run, trace, prompts) = ablated(
+            "no-assimilation",
+            &[THOUGHT, "Paris was wrong: London [1].\nAnswer: London"],
+        )
+        .await;
+        assert_eq!(run.status, RunStatus::Done, "{:?}", run.error);
+        assert_eq!(run.llm_calls, 2, "self-inquiry and accommodation");
+        assert_eq!(run.answer.as_deref(), Some("London"));
+        assert_eq!(trace.agents, ActiveRagAgents::NoAssimilation);
+        assert!(trace.assimilation.is_empty());
+        assert!(
+            prompts[1].contains("born in Paris"),
+            "the first attempt is corrected"
+        );
+        assert!(
+            prompts[1].contains("<document number=\"1\"")
+                && !prompts[1].contains("notes from passages"),
+            "{}",
+            prompts[1]
+        );
+        assert_eq!(run.citations.as_array().unwrap().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn without_accommodation_the_answer_comes_from_the_notes_alone() {
+        let (run, trace, prompts) = ablated(
+            "no-accommodation",
+            &[
+                "Ada Lovelace was born in London [1].",
+                "The notes say London [1].\nAnswer: London",
+            ],
+        )
+        .await;
+        assert_eq!(run.status, RunStatus::Done, "{:?}", run.error);
+        assert_eq!(
+            run.llm_calls, 2,
+            "assimilation and the answer; no self-inquiry"
+        );
+        assert_eq!(run.answer.as_deref(), Some("London"));
+        assert_eq!(trace.agents, ActiveRagAgents::NoAccommodation);
+        assert!(trace.self_inquiry.is_empty());
+        assert!(
+            prompts[0].contains("<document number=\"1\""),
+            "assimilation reads the passages"
+        );
+        assert!(
+            prompts[1].contains("born in London [1]") && !prompts[1].contains("first attempt"),
+            "{}",
+            prompts[1]
         );
     }
 

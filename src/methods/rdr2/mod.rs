@@ -38,7 +38,7 @@ const SEARCH: Pick<SearchMode> = Pick {
 };
 const VARIANT: Pick<Rdr2Variant> = Pick {
     name: "variant",
-    help: "full (the method), or an ablation from the paper: no-structure (each passage accepted or refused alone), no-expand (one routing turn, no headings opened).",
+    help: "full (the method), or an ablation from the paper: no-structure (each passage accepted or refused alone), no-expand (one routing turn, no headings opened), no-refuse (every turn selects or opens something).",
     default: Rdr2Variant::Full,
 };
 const EXPAND_ITER: Count = Count {
@@ -124,11 +124,11 @@ impl Routing {
     fn settings(self) -> route::Settings {
         route::Settings {
             structure: self.variant != Rdr2Variant::NoStructure,
-            expand_iter: if self.variant == Rdr2Variant::Full {
-                self.expand_iter
-            } else {
-                0
+            expand_iter: match self.variant {
+                Rdr2Variant::Full | Rdr2Variant::NoRefuse => self.expand_iter,
+                Rdr2Variant::NoStructure | Rdr2Variant::NoExpand => 0,
             },
+            refuse: self.variant != Rdr2Variant::NoRefuse,
             budget_chars: self.budget_tokens * CHARS_PER_TOKEN,
         }
     }

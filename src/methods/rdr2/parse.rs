@@ -36,11 +36,17 @@ fn tag(name: &str) -> Option<Tag> {
 /// passages a turn, and a bound keeps a small model from listing the view.
 const MAX_IDS_PER_ACTION: usize = 4;
 
-/// A llama.cpp grammar for a reply to `view`: "Cannot answer", or an
-/// `[ANSWER]` line naming passages in view and an `[EXPAND]` line naming
-/// collapsed headings (when expanding is offered), each at most once. Ids
-/// outside the view cannot be written, so nothing is ignored for them.
-pub fn grammar(shown: &BTreeSet<usize>, collapsed: &BTreeSet<usize>, expand: bool) -> String {
+/// A llama.cpp grammar for a reply to `view`: "Cannot answer" (when
+/// refusing is allowed, or when nothing can be named), or an `[ANSWER]`
+/// line naming passages in view and an `[EXPAND]` line naming collapsed
+/// headings (when expanding is offered). Ids outside the view cannot be
+/// written, so nothing is ignored for them.
+pub fn grammar(
+    shown: &BTreeSet<usize>,
+    collapsed: &BTreeSet<usize>,
+    expand: bool,
+    refuse: bool,
+) -> String {
     let mut rules = Vec::new();
     let mut lines = Vec::new();
     if let Some(line) = action_rule("answer", "[ANSWER]", shown) {
@@ -53,7 +59,10 @@ pub fn grammar(shown: &BTreeSet<usize>, collapsed: &BTreeSet<usize>, expand: boo
             lines.push("expand");
         }
     }
-    let mut choices = vec!["\"Cannot answer\"".to_string()];
+    let mut choices = Vec::new();
+    if refuse || lines.is_empty() {
+        choices.push("\"Cannot answer\"".to_string());
+    }
     choices.extend(lines.iter().map(|l| l.to_string()));
     if lines.len() == 2 {
         choices.push("answer expand".into());
@@ -177,19 +186,22 @@ mod tests {
     fn the_grammar_names_only_ids_in_view() {
         let (shown, collapsed) = (BTreeSet::from([3, 12]), BTreeSet::from([4]));
         assert_eq!(
-            grammar(&shown, &collapsed, true),
+            grammar(&shown, &collapsed, true, true),
             "root ::= \"Cannot answer\" | answer | expand | answer expand\n\
              answer ::= \"[ANSWER] \" (\"3\" | \"12\") (\", \" (\"3\" | \"12\")){0,1} \"\\n\"\n\
              expand ::= \"[EXPAND] \" (\"4\") (\", \" (\"4\")){0,0} \"\\n\"\n"
         );
         assert_eq!(
-            grammar(&shown, &collapsed, false),
+            grammar(&shown, &collapsed, false, true),
             "root ::= \"Cannot answer\" | answer\n\
              answer ::= \"[ANSWER] \" (\"3\" | \"12\") (\", \" (\"3\" | \"12\")){0,1} \"\\n\"\n"
         );
+        assert!(grammar(&shown, &collapsed, true, false)
+            .starts_with("root ::= answer | expand | answer expand\n"));
         assert_eq!(
-            grammar(&BTreeSet::new(), &BTreeSet::new(), true),
-            "root ::= \"Cannot answer\"\n"
+            grammar(&BTreeSet::new(), &BTreeSet::new(), true, false),
+            "root ::= \"Cannot answer\"\n",
+            "with nothing to name, refusing is the only reply"
         );
     }
 

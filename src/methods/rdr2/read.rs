@@ -1,7 +1,8 @@
 //! The read step (RDR² eq. 7): the selected passages, document by document
 //! in the order retrieval found them and in document order within each,
 //! numbered for citing. A document whose route fell back gives its
-//! retrieved chunks; a refused one gives nothing.
+//! retrieved chunks; a refused one gives nothing. When every document was
+//! refused the reader still answers, from no passages, as the paper's does.
 
 use std::collections::BTreeSet;
 
@@ -17,9 +18,6 @@ use crate::methods::shown::shown;
 use crate::methods::{Answer, MethodContext, MethodError, Params, Passage, Trace};
 
 const READ: &str = "read";
-/// The answer when every document was refused: the model is not asked to
-/// answer from nothing.
-const ALL_REFUSED: &str = "None of the retrieved documents answers this question.";
 
 pub async fn read(
     ctx: &MethodContext<'_>,
@@ -37,19 +35,13 @@ pub async fn read(
         unknown_citations: Vec::new(),
         refused: false,
     };
-    ctx.checkpoint(&Trace::Rdr2(trace.clone()));
     if trace.passages.is_empty() {
         trace.refused = true;
-        trace
-            .routing
-            .notes
-            .push("the router refused every document, so the model was not asked to answer".into());
-        return Ok(Answer {
-            text: ALL_REFUSED.into(),
-            citations: Vec::new(),
-            trace: Trace::Rdr2(trace),
-        });
+        trace.routing.notes.push(
+            "the router refused every document, so the reader answered without passages".into(),
+        );
     }
+    ctx.checkpoint(&Trace::Rdr2(trace.clone()));
     let vars = context!(question, passages => shown(&trace.passages));
     let answer = ctx
         .cited_answer(READ, PromptId::Rdr2Read, vars, params, &trace.passages)

@@ -32,6 +32,8 @@ const TRACE_TEXT_CHARS: usize = 300;
 #[derive(Debug, Clone, Copy)]
 pub struct Settings {
     pub structure: bool,
+    /// The router may reply "Cannot answer" (off for `no-refuse`).
+    pub refuse: bool,
     pub expand_iter: usize,
     pub budget_chars: usize,
 }
@@ -92,7 +94,12 @@ pub async fn route(
         let view = render(&subtree, &doc.hits, layout);
         route.nodes = nodes_seen(&subtree, settings.structure);
         let options = GenerateOptions {
-            grammar: Some(grammar(&view.shown, &view.collapsed, offer_expand)),
+            grammar: Some(grammar(
+                &view.shown,
+                &view.collapsed,
+                offer_expand,
+                settings.refuse,
+            )),
             ..ctx.options(params)
         };
         let completion = ctx
@@ -104,6 +111,7 @@ pub async fn route(
                     title => as_document_data(&route.title).replace('"', "'"),
                     tree => as_document_data(view.text.trim_end()),
                     expand => offer_expand,
+                    refuse => settings.refuse,
                 ),
                 &options,
             )

@@ -313,12 +313,14 @@ async fn bad_actions_are_ignored_with_reasons_and_an_unusable_route_falls_back()
 }
 
 #[tokio::test]
-async fn when_every_document_refuses_the_model_is_not_asked_to_answer() {
+async fn when_every_document_refuses_the_reader_answers_from_no_passages() {
     let f = Fixture::new().await;
-    let (run, trace, _) = f.ask(1, &[], vec!["Cannot answer."]).await;
+    let (run, trace, llm) = f
+        .ask(1, &[], vec!["Cannot answer.", "The documents do not say."])
+        .await;
     assert_eq!(run.status, RunStatus::Done, "{:?}", run.error);
-    assert_eq!(run.llm_calls, 1);
-    assert_eq!(run.answer.as_deref(), Some(read_refusal()));
+    assert_eq!(run.llm_calls, 2, "the route, then the reader");
+    assert_eq!(run.answer.as_deref(), Some("The documents do not say."));
     assert!(trace
         .routing
         .routes
@@ -326,10 +328,30 @@ async fn when_every_document_refuses_the_model_is_not_asked_to_answer() {
         .all(|r| r.outcome == RouteOutcome::Refused));
     assert!(trace.passages.is_empty() && run.citations.as_array().unwrap().is_empty());
     assert!(trace.refused);
+    let read = &llm.prompts()[1];
+    assert!(
+        read.contains("Nothing in the person's documents") && !read.contains("<document number"),
+        "{read}"
+    );
 }
 
-fn read_refusal() -> &'static str {
-    "None of the retrieved documents answers this question."
+#[tokio::test]
+async fn without_refusal_the_router_is_not_offered_it() {
+    let f = Fixture::new().await;
+    let towers = f.id("The SkyScreamer");
+    let (run, trace, llm) = f
+        .ask(
+            1,
+            &[("variant", "no-refuse")],
+            vec![&format!("[ANSWER] {towers}"), "It is 400 feet tall [1]."],
+        )
+        .await;
+    assert_eq!(run.status, RunStatus::Done, "{:?}", run.error);
+    assert_eq!(trace.routing.variant, Rdr2Variant::NoRefuse);
+    assert_eq!(trace.routing.expand_iter, 5, "it still expands");
+    let route = &llm.prompts()[0];
+    assert!(!route.contains("Cannot answer"), "{route}");
+    assert!(route.contains("Always name at least one passage or heading"));
 }
 
 #[tokio::test]

@@ -19,6 +19,9 @@ pub enum Rdr2Variant {
     NoStructure,
     /// The tree, but one routing turn: select or refuse, never expand.
     NoExpand,
+    /// The tree and expansions, but no refusal: every turn selects or
+    /// expands at least one node (the paper's "w/o [REF]").
+    NoRefuse,
 }
 
 impl Choice for Rdr2Variant {
@@ -26,6 +29,7 @@ impl Choice for Rdr2Variant {
         Rdr2Variant::Full,
         Rdr2Variant::NoStructure,
         Rdr2Variant::NoExpand,
+        Rdr2Variant::NoRefuse,
     ];
 
     fn as_str(self) -> &'static str {
@@ -33,6 +37,7 @@ impl Choice for Rdr2Variant {
             Rdr2Variant::Full => "full",
             Rdr2Variant::NoStructure => "no-structure",
             Rdr2Variant::NoExpand => "no-expand",
+            Rdr2Variant::NoRefuse => "no-refuse",
         }
     }
 }
@@ -48,8 +53,8 @@ pub struct Rdr2Trace {
     /// What the reader saw, numbered as the answer cites it.
     pub passages: Vec<Passage>,
     pub unknown_citations: Vec<usize>,
-    /// Every route refused, so the model was not asked to answer: what an
-    /// evaluation counts as a refusal.
+    /// Every route refused, so the reader answered from no passages (as
+    /// the paper's reader does): what an evaluation counts as a refusal.
     pub refused: bool,
 }
 

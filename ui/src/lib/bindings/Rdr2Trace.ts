@@ -13,8 +13,8 @@ export type Rdr2Trace = {
  */
 passages: Array<Passage>, unknown_citations: Array<number>, 
 /**
- * Every route refused, so the model was not asked to answer: what an
- * evaluation counts as a refusal.
+ * Every route refused, so the reader answered from no passages (as
+ * the paper's reader does): what an evaluation counts as a refusal.
  */
 refused: boolean, 
 /**

@@ -3,4 +3,4 @@
 /**
  * The paper's method and its ablations (RDR², section 5.2).
  */
-export type Rdr2Variant = "full" | "no-structure" | "no-expand";
+export type Rdr2Variant = "full" | "no-structure" | "no-expand" | "no-refuse";

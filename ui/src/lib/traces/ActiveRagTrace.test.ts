@@ -26,6 +26,16 @@ describe("ActiveRagTrace", () => {
     destroy();
   });
 
+  it("says which agent an ablation left out", () => {
+    const trace = activeRagTrace({ agents: "no-assimilation", assimilation: "" });
+    const { target, destroy } = render(ActiveRagTrace, { trace });
+    const all = agents(target);
+    expect(text(all[1])).toContain("Left out by the no-assimilation ablation.");
+    expect(all[1].querySelector(".pending")).toBeNull();
+    expect(text(target)).toContain("the last agent reads the passages themselves");
+    destroy();
+  });
+
   it("notes a missing answer line and unknown citations", () => {
     const trace = activeRagTrace({
       accommodation: "Arc is the thread-safe one [3] [8].",

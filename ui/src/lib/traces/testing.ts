@@ -121,6 +121,7 @@ export function activeRagTrace(overrides: Partial<ActiveRagFixture> = {}): Activ
   return {
     method: "activerag",
     variant: "reflection",
+    agents: "all",
     k: 3,
     passages: [passage(1), passage(2), passage(3)],
     self_inquiry: "Both count references, and I believe Rc is the thread-safe one.\nAnswer: Rc",
