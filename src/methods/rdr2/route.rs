@@ -1,9 +1,11 @@
 //! One document's route (RDR² section 3.3): show the router the subtree,
-//! take the passages it selects, unfold the headings it expands, and go
-//! again until it stops, refuses, or the expansions run out. Each step is
-//! reported as it finishes, so the app can follow the route live.
+//! take the passages it selects, queue the headings it expands, and give
+//! each opened heading a turn of its own, until none is left or the
+//! expansions run out. A refusal ends the subtree in view, not the route.
+//! Each step is reported as it finishes, so the app can follow the route
+//! live.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, VecDeque};
 
 use minijinja::context;
 
@@ -84,6 +86,9 @@ pub async fn route(
         ..params.clone()
     };
     let mut selected = BTreeSet::new();
+    // Headings opened and not yet visited: each gets a turn of its own, so
+    // a refusal ends only the subtree in view (the paper's [REF] scope).
+    let mut opened: VecDeque<usize> = VecDeque::new();
     for step in 0..=settings.expand_iter {
         let offer_expand = settings.structure && step < settings.expand_iter;
         let layout = Layout {
@@ -132,19 +137,36 @@ pub async fn route(
                 .filter(|a| a.kind == ActionKind::Answer)
                 .map(|a| a.node),
         );
-        let expand: Vec<usize> = judged
+        for heading in judged
             .actions
             .iter()
             .filter(|a| a.kind == ActionKind::Expand)
             .map(|a| a.node)
-            .collect();
+        {
+            if !opened.contains(&heading) {
+                opened.push_back(heading);
+            }
+        }
         route.steps.push(judged);
         route.selected = selected.iter().copied().collect();
-        if !usable || expand.is_empty() {
+        if !usable {
             break;
         }
-        subtree.expand(&expand);
+        let Some(next) = opened.pop_front() else {
+            break;
+        };
+        if step == settings.expand_iter {
+            opened.push_front(next);
+            break;
+        }
+        subtree.expand(&[next]);
         on_step(&route);
+    }
+    if !opened.is_empty() {
+        route.notes.push(format!(
+            "{} opened heading(s) were not visited: the route reached expand-iter",
+            opened.len()
+        ));
     }
     route.nodes = nodes_seen(&subtree, settings.structure);
     route.outcome = if !selected.is_empty() {

@@ -355,6 +355,38 @@ async fn without_refusal_the_router_is_not_offered_it() {
 }
 
 #[tokio::test]
+async fn a_refusal_ends_only_the_subtree_in_view() {
+    let f = Fixture::new().await;
+    let (coasters, history) = (f.id("Coasters"), f.id("History"));
+    let opened = f.id("The park opened");
+    let (run, trace, llm) = f
+        .ask(
+            1,
+            &[],
+            vec![
+                &format!("[EXPAND] {coasters}, {history}"),
+                "Cannot answer",
+                &format!("[ANSWER] {opened}"),
+                "It opened in 1961 [1].",
+            ],
+        )
+        .await;
+    assert_eq!(run.status, RunStatus::Done, "{:?}", run.error);
+    let route = &trace.routing.routes[0];
+    assert_eq!(route.steps.len(), 3, "each opened heading has its own turn");
+    let prompts = llm.prompts();
+    let (second, third) = (shown_tree(&prompts[1]), shown_tree(&prompts[2]));
+    assert!(second.contains("The Titan coaster") && !second.contains("1961"));
+    assert!(
+        third.contains("1961") && !third.contains("The Titan coaster"),
+        "after the refusal the route goes on to the next opened heading"
+    );
+    assert!(route.steps[1].refused);
+    assert_eq!(route.selected, [opened]);
+    assert_eq!(route.outcome, RouteOutcome::Selected);
+}
+
+#[tokio::test]
 async fn expansions_stop_at_expand_iter() {
     let f = Fixture::new().await;
     let (coasters, history) = (f.id("Coasters"), f.id("History"));
