@@ -10,7 +10,10 @@ use tokio_util::sync::CancellationToken;
 use crate::config::Config;
 use crate::embed::Embedder;
 use crate::llm::prompts::{PromptSource, Prompts};
-use crate::llm::{Capabilities, ChatMessage, ChatRequest, GenerateOptions, LlmSettings, ModelInfo};
+use crate::llm::{
+    Backend, Capabilities, ChatMessage, ChatRequest, GenerateOptions, LlmSettings, ModelInfo,
+    OpenAiLlm,
+};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ModelReport {
@@ -32,6 +35,9 @@ pub struct LlmCheck {
     pub settings: LlmSettings,
     pub info: Option<ModelInfo>,
     pub capabilities: Option<Capabilities>,
+    /// For a server: the models it serves (`GET /models`), to pick from;
+    /// `None` for the embedded model or when the server did not answer.
+    pub served: Option<Vec<String>>,
     pub error: Option<String>,
 }
 
@@ -64,8 +70,12 @@ async fn check_llm(settings: &LlmSettings) -> LlmCheck {
         settings: settings.redacted(),
         info: None,
         capabilities: None,
+        served: None,
         error: None,
     };
+    if settings.backend == Backend::Openai {
+        check.served = OpenAiLlm::served(settings).await.ok();
+    }
     match crate::llm::connect(settings).await {
         Ok(llm) => {
             check.info = Some(llm.info());

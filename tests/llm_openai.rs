@@ -150,6 +150,33 @@ async fn unknown_model_names_the_served_one() {
 }
 
 #[tokio::test]
+async fn the_served_models_are_listed_to_pick_from() {
+    let base_url = shared_server();
+    let served = OpenAiLlm::served(&settings(base_url, "not-a-served-model"))
+        .await
+        .expect("list the served models");
+    assert_eq!(served, vec![ALIAS.to_string()]);
+
+    let data = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_folio"))
+        .arg("--data-dir")
+        .arg(data.path())
+        .arg("models")
+        .env("FOLIO_CONFIG", "/dev/null")
+        .env("FOLIO_LLM_BACKEND", "openai")
+        .env("FOLIO_LLM_BASE_URL", base_url)
+        .env("FOLIO_LLM_MODEL", ALIAS)
+        .output()
+        .expect("run folio models");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(&format!("served        {ALIAS} (configured)")),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[tokio::test]
 async fn nothing_listening_is_server_down_after_quick_retries() {
     let base_url = format!("http://127.0.0.1:{}/v1", free_port());
     let started = Instant::now();

@@ -82,6 +82,7 @@ fn main() {
             settings_commands::settings,
             settings_commands::save_settings,
             settings_commands::pick_model_file,
+            settings_commands::served_models,
         ])
         .build(tauri::generate_context!())
         .unwrap_or_else(|e| {

@@ -206,6 +206,21 @@ pub fn unconfirmed_changes(
     changes
 }
 
+/// The key to send when listing the models at `base_url`: the one typed,
+/// or the stored one when it was entered for that same server.
+pub fn key_for(
+    base_url: &str,
+    typed: Option<ApiKey>,
+    current: Option<&LlmSettings>,
+    stored: Option<ApiKey>,
+) -> Option<ApiKey> {
+    typed.or_else(|| {
+        current
+            .filter(|c| same_server(&c.base_url, base_url))
+            .and(stored)
+    })
+}
+
 /// Whether two server URLs name the same API root, a trailing slash aside.
 fn same_server(a: &str, b: &str) -> bool {
     a.trim().trim_end_matches('/') == b.trim().trim_end_matches('/')
@@ -262,6 +277,45 @@ pub fn save(input: &SettingsInput, secrets: &Secrets) -> Result<(), IpcError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn listing_models_sends_the_stored_key_only_to_its_server() {
+        let current = LlmSettings {
+            backend: Backend::Openai,
+            base_url: "http://127.0.0.1:8080/v1".into(),
+            ..LlmSettings::default()
+        };
+        let key = |k: &str| Some(ApiKey::new(k));
+        let exposed = |k: Option<ApiKey>| k.map(|k| k.expose().to_string());
+        assert_eq!(
+            exposed(key_for(
+                "http://127.0.0.1:8080/v1/",
+                None,
+                Some(&current),
+                key("stored")
+            )),
+            Some("stored".into())
+        );
+        assert_eq!(
+            exposed(key_for(
+                "http://elsewhere:8080/v1",
+                None,
+                Some(&current),
+                key("stored")
+            )),
+            None,
+            "another server never gets the stored key"
+        );
+        assert_eq!(
+            exposed(key_for(
+                "http://elsewhere:8080/v1",
+                key("typed"),
+                Some(&current),
+                key("stored")
+            )),
+            Some("typed".into())
+        );
+    }
 
     fn input(dir: &Path) -> SettingsInput {
         let models = dir.join("emb");

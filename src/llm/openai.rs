@@ -62,26 +62,17 @@ impl OpenAiLlm {
             .map_err(|e| redacted(e, key.as_ref()))
     }
 
+    /// The model ids the server at `settings.base_url` serves (`GET
+    /// /models`), for picking one rather than typing it; the configured
+    /// model need not be among them.
+    pub async fn served(settings: &LlmSettings) -> Result<Vec<String>> {
+        let key = settings.api_key.clone();
+        let listed = async { Self::unchecked(settings)?.served_models().await };
+        listed.await.map_err(|e| redacted(e, key.as_ref()))
+    }
+
     async fn connect_checked(settings: &LlmSettings) -> Result<OpenAiLlm> {
-        let base_url = settings.base_url.trim_end_matches('/').to_string();
-        let client = reqwest::Client::builder()
-            .connect_timeout(CONNECT_TIMEOUT)
-            .build()
-            .map_err(|e| LlmError::ServerDown {
-                url: base_url.clone(),
-                reason: format!("cannot set up HTTP: {}", root_cause(&e)),
-            })?;
-        let llm = OpenAiLlm {
-            client,
-            base_url,
-            api_key: settings
-                .api_key
-                .clone()
-                .filter(|key| !key.expose().is_empty()),
-            model: settings.model.clone(),
-            context_size: settings.context_size,
-            logprobs: AtomicBool::new(true),
-        };
+        let llm = Self::unchecked(settings)?;
         let available = llm.served_models().await?;
         if !available.contains(&llm.model) {
             return Err(LlmError::ModelNotFound {
@@ -91,6 +82,29 @@ impl OpenAiLlm {
             });
         }
         Ok(llm)
+    }
+
+    /// A client for the server, not yet asked anything.
+    fn unchecked(settings: &LlmSettings) -> Result<OpenAiLlm> {
+        let base_url = settings.base_url.trim_end_matches('/').to_string();
+        let client = reqwest::Client::builder()
+            .connect_timeout(CONNECT_TIMEOUT)
+            .build()
+            .map_err(|e| LlmError::ServerDown {
+                url: base_url.clone(),
+                reason: format!("cannot set up HTTP: {}", root_cause(&e)),
+            })?;
+        Ok(OpenAiLlm {
+            client,
+            base_url,
+            api_key: settings
+                .api_key
+                .clone()
+                .filter(|key| !key.expose().is_empty()),
+            model: settings.model.clone(),
+            context_size: settings.context_size,
+            logprobs: AtomicBool::new(true),
+        })
     }
 
     fn endpoint(&self, path: &str) -> String {

@@ -1,6 +1,6 @@
 //! The settings view and what the app says about itself on start.
 
-use folio::llm::Backend;
+use folio::llm::{ApiKey, Backend, LlmSettings, OpenAiLlm};
 use serde::Serialize;
 use tauri::{AppHandle, State};
 
@@ -86,6 +86,33 @@ pub async fn save_settings(
     state.restart(&app).await;
     let config = state.with_engine(|e| e.config.clone()).await?;
     Ok(settings::view(&config, state.secrets()))
+}
+
+/// The models the server at `base_url` serves, for the person to pick one
+/// (asked only when they ask for the list). The stored key goes only to
+/// the server it was entered for.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn served_models(
+    state: State<'_, AppState>,
+    base_url: String,
+    api_key: Option<ApiKey>,
+) -> CommandResult<Vec<String>> {
+    let current = load_config(state.secrets()).ok();
+    let api_key = settings::key_for(
+        &base_url,
+        api_key,
+        current.as_ref().map(|c| &c.llm),
+        state.secrets().load(),
+    );
+    let server = LlmSettings {
+        backend: Backend::Openai,
+        base_url: base_url.trim().to_string(),
+        api_key,
+        ..LlmSettings::default()
+    };
+    Ok(OpenAiLlm::served(&server)
+        .await
+        .map_err(folio::Error::Llm)?)
 }
 
 #[tauri::command(rename_all = "snake_case")]

@@ -27,6 +27,25 @@ fn status(error: &Option<String>) -> String {
     }
 }
 
+/// The server's models, the configured one marked, so a wrong name is
+/// corrected by picking from the list.
+fn served_list(served: &[String], configured: &str) -> String {
+    if served.is_empty() {
+        return "none listed by the server".into();
+    }
+    served
+        .iter()
+        .map(|m| {
+            if m == configured {
+                format!("{m} (configured)")
+            } else {
+                m.clone()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn print_report(r: &ModelReport) {
     match &r.config_file {
         Some(path) => println!("config: {}", path.display()),
@@ -39,6 +58,9 @@ fn print_report(r: &ModelReport) {
     if s.backend == folio::llm::Backend::Openai {
         println!("  base_url      {}", s.base_url);
         println!("  api_key       {}", s.api_key_shown());
+        if let Some(served) = &r.llm.served {
+            println!("  served        {}", served_list(served, &s.model));
+        }
     }
     println!("  context_size  {}", s.context_size);
     println!("  temperature   {}", s.temperature);
