@@ -177,9 +177,14 @@ pub fn outline_grammar(max_sections: usize) -> String {
 }
 
 /// A llama.cpp grammar for `lines` retrieval queries, one per line: the
-/// shape [`sub_queries`] reads, so none goes missing and none is extra.
+/// shape [`sub_queries`] reads, so none goes missing and none is extra. A
+/// query starts with a letter (no numbering, quotes or heading marks) and
+/// does not end in a colon (a label with nothing after it).
 pub fn sub_queries_grammar(lines: usize) -> String {
-    format!("root ::= query{{{lines}}}\nquery ::= [^\\n]{{3,{MAX_QUERY_CHARS}}} \"\\n\"\n")
+    let middle = MAX_QUERY_CHARS - 2;
+    format!(
+        "root ::= query{{{lines}}}\nquery ::= [A-Za-z] [^\\n]{{1,{middle}}} [^\\n:] \"\\n\"\n"
+    )
 }
 
 /// A retrieval query: the first line with text, without labels or quotes.
@@ -349,7 +354,7 @@ mod tests {
     fn the_sub_query_grammar_asks_for_one_line_per_section() {
         assert_eq!(
             sub_queries_grammar(3),
-            "root ::= query{3}\nquery ::= [^\\n]{3,300} \"\\n\"\n"
+            "root ::= query{3}\nquery ::= [A-Za-z] [^\\n]{1,298} [^\\n:] \"\\n\"\n"
         );
     }
 
