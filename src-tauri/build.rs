@@ -38,6 +38,7 @@ fn main() {
         "settings",
         "save_settings",
         "pick_model_file",
+        "served_models",
     ]);
     tauri_build::try_build(tauri_build::Attributes::new().app_manifest(manifest))
         .expect("tauri build configuration");

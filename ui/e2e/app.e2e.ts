@@ -821,6 +821,15 @@ describe("Folio in a real window", () => {
     const error = await app.find(".field-error", 10_000);
     expect(await error.text()).toMatch(/http:\/\//);
     await shot("16-settings-openai-invalid");
+    // Listing a server's models asks the server only when the person asks;
+    // with nothing listening the reason is shown beside the field.
+    await url.clear();
+    await url.type("http://127.0.0.1:9/v1");
+    await (await app.byTestId("served-models-button")).click();
+    const unlisted = await app.find('[data-testid="served-models"] .error-notice', 30_000);
+    expect(await unlisted.text()).toMatch(/could not be listed[\s\S]*127\.0\.0\.1:9\/v1 is not reachable/);
+    await app.execute('document.querySelector("[data-testid=served-models]").scrollIntoView({ block: "center" })');
+    await shot("16b-settings-models-unlisted");
     await (await app.find('input[name="theme"][value="dark"]')).click();
     expect(await app.execute<string>("return document.documentElement.dataset.theme;")).toBe("dark");
     await open("library");

@@ -98,6 +98,12 @@ export const api = {
   exportRun: (id: number) => call<string | null>("export_run", { id }),
   settings: () => call<SettingsView>("settings"),
   saveSettings: (input: SettingsInput) => call<SettingsView>("save_settings", { input }),
+  /**
+   * The model ids the OpenAI-compatible server at `baseUrl` serves. Without a
+   * typed key the stored one is sent, but only to the server it was entered for.
+   */
+  servedModels: (baseUrl: string, apiKey?: string) =>
+    call<string[]>("served_models", { base_url: baseUrl, api_key: apiKey ?? null }),
   pickModelFile: () => call<string | null>("pick_model_file"),
   pickEvalPath: (pick: EvalPick) => call<string | null>("pick_eval_path", { pick }),
   /**

@@ -1,0 +1,213 @@
+// Settings' model id for an OpenAI-compatible server, against a fake shell:
+// the server is asked for its models only when the person presses the
+// button, with the URL and key as typed; the ids (hostile text) are offered
+// to pick from, a model the server does not serve is pointed out, a failure
+// is shown beside the field, and a list never outlives its URL.
+import { flushSync, mount, tick, unmount } from "svelte";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { SettingsView as Settings } from "$lib/bindings/SettingsView";
+
+const shell = vi.hoisted(() => ({ invoke: vi.fn(), Channel: class {} }));
+vi.mock("@tauri-apps/api/core", () => shell);
+
+const { default: SettingsView } = await import("./SettingsView.svelte");
+const { expectInert, expectVisible, HOSTILE_PAYLOADS } = await import("$lib/testing/hostile");
+
+const stored: Settings = {
+  backend: "openai",
+  model: "llama3:8b",
+  base_url: "http://127.0.0.1:11434/v1",
+  has_api_key: true,
+  context_size: 4096,
+  temperature: 0.2,
+  max_tokens: 512,
+  embedding_model_dir: "/models/embed",
+  data_dir: "/data",
+  config_file: "/config/folio.toml",
+  kit_model: "/kit/smollm2.gguf",
+  api_key_storage: { kind: "keyring" },
+  ocr: { enabled: false, languages: [] },
+  ocr_languages_installed: [],
+  ocr_unavailable: null,
+};
+
+/** What served_models answers next: ids, or an error to reject with. */
+let served: () => Promise<string[]>;
+
+let target: HTMLElement;
+let instance: ReturnType<typeof mount>;
+
+const q = <T extends HTMLElement = HTMLElement>(id: string) => target.querySelector<T>(`[data-testid="${id}"]`);
+const button = () => q<HTMLButtonElement>("served-models-button")!;
+const select = () => q<HTMLSelectElement>("served-models-select");
+const modelInput = () => target.querySelector<HTMLInputElement>("#model-id")!;
+const calls = (command: string) => shell.invoke.mock.calls.filter(([c]) => c === command).map(([, args]) => args);
+
+async function settle() {
+  for (let i = 0; i < 4; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    await tick();
+  }
+  flushSync();
+}
+
+function type(input: HTMLInputElement, value: string) {
+  input.value = value;
+  input.dispatchEvent(new Event("input", { bubbles: true }));
+  flushSync();
+}
+
+async function list() {
+  button().click();
+  await settle();
+}
+
+beforeEach(async () => {
+  served = async () => ["qwen2.5:7b-instruct", "llama3:8b"];
+  shell.invoke.mockReset();
+  shell.invoke.mockImplementation(async (command: string) => {
+    if (command === "settings") return stored;
+    if (command === "served_models") return served();
+    // The person declines the confirmation: the form keeps what they typed.
+    if (command === "save_settings") throw { code: "not_confirmed", message: "declined", details: null };
+    throw { code: "internal", message: `unexpected command ${command}`, details: null };
+  });
+  target = document.body.appendChild(document.createElement("div"));
+  instance = mount(SettingsView, { target });
+  await settle();
+});
+
+afterEach(() => {
+  unmount(instance);
+  target.remove();
+});
+
+describe("SettingsView: the server's models", () => {
+  it("asks the server nothing on opening, or while the person types", async () => {
+    type(target.querySelector<HTMLInputElement>("#base-url")!, "http://10.0.0.2:8080/v1");
+    type(modelInput(), "qwen");
+    type(target.querySelector<HTMLInputElement>("#api-key")!, "sk-typed");
+    await settle();
+    expect(shell.invoke.mock.calls.map(([command]) => command)).toEqual(["settings"]);
+    expect(button().textContent).toContain("List the server's models");
+    expect(select()).toBeNull();
+  });
+
+  it("asks with the URL and key as typed, and without a key when none is typed", async () => {
+    await list();
+    // No key typed: the shell decides whether the stored one may go to this URL.
+    expect(calls("served_models")).toEqual([{ base_url: "http://127.0.0.1:11434/v1", api_key: null }]);
+
+    type(target.querySelector<HTMLInputElement>("#base-url")!, "  http://10.0.0.2:8080/v1 ");
+    type(target.querySelector<HTMLInputElement>("#api-key")!, "sk-typed");
+    await list();
+    expect(calls("served_models")[1]).toEqual({ base_url: "http://10.0.0.2:8080/v1", api_key: "sk-typed" });
+  });
+
+  it("shows progress and takes no second press while the server is asked", async () => {
+    let answer!: (ids: string[]) => void;
+    served = () => new Promise((resolve) => (answer = resolve));
+    await list();
+    expect(button().disabled).toBe(true);
+    expect(button().textContent).toContain("Asking the server…");
+    button().click();
+    expect(calls("served_models")).toHaveLength(1);
+
+    answer(["llama3:8b"]);
+    await settle();
+    expect(button().disabled).toBe(false);
+    expect(button().textContent).toContain("List the server's models");
+  });
+
+  it("offers the served ids, each once, and picking one sets the model", async () => {
+    served = async () => ["qwen2.5:7b-instruct", "llama3:8b", "qwen2.5:7b-instruct"];
+    await list();
+    const options = [...select()!.options].filter((o) => !o.disabled).map((o) => o.textContent);
+    expect(options).toEqual(["qwen2.5:7b-instruct", "llama3:8b"]);
+    // The configured model is served: it is the one selected, and nothing is pointed out.
+    expect(select()!.value).toBe("llama3:8b");
+    expect(q("model-not-served")).toBeNull();
+
+    select()!.value = "qwen2.5:7b-instruct";
+    select()!.dispatchEvent(new Event("change", { bubbles: true }));
+    flushSync();
+    expect(modelInput().value).toBe("qwen2.5:7b-instruct");
+
+    q<HTMLButtonElement>("settings-save")!.click();
+    await settle();
+    expect(calls("save_settings")[0]).toMatchObject({ input: { model: "qwen2.5:7b-instruct" } });
+  });
+
+  it("says plainly when the model is not served, and when the server lists none", async () => {
+    type(modelInput(), "mistral");
+    await list();
+    expect(select()!.value).toBe("");
+    expect(q("model-not-served")!.textContent).toContain("“mistral” is not served by this server");
+
+    // Typing a served id answers the note.
+    type(modelInput(), "qwen2.5:7b-instruct");
+    expect(q("model-not-served")).toBeNull();
+
+    served = async () => [];
+    await list();
+    expect(select()).toBeNull();
+    expect(q("served-models")!.textContent).toContain("The server lists no models");
+  });
+
+  it("shows a failure beside the field, with what to do", async () => {
+    served = async () => {
+      const message = "The model server at http://127.0.0.1:11434/v1 does not answer";
+      throw { code: "llm_server_down", message, details: null };
+    };
+    await list();
+    const notice = q("served-models")!.querySelector('[role="alert"]')!;
+    expect(notice.textContent).toContain("The server's models could not be listed");
+    expect(notice.textContent).toContain("does not answer");
+    expect(notice.textContent).toContain("Check the Server URL");
+    expect(select()).toBeNull();
+
+    // Asking again after fixing things replaces the error with the list.
+    served = async () => ["llama3:8b"];
+    await list();
+    expect(q("served-models")!.querySelector('[role="alert"]')).toBeNull();
+    expect(select()).not.toBeNull();
+  });
+
+  it("drops the list, an error, and a late answer once the URL is edited", async () => {
+    const url = target.querySelector<HTMLInputElement>("#base-url")!;
+    await list();
+    expect(select()).not.toBeNull();
+    type(url, "http://10.0.0.2:8080/v1");
+    expect(select()).toBeNull();
+    expect(modelInput().value).toBe("llama3:8b");
+
+    served = async () => {
+      throw { code: "llm_server_down", message: "does not answer", details: null };
+    };
+    await list();
+    expect(q("served-models")!.querySelector('[role="alert"]')).not.toBeNull();
+    type(url, "http://10.0.0.3:8080/v1");
+    expect(q("served-models")!.querySelector('[role="alert"]')).toBeNull();
+
+    // An answer for the old URL that arrives after the edit is not offered.
+    let answer!: (ids: string[]) => void;
+    served = () => new Promise((resolve) => (answer = resolve));
+    await list();
+    type(url, "http://10.0.0.4:8080/v1");
+    expect(button().disabled).toBe(false);
+    answer(["from-the-old-url"]);
+    await settle();
+    expect(select()).toBeNull();
+    expect(target.textContent).not.toContain("from-the-old-url");
+  });
+
+  it("renders hostile ids as text", async () => {
+    served = async () => HOSTILE_PAYLOADS.map((p) => p.text);
+    type(modelInput(), `${HOSTILE_PAYLOADS[0].text} typed`);
+    await list();
+    const shown = q("served-models")!;
+    expectVisible(shown, HOSTILE_PAYLOADS);
+    expect(q("model-not-served")!.textContent).toContain("script-tag typed");
+    expectInert(shown);
+  });
+});
