@@ -159,6 +159,19 @@ pub async fn library_with(dir: &Path, notes: &[(&str, &str)]) -> Library {
     library
 }
 
+/// Asks with `llm` a request that must be refused, and returns why.
+pub async fn refused(library: &Library, llm: &dyn Llm, request: &AskRequest) -> crate::Error {
+    library
+        .ask_with(
+            llm,
+            request,
+            &EventSink::default(),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap_err()
+}
+
 /// Asks with `llm` and returns the stored run with every event it emitted.
 pub async fn ask_with(
     library: &Library,

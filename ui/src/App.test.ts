@@ -1,10 +1,11 @@
 // Drives the whole app in jsdom against a fake shell: every view renders
 // from command results, keyboard navigation works, an answer streams and
 // opens its source. The shell is faked only here, at the invoke boundary.
-import { flushSync, mount, tick, unmount } from "svelte";
+import { mount, unmount } from "svelte";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { EngineEvent } from "$lib/bindings/EngineEvent";
 import type { RunEvent } from "$lib/bindings/RunEvent";
+import { settle } from "$lib/testing/settle";
 
 const shell = vi.hoisted(() => {
   class Channel<T> {
@@ -203,14 +204,6 @@ const { registerBuiltinTraceRenderers } = await import("$lib/traces/builtin");
 const byTestId = (id: string) => document.querySelector<HTMLElement>(`[data-testid="${id}"]`);
 const allByTestId = (id: string) => [...document.querySelectorAll<HTMLElement>(`[data-testid="${id}"]`)];
 
-async function settle() {
-  for (let i = 0; i < 5; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 0));
-    await tick();
-  }
-  flushSync();
-}
-
 function key(init: KeyboardEventInit, target: EventTarget = window) {
   target.dispatchEvent(new KeyboardEvent("keydown", { bubbles: true, cancelable: true, ...init }));
 }
@@ -242,7 +235,7 @@ beforeAll(async () => {
   };
   registerBuiltinTraceRenderers();
   app = mount(App, { target: document.body });
-  await settle();
+  await settle(5);
 });
 
 afterAll(() => {
@@ -275,7 +268,7 @@ describe("the app against a fake shell", () => {
       eta_seconds: 0.25,
     };
     shell.state.engineHandler?.({ payload: [progress] });
-    await settle();
+    await settle(5);
     expect((byTestId("job-progress") as HTMLProgressElement).value).toBe(75);
     expect(byTestId("job-row")?.textContent).toContain("4.0 docs/s");
   });
@@ -283,7 +276,7 @@ describe("the app against a fake shell", () => {
   it("lists a folder's documents on demand", async () => {
     const show = [...byTestId("folder-row")!.querySelectorAll("button")].find((b) => b.textContent?.includes("Show"));
     show?.click();
-    await settle();
+    await settle(5);
     expect(byTestId("folder-row")?.textContent).toContain("2.0 KiB");
     expect(shell.invoke).toHaveBeenCalledWith("folder_documents", { folder: "/notes", offset: 0, limit: 100 });
   });
@@ -292,23 +285,23 @@ describe("the app against a fake shell", () => {
     const removeButton = () =>
       [...byTestId("folder-row")!.querySelectorAll("button")].find((b) => b.textContent?.trim() === "Remove");
     removeButton()?.click();
-    await settle();
+    await settle(5);
     expect(document.querySelector("dialog")?.textContent).toContain("/notes");
     byTestId("confirm-cancel")?.click();
-    await settle();
+    await settle(5);
     expect(shell.invoke.mock.calls.some(([c]) => c === "remove_folder")).toBe(false);
 
     removeButton()?.click();
-    await settle();
+    await settle(5);
     byTestId("confirm-accept")?.click();
-    await settle();
+    await settle(5);
     expect(shell.invoke).toHaveBeenCalledWith("remove_folder", { path: "/notes" });
     expect(byTestId("toast")?.textContent).toContain("Removed /notes");
   });
 
   it("switches views with Ctrl+number and focuses the question", async () => {
     key({ key: "2", ctrlKey: true });
-    await settle();
+    await settle(5);
     expect(byTestId("question-input")).not.toBeNull();
     expect(document.activeElement).toBe(byTestId("question-input"));
     expect(byTestId("nav-ask")?.getAttribute("aria-current")).toBe("page");
@@ -318,7 +311,7 @@ describe("the app against a fake shell", () => {
     const input = byTestId("question-input") as HTMLTextAreaElement;
     type(input, "What does Rc do?");
     key({ key: "Enter" }, input);
-    await settle();
+    await settle(5);
     const [call] = shell.invoke.mock.calls.filter(([c]) => c === "ask");
     expect(call[1].request).toEqual({
       question: "What does Rc do?",
@@ -338,14 +331,14 @@ describe("the app against a fake shell", () => {
       { type: "token", step: "answer", text: "It counts" },
     ];
     shell.state.askChannels[0].onmessage(events);
-    await settle();
+    await settle(5);
     expect(byTestId("answer")?.textContent).toContain("It counts");
     // Only a finished run has a status to report.
     expect(byTestId("answer-status")).toBeNull();
     expect(byTestId("trace-panel")?.textContent).toContain("writing");
 
     shell.state.askResolvers[0](runRecord(9, "vanilla-rag"));
-    await settle();
+    await settle(5);
     expect(byTestId("answer-status")?.textContent).toBe("done");
     expect(byTestId("answer")?.querySelector("strong")?.textContent).toBe("counts");
     expect(allByTestId("citation")).toHaveLength(1);
@@ -356,7 +349,7 @@ describe("the app against a fake shell", () => {
     expect(byTestId("ask-cancel")).toBeNull();
 
     (byTestId("answer")?.querySelector("button.cite") as HTMLButtonElement).click();
-    await settle();
+    await settle(5);
     const viewer = byTestId("source-viewer");
     expect(viewer?.textContent).toContain("/notes/rc.md");
     const highlighted = allByTestId("source-highlight");
@@ -365,7 +358,7 @@ describe("the app against a fake shell", () => {
     expect(highlighted[0].textContent?.trim()).toBe("<b>Rc counts references.</b>");
     expect(viewer?.querySelector("b")).toBeNull();
     key({ key: "Escape" }, viewer!);
-    await settle();
+    await settle(5);
     expect(byTestId("source-viewer")).toBeNull();
   });
 
@@ -382,7 +375,7 @@ describe("the app against a fake shell", () => {
     byTestId("method-select")!.dispatchEvent(new Event("change", { bubbles: true }));
     type(input, "Is it thread-safe?");
     key({ key: "Enter" }, input);
-    await settle();
+    await settle(5);
     expect(asked()[1]).toEqual({
       question: "Is it thread-safe?",
       method: "llm-only",
@@ -404,38 +397,38 @@ describe("the app against a fake shell", () => {
       { type: "started", run_id: 10, thread_id: 9, method: "llm-only" },
       { type: "rewritten", rewrite: { kind: "standalone", query: "Is Rc thread-safe?" } },
     ] satisfies RunEvent[]);
-    await settle();
+    await settle(5);
     expect(turns[1].querySelector('[data-testid="rewrite-note"]')?.textContent).toBe("Searched as: Is Rc thread-safe?");
     shell.state.askResolvers[1](runRecord(10, "llm-only", 9, "Is it thread-safe?"));
-    await settle();
+    await settle(5);
     expect(allByTestId("answer-status").map((s) => s.textContent)).toEqual(["done", "done"]);
 
     (byTestId("new-thread") as HTMLButtonElement).click();
-    await settle();
+    await settle(5);
     expect(allByTestId("ask-turn")).toHaveLength(0);
     expect(byTestId("ask-thread")).toBeNull();
     expect(document.activeElement).toBe(input);
     type(input, "What is Arc?");
     key({ key: "Enter" }, input);
-    await settle();
+    await settle(5);
     expect(asked()[2].thread).toBeUndefined();
     shell.state.askResolvers[2](runRecord(12, "llm-only", 12, "What is Arc?"));
-    await settle();
+    await settle(5);
     expect(byTestId("ask-thread")?.textContent).toBe("Thread 12");
   });
 
   it("compares a follow-up of the Ask thread, every method in a branch of it", async () => {
     type(byTestId("question-input") as HTMLTextAreaElement, "And Rc?");
     byTestId("compare-follow-up")?.click();
-    await settle();
+    await settle(5);
     expect(byTestId("nav-compare")?.getAttribute("aria-current")).toBe("page");
     expect(byTestId("compare-thread")?.textContent).toContain("Following up thread 12: What is Arc?");
     expect((byTestId("compare-question") as HTMLTextAreaElement).value).toBe("And Rc?");
     (byTestId("compare-method-llm-only") as HTMLInputElement).click();
     (byTestId("compare-method-vanilla-rag") as HTMLInputElement).click();
-    await settle();
+    await settle(5);
     (byTestId("compare-run") as HTMLButtonElement).click();
-    await settle();
+    await settle(5);
     const requests = shell.invoke.mock.calls.filter(([c]) => c === "ask").map(([, args]) => args.request);
     expect(requests.slice(3).map((r) => [r.method, r.thread, r.fork])).toEqual([
       ["llm-only", 12, true],
@@ -443,25 +436,25 @@ describe("the app against a fake shell", () => {
     ]);
     shell.state.askResolvers[3](runRecord(13, "llm-only", 13, "And Rc?"));
     shell.state.askResolvers[4](runRecord(14, "vanilla-rag", 14, "And Rc?"));
-    await settle();
+    await settle(5);
     byTestId("compare-thread-clear")?.click();
-    await settle();
+    await settle(5);
     expect(byTestId("compare-thread")).toBeNull();
   });
 
   it("compares methods side by side, each through its own channel", async () => {
     byTestId("nav-compare")?.click();
-    await settle();
+    await settle(5);
     type(byTestId("compare-question") as HTMLTextAreaElement, "What does Rc do?");
     (byTestId("compare-run") as HTMLButtonElement).click();
-    await settle();
+    await settle(5);
     expect(allByTestId("compare-column")).toHaveLength(2);
     expect(shell.state.askChannels).toHaveLength(7);
     expect(shell.state.askChannels[5]).not.toBe(shell.state.askChannels[6]);
     expect(shell.invoke.mock.calls.at(-1)?.[1].request.thread).toBeUndefined();
     shell.state.askResolvers[5](runRecord(15, "llm-only"));
     shell.state.askResolvers[6](runRecord(16, "vanilla-rag"));
-    await settle();
+    await settle(5);
     const footers = allByTestId("compare-footer").map((f) => f.textContent ?? "");
     expect(footers).toHaveLength(2);
     for (const footer of footers) {
@@ -473,7 +466,7 @@ describe("the app against a fake shell", () => {
 
   it("shows the most recent thread turn by turn, exports a turn and the thread, and continues it in Ask within its scope", async () => {
     byTestId("nav-history")?.click();
-    await settle();
+    await settle(5);
     expect(allByTestId("history-row")).toHaveLength(1);
     expect(byTestId("history-row")?.textContent).toContain("2 turns");
     // The most recent thread opens by itself.
@@ -486,19 +479,19 @@ describe("the app against a fake shell", () => {
     const trace = byTestId("trace-details") as HTMLDetailsElement;
     trace.open = true;
     trace.dispatchEvent(new Event("toggle"));
-    await settle();
+    await settle(5);
     expect(document.body.textContent).toContain("Model calls");
     byTestId("history-export")?.click();
-    await settle();
+    await settle(5);
     byTestId("thread-export")?.click();
-    await settle();
+    await settle(5);
     const toasts = allByTestId("toast").map((t) => t.textContent);
     expect(toasts).toContainEqual(expect.stringContaining("Exported to /home/me/answer.md"));
     expect(toasts).toContainEqual(expect.stringContaining("Exported to /home/me/thread.md"));
     expect(shell.invoke).toHaveBeenCalledWith("export_thread", { id: 9 });
 
     byTestId("thread-continue")?.click();
-    await settle();
+    await settle(5);
     expect(byTestId("nav-ask")?.getAttribute("aria-current")).toBe("page");
     expect(allByTestId("ask-turn")).toHaveLength(2);
     expect(byTestId("ask-thread")?.textContent).toBe("Thread 9");
@@ -508,22 +501,22 @@ describe("the app against a fake shell", () => {
     const input = byTestId("question-input") as HTMLTextAreaElement;
     type(input, "And Arc?");
     key({ key: "Enter" }, input);
-    await settle();
+    await settle(5);
     const followUp = shell.invoke.mock.calls.filter(([c]) => c === "ask").at(-1)?.[1].request;
     expect([followUp.thread, followUp.scope]).toEqual([9, IN_NOTES]);
     shell.state.askResolvers.at(-1)!(runRecord(17, "vanilla-rag", 9, "And Arc?"));
-    await settle();
+    await settle(5);
   });
 
   it("shows settings with the key-file warning and validates before saving", async () => {
     byTestId("nav-settings")?.click();
-    await settle();
+    await settle(5);
     expect((byTestId("settings-backend-embedded") as HTMLInputElement).checked).toBe(true);
     (byTestId("settings-backend-openai") as HTMLInputElement).click();
-    await settle();
+    await settle(5);
     expect(document.body.textContent).toContain("No OS keyring available; the key is stored in /config/api-key");
     (byTestId("settings-save") as HTMLButtonElement).click();
-    await settle();
+    await settle(5);
     expect(document.body.textContent).toContain("Enter the server's API root");
     expect(shell.invoke.mock.calls.some(([c]) => c === "save_settings")).toBe(false);
   });

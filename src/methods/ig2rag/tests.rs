@@ -5,11 +5,12 @@
 use super::*;
 use crate::graph::{GraphBuild, GraphBuildOptions};
 use crate::methods::runner::AskRequest;
-use crate::methods::testing::{ask_with, library_with, says, ScriptedLlm, ADA_NOTES, ADA_QUESTION};
-use crate::methods::{EventSink, RetrievalPart, RetrieverKind};
+use crate::methods::testing::{
+    ask_with, library_with, refused, says, ScriptedLlm, ADA_NOTES, ADA_QUESTION,
+};
+use crate::methods::{RetrievalPart, RetrieverKind};
 use crate::retrieve::VectorIndex;
 use crate::Library;
-use tokio_util::sync::CancellationToken;
 
 async fn built(dir: &std::path::Path) -> Library {
     let library = library_with(dir, ADA_NOTES).await;
@@ -153,15 +154,7 @@ async fn out_of_range_options_are_refused_before_a_run_is_stored() {
         let llm = ScriptedLlm::new(vec![]);
         let mut request = AskRequest::new(ADA_QUESTION, "ig2rag");
         request.options.insert(name.into(), value.into());
-        let err = library
-            .ask_with(
-                &llm,
-                &request,
-                &EventSink::default(),
-                &CancellationToken::new(),
-            )
-            .await
-            .unwrap_err();
+        let err = refused(&library, &llm, &request).await;
         assert!(
             err.is_user_error() && err.to_string().contains(name),
             "{name}={value}: {err}"

@@ -182,9 +182,7 @@ pub fn outline_grammar(max_sections: usize) -> String {
 /// does not end in a colon (a label with nothing after it).
 pub fn sub_queries_grammar(lines: usize) -> String {
     let middle = MAX_QUERY_CHARS - 2;
-    format!(
-        "root ::= query{{{lines}}}\nquery ::= [A-Za-z] [^\\n]{{1,{middle}}} [^\\n:] \"\\n\"\n"
-    )
+    format!("root ::= query{{{lines}}}\nquery ::= [A-Za-z] [^\\n]{{1,{middle}}} [^\\n:] \"\\n\"\n")
 }
 
 /// A retrieval query: the first line with text, without labels or quotes.

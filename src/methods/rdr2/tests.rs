@@ -5,11 +5,10 @@
 use super::*;
 use crate::ingest::structure_tree::StructureTree;
 use crate::methods::runner::AskRequest;
-use crate::methods::testing::{ask_with, library_with, says, ScriptedLlm};
-use crate::methods::{EventSink, RetrievalPart, RetrieverKind};
+use crate::methods::testing::{ask_with, library_with, refused, says, ScriptedLlm};
+use crate::methods::{RetrievalPart, RetrieverKind};
 use crate::store::{RunRecord, RunStatus};
 use crate::Library;
-use tokio_util::sync::CancellationToken;
 
 const PARK: &str = "# Seaside Park
 
@@ -187,16 +186,7 @@ async fn rdr2_routes_searched_passages_only() {
     let llm = ScriptedLlm::new(Vec::new());
     let mut request = AskRequest::new(QUESTION, "rdr2");
     request.options.insert("retriever".into(), "ig2rag".into());
-    let err = f
-        .library
-        .ask_with(
-            &llm,
-            &request,
-            &EventSink::default(),
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap_err();
+    let err = refused(&f.library, &llm, &request).await;
     assert!(
         err.to_string().contains("one of: hybrid, dense, bm25"),
         "{err}"
@@ -481,16 +471,7 @@ async fn out_of_range_options_are_refused_before_a_run_is_stored() {
         let llm = ScriptedLlm::new(vec![]);
         let mut request = AskRequest::new(QUESTION, "rdr2");
         request.options.insert(name.into(), value.into());
-        let err = f
-            .library
-            .ask_with(
-                &llm,
-                &request,
-                &EventSink::default(),
-                &CancellationToken::new(),
-            )
-            .await
-            .unwrap_err();
+        let err = refused(&f.library, &llm, &request).await;
         assert!(
             err.is_user_error() && err.to_string().contains(name),
             "{name}={value}: {err}"

@@ -1,8 +1,9 @@
 // History over a stored thread whose title, questions, answers, rewrites,
 // sources, trace and model calls all come from a hostile model and hostile
 // documents.
-import { flushSync, mount, tick, unmount } from "svelte";
+import { flushSync, mount, unmount } from "svelte";
 import { beforeAll, describe, expect, it, vi } from "vitest";
+import { settle } from "$lib/testing/settle";
 
 const shell = vi.hoisted(() => ({ invoke: vi.fn() }));
 vi.mock("@tauri-apps/api/core", () => ({ invoke: shell.invoke, Channel: class {} }));
@@ -32,14 +33,6 @@ shell.invoke.mockImplementation(async (command: string) => {
   }
   throw { code: "internal", message: `unexpected command ${command}`, details: null };
 });
-
-async function settle() {
-  for (let i = 0; i < 4; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 0));
-    await tick();
-  }
-  flushSync();
-}
 
 describe("HistoryView", () => {
   beforeAll(registerBuiltinTraceRenderers);

@@ -3,9 +3,10 @@
 // button, with the URL and key as typed; the ids (hostile text) are offered
 // to pick from, a model the server does not serve is pointed out, a failure
 // is shown beside the field, and a list never outlives its URL.
-import { flushSync, mount, tick, unmount } from "svelte";
+import { flushSync, mount, unmount } from "svelte";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { SettingsView as Settings } from "$lib/bindings/SettingsView";
+import { settle, type } from "$lib/testing/settle";
 
 const shell = vi.hoisted(() => ({ invoke: vi.fn(), Channel: class {} }));
 vi.mock("@tauri-apps/api/core", () => shell);
@@ -42,20 +43,6 @@ const button = () => q<HTMLButtonElement>("served-models-button")!;
 const select = () => q<HTMLSelectElement>("served-models-select");
 const modelInput = () => target.querySelector<HTMLInputElement>("#model-id")!;
 const calls = (command: string) => shell.invoke.mock.calls.filter(([c]) => c === command).map(([, args]) => args);
-
-async function settle() {
-  for (let i = 0; i < 4; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 0));
-    await tick();
-  }
-  flushSync();
-}
-
-function type(input: HTMLInputElement, value: string) {
-  input.value = value;
-  input.dispatchEvent(new Event("input", { bubbles: true }));
-  flushSync();
-}
 
 async function list() {
   button().click();

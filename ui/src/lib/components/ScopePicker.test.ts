@@ -1,9 +1,10 @@
 // The scope picker against a fake shell: what it offers, how each change
 // reads and is counted by the engine (once the person pauses), and how an
 // unusable scope stops Ask with the engine's reason.
-import { flushSync, mount, tick, unmount } from "svelte";
+import { flushSync, mount, unmount } from "svelte";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Scope } from "$lib/bindings/Scope";
+import { settle } from "$lib/testing/settle";
 
 const shell = vi.hoisted(() => ({ invoke: vi.fn(), Channel: class {} }));
 vi.mock("@tauri-apps/api/core", () => shell);
@@ -55,14 +56,6 @@ const q = <T extends HTMLElement = HTMLElement>(id: string) => target.querySelec
 const all = <T extends HTMLElement = HTMLElement>(id: string) => [...target.querySelectorAll<T>(`[data-testid="${id}"]`)];
 const option = (id: string, value: string) => target.querySelector<HTMLInputElement>(`[data-testid="${id}"][data-value="${value}"]`)!;
 const status = () => q("scope-status")!.textContent!.trim();
-
-async function settle() {
-  for (let i = 0; i < 4; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 0));
-    await tick();
-  }
-  flushSync();
-}
 
 function type(input: HTMLInputElement, value: string) {
   input.value = value;

@@ -5,6 +5,7 @@ import { flushSync, mount, tick, unmount } from "svelte";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import type { EvalEvent } from "$lib/bindings/EvalEvent";
 import type { EvalReport } from "$lib/bindings/EvalReport";
+import { settle, type } from "$lib/testing/settle";
 
 const shell = vi.hoisted(() => {
   class Channel<T> {
@@ -81,14 +82,6 @@ afterEach(() => {
   for (const destroy of mounted.splice(0)) destroy();
 });
 
-async function settle() {
-  for (let i = 0; i < 4; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 0));
-    await tick();
-  }
-  flushSync();
-}
-
 /** Mounted in the document: a form outside it never submits. */
 async function view() {
   const target = document.body.appendChild(document.createElement("div"));
@@ -110,12 +103,6 @@ const byTestId = <T extends HTMLElement = HTMLElement>(root: Element, id: string
   root.querySelector<T>(`[data-testid="${id}"]`);
 const allByTestId = (root: Element, id: string) => [...root.querySelectorAll<HTMLElement>(`[data-testid="${id}"]`)];
 const calls = (command: string) => shell.invoke.mock.calls.filter(([c]) => c === command);
-
-function type(input: HTMLInputElement, value: string) {
-  input.value = value;
-  input.dispatchEvent(new Event("input", { bubbles: true }));
-  flushSync();
-}
 
 async function fillAndStart(target: HTMLElement) {
   type(byTestId(target, "eval-dataset")!, "/data/hotpot-dev.jsonl");

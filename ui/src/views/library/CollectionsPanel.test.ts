@@ -1,9 +1,10 @@
 // Library's collections against a fake shell: listed, saved from ticked
 // and typed folders, refused with the engine's reason, deleted only once
 // confirmed.
-import { flushSync, mount, tick, unmount } from "svelte";
+import { mount, unmount } from "svelte";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Collection } from "$lib/bindings/Collection";
+import { settle, type } from "$lib/testing/settle";
 
 const shell = vi.hoisted(() => ({ invoke: vi.fn(), Channel: class {} }));
 vi.mock("@tauri-apps/api/core", () => shell);
@@ -34,20 +35,6 @@ let instance: ReturnType<typeof mount>;
 const q = <T extends HTMLElement = HTMLElement>(id: string) => target.querySelector<T>(`[data-testid="${id}"]`);
 const rows = () => [...target.querySelectorAll<HTMLElement>('[data-testid="collection-row"]')];
 const calls = (command: string) => shell.invoke.mock.calls.filter(([c]) => c === command).map(([, args]) => args);
-
-async function settle() {
-  for (let i = 0; i < 4; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 0));
-    await tick();
-  }
-  flushSync();
-}
-
-function type(input: HTMLInputElement, value: string) {
-  input.value = value;
-  input.dispatchEvent(new Event("input", { bubbles: true }));
-  flushSync();
-}
 
 beforeEach(async () => {
   saved = [{ name: "work", folders: ["/home/me/papers"], documents: 30 }];
