@@ -232,10 +232,12 @@ impl Method for ActiveRag {
     }
 }
 
-/// Characters a token stands for, near enough, to size the reasoning.
-const CHARS_PER_TOKEN: u32 = 3;
+/// Characters a token stands for at the least, in SmolLM2's replies (code,
+/// numbers and markup cut into short tokens), to size the reasoning so the
+/// answer line always fits.
+const CHARS_PER_TOKEN: u32 = 2;
 /// Tokens kept for the answer line after the reasoning.
-const ANSWER_LINE_TOKENS: u32 = 60;
+const ANSWER_LINE_TOKENS: u32 = 80;
 /// The longest answer line the grammar admits, in characters.
 const ANSWER_LINE_CHARS: u32 = 200;
 
@@ -427,9 +429,9 @@ mod tests {
     fn the_grammar_leaves_room_for_the_answer_line() {
         assert_eq!(
             answer_line_grammar(256),
-            "root ::= ([^\\n] | \"\\n\"){0,588} \"\\nAnswer: \" [^\\n]{1,200}\n"
+            "root ::= ([^\\n] | \"\\n\"){0,352} \"\\nAnswer: \" [^\\n]{1,200}\n"
         );
-        assert!(answer_line_grammar(16).contains("{0,60}"));
+        assert!(answer_line_grammar(16).contains("{0,40}"));
     }
 
     #[test]

@@ -25,8 +25,10 @@ use crate::store::{DocumentSet, LlmCallRow, RubricStatus, StoredChunk};
 
 /// Where a small model that has finished its answer starts writing a source
 /// of its own in the prompt's format (and goes on until `max_tokens`): an
-/// answer never contains it, so the answer ends there.
-const NEW_SOURCE: &str = "<document";
+/// answer never contains it, so the answer ends there. It must follow a
+/// line of answer: a reply that opens with a source tag is left to go on,
+/// since stopping there would leave no answer at all.
+const NEW_SOURCE: &str = "\n<document";
 
 pub struct CitedAnswer {
     pub text: String,
