@@ -550,7 +550,7 @@ fn a_whole_document_answer_keeps_its_summaries_for_the_next_question() {
         &book.data,
         &[
             "ask",
-            "q",
+            "What do functions return?",
             "--document",
             chapter,
             "--set",
