@@ -5,6 +5,7 @@ import { flushSync, mount, unmount } from "svelte";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Scope } from "$lib/bindings/Scope";
 import { settle } from "$lib/testing/settle";
+import { twoFolderLibrary } from "$lib/testing/library";
 
 const shell = vi.hoisted(() => ({ invoke: vi.fn(), Channel: class {} }));
 vi.mock("@tauri-apps/api/core", () => shell);
@@ -18,18 +19,7 @@ const { askForm, newThread } = await import("$lib/stores/ask-form.svelte");
 const { wholeLibrary } = await import("$lib/scope");
 const { HOSTILE, expectInert } = await import("$lib/testing/hostile");
 
-const overview = {
-  data_dir: "/data",
-  folders: [
-    { id: 1, path: "/home/me/notes", documents: 12, errors: 0 },
-    { id: 2, path: "/home/me/papers", documents: 30, errors: 1 },
-  ],
-  counts: { documents: 42, errors: 1, nodes: 100, chunks: 400, embedded: 400 },
-  errors: [],
-  jobs: [],
-  jobs_paused: false,
-  watching: true,
-};
+const overview = twoFolderLibrary();
 
 let saved = [{ name: "work", folders: ["/home/me/papers"], documents: 30 }];
 

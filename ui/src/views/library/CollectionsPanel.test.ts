@@ -5,6 +5,7 @@ import { mount, unmount } from "svelte";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Collection } from "$lib/bindings/Collection";
 import { settle, type } from "$lib/testing/settle";
+import { twoFolderLibrary } from "$lib/testing/library";
 
 const shell = vi.hoisted(() => ({ invoke: vi.fn(), Channel: class {} }));
 vi.mock("@tauri-apps/api/core", () => shell);
@@ -14,18 +15,7 @@ const { library } = await import("$lib/stores/library.svelte");
 const { confirmation, settleConfirmation } = await import("$lib/stores/confirm.svelte");
 const { expectInert, expectVisible, HOSTILE } = await import("$lib/testing/hostile");
 
-const overview = {
-  data_dir: "/data",
-  folders: [
-    { id: 1, path: "/home/me/notes", documents: 12, errors: 0 },
-    { id: 2, path: "/home/me/papers", documents: 30, errors: 0 },
-  ],
-  counts: { documents: 42, errors: 0, nodes: 100, chunks: 400, embedded: 400 },
-  errors: [],
-  jobs: [],
-  jobs_paused: false,
-  watching: true,
-};
+const overview = twoFolderLibrary();
 
 let saved: Collection[] = [];
 
