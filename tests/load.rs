@@ -174,7 +174,7 @@ async fn questions_while_passages_ingest_and_the_graph_builds() {
         .map(|question| {
             let library = library.clone();
             let request = AskRequest {
-                k: 3,
+                k: Some(3),
                 temperature: Some(0.0),
                 max_tokens: Some(128),
                 ..AskRequest::new(*question, "vanilla-rag")

@@ -197,12 +197,12 @@ impl Manifest {
             &question_list(b),
         );
         let (a, b) = (&self.settings, &now.settings);
-        check("k", a.k != b.k, &a.k, &b.k);
+        check("k", a.k != b.k, &a.k_shown(), &b.k_shown());
         check(
             "temperature",
-            a.temperature != b.temperature,
-            &a.temperature,
-            &b.temperature,
+            a.temperature_shown() != b.temperature_shown(),
+            &a.temperature_shown(),
+            &b.temperature_shown(),
         );
         check(
             "max_tokens",
@@ -333,8 +333,9 @@ mod tests {
             questions: strings(&["q1", "q2"]),
             specs: strings(&["llm-only", "vanilla-rag"]),
             settings: ResolvedSettings {
-                k: 5,
-                temperature: 0.0,
+                k: Some(5),
+                temperature: Some(0.0),
+                configured_temperature: 0.0,
                 max_tokens: 24,
                 seed: 42,
             },
@@ -426,8 +427,9 @@ mod tests {
             dataset: fingerprint("dev.jsonl", "other questions"),
             corpus: fingerprint("corpus.jsonl", "other passages"),
             settings: ResolvedSettings {
-                k: 8,
-                temperature: 0.7,
+                k: Some(8),
+                temperature: Some(0.7),
+                configured_temperature: 0.7,
                 max_tokens: 24,
                 seed: 42,
             },

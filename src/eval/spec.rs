@@ -148,8 +148,9 @@ mod tests {
 
     fn settings() -> ResolvedSettings {
         ResolvedSettings {
-            k: 5,
-            temperature: 0.0,
+            k: Some(5),
+            temperature: Some(0.0),
+            configured_temperature: 0.0,
             max_tokens: 64,
             seed: 42,
         }
@@ -232,7 +233,7 @@ mod tests {
         assert!(!off.rewrite && off.options.is_empty());
         assert_eq!(off.to_string(), "vanilla-rag:rewrite=off");
         let settings_of_ask = AskSettings {
-            k: 3,
+            k: Some(3),
             temperature: None,
             max_tokens: None,
             seed: None,
@@ -273,14 +274,14 @@ mod tests {
     fn a_request_carries_the_options() {
         let spec: MethodSpec = "pager:variant=parallel".parse().unwrap();
         let settings = AskSettings {
-            k: 3,
+            k: Some(3),
             temperature: Some(0.0),
             max_tokens: None,
             seed: Some(7),
         };
         let request = spec.request("Why?", settings);
         assert_eq!(request.method, "pager");
-        assert_eq!((request.k, request.seed), (3, Some(7)));
+        assert_eq!((request.k, request.seed), (Some(3), Some(7)));
         assert_eq!(request.options["variant"], "parallel");
     }
 }

@@ -50,8 +50,9 @@ pub fn folder(rows: &[Row]) -> tempfile::TempDir {
         questions: vec!["q1".into(), "q2".into(), "q3".into()],
         specs: vec!["a".into(), "b".into()],
         settings: ResolvedSettings {
-            k: 5,
-            temperature: 0.0,
+            k: Some(5),
+            temperature: Some(0.0),
+            configured_temperature: 0.0,
             max_tokens: 24,
             seed: 42,
         },

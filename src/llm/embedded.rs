@@ -47,8 +47,8 @@ use super::*;
 /// error tells the user to lower k instead.
 const MIN_ANSWER_ROOM: usize = 64;
 
-/// Sampling defaults of llama.cpp's own CLI and server; only the temperature
-/// and seed come from the request.
+/// Sampling defaults of llama.cpp's own CLI and server, for a request that
+/// names no [`super::Sampling`] of its own.
 const TOP_K: i32 = 40;
 const TOP_P: f32 = 0.95;
 const MIN_P: f32 = 0.05;
@@ -627,7 +627,7 @@ fn backend_error(e: impl std::fmt::Display) -> LlmError {
 }
 
 /// Greedy at temperature zero, so answers are reproducible; otherwise
-/// llama.cpp's usual truncations before the seeded draw. A grammar, when
+/// llama.cpp's usual truncations (or the request's) before the seeded draw. A grammar, when
 /// given, masks every token it does not allow before anything else.
 fn sampler(model: &LlamaModel, options: &GenerateOptions) -> Result<LlamaSampler> {
     let grammar = options
@@ -643,9 +643,12 @@ fn sampler(model: &LlamaModel, options: &GenerateOptions) -> Result<LlamaSampler
     let draw = if options.temperature <= 0.0 {
         vec![LlamaSampler::greedy()]
     } else {
+        let (top_k, top_p) = options
+            .sampling
+            .map_or((TOP_K, TOP_P), |s| (s.top_k as i32, s.top_p));
         vec![
-            LlamaSampler::top_k(TOP_K),
-            LlamaSampler::top_p(TOP_P, 1),
+            LlamaSampler::top_k(top_k),
+            LlamaSampler::top_p(top_p, 1),
             LlamaSampler::min_p(MIN_P, 1),
             LlamaSampler::temp(options.temperature),
             LlamaSampler::dist(options.seed),

@@ -81,6 +81,9 @@ pub const DEFAULT_SEED: u32 = 42;
 pub struct GenerateOptions {
     pub max_tokens: u32,
     pub temperature: f32,
+    /// How the draw is truncated when the temperature is above 0; `None`
+    /// leaves the backend's own truncation (llama.cpp's, or the server's).
+    pub sampling: Option<Sampling>,
     pub stop: Vec<String>,
     /// Ask for the log-probability of every generated token. Backends that
     /// cannot give them (see [`Capabilities`]) return `None` instead of failing.
@@ -109,6 +112,7 @@ impl Default for GenerateOptions {
         GenerateOptions {
             max_tokens: 512,
             temperature: 0.2,
+            sampling: None,
             stop: Vec::new(),
             logprobs: false,
             timeout: Duration::from_secs(300),
@@ -118,6 +122,18 @@ impl Default for GenerateOptions {
             background: false,
         }
     }
+}
+
+/// Nucleus and top-k truncation of a sampled draw, for a method whose
+/// paper samples with settings of its own (PAGER: top-p 0.8, top-k 20).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+pub struct Sampling {
+    /// Keep the most likely tokens whose probabilities add up to this.
+    pub top_p: f32,
+    /// Keep at most this many of the most likely tokens. Sent only to the
+    /// embedded model: OpenAI's API refuses the field.
+    pub top_k: u32,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -429,6 +429,9 @@ fn request_body(model: &str, messages: &[ChatMessage], options: &GenerateOptions
         "temperature": options.temperature,
         "seed": options.seed,
     });
+    if let Some(sampling) = options.sampling {
+        body["top_p"] = json!(sampling.top_p);
+    }
     if !options.stop.is_empty() {
         body["stop"] = json!(options.stop);
     }

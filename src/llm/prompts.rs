@@ -119,11 +119,7 @@ const SPECS: &[PromptSpec] = &[
         "vanilla-rag/answer.j2",
         ["question", "passages"]
     ),
-    spec!(
-        PagerOutline,
-        "pager/outline.j2",
-        ["question", "slots_max", "retry"]
-    ),
+    spec!(PagerOutline, "pager/outline.j2", ["question", "retry"]),
     spec!(
         PagerSubQuery,
         "pager/sub-query.j2",
@@ -143,6 +139,7 @@ const SPECS: &[PromptSpec] = &[
             "heading",
             "page",
             "passages",
+            "last",
             "retry"
         ]
     ),

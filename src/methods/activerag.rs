@@ -11,14 +11,22 @@ use super::citations::resolve;
 use super::context::{finished_text, partial_text};
 use super::shown::shown;
 use super::{
-    Answer, Method, MethodContext, MethodError, MethodInfo, Params, Passage, Pick, RetrievalPart,
-    Trace, RETRIEVER,
+    Answer, Method, MethodContext, MethodDefaults, MethodError, MethodInfo, Params, Passage, Pick,
+    RetrievalPart, Trace, RETRIEVER,
 };
 use crate::choice::Choice;
 use crate::llm::prompts::{as_document_data, PromptId};
 use crate::llm::GenerateOptions;
 
 pub struct ActiveRag;
+
+/// The paper's temperature of 0.2 for every model, over the top 5
+/// documents its main results use.
+const PAPER: MethodDefaults = MethodDefaults {
+    k: 5,
+    temperature: Some(0.2),
+    sampling: None,
+};
 
 const VARIANT: Pick<ActiveRagVariant> = Pick {
     name: "variant",
@@ -137,6 +145,7 @@ impl Method for ActiveRag {
             name: "ActiveRAG",
             summary: "Reasons from the model's own knowledge, has a second agent learn from the retrieved passages, and a third correct the reasoning with what was learnt.",
             retrieves: true,
+            defaults: PAPER,
             options: vec![RETRIEVER.declare(), VARIANT.declare(), AGENTS.declare()],
         }
     }

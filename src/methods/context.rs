@@ -377,6 +377,7 @@ impl<'a> MethodContext<'a> {
         GenerateOptions {
             max_tokens: params.max_tokens,
             temperature: params.temperature,
+            sampling: params.sampling,
             seed: params.seed,
             timeout: self.timeout,
             ..GenerateOptions::default()

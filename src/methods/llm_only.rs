@@ -4,7 +4,9 @@
 use minijinja::context;
 
 use super::context::finished_text;
-use super::{Answer, Method, MethodContext, MethodError, MethodInfo, Params, Trace};
+use super::{
+    Answer, Method, MethodContext, MethodDefaults, MethodError, MethodInfo, Params, Trace,
+};
 use crate::llm::prompts::PromptId;
 
 pub struct LlmOnly;
@@ -19,6 +21,7 @@ impl Method for LlmOnly {
             name: "LLM only",
             summary: "The model answers from what it already knows; no documents are read.",
             retrieves: false,
+            defaults: MethodDefaults::COMMON,
             options: Vec::new(),
         }
     }

@@ -31,6 +31,8 @@ pub mod whole_document;
 
 use serde::Serialize;
 
+use crate::llm::Sampling;
+
 pub use activerag::{ActiveRagTrace, ActiveRagVariant};
 pub use citations::{cited_numbers, Citation};
 pub use context::{EventSink, MethodContext};
@@ -58,7 +60,49 @@ pub struct MethodInfo {
     pub summary: &'static str,
     /// Whether the method reads the library (llm-only does not).
     pub retrieves: bool,
+    /// The k and sampling its paper runs it with.
+    pub defaults: MethodDefaults,
     pub options: Vec<MethodOption>,
+}
+
+/// The settings a method runs with when a request names none: its paper's
+/// (docs/methods.md says where each comes from). A request's own `k` or
+/// temperature replaces them.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ts_rs::TS)]
+#[ts(export)]
+pub struct MethodDefaults {
+    /// Passages per retrieval.
+    pub k: usize,
+    /// `None`: no temperature of its own; the configured one applies.
+    pub temperature: Option<f32>,
+    /// `None`: the backend's usual truncation of a sampled draw.
+    pub sampling: Option<Sampling>,
+}
+
+/// `k 10, temperature 0` or `k 5, temperature 0.7, top-p 0.8, top-k 20`,
+/// for `folio methods` and help text.
+impl std::fmt::Display for MethodDefaults {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "k {}, ", self.k)?;
+        match self.temperature {
+            Some(t) => write!(f, "temperature {t}")?,
+            None => write!(f, "the configured temperature")?,
+        }
+        if let Some(s) = self.sampling {
+            write!(f, ", top-p {}, top-k {}", s.top_p, s.top_k)?;
+        }
+        Ok(())
+    }
+}
+
+impl MethodDefaults {
+    /// For a method without a paper's settings: the common k and the
+    /// configured temperature.
+    pub const COMMON: MethodDefaults = MethodDefaults {
+        k: runner::DEFAULT_K,
+        temperature: None,
+        sampling: None,
+    };
 }
 
 #[async_trait::async_trait]
@@ -115,8 +159,9 @@ mod tests {
     #[test]
     fn every_declared_default_resolves() {
         let settings = ResolvedSettings {
-            k: 5,
-            temperature: 0.0,
+            k: None,
+            temperature: None,
+            configured_temperature: 0.2,
             max_tokens: 64,
             seed: 42,
         };

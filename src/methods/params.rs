@@ -11,6 +11,7 @@ use serde_json::Value;
 use super::options::OptionRange;
 use super::runner::ResolvedSettings;
 use super::{MethodError, MethodInfo};
+use crate::llm::Sampling;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[ts(export)]
@@ -50,6 +51,9 @@ pub struct Params {
     /// Passages (or chunks, or nodes) a retrieval step returns.
     pub k: usize,
     pub temperature: f32,
+    /// The method's truncation of a sampled draw; `None` for the backend's.
+    #[serde(default)]
+    pub sampling: Option<Sampling>,
     pub max_tokens: u32,
     pub seed: u32,
     /// Method options by name, defaults filled in.
@@ -58,7 +62,9 @@ pub struct Params {
 
 impl Params {
     /// `options` as given by the user (values as JSON, or bare strings),
-    /// checked against the method's declarations and completed with defaults.
+    /// checked against the method's declarations and completed with defaults;
+    /// `k` and the temperature, where the settings leave them open, are the
+    /// method's own.
     pub fn resolve(
         info: &MethodInfo,
         settings: ResolvedSettings,
@@ -67,9 +73,14 @@ impl Params {
         let ResolvedSettings {
             k,
             temperature,
+            configured_temperature,
             max_tokens,
             seed,
         } = settings;
+        let k = k.unwrap_or(info.defaults.k);
+        let temperature = temperature
+            .or(info.defaults.temperature)
+            .unwrap_or(configured_temperature);
         if k == 0 {
             return Err(MethodError::InvalidOption {
                 name: "k".into(),
@@ -106,6 +117,7 @@ impl Params {
         Ok(Params {
             k,
             temperature,
+            sampling: info.defaults.sampling,
             max_tokens,
             seed,
             options,
@@ -168,6 +180,7 @@ fn parse_value(decl: &MethodOption, raw: &str) -> Result<Value, MethodError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::methods::MethodDefaults;
 
     fn info() -> MethodInfo {
         MethodInfo {
@@ -175,6 +188,7 @@ mod tests {
             name: "M",
             summary: "",
             retrieves: true,
+            defaults: MethodDefaults::COMMON,
             options: vec![
                 MethodOption {
                     name: "mode",
@@ -200,8 +214,9 @@ mod tests {
 
     fn settings() -> ResolvedSettings {
         ResolvedSettings {
-            k: 5,
-            temperature: 0.2,
+            k: Some(5),
+            temperature: Some(0.2),
+            configured_temperature: 0.2,
             max_tokens: 64,
             seed: 42,
         }
@@ -219,6 +234,37 @@ mod tests {
         let p = Params::resolve(&info(), settings(), &given(&[("depth", "7")])).unwrap();
         assert_eq!(p.option::<u32>("depth").unwrap(), 7);
         assert_eq!(p.option::<String>("mode").unwrap(), "hybrid");
+    }
+
+    #[test]
+    fn the_method_settles_what_the_request_leaves_open() {
+        let mut info = info();
+        info.defaults = MethodDefaults {
+            k: 10,
+            temperature: Some(0.7),
+            sampling: Some(Sampling {
+                top_p: 0.8,
+                top_k: 20,
+            }),
+        };
+        let open = ResolvedSettings {
+            k: None,
+            temperature: None,
+            ..settings()
+        };
+        let p = Params::resolve(&info, open, &given(&[])).unwrap();
+        assert_eq!((p.k, p.temperature), (10, 0.7));
+        assert_eq!(p.sampling, info.defaults.sampling);
+        let p = Params::resolve(&info, settings(), &given(&[])).unwrap();
+        assert_eq!((p.k, p.temperature), (5, 0.2), "the request's own win");
+        info.defaults = MethodDefaults::COMMON;
+        let configured = ResolvedSettings {
+            configured_temperature: 0.4,
+            ..open
+        };
+        let p = Params::resolve(&info, configured, &given(&[])).unwrap();
+        assert_eq!((p.k, p.temperature), (5, 0.4));
+        assert_eq!(p.sampling, None);
     }
 
     #[test]
@@ -251,7 +297,10 @@ mod tests {
         assert!(matches!(err, MethodError::InvalidOption { .. }));
         let err = Params::resolve(&info(), settings(), &given(&[("mode", "sparse")])).unwrap_err();
         assert!(matches!(err, MethodError::InvalidOption { .. }));
-        let no_k = ResolvedSettings { k: 0, ..settings() };
+        let no_k = ResolvedSettings {
+            k: Some(0),
+            ..settings()
+        };
         assert!(Params::resolve(&info(), no_k, &given(&[])).is_err());
     }
 }

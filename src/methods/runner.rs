@@ -26,8 +26,11 @@ use crate::store::{
 pub struct AskRequest {
     pub question: String,
     pub method: String,
-    pub k: usize,
-    /// Defaults to the configured temperature.
+    /// Passages per retrieval; defaults to the method's own
+    /// ([`super::MethodDefaults`]).
+    #[serde(default)]
+    pub k: Option<usize>,
+    /// Defaults to the method's own, else the configured temperature.
     pub temperature: Option<f32>,
     /// Defaults to the configured `max_tokens`.
     pub max_tokens: Option<u32>,
@@ -67,14 +70,16 @@ fn is_on(rewrite: &bool) -> bool {
     *rewrite
 }
 
+/// Passages per retrieval for a method whose paper names no other number.
 pub const DEFAULT_K: usize = 5;
 
 /// The request settings a caller chooses, shared by `folio ask` and every
-/// spec of `folio eval`; `None` takes the configured value.
+/// spec of `folio eval`; `None` takes the method's own value
+/// ([`super::MethodDefaults`]), else the configured one.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AskSettings {
     /// Passages to retrieve.
-    pub k: usize,
+    pub k: Option<usize>,
     pub temperature: Option<f32>,
     /// Most tokens the model may write per step.
     pub max_tokens: Option<u32>,
@@ -85,11 +90,18 @@ pub struct AskSettings {
 /// The settings the runs use: the flags, with `folio.toml`'s values where a
 /// flag is not given. Answers depend on these, not on which were typed, so
 /// they are what summaries report and what a resumed evaluation must share.
+/// `k` and `temperature` stay `None` where each method's own applies
+/// ([`super::Params::resolve`] settles them per method).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize, ts_rs::TS)]
 #[ts(export)]
 pub struct ResolvedSettings {
-    pub k: usize,
-    pub temperature: f32,
+    pub k: Option<usize>,
+    pub temperature: Option<f32>,
+    /// `folio.toml`'s temperature, for a method with none of its own.
+    /// Missing from evaluations recorded before methods had their own:
+    /// they always named a temperature.
+    #[serde(default = "configured_default")]
+    pub configured_temperature: f32,
     pub max_tokens: u32,
     /// Missing from evaluations recorded before runs had a seed: they used
     /// the default.
@@ -101,11 +113,32 @@ fn default_seed() -> u32 {
     DEFAULT_SEED
 }
 
+fn configured_default() -> f32 {
+    LlmSettings::default().temperature
+}
+
+impl ResolvedSettings {
+    /// `k` in words for reports: the number, or that each method's applies.
+    pub fn k_shown(&self) -> String {
+        self.k
+            .map_or_else(|| "each method's own".to_string(), |k| k.to_string())
+    }
+
+    /// The temperature in words for reports.
+    pub fn temperature_shown(&self) -> String {
+        match self.temperature {
+            Some(t) => t.to_string(),
+            None => format!("each method's own, else {}", self.configured_temperature),
+        }
+    }
+}
+
 impl AskSettings {
     pub fn resolve(self, llm: &LlmSettings) -> ResolvedSettings {
         ResolvedSettings {
             k: self.k,
-            temperature: self.temperature.unwrap_or(llm.temperature),
+            temperature: self.temperature,
+            configured_temperature: llm.temperature,
             max_tokens: self.max_tokens.unwrap_or(llm.max_tokens),
             seed: self.seed.unwrap_or(DEFAULT_SEED),
         }
@@ -117,7 +150,7 @@ impl AskRequest {
         AskRequest {
             question: question.into(),
             method: method.into(),
-            k: DEFAULT_K,
+            k: None,
             temperature: None,
             max_tokens: None,
             seed: None,

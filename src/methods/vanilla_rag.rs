@@ -3,8 +3,8 @@
 //! answer back to files, heading paths and spans.
 
 use super::{
-    Answer, Method, MethodContext, MethodError, MethodInfo, Params, Trace, VanillaRagTrace,
-    RETRIEVER,
+    Answer, Method, MethodContext, MethodDefaults, MethodError, MethodInfo, Params, Trace,
+    VanillaRagTrace, RETRIEVER,
 };
 
 pub struct VanillaRag;
@@ -17,6 +17,7 @@ impl Method for VanillaRag {
             name: "Vanilla RAG",
             summary: "Retrieves the k best passages and answers from them, citing each by number.",
             retrieves: true,
+            defaults: MethodDefaults::COMMON,
             options: vec![RETRIEVER.declare()],
         }
     }

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { EngineEvent } from "$lib/bindings/EngineEvent";
 import type { RunEvent } from "$lib/bindings/RunEvent";
 import { settle } from "$lib/testing/settle";
+import { COMMON_DEFAULTS } from "$lib/testing/methods";
 
 const shell = vi.hoisted(() => {
   class Channel<T> {
@@ -82,12 +83,13 @@ const responses: Record<string, (args: Record<string, unknown>) => unknown> = {
     api_key_storage: { kind: "keyring" },
   }),
   methods: () => [
-    { id: "llm-only", name: "LLM only", summary: "The model alone.", retrieves: false, options: [] },
+    { id: "llm-only", name: "LLM only", summary: "The model alone.", retrieves: false, defaults: COMMON_DEFAULTS, options: [] },
     {
       id: "vanilla-rag",
       name: "Vanilla RAG",
       summary: "Retrieve, then answer.",
       retrieves: true,
+      defaults: COMMON_DEFAULTS,
       options: [{ name: "mode", help: "Search mode", default: "hybrid", choices: ["dense", "bm25", "hybrid"] }],
     },
   ],
@@ -316,7 +318,7 @@ describe("the app against a fake shell", () => {
     expect(call[1].request).toEqual({
       question: "What does Rc do?",
       method: "vanilla-rag",
-      k: 5,
+      k: null,
       temperature: null,
       max_tokens: null,
       options: {},
@@ -379,7 +381,7 @@ describe("the app against a fake shell", () => {
     expect(asked()[1]).toEqual({
       question: "Is it thread-safe?",
       method: "llm-only",
-      k: 5,
+      k: null,
       temperature: null,
       max_tokens: null,
       options: {},

@@ -8,7 +8,7 @@ use std::str::FromStr;
 use folio::eval::job as eval_job;
 use folio::eval::report::{self, Report, SpecRun};
 use folio::eval::{graph as eval_graph, EvalEvent, EvalRequest, MethodSpec};
-use folio::methods::runner::{AskSettings, DEFAULT_K};
+use folio::methods::runner::AskSettings;
 use serde::Deserialize;
 use tauri::ipc::Channel;
 use tauri::{AppHandle, State};
@@ -75,7 +75,7 @@ impl EvalForm {
             concurrency: self.concurrency.unwrap_or(1),
             judge: self.judge,
             settings: AskSettings {
-                k: self.k.unwrap_or(DEFAULT_K),
+                k: self.k,
                 temperature: self.temperature,
                 max_tokens: self.max_tokens,
                 seed: self.seed,

@@ -328,6 +328,7 @@ pub fn list_methods(json: bool) -> Result<()> {
     }
     for m in infos {
         println!("{:<12} {}", m.id, m.summary);
+        println!("    defaults: {}", m.defaults);
         for o in m.options {
             println!(
                 "    --{} …{}  {} (default {})",

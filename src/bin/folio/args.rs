@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use folio::choice::Choice;
 use folio::ingest::loaders::Format;
-use folio::methods::runner::{AskSettings, DEFAULT_K};
+use folio::methods::runner::AskSettings;
 use folio::store::{Day, Scope};
 use folio::Library;
 
@@ -18,10 +18,12 @@ pub fn choice<T: Choice + Clone + Send + Sync>() -> impl TypedValueParser<Value 
 /// The request settings of `folio ask` and of every spec of `folio eval`.
 #[derive(Debug, Clone, Copy, clap::Args)]
 pub struct SettingsArgs {
-    /// Passages to retrieve.
-    #[arg(short, long, default_value_t = DEFAULT_K)]
-    pub k: usize,
-    /// Sampling temperature (default from folio.toml).
+    /// Passages to retrieve (default: the method's own, which `folio
+    /// methods` lists; 5 for most).
+    #[arg(short, long)]
+    pub k: Option<usize>,
+    /// Sampling temperature (default: the method's own, which `folio
+    /// methods` lists, else folio.toml's).
     #[arg(long)]
     pub temperature: Option<f32>,
     /// Most tokens the model may write per step (default from folio.toml).

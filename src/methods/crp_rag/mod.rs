@@ -24,11 +24,19 @@ use self::graph::Graph;
 use self::knowledge::Gathering;
 use super::citations::resolve;
 use super::{
-    Answer, Count, Method, MethodContext, MethodError, MethodInfo, Number, OptionRange, Params,
-    Pick, Trace, RETRIEVER,
+    Answer, Count, Method, MethodContext, MethodDefaults, MethodError, MethodInfo, Number,
+    OptionRange, Params, Pick, Trace, RETRIEVER,
 };
 
 pub struct CrpRag;
+
+/// The paper's top five documents per query and temperature 0.1 for every
+/// call but the graph's growth, which samples (`sample-temperature`).
+const PAPER: MethodDefaults = MethodDefaults {
+    k: 5,
+    temperature: Some(0.1),
+    sampling: None,
+};
 
 const VARIANT: Pick<CrpRagVariant> = Pick {
     name: "variant",
@@ -108,6 +116,7 @@ impl Method for CrpRag {
             name: "CRP-RAG",
             summary: "Grows a graph of reasoning steps for the question, gathers and checks knowledge for every step, and answers along the paths whose steps all have enough knowledge, or says which steps lack it.",
             retrieves: true,
+            defaults: PAPER,
             options: vec![
                 RETRIEVER.declare(),
                 VARIANT.declare(),

@@ -23,7 +23,7 @@ async fn run_crp(
     let dir = tempfile::tempdir().unwrap();
     let library = library_with(dir.path(), ADA_NOTES).await;
     let mut request = AskRequest::new(ADA_QUESTION, "crp-rag");
-    request.k = 2;
+    request.k = Some(2);
     for (name, value) in options {
         request.options.insert(name.to_string(), value.to_string());
     }

@@ -17,12 +17,20 @@ pub use trace::{
 pub use walk::{walk, WalkSettings};
 
 use super::{
-    Answer, Count, Method, MethodContext, MethodError, MethodInfo, Number, OptionRange, Params,
-    Pick, Trace,
+    Answer, Count, Method, MethodContext, MethodDefaults, MethodError, MethodInfo, Number,
+    OptionRange, Params, Pick, Trace,
 };
 use crate::graph::Rubric;
 
 pub struct Ig2Rag;
+
+/// The paper passes the walk's top 10 to the reader (its Recall@10) and
+/// decodes at temperature 0.
+const PAPER: MethodDefaults = MethodDefaults {
+    k: 10,
+    temperature: Some(0.0),
+    sampling: None,
+};
 
 const H: Count = Count {
     name: "h",
@@ -60,6 +68,7 @@ impl Method for Ig2Rag {
             name: "iG²RAG",
             summary: "Walks the information-gain graph (folio graph build) from the passages most similar to the question and answers from the k it ranks highest, in one model call.",
             retrieves: true,
+            defaults: PAPER,
             options: vec![
                 H.declare(),
                 ALPHA.declare(),

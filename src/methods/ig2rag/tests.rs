@@ -44,7 +44,7 @@ async fn built(dir: &std::path::Path) -> Library {
 async fn ask(library: &Library, k: usize, options: &[(&str, &str)]) -> (Ig2RagTrace, ScriptedLlm) {
     let llm = ScriptedLlm::new(vec![says("She was born in London [1].")]);
     let mut request = AskRequest::new(ADA_QUESTION, "ig2rag");
-    request.k = k;
+    request.k = Some(k);
     for (name, value) in options {
         request.options.insert(name.to_string(), value.to_string());
     }
@@ -84,7 +84,7 @@ async fn a_scoped_walk_stays_on_the_part_of_the_graph_in_the_scope() {
     let place = |name: &str| Library::place(&dir.path().join("notes").join(name));
     let llm = ScriptedLlm::new(vec![says("She was born in London [1].")]);
     let mut request = AskRequest::new(ADA_QUESTION, "ig2rag");
-    request.k = 3;
+    request.k = Some(3);
     request.options.insert("h".into(), "1".into());
     request.scope.paths = vec![place("babbage.md"), place("london.md")];
     let (run, _) = ask_with(&library, &llm, &request).await;
@@ -171,7 +171,7 @@ async fn another_method_reasons_over_the_walk_and_its_trace_shows_it() {
 
     let llm = ScriptedLlm::new(vec![says("She was born in London [1].")]);
     let mut request = AskRequest::new(ADA_QUESTION, "vanilla-rag");
-    request.k = 2;
+    request.k = Some(2);
     request.options.insert("retriever".into(), "ig2rag".into());
     let (run, _) = ask_with(&library, &llm, &request).await;
     assert_eq!(llm.unused(), 0, "one answer call");

@@ -144,6 +144,8 @@ async fn fill_slot(
     mut slot: Slot,
 ) -> Result<Slot, MethodError> {
     let heading = &page.sections[slot.index].heading;
+    // The paper's last section may state the answer the page builds up to.
+    let last = slot.index + 1 == page.sections.len();
     let passages = shown(slot.sources.iter().map(|n| &pool[n - 1]));
     let sub_query = slot.sub_query.as_str();
     slot.text = ask_until_usable(
@@ -151,7 +153,7 @@ async fn fill_slot(
         FILL,
         PromptId::PagerFill,
         |retry| {
-            context!(question, sub_query, heading, passages, retry, page => page_for_prompt(page))
+            context!(question, sub_query, heading, passages, last, retry, page => page_for_prompt(page))
         },
         &ctx.options(params),
         |reply| parse::fill(reply, page, slot.index),

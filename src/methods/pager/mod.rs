@@ -18,12 +18,24 @@ pub use trace::{PagerStep, PagerTrace, PagerVariant};
 use self::parse::{Repaired, ReplyError};
 use super::context::note_if_cut_off;
 use super::{
-    Answer, Count, Method, MethodContext, MethodError, MethodInfo, Params, Pick, Trace, RETRIEVER,
+    Answer, Count, Method, MethodContext, MethodDefaults, MethodError, MethodInfo, Params, Pick,
+    Trace, RETRIEVER,
 };
 use crate::llm::prompts::{as_document_data, PromptId};
-use crate::llm::GenerateOptions;
+use crate::llm::{GenerateOptions, Sampling};
 
 pub struct Pager;
+
+/// The paper's sampling for every call (its A.2: temperature 0.7, top-p
+/// 0.8, top-k 20) and its top-5 documents per retrieval.
+const PAPER: MethodDefaults = MethodDefaults {
+    k: 5,
+    temperature: Some(0.7),
+    sampling: Some(Sampling {
+        top_p: 0.8,
+        top_k: 20,
+    }),
+};
 
 const OUTLINE: &str = "outline";
 const ANSWER: &str = "answer";
@@ -49,6 +61,7 @@ impl Method for Pager {
             name: "PAGER",
             summary: "Outlines a page for the question, fills one section at a time with evidence retrieved for it, and answers from the page.",
             retrieves: true,
+            defaults: PAPER,
             options: vec![RETRIEVER.declare(), VARIANT.declare(), SLOTS_MAX.declare()],
         }
     }
@@ -106,9 +119,9 @@ async fn outline(
         ctx,
         OUTLINE,
         PromptId::PagerOutline,
-        |retry| context!(question, slots_max, retry),
+        |retry| context!(question, retry),
         &GenerateOptions {
-            grammar: Some(parse::outline_grammar(slots_max)),
+            grammar: Some(parse::outline_grammar()),
             ..ctx.options(params)
         },
         |reply| parse::outline(reply, question, slots_max),

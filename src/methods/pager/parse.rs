@@ -102,11 +102,12 @@ pub fn outline(
         return Err(ReplyError::NoSections);
     }
     if unique.len() > max_sections {
+        // The paper finds the later slots matter most to the answer.
         repairs.push(format!(
-            "kept the first {max_sections} of {} sections",
+            "kept the last {max_sections} of {} sections",
             unique.len()
         ));
-        unique.truncate(max_sections);
+        unique.drain(..unique.len() - max_sections);
     }
     let title = title.unwrap_or_else(|| {
         repairs.push("no title; the question became the title".into());
@@ -165,14 +166,23 @@ pub fn fill(reply: &str, page: &Page, slot: usize) -> Result<Repaired<String>, R
 
 /// Longest heading the outline grammar lets the model write, in characters.
 const HEADING_CHARS: usize = 120;
+/// Most sections the outline grammar lets the model write: the model
+/// chooses how many, and `slots-max` then keeps the last of them.
+pub const OUTLINE_CEILING: usize = 12;
+/// The reasoning before the outline, in characters: a few sentences.
+const REASONING_CHARS: usize = 600;
 
-/// A llama.cpp grammar for the outline the prompt asks for: a `# ` title
-/// line, then two to `max_sections` `## ` section lines (one when only one
-/// is allowed).
-pub fn outline_grammar(max_sections: usize) -> String {
-    let least = max_sections.min(2);
+/// A llama.cpp grammar for the outline the prompt asks for: a few
+/// sentences of reasoning, the `<OUTLINE>` marker, a `# ` title line, then
+/// as many `## ` section lines as the model chooses, up to
+/// [`OUTLINE_CEILING`]. No heading mark or marker inside the reasoning, so
+/// the parser's split cannot go wrong.
+pub fn outline_grammar() -> String {
+    let reasoning_rest = REASONING_CHARS - 1;
     format!(
-        "root ::= \"# \" line (\"## \" line){{{least},{max_sections}}}\nline ::= [^\\n#] [^\\n]{{2,{HEADING_CHARS}}} \"\\n\"\n"
+        "root ::= reasoning \"{OUTLINE_MARKER}\\n# \" line (\"## \" line){{1,{OUTLINE_CEILING}}}\n\
+         reasoning ::= [^\\n<#] [^<#]{{19,{reasoning_rest}}} \"\\n\"\n\
+         line ::= [^\\n#] [^\\n]{{2,{HEADING_CHARS}}} \"\\n\"\n"
     )
 }
 
@@ -333,18 +343,21 @@ mod tests {
     }
 
     #[test]
-    fn the_outline_grammar_asks_for_a_title_and_the_allowed_sections() {
+    fn the_outline_grammar_asks_for_reasoning_then_a_title_and_sections() {
         assert_eq!(
-            outline_grammar(5),
-            "root ::= \"# \" line (\"## \" line){2,5}\nline ::= [^\\n#] [^\\n]{2,120} \"\\n\"\n"
+            outline_grammar(),
+            "root ::= reasoning \"<OUTLINE>\\n# \" line (\"## \" line){1,12}\n\
+             reasoning ::= [^\\n<#] [^<#]{19,599} \"\\n\"\n\
+             line ::= [^\\n#] [^\\n]{2,120} \"\\n\"\n"
         );
-        assert!(outline_grammar(1).contains("{1,1}"));
-        let (_, page) = outline("# Rust's char\n## Size\n## Encoding\n", "Q?", 5)
+        let shaped = "It needs the type's size, then its encoding.\n<OUTLINE>\n# Rust's char\n## Size\n## Encoding\n";
+        let (reasoning, page) = outline(shaped, "Q?", 5)
             .map(|r| {
                 assert!(r.repairs.is_empty(), "{:?}", r.repairs);
                 r.value
             })
             .unwrap();
+        assert_eq!(reasoning, "It needs the type's size, then its encoding.");
         assert_eq!(page.sections.len(), 2);
     }
 
@@ -373,14 +386,9 @@ mod tests {
         let reply = "```markdown\n## A\n## a\n## B\n## C\n```";
         let parsed = outline(reply, "Who?", 2).unwrap();
         assert_eq!(parsed.value.1.title, "Who?");
-        assert_eq!(headings(&parsed.value.1), ["A", "B"]);
+        assert_eq!(headings(&parsed.value.1), ["B", "C"]);
         let repairs = parsed.repairs.join(" | ");
-        for expected in [
-            "no <OUTLINE> marker",
-            "repeated",
-            "first 2 of 3",
-            "no title",
-        ] {
+        for expected in ["no <OUTLINE> marker", "repeated", "last 2 of 3", "no title"] {
             assert!(repairs.contains(expected), "{repairs}");
         }
     }

@@ -18,12 +18,21 @@ async fn run_pager(
     variant: &str,
     script: Vec<crate::llm::Result<crate::llm::Completion>>,
 ) -> (RunRecord, Vec<RunEvent>, PagerTrace, ScriptedLlm) {
+    run_pager_with(&[("variant", variant)], script).await
+}
+
+async fn run_pager_with(
+    options: &[(&str, &str)],
+    script: Vec<crate::llm::Result<crate::llm::Completion>>,
+) -> (RunRecord, Vec<RunEvent>, PagerTrace, ScriptedLlm) {
     let dir = tempfile::tempdir().unwrap();
     let library = library_with(dir.path(), ADA_NOTES).await;
     let llm = ScriptedLlm::new(script);
     let mut request = AskRequest::new(QUESTION, "pager");
-    request.k = 2;
-    request.options.insert("variant".into(), variant.into());
+    request.k = Some(2);
+    for (name, value) in options {
+        request.options.insert(name.to_string(), value.to_string());
+    }
     let (run, events) = ask_with(&library, &llm, &request).await;
     let trace: PagerTrace = match serde_json::from_value(run.trace.clone().unwrap()).unwrap() {
         Trace::Pager(t) => t,
@@ -245,4 +254,41 @@ async fn no_outline_summarises_until_sufficient() {
     assert_eq!(trace.steps[0].sub_query, QUESTION);
     assert_eq!(trace.page.sections[1].heading, "Ada Lovelace birthplace");
     assert!(trace.outline.sections.is_empty());
+}
+
+#[tokio::test]
+async fn a_long_outline_keeps_its_last_sections_and_the_last_fill_may_answer() {
+    let outline = "It needs the author, then where she was born.\n<OUTLINE>\n# Ada\n## The Analytical Engine\n## Who wrote the first algorithm\n## Where she was born\n";
+    let (run, _, trace, llm) = run_pager_with(
+        &[("variant", "no-iter"), ("slots-max", "2")],
+        vec![
+            says(outline),
+            says("Ada Lovelace wrote it [1]."),
+            says("She was born in London [1], so the answer is London."),
+            says("London [1]."),
+        ],
+    )
+    .await;
+    assert_eq!(run.status, RunStatus::Done, "{:?}", run.error);
+    assert_eq!(
+        trace
+            .page
+            .sections
+            .iter()
+            .map(|s| s.heading.as_str())
+            .collect::<Vec<_>>(),
+        ["Who wrote the first algorithm", "Where she was born"],
+        "the paper's later sections matter most"
+    );
+    assert!(trace
+        .outline_notes
+        .iter()
+        .any(|n| n == "kept the last 2 of 3 sections"));
+    let prompts = llm.prompts();
+    let answer_it = "last section: end it with one sentence that states the answer";
+    assert!(!prompts[1].contains(answer_it) && prompts[2].contains(answer_it));
+    assert!(prompts[1].contains("you may add what you know"));
+    // The paper's sampling, unless the request names its own.
+    assert_eq!(run.params["temperature"].as_f64(), Some(0.7f32 as f64));
+    assert_eq!(run.params["sampling"]["top_k"], 20);
 }

@@ -23,11 +23,21 @@ pub use trace::{
 };
 
 use super::{
-    Answer, Count, Method, MethodContext, MethodError, MethodInfo, Params, Passage, Pick, Trace,
+    Answer, Count, Method, MethodContext, MethodDefaults, MethodError, MethodInfo, Params, Passage,
+    Pick, Trace,
 };
 use crate::retrieve::{Retriever, SearchMode};
 
 pub struct Rdr2;
+
+/// Greedy decoding, as the paper's open readers. The paper routes through
+/// the documents of the top 55 chunks; k stays at 5 because each document
+/// costs routing calls of its own (docs/methods.md, deviations).
+const PAPER: MethodDefaults = MethodDefaults {
+    k: 5,
+    temperature: Some(0.0),
+    sampling: None,
+};
 
 /// The search whose passages are routed through. RDR² is itself one of
 /// the retrievers other methods may pick, so it offers only the searches.
@@ -68,6 +78,7 @@ impl Method for Rdr2 {
             name: "RDR²",
             summary: "Routes through each retrieved document's heading tree, selecting passages, opening headings or refusing, and answers from what it selected. The paper fine-tunes its router; here the configured model is prompted with examples instead.",
             retrieves: true,
+            defaults: PAPER,
             options: vec![
                 SEARCH.declare(),
                 VARIANT.declare(),

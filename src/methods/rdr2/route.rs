@@ -1,7 +1,9 @@
 //! One document's route (RDR² section 3.3): show the router the subtree,
 //! take the passages it selects, queue the headings it expands, and give
 //! each opened heading a turn of its own, until none is left or the
-//! expansions run out. A refusal ends the subtree in view, not the route.
+//! expansions run out. A refusal ends the subtree in view, not the route;
+//! when the opened headings gave nothing, the passages their expansion
+//! pushed out come back for a last turn.
 //! Each step is reported as it finishes, so the app can follow the route
 //! live.
 
@@ -89,8 +91,10 @@ pub async fn route(
     // Headings opened and not yet visited: each gets a turn of its own, so
     // a refusal ends only the subtree in view (the paper's [REF] scope).
     let mut opened: VecDeque<usize> = VecDeque::new();
+    // Whether the view holds passages an expansion had pushed out.
+    let mut returned = false;
     for step in 0..=settings.expand_iter {
-        let offer_expand = settings.structure && step < settings.expand_iter;
+        let offer_expand = settings.structure && step < settings.expand_iter && !returned;
         let layout = Layout {
             structure: settings.structure,
             offer_expand,
@@ -153,6 +157,21 @@ pub async fn route(
             break;
         }
         let Some(next) = opened.pop_front() else {
+            // The RST keeps its retrieval scope: when the detours found
+            // nothing, what they pushed out of view gets a last turn.
+            if selected.is_empty()
+                && !returned
+                && step < settings.expand_iter
+                && subtree.bring_back(&selected)
+            {
+                returned = true;
+                route.notes.push(format!(
+                    "step {}: the opened headings gave nothing; the passages their expansion pushed out came back into view",
+                    step + 1
+                ));
+                on_step(&route);
+                continue;
+            }
             break;
         };
         if step == settings.expand_iter {

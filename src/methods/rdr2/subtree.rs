@@ -2,7 +2,8 @@
 //! document's headings, and the content nodes the route has in view. It
 //! starts from the nodes retrieval hit; expanding a heading replaces the
 //! content in view with that heading's own, so the view stays small however
-//! long the route.
+//! long the route. What an expansion pushed out of view can be brought back
+//! when the detour found nothing.
 
 use std::collections::BTreeSet;
 
@@ -13,6 +14,9 @@ pub struct Subtree<'t> {
     children: Vec<Vec<usize>>,
     visible: BTreeSet<usize>,
     seen: BTreeSet<usize>,
+    /// Content nodes an expansion took out of view that have not been in
+    /// view since.
+    pushed_out: BTreeSet<usize>,
 }
 
 impl<'t> Subtree<'t> {
@@ -29,6 +33,7 @@ impl<'t> Subtree<'t> {
             children,
             visible: BTreeSet::new(),
             seen: BTreeSet::new(),
+            pushed_out: BTreeSet::new(),
         };
         subtree.show(subtree.light(hits.iter().copied()));
         subtree
@@ -78,11 +83,25 @@ impl<'t> Subtree<'t> {
                 .find(|&c| self.is_content(c))
         });
         let lit = self.light(first_content.collect::<Vec<_>>());
+        self.pushed_out
+            .extend(self.visible.difference(&lit).copied());
         self.show(lit);
+    }
+
+    /// Puts what expansions pushed out of view, less `except`, back in view
+    /// in place of what is there; `false` when there is nothing to return.
+    pub fn bring_back(&mut self, except: &BTreeSet<usize>) -> bool {
+        let back: BTreeSet<usize> = self.pushed_out.difference(except).copied().collect();
+        if back.is_empty() {
+            return false;
+        }
+        self.show(back);
+        true
     }
 
     fn show(&mut self, lit: BTreeSet<usize>) {
         self.seen.extend(lit.iter().copied());
+        self.pushed_out.retain(|n| !lit.contains(n));
         self.visible = lit;
     }
 
@@ -240,6 +259,24 @@ pub(super) mod tests {
         st.expand(&[1, 16]);
         assert_eq!(ids(st.visible()), [2, 3, 17]);
         assert_eq!(ids(st.seen()), [2, 3, 6, 12, 13, 14, 15, 17]);
+    }
+
+    #[test]
+    fn what_expansions_pushed_out_comes_back_less_what_is_excepted() {
+        let tree = six_flags();
+        let mut st = Subtree::new(&tree, &BTreeSet::from([6]));
+        let first = ids(st.visible());
+        st.expand(&[11]);
+        st.expand(&[1]);
+        assert!(st.bring_back(&BTreeSet::from([12])));
+        let mut back = first.clone();
+        back.extend([13, 14, 15]);
+        back.sort();
+        assert_eq!(ids(st.visible()), back);
+        assert!(
+            !st.bring_back(&BTreeSet::from([12])),
+            "what came back is no longer out, and what was in view is not returned"
+        );
     }
 
     #[test]

@@ -93,7 +93,7 @@ impl Fixture {
     ) -> (RunRecord, ScriptedLlm) {
         let llm = ScriptedLlm::new(script.into_iter().map(says).collect());
         let mut request = AskRequest::new(QUESTION, method);
-        request.k = k;
+        request.k = Some(k);
         for (name, value) in options {
             request.options.insert(name.to_string(), value.to_string());
         }
@@ -373,6 +373,41 @@ async fn a_refusal_ends_only_the_subtree_in_view() {
     );
     assert!(route.steps[1].refused);
     assert_eq!(route.selected, [opened]);
+    assert_eq!(route.outcome, RouteOutcome::Selected);
+}
+
+#[tokio::test]
+async fn passages_an_empty_detour_pushed_out_come_back() {
+    let f = Fixture::new().await;
+    let (towers, coasters) = (f.id("The SkyScreamer"), f.id("Coasters"));
+    let (run, trace, llm) = f
+        .ask(
+            1,
+            &[],
+            vec![
+                &format!("[EXPAND] {coasters}"),
+                "Cannot answer",
+                &format!("[ANSWER] {towers}"),
+                "It is 400 feet tall [1].",
+            ],
+        )
+        .await;
+    assert_eq!(run.status, RunStatus::Done, "{:?}", run.error);
+    let route = &trace.routing.routes[0];
+    assert_eq!(route.steps.len(), 3, "the first view came back for a turn");
+    let prompts = llm.prompts();
+    let (second, third) = (shown_tree(&prompts[1]), shown_tree(&prompts[2]));
+    assert!(second.contains("The Titan coaster") && !second.contains("SkyScreamer swing"));
+    assert!(third.contains("SkyScreamer swing") && !third.contains("The Titan coaster"));
+    assert!(
+        route.steps[2].collapsed.is_empty(),
+        "the returned view offers no expansion"
+    );
+    assert!(route
+        .notes
+        .iter()
+        .any(|n| n.contains("came back into view")));
+    assert_eq!(route.selected, [towers]);
     assert_eq!(route.outcome, RouteOutcome::Selected);
 }
 

@@ -24,7 +24,8 @@ pub use trace::{SectionSummary, WholeDocumentTrace};
 
 use super::shown::shown;
 use super::{
-    Answer, Count, Method, MethodContext, MethodError, MethodInfo, Params, Passage, Trace,
+    Answer, Count, Method, MethodContext, MethodDefaults, MethodError, MethodInfo, Params, Passage,
+    Trace,
 };
 use crate::llm::prompts::{as_document_data, PromptId};
 use crate::llm::Completion;
@@ -58,6 +59,7 @@ impl Method for WholeDocument {
             name: "Whole document",
             summary: "Answers about one document from summaries of all its sections, built bottom-up and kept for the next question.",
             retrieves: true,
+            defaults: MethodDefaults::COMMON,
             options: vec![MAX_CALLS.declare()],
         }
     }

@@ -27,7 +27,13 @@ graphs: Array<GraphScope>, methods: Array<SpecSummary>,
  * last turns alone, which lean on every turn before them. Empty for
  * a dataset of single questions.
  */
-last_turns?: Array<SpecSummary>, k: number, temperature: number, max_tokens: number, 
+last_turns?: Array<SpecSummary>, k: number | null, temperature: number | null, 
+/**
+ * `folio.toml`'s temperature, for a method with none of its own.
+ * Missing from evaluations recorded before methods had their own:
+ * they always named a temperature.
+ */
+configured_temperature: number, max_tokens: number, 
 /**
  * Missing from evaluations recorded before runs had a seed: they used
  * the default.

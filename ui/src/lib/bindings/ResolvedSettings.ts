@@ -4,8 +4,16 @@
  * The settings the runs use: the flags, with `folio.toml`'s values where a
  * flag is not given. Answers depend on these, not on which were typed, so
  * they are what summaries report and what a resumed evaluation must share.
+ * `k` and `temperature` stay `None` where each method's own applies
+ * ([`super::Params::resolve`] settles them per method).
  */
-export type ResolvedSettings = { k: number, temperature: number, max_tokens: number, 
+export type ResolvedSettings = { k: number | null, temperature: number | null, 
+/**
+ * `folio.toml`'s temperature, for a method with none of its own.
+ * Missing from evaluations recorded before methods had their own:
+ * they always named a temperature.
+ */
+configured_temperature: number, max_tokens: number, 
 /**
  * Missing from evaluations recorded before runs had a seed: they used
  * the default.

@@ -6,6 +6,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vite
 import type { Scope } from "$lib/bindings/Scope";
 import { settle } from "$lib/testing/settle";
 import { twoFolderLibrary } from "$lib/testing/library";
+import { COMMON_DEFAULTS } from "$lib/testing/methods";
 
 const shell = vi.hoisted(() => ({ invoke: vi.fn(), Channel: class {} }));
 vi.mock("@tauri-apps/api/core", () => shell);
@@ -235,7 +236,7 @@ describe("ScopePicker", () => {
 
 describe("Ask with a scope", () => {
   beforeEach(() => {
-    app.methods = [{ id: "vanilla-rag", name: "Vanilla RAG", summary: "Retrieve, then answer.", retrieves: true, options: [] }];
+    app.methods = [{ id: "vanilla-rag", name: "Vanilla RAG", summary: "Retrieve, then answer.", retrieves: true, defaults: COMMON_DEFAULTS, options: [] }];
     newThread();
     askForm.scope.set(wholeLibrary());
   });

@@ -8,10 +8,11 @@ import type { Scope } from "$lib/bindings/Scope";
 import { AskRun } from "./ask.svelte";
 import { ScopeChoice } from "./scope-choice.svelte";
 
-export type Knobs = { k: number; temperature: number | null; maxTokens: number | null };
+/** `null`: the method's own (its paper's k or temperature), else the configured value. */
+export type Knobs = { k: number | null; temperature: number | null; maxTokens: number | null };
 
 export function defaultKnobs(): Knobs {
-  return { k: 5, temperature: null, maxTokens: null };
+  return { k: null, temperature: null, maxTokens: null };
 }
 
 /** An option's default as the string the engine would parse back. */

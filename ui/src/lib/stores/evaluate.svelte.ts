@@ -20,8 +20,6 @@ const FORM_KEY = "folio.evalForm";
 /** How many answered questions the running log keeps. */
 export const LOG_LINES = 8;
 
-export const DEFAULT_K = 5;
-
 const NUMBER_FIELDS = ["limit", "k", "temperature", "maxTokens", "seed", "concurrency"] as const;
 type NumberField = (typeof NUMBER_FIELDS)[number];
 
@@ -131,10 +129,10 @@ export function validateEvalForm(form: EvalFormFields, specs: string[]): EvalFor
     errors.methods = "Choose at least one method, or type a spec.";
   }
   if (!wholeNumber(form.limit, 1)) errors.limit = "A whole number of at least 1, or empty for every question.";
-  if (!wholeNumber(form.k, 1)) errors.k = `A whole number of at least 1, or empty for ${DEFAULT_K}.`;
+  if (!wholeNumber(form.k, 1)) errors.k = "A whole number of at least 1, or empty for each method's own.";
   const t = form.temperature;
   if (t !== null && !(Number.isFinite(t) && t >= 0 && t <= 2)) {
-    errors.temperature = "A number from 0 to 2, or empty for the configured one.";
+    errors.temperature = "A number from 0 to 2, or empty for each method's own (else the configured one).";
   }
   if (!wholeNumber(form.maxTokens, 1)) errors.maxTokens = "A whole number of at least 1, or empty for the configured one.";
   if (!wholeNumber(form.seed, 0, 4_294_967_295)) errors.seed = "A whole number from 0 to 4294967295, or empty.";

@@ -3,6 +3,7 @@
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import type { EvalEvent } from "$lib/bindings/EvalEvent";
 import type { EvalForm } from "$lib/bindings/EvalForm";
+import { COMMON_DEFAULTS } from "$lib/testing/methods";
 
 const core = vi.hoisted(() => {
   class Channel<T> {
@@ -36,9 +37,9 @@ beforeEach(() => {
   localStorage.clear();
   toasts.splice(0);
   app.methods = [
-    { id: "llm-only", name: "LLM only", summary: "", retrieves: false, options: [] },
-    { id: "vanilla-rag", name: "Vanilla RAG", summary: "", retrieves: true, options: [] },
-    { id: "pager", name: "PAGER", summary: "", retrieves: true, options: [] },
+    { id: "llm-only", name: "LLM only", summary: "", retrieves: false, defaults: COMMON_DEFAULTS, options: [] },
+    { id: "vanilla-rag", name: "Vanilla RAG", summary: "", retrieves: true, defaults: COMMON_DEFAULTS, options: [] },
+    { id: "pager", name: "PAGER", summary: "", retrieves: true, defaults: COMMON_DEFAULTS, options: [] },
   ];
 });
 

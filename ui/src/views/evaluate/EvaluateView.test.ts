@@ -6,6 +6,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vite
 import type { EvalEvent } from "$lib/bindings/EvalEvent";
 import type { EvalReport } from "$lib/bindings/EvalReport";
 import { settle, type } from "$lib/testing/settle";
+import { COMMON_DEFAULTS } from "$lib/testing/methods";
 
 const shell = vi.hoisted(() => {
   class Channel<T> {
@@ -40,8 +41,8 @@ beforeEach(() => {
   localStorage.clear();
   toasts.splice(0);
   app.methods = [
-    { id: "llm-only", name: "LLM only", summary: "The model alone.", retrieves: false, options: [] },
-    { id: "vanilla-rag", name: "Vanilla RAG", summary: "Retrieve, then answer.", retrieves: true, options: [] },
+    { id: "llm-only", name: "LLM only", summary: "The model alone.", retrieves: false, defaults: COMMON_DEFAULTS, options: [] },
+    { id: "vanilla-rag", name: "Vanilla RAG", summary: "Retrieve, then answer.", retrieves: true, defaults: COMMON_DEFAULTS, options: [] },
   ];
   Object.assign(evaluation, {
     form: defaultEvalForm(),
@@ -142,7 +143,7 @@ describe("EvaluateView", () => {
       expect(input.id).toBe(id);
       expect(target.querySelector(`label[for="${id}"]`)).not.toBeNull();
     }
-    expect(byTestId<HTMLInputElement>(target, "eval-k")!.placeholder).toBe("5");
+    expect(byTestId<HTMLInputElement>(target, "eval-k")!.placeholder).toBe("method's");
 
     type(byTestId(target, "eval-extra-specs")!, "pager:parallel");
     type(byTestId(target, "eval-k")!, "0");
@@ -150,7 +151,7 @@ describe("EvaluateView", () => {
     expect(calls("start_eval")).toHaveLength(0);
     expect([...target.querySelectorAll(".field-error")].map(text)).toEqual([
       "“pager:parallel” is not a spec: write method or method:option=value, separated by commas.",
-      `A whole number of at least 1, or empty for 5.`,
+      "A whole number of at least 1, or empty for each method's own.",
     ]);
   });
 

@@ -135,6 +135,7 @@ export function report(extra: Partial<EvalReport["summary"]> = {}): EvalReport {
       ),
       k: 5,
       temperature: 0.2,
+      configured_temperature: 0.2,
       max_tokens: 512,
       seed: 7,
       ...extra,
