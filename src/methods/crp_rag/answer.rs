@@ -10,7 +10,7 @@ use futures::future::try_join_all;
 use minijinja::context;
 use serde::Serialize;
 
-use super::graph::Graph;
+use super::graph::{Graph, SOURCE};
 use super::knowledge::knowledge_for_prompt;
 use super::trace::{CrpRagVariant, ReasoningNode, ReasoningPath, SufficiencyTest};
 use crate::eval::metrics::normalize;
@@ -32,8 +32,9 @@ pub enum Selection {
 
 /// Under `no-evaluation`, the shortest and the longest path (the paper's
 /// breadth-first choice); otherwise the paths with sufficient knowledge at
-/// every step, the most confident (lowest mean perplexity) first, then
-/// the shortest, at most `most` of them.
+/// every step, those that end in a final step first (a path the budget cut
+/// off stops short of the answer), then the most confident (lowest mean
+/// perplexity), then the shortest, at most `most` of them.
 pub fn select(graph: &Graph, variant: CrpRagVariant, most: usize) -> Selection {
     let all = graph.paths();
     if variant == CrpRagVariant::NoEvaluation {
@@ -63,7 +64,13 @@ pub fn select(graph: &Graph, variant: CrpRagVariant, most: usize) -> Selection {
                 .collect(),
         );
     }
-    good.sort_by(|(a, p), (b, q)| a.total_cmp(b).then(p.len().cmp(&q.len())));
+    let complete = |p: &[usize]| graph.nodes[*p.last().expect("paths are never empty")].is_final;
+    good.sort_by(|(a, p), (b, q)| {
+        complete(q)
+            .cmp(&complete(p))
+            .then(a.total_cmp(b))
+            .then(p.len().cmp(&q.len()))
+    });
     Selection::Paths(good.into_iter().take(most).map(|(_, p)| p).collect())
 }
 
@@ -142,7 +149,7 @@ impl Answering<'_> {
                     .iter()
                     .map(|&n| StepWithKnowledge {
                         step: graph.nodes[n].text.clone(),
-                        knowledge: knowledge_of(graph, n, passages),
+                        knowledge: joined_knowledge(graph, n, p, passages),
                     })
                     .collect();
                 ctx.generate(
@@ -189,7 +196,7 @@ impl Answering<'_> {
                     question => self.question,
                     known,
                     step => &graph.nodes[node].text,
-                    knowledge => knowledge_of(graph, node, passages),
+                    knowledge => joined_knowledge(graph, node, prefix, passages),
                     last => paths.iter().any(|p| p.as_slice() == *prefix),
                 );
                 ctx.generate(REASON, PromptId::CrpRagReason, vars, params)
@@ -259,4 +266,20 @@ fn knowledge_of(graph: &Graph, node: usize, passages: &[Passage]) -> String {
     let node = &graph.nodes[node];
     let mine: Vec<&Passage> = node.passages.iter().map(|&n| &passages[n - 1]).collect();
     knowledge_for_prompt(node.knowledge.as_deref(), &mine)
+}
+
+/// A step's knowledge, and where it joins steps off `path` (complementary
+/// sub-questions, as the paper's examples: "who wrote Evolution" and "which
+/// film starred both" joined by "who did both"), theirs too when it was
+/// judged sufficient. Another parent may also be an alternative to the
+/// path's, so it adds knowledge but is never required.
+pub(super) fn joined_knowledge(graph: &Graph, node: usize, path: &[usize], passages: &[Passage]) -> String {
+    let sufficient = |n: usize| graph.nodes[n].check.as_ref().is_some_and(|c| c.sufficient);
+    graph
+        .parents(node)
+        .filter(|&p| p != SOURCE && !path.contains(&p) && sufficient(p))
+        .chain([node])
+        .map(|n| knowledge_of(graph, n, passages))
+        .collect::<Vec<_>>()
+        .join("\n\n")
 }

@@ -87,6 +87,17 @@ impl Growth<'_> {
             assert!(graph.is_acyclic(), "a round of construction made a cycle");
             on_round(graph, grown);
         };
+        if !open.is_empty() && matches!(stop, GraphStop::DepthBudget | GraphStop::NodeBudget) {
+            let (budget, option) = match stop {
+                GraphStop::DepthBudget => (format!("{} rounds", self.budget.depth), "depth"),
+                _ => (format!("{} steps", self.budget.nodes), "nodes"),
+            };
+            let ids: Vec<String> = open.iter().map(usize::to_string).collect();
+            grown.notes.push(format!(
+                "growth stopped at the budget of {budget} with step(s) {} not yet final: paths through them end before the answer (raise --{option} to let them reach it)",
+                ids.join(", ")
+            ));
+        }
         if graph.nodes.len() == 1 {
             grown.notes.push(
                 "the model proposed no usable step, so the question itself became the only step"

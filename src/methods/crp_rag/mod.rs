@@ -45,15 +45,17 @@ const VARIANT: Pick<CrpRagVariant> = Pick {
 };
 const DEPTH: Count = Count {
     name: "depth",
-    help: "Most rounds of step generation.",
-    default: 2,
+    help: "Most rounds of step generation; growth stops sooner once every end is final.",
+    // The paper grows until every end is final; two- and three-hop
+    // questions end within three rounds, and the fourth is room to spare.
+    default: 4,
     min: 1,
     max: Some(6),
 };
 const NODES: Count = Count {
     name: "nodes",
     help: "Most steps in the graph, the question not counted.",
-    default: 6,
+    default: 8,
     min: 1,
     max: Some(30),
 };
@@ -216,6 +218,16 @@ impl Method for CrpRag {
                 });
             }
         };
+        let short = paths
+            .iter()
+            .filter(|p| p.len() > 1 && !graph.nodes[p[p.len() - 1]].is_final)
+            .count();
+        if short > 0 {
+            trace.notes.push(format!(
+                "{short} of the {} paths reasoned along end before a final step",
+                paths.len()
+            ));
+        }
         let answering = Answering { question, variant };
         let reasoned = answering
             .reason(

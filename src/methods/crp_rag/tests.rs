@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use super::answer::{select, Selection};
+use super::answer::{joined_knowledge, select, Selection};
 use super::graph::{Graph, SOURCE};
 use super::*;
 use crate::llm::{Completion, LlmError};
@@ -134,6 +134,43 @@ async fn budgets_stop_the_graph_and_say_so() {
         "the open step still ends its path"
     );
     assert_eq!(trace.paths[0].nodes, [0, 1]);
+    for expected in [
+        "growth stopped at the budget of 1 rounds with step(s) 1 not yet final",
+        "1 of the 1 paths reasoned along end before a final step",
+    ] {
+        assert!(
+            trace.notes.iter().any(|n| n.contains(expected)),
+            "{expected}: {:?}",
+            trace.notes
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_graph_grows_until_every_end_is_final() {
+    let mut script = vec![
+        says(&format!("Next: {WHO}\n")),
+        says("Next: Who was Ada Lovelace?\n"),
+        says(&format!("Final: {WHERE}\n")),
+    ];
+    for summary in [
+        "Ada Lovelace wrote it [1].",
+        "Ada Lovelace was a mathematician [1].",
+        "She was born in London [2].",
+    ] {
+        script.extend(known(summary));
+    }
+    script.extend([
+        says("Ada Lovelace [1]."),
+        says("A mathematician [1]."),
+        says("London [2]."),
+    ]);
+    let (run, trace, _) = run_crp(ScriptedLlm::new(script), &[]).await;
+    assert_eq!(run.status, RunStatus::Done, "{:?}", run.error);
+    assert_eq!(trace.stop, Some(GraphStop::AllFinal));
+    assert_eq!(trace.paths[0].nodes, [0, 1, 2, 3], "three rounds, past the old two");
+    assert!(trace.nodes[3].is_final);
+    assert!(!trace.notes.iter().any(|n| n.contains("before a final step")));
 }
 
 #[tokio::test]
@@ -346,6 +383,30 @@ fn sufficient_paths_are_chosen_most_confident_first() {
         select(&graph, CrpRagVariant::CrpRag, 5),
         Selection::Refused(vec![1, 2])
     );
+}
+
+#[test]
+fn paths_that_reach_a_final_step_come_before_more_confident_cut_off_ones() {
+    let mut graph = diamond([true; 4], [1.0, 1.0, 3.0, 1.0]);
+    graph.nodes[3].is_final = true;
+    assert_eq!(
+        select(&graph, CrpRagVariant::CrpRag, 3),
+        Selection::Paths(vec![vec![0, 1, 3], vec![0, 2, 3], vec![0, 2, 4]])
+    );
+}
+
+#[test]
+fn a_step_joining_complementary_ones_reads_their_sufficient_knowledge() {
+    let mut graph = diamond([true, true, true, true], [1.0; 4]);
+    for (id, knowledge) in [(1, "Evolution was written by Diamond and Weissman."), (2, "The Family Man was written by Diamond and Weissman."), (3, "Both are theirs.")] {
+        graph.nodes[id].knowledge = Some(knowledge.into());
+    }
+    let along_one = joined_knowledge(&graph, 3, &[0, 1], &[]);
+    assert!(along_one.contains("The Family Man") && along_one.contains("Both are theirs."));
+    assert!(!along_one.contains("Evolution"), "the path's own step is already known");
+    graph.nodes[2].check.as_mut().unwrap().sufficient = false;
+    let without = joined_knowledge(&graph, 3, &[0, 1], &[]);
+    assert!(!without.contains("The Family Man"), "an insufficient step adds nothing");
 }
 
 #[test]
