@@ -14,6 +14,7 @@ use crate::embed::EmbeddingModelFiles;
 use crate::ingest::chunker::ChunkSizes;
 use crate::ingest::loaders::OcrSettings;
 use crate::ingest::prepare::Limits;
+use crate::llm::calibration::Calibrations;
 use crate::llm::{ApiKey, Backend, LlmSettings};
 
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 64 * 1024 * 1024;
@@ -35,6 +36,10 @@ pub struct Config {
     pub config_file: Option<PathBuf>,
     /// Whether scanned pages and images are read with OCR, in which languages.
     pub ocr: OcrSettings,
+    /// Where model calibrations are kept; `None`: `calibrations.json` in
+    /// `data_dir`. An evaluation, which indexes into a folder of its own,
+    /// pins the user's.
+    pub calibrations_file: Option<PathBuf>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -149,6 +154,7 @@ impl Config {
             max_file_size: max_file_size.unwrap_or(DEFAULT_MAX_FILE_SIZE),
             config_file: None,
             ocr: OcrSettings::default(),
+            calibrations_file: None,
         }
     }
 
@@ -246,6 +252,15 @@ impl Config {
                 .collect())
         })?;
         Ok(())
+    }
+
+    /// The models' calibrated sufficiency thresholds.
+    pub fn calibrations(&self) -> Calibrations {
+        Calibrations::at(
+            self.calibrations_file
+                .clone()
+                .unwrap_or_else(|| self.data_dir.join("calibrations.json")),
+        )
     }
 
     pub fn database_path(&self) -> PathBuf {

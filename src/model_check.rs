@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::embed::Embedder;
+use crate::llm::calibration::Calibration;
 use crate::llm::prompts::{PromptSource, Prompts};
 use crate::llm::{
     Backend, Capabilities, ChatMessage, ChatRequest, GenerateOptions, LlmSettings, ModelInfo,
@@ -38,6 +39,9 @@ pub struct LlmCheck {
     /// For a server: the models it serves (`GET /models`), to pick from;
     /// `None` for the embedded model or when the server did not answer.
     pub served: Option<Vec<String>>,
+    /// CRP-RAG's sufficiency threshold as `folio models calibrate` measured
+    /// it for this model, or why none can be read.
+    pub calibration: Result<Option<Calibration>, String>,
     pub error: Option<String>,
 }
 
@@ -59,7 +63,13 @@ pub struct PromptsCheck {
 pub async fn check(config: &Config) -> ModelReport {
     ModelReport {
         config_file: config.config_file.clone(),
-        llm: check_llm(&config.llm).await,
+        llm: LlmCheck {
+            calibration: config
+                .calibrations()
+                .of(&config.llm)
+                .map_err(|e| e.to_string()),
+            ..check_llm(&config.llm).await
+        },
         embedding: check_embedding(config).await,
         prompts: check_prompts(config),
     }
@@ -71,6 +81,7 @@ async fn check_llm(settings: &LlmSettings) -> LlmCheck {
         info: None,
         capabilities: None,
         served: None,
+        calibration: Ok(None),
         error: None,
     };
     if settings.backend == Backend::Openai {

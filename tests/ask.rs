@@ -1430,6 +1430,52 @@ fn ctrl_c_mid_graph_build_exits_cleanly_and_the_next_build_resumes() {
 /// reasoned along paths from the question to a sink. The threshold is set
 /// high so the run reaches the reasoning; refusal is tested with a
 /// scripted model in the library.
+/// `folio models calibrate` on the embedded model: the probe set's answers
+/// are separated as well as the issue asks (80%), the threshold is stored
+/// with the model, and CRP-RAG's check then uses it and says so.
+#[test]
+fn calibrating_the_embedded_model_gives_crp_rag_its_threshold() {
+    let ix = hotpotqa();
+    let out = folio(&ix.data, &["--json", "models", "calibrate"], &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let measured = json_of(&out);
+    assert!(measured["accuracy"].as_f64().unwrap() >= 0.8, "{measured}");
+    let threshold = measured["threshold"].as_f64().unwrap();
+    let question = hotpotqa_questions()[1]["question"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let result = ix.ask(
+        &[
+            &question,
+            "--method",
+            "crp-rag",
+            "-k",
+            "2",
+            "--max-tokens",
+            "120",
+            "--depth",
+            "1",
+            "--nodes",
+            "2",
+        ],
+        &[],
+    );
+    let trace = &result["run"]["trace"];
+    assert_eq!(trace["threshold_source"]["kind"], "calibrated", "{trace}");
+    assert_eq!(trace["perplexity_threshold"].as_f64(), Some(threshold));
+    let shown = folio(&ix.data, &["models"], &[]);
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    assert!(
+        shown.contains(&format!("calibrated    threshold {threshold:.3}")),
+        "{shown}"
+    );
+}
+
 #[test]
 fn crp_rag_grows_a_reasoning_graph_checks_each_step_and_answers_along_paths() {
     let ix = hotpotqa();
@@ -1448,6 +1494,10 @@ fn crp_rag_grows_a_reasoning_graph_checks_each_step_and_answers_along_paths() {
             "200",
             "--perplexity-threshold",
             "1000",
+            // The paper grows until every end is final; a small budget keeps
+            // this test's time as it was.
+            "--nodes",
+            "4",
         ],
         &[],
     );

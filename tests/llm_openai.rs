@@ -176,6 +176,41 @@ async fn the_served_models_are_listed_to_pick_from() {
     );
 }
 
+/// `folio models calibrate` against the real server: its log-probabilities
+/// separate the probe set's answers as well as the issue asks (80%), and
+/// the threshold is stored under the served model at that address.
+#[tokio::test]
+async fn the_served_model_is_calibrated_from_its_log_probabilities() {
+    let base_url = shared_server();
+    let data = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_folio"))
+        .arg("--data-dir")
+        .arg(data.path())
+        .args(["--json", "models", "calibrate"])
+        .env("FOLIO_CONFIG", "/dev/null")
+        .env("FOLIO_LLM_BACKEND", "openai")
+        .env("FOLIO_LLM_BASE_URL", base_url)
+        .env("FOLIO_LLM_MODEL", ALIAS)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run folio models calibrate");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let measured: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let accuracy = measured["accuracy"].as_f64().unwrap();
+    assert!(accuracy >= 0.8, "{measured}");
+    assert_eq!(measured["known"].as_array().unwrap().len(), 20);
+    let stored = std::fs::read_to_string(data.path().join("calibrations.json")).unwrap();
+    assert!(
+        stored.contains(&format!("openai {ALIAS} at {base_url}")),
+        "{stored}"
+    );
+    assert!(
+        stderr.contains("answer 40 of 40"),
+        "progress is shown: {stderr}"
+    );
+}
+
 #[tokio::test]
 async fn nothing_listening_is_server_down_after_quick_retries() {
     let base_url = format!("http://127.0.0.1:{}/v1", free_port());

@@ -148,6 +148,7 @@ impl Evaluation {
                 w.removed
             ));
         }
+        config.calibrations_file = Some(config.calibrations().path().to_path_buf());
         config.data_dir = out.index();
         let library = Library::open_with_stop(config, stop.child_token()).await?;
         Ok(Evaluation {

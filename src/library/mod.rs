@@ -408,11 +408,13 @@ impl Library {
             ..request.clone()
         };
         let request = &request;
+        let calibration = self.config.calibrations().of(&self.config.llm)?;
         let answering = Answering {
             retrieval: &self.retrieval,
             store: &self.store,
             llm,
             settings: &self.config.llm,
+            calibration: calibration.as_ref(),
             prompts: &prompts,
         };
         Ok(crate::methods::runner::ask(&answering, request, events, cancel).await?)

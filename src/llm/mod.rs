@@ -3,6 +3,7 @@
 //! behind it. Calls are chat completions that can stream tokens, be
 //! cancelled, time out, and report usage and per-token log-probabilities.
 
+pub mod calibration;
 mod embedded;
 mod error;
 mod openai;

@@ -17,6 +17,7 @@ use super::retrievers::{gather, RetrievalPart, RetrieverKind};
 use super::shown::shown;
 use super::{Citation, MethodError, Params, Passage, RunEvent, Trace};
 use crate::ingest::loaders::ocr::OcrMark;
+use crate::llm::calibration::Calibration;
 use crate::llm::prompts::{PromptId, Prompts};
 use crate::llm::{ChatMessage, ChatRequest, Completion, FinishReason, GenerateOptions, Llm};
 use crate::retrieve::{DocumentParts, Ranking, Retrieval, RetrieveError, Retriever, SearchMode};
@@ -72,6 +73,8 @@ pub struct MethodContext<'a> {
     timeout: Duration,
     /// A thread's earlier turns, shown to the steps that write the answer.
     earlier: Vec<ChatMessage>,
+    /// The model's calibrated sufficiency threshold, if it was measured.
+    calibration: Option<Calibration>,
     calls: Mutex<Vec<LlmCallRow>>,
     trace: Mutex<Option<Trace>>,
     retrieval_ms: AtomicU64,
@@ -147,6 +150,7 @@ impl<'a> MethodContext<'a> {
             events,
             timeout,
             earlier: Vec::new(),
+            calibration: None,
             calls: Mutex::new(Vec::new()),
             trace: Mutex::new(None),
             retrieval_ms: AtomicU64::new(0),
@@ -165,6 +169,17 @@ impl<'a> MethodContext<'a> {
     pub(super) fn with_scope(mut self, scope: Option<DocumentSet>) -> Self {
         self.scope = scope;
         self
+    }
+
+    pub(super) fn with_calibration(mut self, calibration: Option<Calibration>) -> Self {
+        self.calibration = calibration;
+        self
+    }
+
+    /// What `folio models calibrate` measured for the run's model, if it
+    /// was: the sufficiency threshold a perplexity test uses.
+    pub fn calibration(&self) -> Option<&Calibration> {
+        self.calibration.as_ref()
     }
 
     pub fn emit(&self, event: RunEvent) {

@@ -14,6 +14,7 @@ use super::retrievers::RetrieverKind;
 use super::{
     find, Answer, EventSink, Method, MethodContext, MethodError, Params, RunEvent, RETRIEVER,
 };
+use crate::llm::calibration::Calibration;
 use crate::llm::prompts::Prompts;
 use crate::llm::{Llm, LlmSettings, DEFAULT_SEED};
 use crate::retrieve::Retrieval;
@@ -172,6 +173,8 @@ pub struct Answering<'a> {
     pub store: &'a Store,
     pub llm: &'a dyn Llm,
     pub settings: &'a LlmSettings,
+    /// The configured model's calibrated sufficiency threshold, if measured.
+    pub calibration: Option<&'a Calibration>,
     pub prompts: &'a Prompts,
 }
 
@@ -188,6 +191,7 @@ pub async fn ask(
         store,
         llm,
         settings,
+        calibration,
         prompts,
     } = *answering;
     let question = request.question.trim();
@@ -250,7 +254,8 @@ pub async fn ask(
     let timeout = std::time::Duration::from_secs(settings.timeout_secs);
     let ctx = MethodContext::new(retrieval, retriever, llm, prompts, events, cancel, timeout)
         .with_history(conversation.messages())
-        .with_scope(documents);
+        .with_scope(documents)
+        .with_calibration(calibration.cloned());
     let follow_up = match (request.thread, request.rewrite) {
         (None, _) => FollowUp::No,
         (Some(_), true) => FollowUp::Rewritten,

@@ -55,7 +55,7 @@ enum Command {
     #[command(subcommand)]
     Graph(graph::GraphCommand),
     /// The configured language model, embedding model and prompts, and whether each loads.
-    Models,
+    Models(models::ModelsArgs),
     /// Benchmarks against same-run baselines; tables on stdout, JSON in bench/results/.
     Bench(bench::BenchArgs),
     /// Answer a dataset's questions with several methods and score them; a
@@ -181,7 +181,7 @@ async fn run(cli: Cli) -> Result<()> {
         // An evaluation keeps its own index in its output folder; the
         // user's library holds only its job.
         Command::Eval(args) => return eval::run(args, config, cli.json).await,
-        Command::Models => return models::show(&config, cli.json).await,
+        Command::Models(args) => return models::run(args, &config, cli.json).await,
         Command::Answer(AnswerCommand::Methods) => return answers::list_methods(cli.json),
         command => command,
     };
@@ -207,7 +207,7 @@ async fn run(cli: Cli) -> Result<()> {
             return graph::run(&library, command, answer_cancel, cli.json).await
         }
         Command::Index(command) => command,
-        Command::Bench(_) | Command::Models | Command::Eval(_) => {
+        Command::Bench(_) | Command::Models(_) | Command::Eval(_) => {
             unreachable!("handled before the library opens")
         }
     };

@@ -1,13 +1,87 @@
-//! `folio models`: what is configured and whether it loads.
+//! `folio models`: what is configured and whether it loads, and
+//! `folio models calibrate`: the language model's sufficiency threshold.
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
+use tokio_util::sync::CancellationToken;
 
+use folio::llm::prompts::Prompts;
+use folio::methods::crp_rag::calibrate::calibrate;
 use folio::model_check::{check, ModelReport};
 use folio::Config;
 
 use crate::print_json;
 
-pub async fn show(config: &Config, json: bool) -> Result<()> {
+#[derive(clap::Args)]
+pub struct ModelsArgs {
+    #[command(subcommand)]
+    action: Option<ModelsAction>,
+}
+
+#[derive(clap::Subcommand)]
+enum ModelsAction {
+    /// Measure the configured language model's perplexity on a fixed probe
+    /// set (answers its knowledge holds, and answers it does not) and store
+    /// the threshold that separates them, which CRP-RAG's sufficiency check
+    /// then uses for this model.
+    Calibrate,
+}
+
+pub async fn run(args: ModelsArgs, config: &Config, json: bool) -> Result<()> {
+    match args.action {
+        None => show(config, json).await,
+        Some(ModelsAction::Calibrate) => calibrate_model(config, json).await,
+    }
+}
+
+async fn calibrate_model(config: &Config, json: bool) -> Result<()> {
+    let llm = folio::llm::connect(&config.llm)
+        .await
+        .context("loading the language model")?;
+    let prompts = Prompts::load(Some(&config.prompts_dir))?;
+    let cancel = CancellationToken::new();
+    let stop = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            stop.cancel();
+        }
+    });
+    eprintln!("calibrating {} on the probe set", config.llm.model);
+    let progress = |done: usize, total: usize| eprint!("\r  answer {done} of {total}");
+    let measured = calibrate(llm.as_ref(), &prompts, &progress, &cancel).await;
+    eprintln!();
+    let measured = measured?;
+    let file = config.calibrations();
+    file.save(&config.llm, &measured)?;
+    if json {
+        return print_json(&measured);
+    }
+    let range = |values: &[f64]| {
+        let low = values.iter().copied().fold(f64::INFINITY, f64::min);
+        let high = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        format!("{low:.2}–{high:.2}")
+    };
+    println!(
+        "answers its knowledge held:      perplexity {}",
+        range(&measured.known)
+    );
+    println!(
+        "answers its knowledge did not:   perplexity {}",
+        range(&measured.unknown)
+    );
+    println!(
+        "threshold {:.3}, sorting {:.0}% of the probes right ({:.0}% of each probe left out of the fit); saved to {}",
+        measured.threshold,
+        100.0 * measured.accuracy,
+        100.0 * measured.held_out_accuracy,
+        file.path().display()
+    );
+    if measured.accuracy < 0.8 {
+        println!("note: below 80%, this model's perplexity tells sufficient knowledge from insufficient poorly; CRP-RAG's checks on it are weak evidence");
+    }
+    Ok(())
+}
+
+async fn show(config: &Config, json: bool) -> Result<()> {
     let report = check(config).await;
     if json {
         print_json(&report)?;
@@ -68,6 +142,17 @@ fn print_report(r: &ModelReport) {
     if let Some(c) = &r.llm.capabilities {
         println!("  logprobs      {}", if c.logprobs { "yes" } else { "no" });
     }
+    let calibrated = match &r.llm.calibration {
+        Ok(Some(c)) => format!(
+            "threshold {:.3} ({:.0}% of the probes, {:.0}% held out)",
+            c.threshold,
+            100.0 * c.accuracy,
+            100.0 * c.held_out_accuracy
+        ),
+        Ok(None) => "no; `folio models calibrate` measures CRP-RAG's threshold for it".into(),
+        Err(e) => e.clone(),
+    };
+    println!("  calibrated    {calibrated}");
     println!("\nembedding model: {}", status(&r.embedding.error));
     println!("  model_dir     {}", r.embedding.model_dir.display());
     if let (Some(name), Some(dim)) = (&r.embedding.name, r.embedding.dimensions) {

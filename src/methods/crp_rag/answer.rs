@@ -273,7 +273,12 @@ fn knowledge_of(graph: &Graph, node: usize, passages: &[Passage]) -> String {
 /// film starred both" joined by "who did both"), theirs too when it was
 /// judged sufficient. Another parent may also be an alternative to the
 /// path's, so it adds knowledge but is never required.
-pub(super) fn joined_knowledge(graph: &Graph, node: usize, path: &[usize], passages: &[Passage]) -> String {
+pub(super) fn joined_knowledge(
+    graph: &Graph,
+    node: usize,
+    path: &[usize],
+    passages: &[Passage],
+) -> String {
     let sufficient = |n: usize| graph.nodes[n].check.as_ref().is_some_and(|c| c.sufficient);
     graph
         .parents(node)

@@ -60,7 +60,10 @@ impl Graph {
     /// The steps `id` follows: more than one where steps merged or a step
     /// joins complementary ones.
     pub fn parents(&self, id: usize) -> impl Iterator<Item = usize> + '_ {
-        self.edges.iter().filter(move |e| e.to == id).map(|e| e.from)
+        self.edges
+            .iter()
+            .filter(move |e| e.to == id)
+            .map(|e| e.from)
     }
 
     fn children(&self, id: usize) -> impl Iterator<Item = usize> + '_ {

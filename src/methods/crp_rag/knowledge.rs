@@ -5,7 +5,7 @@ use futures::future::try_join_all;
 use minijinja::context;
 
 use super::graph::Graph;
-use super::sufficiency::perplexity;
+use super::sufficiency::{check_options, perplexity};
 use super::trace::{CrpRagVariant, SufficiencyCheck, SufficiencyTest};
 use crate::llm::prompts::{as_document_data, PromptId};
 use crate::llm::verdict::{verdict, VERDICT_GRAMMAR};
@@ -17,8 +17,6 @@ use crate::methods::{MethodContext, MethodError, Params, Passage};
 const KNOWLEDGE: &str = "knowledge";
 const CHECK: &str = "sufficiency check";
 const ASSESS: &str = "self-assessment";
-/// The check's answer is a sentence or two; its perplexity needs no more.
-const CHECK_TOKENS: u32 = 96;
 
 pub struct Gathering<'a> {
     pub question: &'a str,
@@ -127,25 +125,11 @@ impl Gathering<'_> {
         knowledge: &str,
         notes: &mut Vec<String>,
     ) -> Result<SufficiencyCheck, MethodError> {
-        let options = GenerateOptions {
-            max_tokens: params.max_tokens.min(CHECK_TOKENS),
-            // Greedy, so the perplexity measures the model's confidence and
-            // not the luck of a draw.
-            temperature: 0.0,
-            ..ctx.options(params)
-        };
+        let options = check_options(&ctx.options(params));
         let vars = context!(step, knowledge);
         if ctx.llm_capabilities().logprobs {
             let completion = ctx
-                .generate_with(
-                    CHECK,
-                    PromptId::CrpRagCheck,
-                    &vars,
-                    &GenerateOptions {
-                        logprobs: true,
-                        ..options.clone()
-                    },
-                )
+                .generate_with(CHECK, PromptId::CrpRagCheck, &vars, &options)
                 .await?;
             match completion.logprobs.as_deref().map(perplexity) {
                 Some(Some(p)) => {
@@ -167,6 +151,7 @@ impl Gathering<'_> {
                 &vars,
                 &GenerateOptions {
                     grammar: Some(VERDICT_GRAMMAR.into()),
+                    logprobs: false,
                     ..options
                 },
             )

@@ -6,6 +6,7 @@
 //! when there is none. The paper's ablations are variants.
 
 mod answer;
+pub mod calibrate;
 mod construct;
 mod graph;
 mod knowledge;
@@ -15,7 +16,7 @@ mod trace;
 
 pub use trace::{
     CrpRagTrace, CrpRagVariant, GraphBudget, GraphStop, NodeMerge, ReasoningEdge, ReasoningNode,
-    ReasoningPath, SufficiencyCheck, SufficiencyTest,
+    ReasoningPath, SufficiencyCheck, SufficiencyTest, ThresholdSource,
 };
 
 use self::answer::{refusal, select, Answering, Selection};
@@ -88,17 +89,47 @@ const MERGE_THRESHOLD: Number = Number {
 };
 const PERPLEXITY_THRESHOLD: Number = Number {
     name: "perplexity-threshold",
-    help: "A step whose check answer has a lower perplexity has sufficient knowledge.",
-    // SmolLM2-135M's greedy check answers had perplexities of 1.07–1.61
-    // (median 1.24) on the steps of eight HotpotQA questions; 1.5 marks the
-    // least certain as insufficient. Another model needs its own value.
-    default: 1.5,
+    help: "A step whose check answer has a lower perplexity has sufficient knowledge; 0 takes the value `folio models calibrate` measured for the model.",
+    default: 0.0,
     range: OptionRange {
-        min: 1.0,
+        min: 0.0,
         min_exclusive: false,
         max: None,
     },
 };
+/// The threshold of a model never calibrated: SmolLM2-135M's greedy check
+/// answers had perplexities of 1.07–1.61 (median 1.24) on the steps of
+/// eight HotpotQA questions, and 1.5 marked the least certain.
+const UNCALIBRATED_THRESHOLD: f64 = 1.5;
+
+/// The threshold the run uses and where it came from, with a note for the
+/// trace when that is not a measurement of this model.
+fn threshold(ctx: &MethodContext<'_>, given: f64) -> (f64, ThresholdSource, Option<String>) {
+    if !ctx.llm_capabilities().logprobs {
+        let note = "the backend gives no log-probabilities: each step's sufficiency is the model's own yes/no assessment, and no threshold applies";
+        return (given, ThresholdSource::NotUsed, Some(note.into()));
+    }
+    if given > 0.0 {
+        return (given, ThresholdSource::Given, None);
+    }
+    match ctx.calibration() {
+        Some(c) => (
+            c.threshold,
+            ThresholdSource::Calibrated {
+                accuracy: c.accuracy,
+                held_out_accuracy: c.held_out_accuracy,
+            },
+            None,
+        ),
+        None => (
+            UNCALIBRATED_THRESHOLD,
+            ThresholdSource::Uncalibrated,
+            Some(format!(
+                "the model has no calibrated sufficiency threshold, so SmolLM2-135M's {UNCALIBRATED_THRESHOLD} stood in; `folio models calibrate` measures this model's"
+            )),
+        ),
+    }
+}
 const SAMPLE_TEMPERATURE: Number = Number {
     name: "sample-temperature",
     help: "Temperature for proposing steps; sampling makes the alternatives differ.",
@@ -147,7 +178,8 @@ impl Method for CrpRag {
             paths: PATHS.read(params)?,
         };
         let merge_threshold = MERGE_THRESHOLD.read(params)?;
-        let perplexity_threshold = PERPLEXITY_THRESHOLD.read(params)?;
+        let (perplexity_threshold, threshold_source, threshold_note) =
+            threshold(ctx, PERPLEXITY_THRESHOLD.read(params)?);
         let temperature = SAMPLE_TEMPERATURE.read(params)? as f32;
         let mut trace = CrpRagTrace {
             variant,
@@ -155,6 +187,7 @@ impl Method for CrpRag {
             budget,
             merge_threshold,
             perplexity_threshold,
+            threshold_source,
             nodes: Vec::new(),
             edges: Vec::new(),
             merges: Vec::new(),
@@ -188,7 +221,7 @@ impl Method for CrpRag {
             .await?;
         trace.merges = grown.merges;
         trace.stop = grown.stop;
-        trace.notes = grown.notes;
+        trace.notes = threshold_note.into_iter().chain(grown.notes).collect();
         show(&mut trace, &graph);
 
         let gathering = Gathering {

@@ -3,7 +3,22 @@
 //! the backend gives no log-probabilities, the model's own verdict
 //! ([`crate::llm::verdict`]).
 
-use crate::llm::TokenLogprob;
+use crate::llm::{GenerateOptions, TokenLogprob};
+
+/// The check's answer is a sentence or two; its perplexity needs no more.
+const CHECK_TOKENS: u32 = 96;
+
+/// How the check's answer is asked for, from the run's `base` settings:
+/// greedy, so the perplexity measures the model's confidence and not the
+/// luck of a draw, with log-probabilities. A calibration asks the same way.
+pub fn check_options(base: &GenerateOptions) -> GenerateOptions {
+    GenerateOptions {
+        max_tokens: base.max_tokens.min(CHECK_TOKENS),
+        temperature: 0.0,
+        logprobs: true,
+        ..base.clone()
+    }
+}
 
 /// `exp` of the mean negative log-probability per generated token: 1 when
 /// the model was certain of every token, higher the less sure it was.

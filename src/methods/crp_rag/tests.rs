@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use super::answer::{joined_knowledge, select, Selection};
 use super::graph::{Graph, SOURCE};
 use super::*;
+use crate::llm::calibration::Calibration;
 use crate::llm::{Completion, LlmError};
 use crate::methods::runner::AskRequest;
 use crate::methods::testing::{
@@ -20,8 +21,24 @@ async fn run_crp(
     llm: ScriptedLlm,
     options: &[(&str, &str)],
 ) -> (RunRecord, CrpRagTrace, Vec<String>) {
+    run_crp_calibrated(llm, options, None).await
+}
+
+/// [`run_crp`] with `calibration` stored as the configured model's.
+async fn run_crp_calibrated(
+    llm: ScriptedLlm,
+    options: &[(&str, &str)],
+    calibration: Option<Calibration>,
+) -> (RunRecord, CrpRagTrace, Vec<String>) {
     let dir = tempfile::tempdir().unwrap();
     let library = library_with(dir.path(), ADA_NOTES).await;
+    if let Some(calibration) = calibration {
+        let config = library.config();
+        config
+            .calibrations()
+            .save(&config.llm, &calibration)
+            .unwrap();
+    }
     let mut request = AskRequest::new(ADA_QUESTION, "crp-rag");
     request.k = Some(2);
     for (name, value) in options {
@@ -81,6 +98,8 @@ async fn similar_steps_merge_and_the_answer_follows_the_one_path() {
     );
     assert!(trace.nodes[2].is_final && !trace.nodes[1].is_final);
     assert_eq!(trace.stop, Some(GraphStop::AllFinal));
+    assert_eq!(trace.threshold_source, ThresholdSource::NotUsed);
+    assert!(trace.notes[0].contains("no threshold applies"));
     for node in &trace.nodes[1..] {
         let check = node.check.as_ref().unwrap();
         assert_eq!(check.test, SufficiencyTest::SelfAssessment);
@@ -168,9 +187,16 @@ async fn the_graph_grows_until_every_end_is_final() {
     let (run, trace, _) = run_crp(ScriptedLlm::new(script), &[]).await;
     assert_eq!(run.status, RunStatus::Done, "{:?}", run.error);
     assert_eq!(trace.stop, Some(GraphStop::AllFinal));
-    assert_eq!(trace.paths[0].nodes, [0, 1, 2, 3], "three rounds, past the old two");
+    assert_eq!(
+        trace.paths[0].nodes,
+        [0, 1, 2, 3],
+        "three rounds, past the old two"
+    );
     assert!(trace.nodes[3].is_final);
-    assert!(!trace.notes.iter().any(|n| n.contains("before a final step")));
+    assert!(!trace
+        .notes
+        .iter()
+        .any(|n| n.contains("before a final step")));
 }
 
 #[tokio::test]
@@ -218,6 +244,47 @@ async fn perplexity_decides_sufficiency_and_no_sufficient_path_refuses() {
         "{answer}"
     );
     assert_eq!(run.llm_calls, 3, "a refusal costs no answer call");
+}
+
+#[tokio::test]
+async fn the_threshold_is_the_models_calibrated_one_and_the_trace_says_whence() {
+    let sure = (0.5f32).ln(); // perplexity 2
+    let script = || {
+        vec![
+            says(&format!("Final: {WHO}\n")),
+            says("Ada Lovelace wrote it [1]."),
+            says_surely("Ada Lovelace.", &[sure, sure]),
+            says("Ada Lovelace [1]."),
+        ]
+    };
+    let calibration = Calibration {
+        threshold: 2.5,
+        accuracy: 0.9,
+        held_out_accuracy: 0.85,
+        known: vec![1.2],
+        unknown: vec![3.0],
+        measured_at: 0,
+    };
+    let llm = ScriptedLlm::new(script()).with_logprobs();
+    let (run, trace, _) = run_crp_calibrated(llm, &[], Some(calibration)).await;
+    assert_eq!(run.status, RunStatus::Done, "{:?}", run.error);
+    assert_eq!(trace.perplexity_threshold, 2.5);
+    assert_eq!(
+        trace.threshold_source,
+        ThresholdSource::Calibrated {
+            accuracy: 0.9,
+            held_out_accuracy: 0.85
+        }
+    );
+    assert!(!trace.refused, "perplexity 2 is under the calibrated 2.5");
+
+    // Never calibrated: SmolLM2's value stands in, and the trace says so.
+    let llm = ScriptedLlm::new(script().into_iter().take(3).collect()).with_logprobs();
+    let (_, trace, _) = run_crp(llm, &[]).await;
+    assert_eq!(trace.threshold_source, ThresholdSource::Uncalibrated);
+    assert_eq!(trace.perplexity_threshold, 1.5);
+    assert!(trace.refused, "perplexity 2 is over 1.5");
+    assert!(trace.notes[0].contains("`folio models calibrate` measures this model's"));
 }
 
 #[tokio::test]
@@ -398,15 +465,25 @@ fn paths_that_reach_a_final_step_come_before_more_confident_cut_off_ones() {
 #[test]
 fn a_step_joining_complementary_ones_reads_their_sufficient_knowledge() {
     let mut graph = diamond([true, true, true, true], [1.0; 4]);
-    for (id, knowledge) in [(1, "Evolution was written by Diamond and Weissman."), (2, "The Family Man was written by Diamond and Weissman."), (3, "Both are theirs.")] {
+    for (id, knowledge) in [
+        (1, "Evolution was written by Diamond and Weissman."),
+        (2, "The Family Man was written by Diamond and Weissman."),
+        (3, "Both are theirs."),
+    ] {
         graph.nodes[id].knowledge = Some(knowledge.into());
     }
     let along_one = joined_knowledge(&graph, 3, &[0, 1], &[]);
     assert!(along_one.contains("The Family Man") && along_one.contains("Both are theirs."));
-    assert!(!along_one.contains("Evolution"), "the path's own step is already known");
+    assert!(
+        !along_one.contains("Evolution"),
+        "the path's own step is already known"
+    );
     graph.nodes[2].check.as_mut().unwrap().sufficient = false;
     let without = joined_knowledge(&graph, 3, &[0, 1], &[]);
-    assert!(!without.contains("The Family Man"), "an insufficient step adds nothing");
+    assert!(
+        !without.contains("The Family Man"),
+        "an insufficient step adds nothing"
+    );
 }
 
 #[test]

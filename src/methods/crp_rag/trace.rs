@@ -69,6 +69,29 @@ pub enum GraphStop {
     NodeBudget,
 }
 
+/// Where the sufficiency check's perplexity threshold came from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ThresholdSource {
+    /// The request named it (`--perplexity-threshold`).
+    Given,
+    /// Measured for the model by `folio models calibrate`, with the share
+    /// of its probe set the threshold sorted right, and of each probe left
+    /// out of the fit.
+    Calibrated {
+        accuracy: f64,
+        held_out_accuracy: f64,
+    },
+    /// The model was never calibrated: SmolLM2-135M's value stood in.
+    /// (Runs from before calibration read as this: they used that value.)
+    #[default]
+    Uncalibrated,
+    /// The backend gives no log-probabilities, so every check was the
+    /// model's own yes/no assessment and no threshold applied.
+    NotUsed,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[ts(export)]
 pub struct CrpRagTrace {
@@ -79,6 +102,9 @@ pub struct CrpRagTrace {
     pub merge_threshold: f64,
     /// A step whose check answer has a lower perplexity is sufficient.
     pub perplexity_threshold: f64,
+    /// Where that threshold came from.
+    #[serde(default)]
+    pub threshold_source: ThresholdSource,
     /// Node 0 is the question itself, the graph's only source; the others
     /// are reasoning steps in the order they were made.
     pub nodes: Vec<ReasoningNode>,

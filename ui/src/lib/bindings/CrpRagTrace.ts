@@ -8,6 +8,7 @@ import type { ReasoningEdge } from "./ReasoningEdge";
 import type { ReasoningNode } from "./ReasoningNode";
 import type { ReasoningPath } from "./ReasoningPath";
 import type { RetrievalPart } from "./RetrievalPart";
+import type { ThresholdSource } from "./ThresholdSource";
 
 export type CrpRagTrace = { variant: CrpRagVariant, k: number, budget: GraphBudget, 
 /**
@@ -18,6 +19,10 @@ merge_threshold: number,
  * A step whose check answer has a lower perplexity is sufficient.
  */
 perplexity_threshold: number, 
+/**
+ * Where that threshold came from.
+ */
+threshold_source: ThresholdSource, 
 /**
  * Node 0 is the question itself, the graph's only source; the others
  * are reasoning steps in the order they were made.

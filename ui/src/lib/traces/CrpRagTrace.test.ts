@@ -29,7 +29,9 @@ describe("CrpRagTrace", () => {
     expect(fact(target, "Passages per step")).toBe("k = 2");
     expect(fact(target, "Budget")).toBe("3 rounds, 8 steps, 3 next steps per open step, 2 paths");
     expect(fact(target, "Merging")).toBe("new steps at least 0.90 similar become one (1 merge)");
-    expect(fact(target, "Sufficiency")).toBe("perplexity of the model's answer to a step below 5.00");
+    expect(fact(target, "Sufficiency")).toBe(
+      "perplexity of the model's answer to a step below 5.00 (calibrated for this model: 88% of the probes sorted right, 83% held out)",
+    );
     expect(fact(target, "Graph")).toBe("5 steps in 2 rounds, 6 edges");
     expect(fact(target, "Stopped")).toBe("every open step led to a final one");
     expect(target.querySelector('[data-testid="crp-rag-refused"]')).toBeNull();

@@ -4,6 +4,7 @@ import type { CrpRagVariant } from "$lib/bindings/CrpRagVariant";
 import type { GraphStop } from "$lib/bindings/GraphStop";
 import type { ReasoningNode } from "$lib/bindings/ReasoningNode";
 import type { SufficiencyCheck } from "$lib/bindings/SufficiencyCheck";
+import type { ThresholdSource } from "$lib/bindings/ThresholdSource";
 
 /** What a box's colour says: the question, or a step by its sufficiency check. */
 export type StepStatus = "question" | "sufficient" | "insufficient" | "unchecked";
@@ -21,6 +22,21 @@ export function stepName(id: number): string {
 /** "0 → 2 → 4". */
 export function pathLabel(nodes: readonly number[]): string {
   return nodes.join(" → ");
+}
+
+/** Where the check's threshold came from, after the threshold itself. */
+export function thresholdOrigin(source: ThresholdSource): string {
+  const percent = (share: number) => `${Math.round(100 * share)}%`;
+  switch (source.kind) {
+    case "calibrated":
+      return ` (calibrated for this model: ${percent(source.accuracy)} of the probes sorted right, ${percent(source.held_out_accuracy)} held out)`;
+    case "uncalibrated":
+      return " (this model is not calibrated; SmolLM2-135M's value)";
+    case "given":
+      return " (as asked)";
+    case "not_used":
+      return "";
+  }
 }
 
 export function perplexityText(value: number): string {

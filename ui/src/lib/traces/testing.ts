@@ -367,6 +367,7 @@ export function crpRagTrace(overrides: Partial<CrpRagFixture> = {}): CrpRagFixtu
     budget: { depth: 3, nodes: 8, branching: 3, paths: 2 },
     merge_threshold: 0.9,
     perplexity_threshold: 5,
+    threshold_source: { kind: "calibrated", accuracy: 0.875, held_out_accuracy: 0.825 },
     nodes: [
       { id: 0, text: CRP_QUESTION, depth: 0, is_final: false, passages: [], knowledge: null, check: null },
       {
