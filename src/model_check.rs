@@ -13,7 +13,7 @@ use crate::llm::calibration::Calibration;
 use crate::llm::prompts::{PromptSource, Prompts};
 use crate::llm::{
     Backend, Capabilities, ChatMessage, ChatRequest, GenerateOptions, LlmSettings, ModelInfo,
-    OpenAiLlm,
+    OpenAiLlm, Support,
 };
 
 #[derive(Debug, Clone, Serialize)]
@@ -36,6 +36,9 @@ pub struct LlmCheck {
     pub settings: LlmSettings,
     pub info: Option<ModelInfo>,
     pub capabilities: Option<Capabilities>,
+    /// What the backend was found to support: token counts while streaming,
+    /// log-probabilities, and how replies are held to their shape.
+    pub support: Option<Support>,
     /// For a server: the models it serves (`GET /models`), to pick from;
     /// `None` for the embedded model or when the server did not answer.
     pub served: Option<Vec<String>>,
@@ -80,6 +83,7 @@ async fn check_llm(settings: &LlmSettings) -> LlmCheck {
         settings: settings.redacted(),
         info: None,
         capabilities: None,
+        support: None,
         served: None,
         calibration: Ok(None),
         error: None,
@@ -103,8 +107,9 @@ async fn check_llm(settings: &LlmSettings) -> LlmCheck {
                 on_token: None,
                 cancel: &cancel,
             };
-            if let Err(e) = llm.chat(request).await {
-                check.error = Some(e.to_string());
+            match llm.chat(request).await {
+                Ok(_) => check.support = llm.support().await.ok(),
+                Err(e) => check.error = Some(e.to_string()),
             }
         }
         Err(e) => check.error = Some(e.to_string()),

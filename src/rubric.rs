@@ -7,9 +7,12 @@
 //! builder all speak this vocabulary, so it sits beside the layers.
 
 use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
 
 use crate::choice::Choice;
 use crate::llm::prompts::PromptId;
+use crate::llm::response_format::object_schema;
+use crate::llm::ReplySchema;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, ts_rs::TS)]
 #[ts(export)]
@@ -159,10 +162,26 @@ impl Rubric {
         }
     }
 
+    /// [`Rubric::grammar`]'s object as a JSON schema for a server; the
+    /// reply is already the JSON the parser reads.
+    pub fn schema(self, labels: &[String]) -> ReplySchema {
+        let value = match self {
+            Rubric::Coarse => json!({ "enum": ["redundant", "minor", "significant", "novel"] }),
+            Rubric::Fine => json!({ "type": "number", "minimum": 0, "maximum": 1 }),
+            Rubric::Binary => json!({ "enum": [0, 1] }),
+        };
+        let properties: Vec<(&str, Value)> =
+            labels.iter().map(|l| (l.as_str(), value.clone())).collect();
+        ReplySchema {
+            schema: object_schema(&properties),
+            to_text: |v| Some(v.to_string()),
+        }
+    }
+
     /// A llama.cpp grammar that admits exactly the JSON object the prompt
     /// asks for: every label once, in order, each with a value of this
-    /// rubric. A backend that cannot constrain output ignores it, and the
-    /// parser still checks the reply.
+    /// rubric. A backend that constrains neither this way nor with
+    /// [`Rubric::schema`] leaves the parser to check the reply.
     pub fn grammar(self, labels: &[String]) -> String {
         let value = match self {
             Rubric::Coarse => {
@@ -185,7 +204,19 @@ impl Rubric {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+
+    #[test]
+    fn a_schema_reply_is_the_object_the_parser_grades() {
+        let labels = ["A".to_string(), "B".to_string()];
+        let schema = Rubric::Coarse.schema(&labels);
+        assert_eq!(schema.schema["required"], json!(["A", "B"]));
+        let text = (schema.to_text)(&json!({"A": "novel", "B": "minor"})).unwrap();
+        let reply: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            Rubric::Coarse.grade(&reply["A"]).unwrap().class,
+            GainClass::Novel
+        );
+    }
 
     #[test]
     fn coarse_grades_are_the_four_classes_in_any_case() {

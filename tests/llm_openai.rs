@@ -12,9 +12,10 @@ use std::time::{Duration, Instant};
 use common::llm_server::{free_port, shared_server, LlmServer, ALIAS};
 use folio::config::default_models_dir;
 use folio::llm::settings::KIT_MODEL;
+use folio::llm::verdict::{verdict, verdict_schema};
 use folio::llm::{
     ApiKey, Backend, ChatMessage, ChatRequest, Completion, FinishReason, GenerateOptions, Llm,
-    LlmError, LlmSettings, OpenAiLlm, Result, TokenSink, Usage,
+    LlmError, LlmSettings, OpenAiLlm, Result, Shaping, TokenSink, Usage,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -208,6 +209,113 @@ async fn the_served_model_is_calibrated_from_its_log_probabilities() {
     assert!(
         stderr.contains("answer 40 of 40"),
         "progress is shown: {stderr}"
+    );
+}
+
+/// llama-cpp-python 0.3 honours a JSON schema only in the `json_object`
+/// form; the probe finds that, and a shaped reply comes back as the text
+/// the method's grammar describes.
+#[tokio::test]
+async fn a_json_schema_holds_the_reply_in_the_form_the_server_takes() {
+    let llm = connect_shared().await;
+    let support = llm.support().await.expect("probe the server");
+    assert_eq!(
+        support.shapes.as_deref(),
+        Some("json_object"),
+        "{support:?}"
+    );
+    assert!(support.logprobs, "{support:?}");
+    assert!(
+        !support.usage,
+        "llama-cpp-python reports no counts while streaming"
+    );
+    let options = GenerateOptions {
+        schema: Some(verdict_schema()),
+        ..greedy(48)
+    };
+    let reply = ask(&llm, "Is the sky green? Say why.", &options, None)
+        .await
+        .expect("a shaped reply");
+    assert_eq!(reply.shaping, Some(Shaping::Schema), "{reply:?}");
+    assert!(verdict(&reply.text).is_some(), "{reply:?}");
+    let free = ask(&llm, "Say OK.", &greedy(4), None).await.unwrap();
+    assert_eq!(free.shaping, None, "nothing shaped when no shape is asked");
+}
+
+/// A method over the real server: RDR²'s routing replies are held to their
+/// JSON schema, every routing call records that, and `folio models` says
+/// which form the server takes.
+#[test]
+fn a_method_over_the_server_has_its_replies_held_and_says_so() {
+    let base_url = shared_server();
+    let root = tempfile::tempdir().unwrap();
+    let corpus = root.path().join("corpus");
+    std::fs::create_dir(&corpus).unwrap();
+    std::fs::write(
+        corpus.join("park.md"),
+        "# Seaside Park\n\n## Rides\n\n### Coasters\n\nThe Titan coaster is 245 feet tall.\n\n\
+         ### Towers\n\nThe SkyScreamer swing ride is 400 feet tall.\n\n## History\n\nThe park opened in 1961.\n",
+    )
+    .unwrap();
+    let config = root.path().join("folio.toml");
+    std::fs::write(
+        &config,
+        format!("[llm]\nbackend = \"openai\"\nbase_url = \"{base_url}\"\nmodel = \"{ALIAS}\"\ncontext_size = 2048\n"),
+    )
+    .unwrap();
+    let folio = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_folio"))
+            .arg("--data-dir")
+            .arg(root.path().join("data"))
+            .args(args)
+            .env("FOLIO_CONFIG", &config)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run folio")
+    };
+    let added = folio(&["add", corpus.to_str().unwrap()]);
+    assert!(
+        added.status.success(),
+        "{}",
+        String::from_utf8_lossy(&added.stderr)
+    );
+    let asked = folio(&[
+        "--json",
+        "ask",
+        "How tall is the SkyScreamer swing ride?",
+        "--method",
+        "rdr2",
+        "--max-tokens",
+        "96",
+        "-k",
+        "2",
+    ]);
+    assert!(
+        asked.status.success(),
+        "{}",
+        String::from_utf8_lossy(&asked.stderr)
+    );
+    let result: serde_json::Value = serde_json::from_slice(&asked.stdout).unwrap();
+    let calls = result["calls"].as_array().unwrap();
+    let routes: Vec<&serde_json::Value> = calls.iter().filter(|c| c["step"] == "route").collect();
+    assert!(!routes.is_empty(), "{result}");
+    for call in routes {
+        assert_eq!(call["shaping"], "schema", "{call}");
+    }
+    let steps = &result["run"]["trace"]["routes"][0]["steps"];
+    assert!(
+        steps
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["ignored"].as_array().unwrap().is_empty()),
+        "a held reply leaves nothing to ignore: {steps}"
+    );
+    let models = folio(&["models"]);
+    let shown = String::from_utf8_lossy(&models.stdout);
+    assert!(
+        shown.contains("reply shapes  JSON schema (response_format json_object)"),
+        "{shown}"
     );
 }
 

@@ -22,7 +22,7 @@ use super::manifest::ModelId;
 use super::results::Row;
 use crate::library::Library;
 use crate::llm::prompts::{PromptId, Prompts};
-use crate::llm::verdict::{verdict, VERDICT_GRAMMAR};
+use crate::llm::verdict::{verdict, verdict_schema, VERDICT_GRAMMAR};
 use crate::llm::{GenerateOptions, Llm};
 use crate::store::RunStatus;
 
@@ -110,6 +110,7 @@ impl Judge {
             max_tokens: JUDGE_MAX_TOKENS,
             temperature: 0.0,
             grammar: Some(VERDICT_GRAMMAR.to_string()),
+            schema: Some(verdict_schema()),
             timeout: self.timeout,
             ..GenerateOptions::default()
         };

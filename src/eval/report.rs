@@ -326,6 +326,7 @@ mod tests {
             wall_ms: 1,
             finish: None,
             error: None,
+            shaping: None,
         };
         let outcome = RunOutcome {
             status: RunStatus::Done,

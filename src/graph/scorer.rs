@@ -74,6 +74,7 @@ impl Scorer<'_> {
             temperature: 0.0,
             timeout: self.timeout,
             grammar: Some(self.rubric.grammar(&labels)),
+            schema: Some(self.rubric.schema(&labels)),
             cache_prefix: self.reuse_prefix,
             background: true,
             ..GenerateOptions::default()

@@ -573,6 +573,7 @@ impl Worker {
                 cached_tokens: cached as u32,
             },
             logprobs,
+            shaping: options.grammar.is_some().then_some(Shaping::Grammar),
         })
     }
 

@@ -8,6 +8,7 @@ mod embedded;
 mod error;
 mod openai;
 pub mod prompts;
+pub mod response_format;
 pub mod settings;
 pub mod sse;
 pub mod verdict;
@@ -93,9 +94,10 @@ pub struct GenerateOptions {
     pub seed: u32,
     /// A llama.cpp (GBNF) grammar the reply must follow, for replies a
     /// program reads. The embedded backend enforces it; the HTTP backend
-    /// cannot rely on a server supporting one and ignores it, so callers
-    /// still check what comes back.
+    /// sends `schema` instead, so callers still check what comes back.
     pub grammar: Option<String>,
+    /// The same shape as a JSON schema, for a server that takes one.
+    pub schema: Option<ReplySchema>,
     /// Keep this prompt in the embedded model's cache and start the next
     /// such request from the prefix the two share. For long runs of prompts
     /// with a common beginning (the graph build's instructions); off
@@ -119,9 +121,60 @@ impl Default for GenerateOptions {
             timeout: Duration::from_secs(300),
             seed: DEFAULT_SEED,
             grammar: None,
+            schema: None,
             cache_prefix: false,
             background: false,
         }
+    }
+}
+
+/// A JSON schema for a reply a program reads, for a server that holds
+/// replies to one through `response_format` (llama.cpp's server,
+/// llama-cpp-python, vLLM, Ollama), and the way from a reply that follows
+/// it to the text the method's parser reads: what the method's grammar
+/// gives on the embedded model. Written beside that grammar and parser.
+#[derive(Debug, Clone)]
+pub struct ReplySchema {
+    pub schema: serde_json::Value,
+    /// `None` when the reply is not what the schema describes.
+    pub to_text: fn(&serde_json::Value) -> Option<String>,
+}
+
+/// Two shapes are the same when their schemas are: each conversion is
+/// written for its schema (and function addresses are no identity).
+impl PartialEq for ReplySchema {
+    fn eq(&self, other: &ReplySchema) -> bool {
+        self.schema == other.schema
+    }
+}
+
+/// How a reply was held to its shape, for the run's record of its calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+#[serde(rename_all = "kebab-case")]
+pub enum Shaping {
+    /// The embedded model's grammar.
+    Grammar,
+    /// The server's `response_format` JSON schema.
+    Schema,
+    /// The server takes no JSON schema, or its reply did not follow it: the
+    /// reply was read leniently.
+    Unconstrained,
+}
+
+impl Shaping {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Shaping::Grammar => "grammar",
+            Shaping::Schema => "schema",
+            Shaping::Unconstrained => "unconstrained",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Shaping> {
+        [Shaping::Grammar, Shaping::Schema, Shaping::Unconstrained]
+            .into_iter()
+            .find(|s| s.as_str() == text)
     }
 }
 
@@ -178,6 +231,8 @@ pub struct Completion {
     pub usage: Usage,
     /// One entry per generated token, when asked for and available.
     pub logprobs: Option<Vec<TokenLogprob>>,
+    /// How the reply was held to a shape; `None` when none was asked for.
+    pub shaping: Option<Shaping>,
 }
 
 /// What a backend can do; methods that need more (CRP-RAG's perplexity
@@ -214,6 +269,30 @@ pub trait Llm: Send + Sync {
     fn info(&self) -> ModelInfo;
     fn capabilities(&self) -> Capabilities;
     async fn chat(&self, request: ChatRequest<'_>) -> Result<Completion>;
+
+    /// What the backend supports, found by asking it where it cannot be
+    /// known beforehand (a server). The embedded model supports all of it.
+    async fn support(&self) -> Result<Support> {
+        Ok(Support {
+            usage: true,
+            logprobs: self.capabilities().logprobs,
+            shapes: Some("grammar".into()),
+        })
+    }
+}
+
+/// What `folio models` reports a backend supports, and what the methods
+/// fall back from where it does not.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Support {
+    /// Streamed replies come with token counts.
+    pub usage: bool,
+    /// Replies come with each token's log-probability.
+    pub logprobs: bool,
+    /// How replies a program reads are held to their shape: `grammar`, a
+    /// `response_format` form (`json_schema`, `json_object`), or `None`:
+    /// not at all, so they are read leniently.
+    pub shapes: Option<String>,
 }
 
 /// A whole reply with nothing streamed, for replies a program reads.

@@ -11,6 +11,11 @@
 //! (llama-cpp-python 0.3 does) reports no counts while streaming; the
 //! completion then carries zero counts, which means "not reported", never an
 //! estimate.
+//!
+//! A reply a program reads is held to its shape with `response_format` and
+//! the method's JSON schema, in whichever form the server was found to take
+//! ([`super::response_format`]); the reply comes back as the text the
+//! method's grammar describes, and each completion says whether it was held.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -20,6 +25,7 @@ use reqwest::{RequestBuilder, Response, StatusCode};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::response_format::{follows_probe, probe, shaped, SchemaForm};
 use super::sse::SseDecoder;
 use super::*;
 
@@ -38,6 +44,8 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 const MODELS_TIMEOUT: Duration = Duration::from_secs(30);
 /// How much of a reply an error message quotes.
 const EXCERPT_CHARS: usize = 160;
+/// A probe is a few tokens; a server slower than this has bigger problems.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(60);
 
 pub struct OpenAiLlm {
     client: reqwest::Client,
@@ -49,6 +57,9 @@ pub struct OpenAiLlm {
     /// Starts optimistic; turned off for good once the server answers a
     /// logprobs request without them, so methods that need them can fall back.
     logprobs: AtomicBool,
+    /// The `response_format` form the server honours (`None`: neither),
+    /// found at the first request that carries a schema.
+    schema_form: tokio::sync::OnceCell<Option<SchemaForm>>,
 }
 
 impl OpenAiLlm {
@@ -104,6 +115,7 @@ impl OpenAiLlm {
             model: settings.model.clone(),
             context_size: settings.context_size,
             logprobs: AtomicBool::new(true),
+            schema_form: tokio::sync::OnceCell::new(),
         })
     }
 
@@ -159,9 +171,58 @@ impl OpenAiLlm {
         Ok(list.data.into_iter().map(|model| model.id).collect())
     }
 
+    /// Which `response_format` form the server honours, asked once: the
+    /// probe's reply follows its schema only where the form was honoured.
+    async fn schema_form(&self, cancel: &CancellationToken) -> Result<Option<SchemaForm>> {
+        let found = self
+            .schema_form
+            .get_or_try_init(|| async {
+                let (messages, schema) = probe();
+                let options = GenerateOptions {
+                    // Room for the spaces some servers' grammars put around
+                    // keys and values.
+                    max_tokens: 48,
+                    temperature: 0.0,
+                    schema: Some(schema),
+                    timeout: PROBE_TIMEOUT,
+                    ..GenerateOptions::default()
+                };
+                for form in SchemaForm::ALL {
+                    let body = request_body(&self.model, &messages, &options, Some(form));
+                    let request = ChatRequest {
+                        messages: &messages,
+                        options: &options,
+                        on_token: None,
+                        cancel,
+                    };
+                    // One attempt: a server that does not take the form
+                    // answers an error (llama-cpp-python a 500) at once,
+                    // and retrying would only repeat it.
+                    match self.stream_once(&body, &request).await.map_err(|f| f.error) {
+                        Ok(reply) => {
+                            if follows_probe(&shaped(reply, options.schema.as_ref(), Some(form))) {
+                                return Ok(Some(form));
+                            }
+                        }
+                        Err(LlmError::Http { .. }) => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+                Ok(None)
+            })
+            .await?;
+        Ok(*found)
+    }
+
     async fn chat_with_retries(&self, request: &ChatRequest<'_>) -> Result<Completion> {
-        let body = request_body(&self.model, request.messages, request.options);
-        let completion = with_retries(|| self.stream_once(&body, request)).await;
+        let form = match request.options.schema {
+            Some(_) => self.schema_form(request.cancel).await?,
+            None => None,
+        };
+        let body = request_body(&self.model, request.messages, request.options, form);
+        let completion = with_retries(|| self.stream_once(&body, request))
+            .await
+            .map(|c| shaped(c, request.options.schema.as_ref(), form));
         match completion {
             Err(LlmError::Http {
                 status: 404,
@@ -255,6 +316,34 @@ impl Llm for OpenAiLlm {
             streaming: true,
             logprobs: self.logprobs.load(Ordering::Relaxed),
         }
+    }
+
+    /// One short request asking for token counts and log-probabilities
+    /// shows whether the server gives them; the schema probe is the one
+    /// every shaped request would make.
+    async fn support(&self) -> Result<Support> {
+        let cancel = CancellationToken::new();
+        let options = GenerateOptions {
+            max_tokens: 4,
+            temperature: 0.0,
+            logprobs: true,
+            timeout: PROBE_TIMEOUT,
+            ..GenerateOptions::default()
+        };
+        let reply = self
+            .chat(ChatRequest {
+                messages: &[ChatMessage::user("Say OK.")],
+                options: &options,
+                on_token: None,
+                cancel: &cancel,
+            })
+            .await?;
+        let form = self.schema_form(&cancel).await?;
+        Ok(Support {
+            usage: reply.usage.completion_tokens > 0,
+            logprobs: reply.logprobs.is_some(),
+            shapes: form.map(|f| f.as_str().to_string()),
+        })
     }
 
     async fn chat(&self, request: ChatRequest<'_>) -> Result<Completion> {
@@ -414,8 +503,14 @@ fn excerpt(text: &str) -> String {
 
 /// `top_logprobs` is sent along with `logprobs` because llama-cpp-python
 /// returns no log-probabilities without it; 0 asks for no alternatives, which
-/// every server accepts.
-fn request_body(model: &str, messages: &[ChatMessage], options: &GenerateOptions) -> Value {
+/// every server accepts. The schema goes in `form`, where the server takes
+/// one; the grammar never does, since few servers accept GBNF.
+fn request_body(
+    model: &str,
+    messages: &[ChatMessage],
+    options: &GenerateOptions,
+    form: Option<SchemaForm>,
+) -> Value {
     let messages: Vec<Value> = messages
         .iter()
         .map(|m| json!({ "role": m.role.as_str(), "content": m.content }))
@@ -438,6 +533,9 @@ fn request_body(model: &str, messages: &[ChatMessage], options: &GenerateOptions
     if options.logprobs {
         body["logprobs"] = json!(true);
         body["top_logprobs"] = json!(0);
+    }
+    if let (Some(schema), Some(form)) = (&options.schema, form) {
+        body["response_format"] = form.response_format(&schema.schema);
     }
     body
 }
@@ -587,6 +685,7 @@ impl StreamedReply {
             finish,
             usage: self.usage.unwrap_or_default(),
             logprobs,
+            shaping: None,
         })
     }
 }
@@ -759,7 +858,7 @@ mod tests {
             seed: 3,
             ..GenerateOptions::default()
         };
-        let body = request_body("m", &messages, &options);
+        let body = request_body("m", &messages, &options, None);
         assert_eq!(
             body,
             json!({
@@ -777,7 +876,7 @@ mod tests {
             stop: vec!["\n\n".into()],
             ..options
         };
-        let body = request_body("m", &messages, &options);
+        let body = request_body("m", &messages, &options, None);
         assert_eq!(body["logprobs"], json!(true));
         assert_eq!(body["top_logprobs"], json!(0));
         assert_eq!(body["stop"], json!(["\n\n"]));

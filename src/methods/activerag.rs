@@ -16,7 +16,8 @@ use super::{
 };
 use crate::choice::Choice;
 use crate::llm::prompts::{as_document_data, PromptId};
-use crate::llm::GenerateOptions;
+use crate::llm::response_format::{object_schema, one_line, text_schema};
+use crate::llm::{GenerateOptions, ReplySchema};
 
 pub struct ActiveRag;
 
@@ -208,6 +209,7 @@ impl Method for ActiveRag {
 
         let options = GenerateOptions {
             grammar: Some(answer_line_grammar(params.max_tokens)),
+            schema: Some(answer_line_schema(params.max_tokens)),
             ..ctx.options(params)
         };
         let completion = ctx
@@ -261,6 +263,26 @@ fn answer_line_grammar(max_tokens: u32) -> String {
     )
 }
 
+/// [`answer_line_grammar`]'s reply as a JSON schema for a server: the
+/// reasoning, then the answer line.
+fn answer_line_schema(max_tokens: u32) -> ReplySchema {
+    let reasoning =
+        (max_tokens.saturating_sub(ANSWER_LINE_TOKENS).max(20) * CHARS_PER_TOKEN) as usize;
+    ReplySchema {
+        schema: object_schema(&[
+            ("reasoning", text_schema(0, reasoning)),
+            ("answer", text_schema(1, ANSWER_LINE_CHARS as usize)),
+        ]),
+        to_text: |reply| {
+            Some(format!(
+                "{}\nAnswer: {}",
+                reply["reasoning"].as_str()?.trim(),
+                one_line(reply["answer"].as_str()?)
+            ))
+        },
+    }
+}
+
 /// The text after the last line that starts with "Answer:", if any.
 pub fn final_answer(reply: &str) -> Option<String> {
     let line = reply.lines().rev().find_map(|l| {
@@ -282,6 +304,18 @@ pub fn final_answer(reply: &str) -> Option<String> {
 mod tests {
     use super::*;
     use crate::llm::FinishReason;
+
+    #[test]
+    fn a_schema_accommodation_reads_as_reasoning_then_the_answer_line() {
+        let held = answer_line_schema(200);
+        assert_eq!(held.schema["properties"]["reasoning"]["maxLength"], 240);
+        let text = (held.to_text)(&serde_json::json!({
+            "reasoning": "Ownership moves the value.",
+            "answer": "It is\nmoved."
+        }))
+        .unwrap();
+        assert_eq!(final_answer(&text).as_deref(), Some("It is moved."));
+    }
     use crate::methods::runner::AskRequest;
     use crate::methods::testing::{
         ask_with, library_with, reply, says, ScriptedLlm, ADA_NOTES, ADA_QUESTION,

@@ -494,9 +494,9 @@ impl<'a> MethodContext<'a> {
             .await;
         drop(in_flight);
         let wall_ms = started.elapsed().as_millis() as u64;
-        let (usage, finish, error) = match &result {
-            Ok(c) => (c.usage, Some(c.finish), None),
-            Err(e) => (Default::default(), None, Some(e.to_string())),
+        let (usage, finish, error, shaping) = match &result {
+            Ok(c) => (c.usage, Some(c.finish), None, c.shaping),
+            Err(e) => (Default::default(), None, Some(e.to_string()), None),
         };
         if let Ok(mut calls) = self.calls.lock() {
             calls.push(LlmCallRow {
@@ -506,6 +506,7 @@ impl<'a> MethodContext<'a> {
                 wall_ms: wall_ms as i64,
                 finish: finish.map(|f| f.as_str().to_string()),
                 error,
+                shaping,
             });
         }
         self.emit(RunEvent::LlmFinished {

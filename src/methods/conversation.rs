@@ -10,7 +10,8 @@ use serde::Serialize;
 use super::citations::without_markers;
 use super::{MethodContext, MethodError, Params};
 use crate::llm::prompts::PromptId;
-use crate::llm::{ChatMessage, Completion, FinishReason, GenerateOptions};
+use crate::llm::response_format::{object_schema, one_line, text_schema};
+use crate::llm::{ChatMessage, Completion, FinishReason, GenerateOptions, ReplySchema};
 use crate::store::{LeftOut, LeftOutReason, Rewrite, RunRecord, RunStatus, Turn};
 
 /// The share of the model's context window that earlier turns may take:
@@ -138,6 +139,7 @@ impl Conversation {
             max_tokens: REWRITE_MAX_TOKENS,
             temperature: 0.0,
             grammar: Some(rewrite_grammar(follow_up).to_string()),
+            schema: Some(rewrite_schema()),
             ..ctx.options(params)
         };
         let vars = minijinja::context!(turns => self.turns, follow_up);
@@ -179,6 +181,14 @@ fn rewrite_grammar(follow_up: &str) -> &'static str {
         "root ::= [^\\n?]{1,400} \"?\"\n"
     } else {
         "root ::= [^\\n]{1,400}\n"
+    }
+}
+
+/// [`rewrite_grammar`]'s line as a JSON schema for a server.
+fn rewrite_schema() -> ReplySchema {
+    ReplySchema {
+        schema: object_schema(&[("question", text_schema(1, 400))]),
+        to_text: |reply| reply["question"].as_str().map(one_line),
     }
 }
 
@@ -260,6 +270,7 @@ mod tests {
             finish,
             usage: Usage::default(),
             logprobs: None,
+            shaping: None,
         }
     }
 

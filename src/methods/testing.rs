@@ -73,6 +73,7 @@ pub fn reply(text: &str, finish: FinishReason) -> Result<Completion, LlmError> {
             cached_tokens: 0,
         },
         logprobs: None,
+        shaping: None,
     })
 }
 

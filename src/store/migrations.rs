@@ -16,7 +16,7 @@ use sqlx::migrate::{Migration, MigrationSource, MigrationType, Migrator};
 /// Version, description (the file name's, underscores as spaces) and SQL
 /// of each file in `migrations/`, in order. A new migration is a new file
 /// there and a new line here.
-const MIGRATIONS: [(i64, &str, &str); 8] = [
+const MIGRATIONS: [(i64, &str, &str); 9] = [
     (1, "init", include_str!("../../migrations/0001_init.sql")),
     (2, "runs", include_str!("../../migrations/0002_runs.sql")),
     (
@@ -44,6 +44,11 @@ const MIGRATIONS: [(i64, &str, &str); 8] = [
         8,
         "section summaries",
         include_str!("../../migrations/0008_section_summaries.sql"),
+    ),
+    (
+        9,
+        "call shaping",
+        include_str!("../../migrations/0009_call_shaping.sql"),
     ),
 ];
 

@@ -9,6 +9,7 @@ use super::rows::from_row;
 use super::scope::Scope;
 use super::threads::{Placement, Turn};
 use super::{now_ms, process_alive, Result, Store};
+use crate::llm::Shaping;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[ts(export)]
@@ -62,6 +63,9 @@ pub struct LlmCallRow {
     pub wall_ms: i64,
     pub finish: Option<String>,
     pub error: Option<String>,
+    /// How the reply was held to its shape; `None` where none was asked for.
+    #[serde(default)]
+    pub shaping: Option<Shaping>,
 }
 
 /// A run just recorded, and the thread it belongs to.
@@ -262,8 +266,8 @@ impl Store {
         .await?;
         for (ordinal, call) in outcome.calls.iter().enumerate() {
             sqlx::query(
-                "INSERT INTO llm_calls(run_id, ordinal, step, prompt_tokens, completion_tokens, wall_ms, finish, error) \
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO llm_calls(run_id, ordinal, step, prompt_tokens, completion_tokens, wall_ms, finish, error, shaping) \
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             )
             .bind(id)
             .bind(ordinal as i64)
@@ -273,6 +277,7 @@ impl Store {
             .bind(call.wall_ms)
             .bind(&call.finish)
             .bind(&call.error)
+            .bind(call.shaping.map(Shaping::as_str))
             .execute(&mut *tx)
             .await?;
         }
@@ -307,8 +312,17 @@ impl Store {
     }
 
     pub async fn llm_calls(&self, run_id: i64) -> Result<Vec<LlmCallRow>> {
-        let rows: Vec<(String, i64, i64, i64, Option<String>, Option<String>)> = sqlx::query_as(
-            "SELECT step, prompt_tokens, completion_tokens, wall_ms, finish, error \
+        type Row = (
+            String,
+            i64,
+            i64,
+            i64,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+        );
+        let rows: Vec<Row> = sqlx::query_as(
+            "SELECT step, prompt_tokens, completion_tokens, wall_ms, finish, error, shaping \
              FROM llm_calls WHERE run_id = ? ORDER BY ordinal",
         )
         .bind(run_id)
@@ -317,13 +331,16 @@ impl Store {
         Ok(rows
             .into_iter()
             .map(
-                |(step, prompt_tokens, completion_tokens, wall_ms, finish, error)| LlmCallRow {
-                    step,
-                    prompt_tokens,
-                    completion_tokens,
-                    wall_ms,
-                    finish,
-                    error,
+                |(step, prompt_tokens, completion_tokens, wall_ms, finish, error, shaping)| {
+                    LlmCallRow {
+                        step,
+                        prompt_tokens,
+                        completion_tokens,
+                        wall_ms,
+                        finish,
+                        error,
+                        shaping: shaping.as_deref().and_then(Shaping::parse),
+                    }
                 },
             )
             .collect())

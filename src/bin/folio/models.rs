@@ -139,8 +139,23 @@ fn print_report(r: &ModelReport) {
     println!("  context_size  {}", s.context_size);
     println!("  temperature   {}", s.temperature);
     println!("  max_tokens    {}", s.max_tokens);
-    if let Some(c) = &r.llm.capabilities {
-        println!("  logprobs      {}", if c.logprobs { "yes" } else { "no" });
+    let yes_no = |b: bool| if b { "yes" } else { "no" };
+    match &r.llm.support {
+        Some(s) => {
+            println!("  token counts  {}", yes_no(s.usage));
+            println!("  logprobs      {}", yes_no(s.logprobs));
+            let shapes = match s.shapes.as_deref() {
+                Some("grammar") => "grammar".to_string(),
+                Some(form) => format!("JSON schema (response_format {form})"),
+                None => "none: replies a method reads are parsed leniently".to_string(),
+            };
+            println!("  reply shapes  {shapes}");
+        }
+        None => {
+            if let Some(c) = &r.llm.capabilities {
+                println!("  logprobs      {}", yes_no(c.logprobs));
+            }
+        }
     }
     let calibrated = match &r.llm.calibration {
         Ok(Some(c)) => format!(

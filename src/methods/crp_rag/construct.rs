@@ -179,6 +179,7 @@ impl Growth<'_> {
             // and the same question grows the same graph again.
             seed: params.seed.wrapping_add(parent as u32),
             grammar: Some(steps::grammar(self.budget.branching)),
+            schema: Some(steps::schema(self.budget.branching)),
             ..ctx.options(params)
         };
         let mut notes = Vec::new();

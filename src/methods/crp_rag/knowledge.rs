@@ -8,7 +8,7 @@ use super::graph::Graph;
 use super::sufficiency::{check_options, perplexity};
 use super::trace::{CrpRagVariant, SufficiencyCheck, SufficiencyTest};
 use crate::llm::prompts::{as_document_data, PromptId};
-use crate::llm::verdict::{verdict, VERDICT_GRAMMAR};
+use crate::llm::verdict::{verdict, verdict_schema, VERDICT_GRAMMAR};
 use crate::llm::GenerateOptions;
 use crate::methods::context::partial_text;
 use crate::methods::shown::shown;
@@ -151,6 +151,7 @@ impl Gathering<'_> {
                 &vars,
                 &GenerateOptions {
                     grammar: Some(VERDICT_GRAMMAR.into()),
+                    schema: Some(verdict_schema()),
                     logprobs: false,
                     ..options
                 },

@@ -1,9 +1,14 @@
 //! The reply to "what are the next reasoning steps": one step per line,
 //! `Next:` for a step that needs more reasoning after it, `Final:` for the
 //! step whose answer answers the question. The embedded model is held to
-//! that shape by a grammar; a server's reply is read leniently and checked.
+//! that shape by a grammar, a server that takes one by a JSON schema; a
+//! reply held by neither is read leniently and checked.
+
+use serde_json::json;
 
 use crate::eval::metrics::normalize;
+use crate::llm::response_format::{object_schema, one_line, text_schema};
+use crate::llm::ReplySchema;
 
 const NEXT: &str = "next:";
 const FINAL: &str = "final:";
@@ -21,6 +26,35 @@ pub struct Steps {
     pub steps: Vec<Step>,
     /// What was left out and why, for the trace.
     pub notes: Vec<String>,
+}
+
+/// [`grammar`]'s lines as a JSON schema for a server: one to `branching`
+/// steps, each labelled.
+pub fn schema(branching: usize) -> ReplySchema {
+    let step = object_schema(&[
+        ("label", json!({ "enum": ["Next", "Final"] })),
+        ("step", text_schema(4, STEP_CHARS)),
+    ]);
+    ReplySchema {
+        schema: object_schema(&[(
+            "steps",
+            json!({ "type": "array", "items": step, "minItems": 1, "maxItems": branching }),
+        )]),
+        to_text: |reply| {
+            let lines: Vec<String> = reply["steps"]
+                .as_array()?
+                .iter()
+                .map(|s| {
+                    Some(format!(
+                        "{}: {}\n",
+                        s["label"].as_str()?,
+                        one_line(s["step"].as_str()?)
+                    ))
+                })
+                .collect::<Option<_>>()?;
+            Some(lines.concat())
+        },
+    }
 }
 
 /// A llama.cpp grammar for one to `branching` labelled lines.
@@ -92,6 +126,24 @@ fn labelled(line: &str) -> Option<Step> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn schema_steps_read_as_the_grammars_lines() {
+        let held = schema(2);
+        assert_eq!(held.schema["properties"]["steps"]["maxItems"], 2);
+        let text = (held.to_text)(&json!({"steps": [
+            {"label": "Next", "step": "Who wrote\nit?"},
+            {"label": "Final", "step": "Where was she born?"}
+        ]}))
+        .unwrap();
+        assert_eq!(text, "Next: Who wrote it?\nFinal: Where was she born?\n");
+        let steps = parse(&text, false, 2, &[]).unwrap();
+        assert_eq!(
+            texts(&steps),
+            [("Who wrote it?", false), ("Where was she born?", true)]
+        );
+        assert_eq!((held.to_text)(&json!({"steps": [{"step": "x"}]})), None);
+    }
 
     fn texts(steps: &Steps) -> Vec<(&str, bool)> {
         steps

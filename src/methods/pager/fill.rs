@@ -167,6 +167,7 @@ async fn fill_slot(
 pub fn query_options(ctx: &MethodContext<'_>, params: &Params, lines: usize) -> GenerateOptions {
     GenerateOptions {
         grammar: Some(parse::sub_queries_grammar(lines)),
+        schema: Some(parse::sub_queries_schema(lines)),
         ..ctx.options(params)
     }
 }

@@ -122,6 +122,7 @@ async fn outline(
         |retry| context!(question, retry),
         &GenerateOptions {
             grammar: Some(parse::outline_grammar()),
+            schema: Some(parse::outline_schema()),
             ..ctx.options(params)
         },
         |reply| parse::outline(reply, question, slots_max),

@@ -3,9 +3,13 @@
 //! every parser repairs what it safely can and reports each repair; what it
 //! cannot repair is an error the caller retries or records.
 
+use serde_json::{json, Value};
+
 use super::page::{
     clean_heading, heading, same_heading, unfenced, without_placeholders, Page, PLACEHOLDER,
 };
+use crate::llm::response_format::{object_schema, one_line, text_schema};
+use crate::llm::ReplySchema;
 
 const OUTLINE_MARKER: &str = "<OUTLINE>";
 /// Longer sub-queries are cut: a retrieval query is a line, not an essay.
@@ -186,6 +190,58 @@ pub fn outline_grammar() -> String {
     )
 }
 
+/// [`outline_grammar`]'s reply as a JSON schema for a server.
+pub fn outline_schema() -> ReplySchema {
+    let heading = text_schema(3, HEADING_CHARS);
+    ReplySchema {
+        schema: object_schema(&[
+            ("reasoning", text_schema(20, REASONING_CHARS)),
+            ("title", heading.clone()),
+            (
+                "sections",
+                json!({ "type": "array", "items": heading, "minItems": 1, "maxItems": OUTLINE_CEILING }),
+            ),
+        ]),
+        to_text: outline_text,
+    }
+}
+
+/// A schema outline as the text [`outline`] reads.
+fn outline_text(reply: &Value) -> Option<String> {
+    let mut text = format!(
+        "{}\n{OUTLINE_MARKER}\n# {}\n",
+        one_line(reply["reasoning"].as_str()?),
+        one_line(reply["title"].as_str()?)
+    );
+    for section in reply["sections"].as_array()? {
+        text.push_str(&format!("## {}\n", one_line(section.as_str()?)));
+    }
+    Some(text)
+}
+
+/// [`sub_queries_grammar`]'s `lines` queries as a JSON schema for a server.
+pub fn sub_queries_schema(lines: usize) -> ReplySchema {
+    ReplySchema {
+        schema: object_schema(&[(
+            "queries",
+            json!({
+                "type": "array",
+                "items": text_schema(3, MAX_QUERY_CHARS),
+                "minItems": lines,
+                "maxItems": lines,
+            }),
+        )]),
+        to_text: |reply| {
+            let queries: Vec<String> = reply["queries"]
+                .as_array()?
+                .iter()
+                .map(|q| q.as_str().map(|q| one_line(q) + "\n"))
+                .collect::<Option<_>>()?;
+            Some(queries.concat())
+        },
+    }
+}
+
 /// A llama.cpp grammar for `lines` retrieval queries, one per line: the
 /// shape [`sub_queries`] reads, so none goes missing and none is extra. A
 /// query starts with a letter (no numbering, quotes or heading marks) and
@@ -359,6 +415,32 @@ mod tests {
             .unwrap();
         assert_eq!(reasoning, "It needs the type's size, then its encoding.");
         assert_eq!(page.sections.len(), 2);
+    }
+
+    #[test]
+    fn schema_outlines_and_queries_read_as_the_grammars_text() {
+        let to_text = outline_schema().to_text;
+        let text = to_text(&json!({
+            "reasoning": "It needs the size,\nthen the encoding.",
+            "title": "Rust's char",
+            "sections": ["Size", "Encoding"]
+        }))
+        .unwrap();
+        let parsed = outline(&text, "Q?", 5).unwrap();
+        assert!(parsed.repairs.is_empty(), "{:?}", parsed.repairs);
+        let (reasoning, page) = parsed.value;
+        assert_eq!(reasoning, "It needs the size, then the encoding.");
+        assert_eq!(headings(&page), ["Size", "Encoding"]);
+        assert_eq!(to_text(&json!({"title": "T", "sections": []})), None);
+
+        let held = sub_queries_schema(2);
+        assert_eq!(held.schema["properties"]["queries"]["minItems"], 2);
+        let text = (held.to_text)(&json!({"queries": ["Ada Lovelace", "her birthplace"]})).unwrap();
+        let fallbacks = ["a".to_string(), "b".to_string()];
+        assert_eq!(
+            sub_queries(&text, &fallbacks).value,
+            ["Ada Lovelace", "her birthplace"]
+        );
     }
 
     #[test]

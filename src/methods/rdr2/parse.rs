@@ -5,7 +5,11 @@
 
 use std::collections::BTreeSet;
 
+use serde_json::{json, Value};
+
 use super::trace::{ActionKind, IgnoredAction};
+use crate::llm::response_format::object_schema;
+use crate::llm::ReplySchema;
 
 #[derive(Debug, Default, PartialEq)]
 pub struct Reply {
@@ -69,6 +73,62 @@ pub fn grammar(
     }
     rules.insert(0, format!("root ::= {}", choices.join(" | ")));
     rules.join("\n") + "\n"
+}
+
+/// [`grammar`]'s choices as a JSON schema for a server: `cannot_answer`
+/// (where refusing is allowed or nothing can be named), and the ids to
+/// answer from and to expand, each only among those the view offers.
+pub fn schema(
+    shown: &BTreeSet<usize>,
+    collapsed: &BTreeSet<usize>,
+    expand: bool,
+    refuse: bool,
+) -> ReplySchema {
+    let ids = |set: &BTreeSet<usize>| {
+        json!({
+            "type": "array",
+            "items": { "enum": set.iter().collect::<Vec<_>>() },
+            "maxItems": MAX_IDS_PER_ACTION,
+        })
+    };
+    let mut properties = Vec::new();
+    if !shown.is_empty() {
+        properties.push(("answer", ids(shown)));
+    }
+    if expand && !collapsed.is_empty() {
+        properties.push(("expand", ids(collapsed)));
+    }
+    if refuse || properties.is_empty() {
+        properties.push(("cannot_answer", json!({ "type": "boolean" })));
+    }
+    ReplySchema {
+        schema: object_schema(&properties),
+        to_text: route_text,
+    }
+}
+
+/// A schema reply as the lines [`parse`] reads.
+fn route_text(reply: &Value) -> Option<String> {
+    if !reply.is_object() {
+        return None;
+    }
+    if reply["cannot_answer"].as_bool() == Some(true) {
+        return Some("Cannot answer".into());
+    }
+    let line = |key: &str, tag: &str| {
+        let ids: Vec<String> = reply[key]
+            .as_array()?
+            .iter()
+            .map(|id| id.to_string())
+            .collect();
+        (!ids.is_empty()).then(|| format!("{tag} {}\n", ids.join(", ")))
+    };
+    Some(
+        [line("answer", "[ANSWER]"), line("expand", "[EXPAND]")]
+            .into_iter()
+            .flatten()
+            .collect(),
+    )
 }
 
 /// `name ::= "TAG " id (", " id){0,n} "\n"` over `ids`; `None` when there
@@ -177,6 +237,29 @@ fn quote(text: &str) -> String {
 mod tests {
     use super::*;
     use ActionKind::{Answer, Expand};
+
+    #[test]
+    fn a_schema_route_reads_as_the_grammars_lines() {
+        let (shown, collapsed) = (BTreeSet::from([3, 5]), BTreeSet::from([7]));
+        let held = schema(&shown, &collapsed, true, true);
+        assert_eq!(
+            held.schema["properties"]["answer"]["items"]["enum"],
+            json!([3, 5])
+        );
+        let to_text = held.to_text;
+        let both = to_text(&json!({"answer": [5], "expand": [7], "cannot_answer": false})).unwrap();
+        assert_eq!(both, "[ANSWER] 5\n[EXPAND] 7\n");
+        assert_eq!(actions(&both), [(Answer, 5), (Expand, 7)]);
+        let refused = to_text(&json!({"answer": [], "expand": [], "cannot_answer": true})).unwrap();
+        assert!(parse(&refused).refused);
+        let no_refusal = schema(&shown, &collapsed, false, false);
+        assert!(no_refusal.schema["properties"]
+            .get("cannot_answer")
+            .is_none());
+        assert!(no_refusal.schema["properties"].get("expand").is_none());
+        let nothing = schema(&BTreeSet::new(), &BTreeSet::new(), true, false);
+        assert_eq!(nothing.schema["required"], json!(["cannot_answer"]));
+    }
 
     fn actions(reply: &str) -> Vec<(ActionKind, usize)> {
         parse(reply).actions

@@ -11,7 +11,7 @@ use std::collections::{BTreeSet, VecDeque};
 
 use minijinja::context;
 
-use super::parse::{grammar, parse, Reply};
+use super::parse::{grammar, parse, schema, Reply};
 use super::subtree::Subtree;
 use super::trace::{
     ActionKind, IgnoredAction, Route, RouteAction, RouteNode, RouteOutcome, RouteStep,
@@ -104,6 +104,12 @@ pub async fn route(
         route.nodes = nodes_seen(&subtree, settings.structure);
         let options = GenerateOptions {
             grammar: Some(grammar(
+                &view.shown,
+                &view.collapsed,
+                offer_expand,
+                settings.refuse,
+            )),
+            schema: Some(schema(
                 &view.shown,
                 &view.collapsed,
                 offer_expand,
