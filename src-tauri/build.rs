@@ -39,6 +39,7 @@ fn main() {
         "save_settings",
         "pick_model_file",
         "served_models",
+        "server_support",
     ]);
     tauri_build::try_build(tauri_build::Attributes::new().app_manifest(manifest))
         .expect("tauri build configuration");

@@ -138,6 +138,14 @@ fn hotpotqa_questions() -> Vec<Value> {
         .collect()
 }
 
+/// The text of the `i`th of [`hotpotqa_questions`].
+fn hotpotqa_question(i: usize) -> String {
+    hotpotqa_questions()[i]["question"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
 /// The CLI with an empty configuration, so a developer's own folio.toml
 /// never changes what is tested. Tests run in parallel, so each model gets
 /// one thread: several processes spinning two threads each on a two-core
@@ -956,10 +964,7 @@ fn pager_fills_a_page_of_the_rust_book_slot_by_slot() {
 
 #[test]
 fn pager_answers_a_hotpotqa_question_from_its_page() {
-    let question = hotpotqa_questions()[0]["question"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let question = hotpotqa_question(0);
     let result = iterative_pager(hotpotqa(), &question);
     assert!(!result["run"]["answer"].as_str().unwrap().trim().is_empty());
 }
@@ -1103,10 +1108,7 @@ fn activerag_ablations_leave_out_their_agent() {
 
 #[test]
 fn activerag_reflects_on_a_hotpotqa_question() {
-    let question = hotpotqa_questions()[1]["question"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let question = hotpotqa_question(1);
     let result = hotpotqa().ask(
         &[
             &question,
@@ -1226,10 +1228,7 @@ fn rdr2_routes_through_the_rust_book_trees() {
 
 #[test]
 fn rdr2_selects_or_refuses_in_flat_hotpotqa_passages() {
-    let question = hotpotqa_questions()[0]["question"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let question = hotpotqa_question(0);
     for variant in ["full", "no-structure", "no-refuse"] {
         let result = hotpotqa().ask(
             &[
@@ -1319,10 +1318,7 @@ fn ig2rag_builds_its_graph_with_the_real_model_and_walks_it() {
         coarse["edges"].as_i64().unwrap()
     );
 
-    let question = hotpotqa_questions()[0]["question"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let question = hotpotqa_question(0);
     let result = ix.ask(&[&question, "--method", "ig2rag", "-k", "4"], &[]);
     assert_usage_counted(&result, 1);
     let trace = &result["run"]["trace"];
@@ -1445,10 +1441,7 @@ fn calibrating_the_embedded_model_gives_crp_rag_its_threshold() {
     let measured = json_of(&out);
     assert!(measured["accuracy"].as_f64().unwrap() >= 0.8, "{measured}");
     let threshold = measured["threshold"].as_f64().unwrap();
-    let question = hotpotqa_questions()[1]["question"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let question = hotpotqa_question(1);
     let result = ix.ask(
         &[
             &question,
@@ -1479,10 +1472,7 @@ fn calibrating_the_embedded_model_gives_crp_rag_its_threshold() {
 #[test]
 fn crp_rag_grows_a_reasoning_graph_checks_each_step_and_answers_along_paths() {
     let ix = hotpotqa();
-    let question = hotpotqa_questions()[0]["question"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let question = hotpotqa_question(0);
     let result = ix.ask(
         &[
             &question,

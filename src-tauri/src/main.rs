@@ -83,6 +83,7 @@ fn main() {
             settings_commands::save_settings,
             settings_commands::pick_model_file,
             settings_commands::served_models,
+            settings_commands::server_support,
         ])
         .build(tauri::generate_context!())
         .unwrap_or_else(|e| {

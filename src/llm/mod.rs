@@ -283,7 +283,8 @@ pub trait Llm: Send + Sync {
 
 /// What `folio models` reports a backend supports, and what the methods
 /// fall back from where it does not.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[ts(export)]
 pub struct Support {
     /// Streamed replies come with token counts.
     pub usage: bool,

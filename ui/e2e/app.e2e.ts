@@ -860,6 +860,15 @@ describe("Folio in a real window", () => {
     expect(await unlisted.text()).toMatch(/could not be listed[\s\S]*127\.0\.0\.1:9\/v1 is not reachable/);
     await app.execute('document.querySelector("[data-testid=served-models]").scrollIntoView({ block: "center" })');
     await shot("16b-settings-models-unlisted");
+    // So is checking what it supports, for the model typed.
+    const model = await app.find("#model-id");
+    await model.clear();
+    await model.type("qwen2.5:7b-instruct");
+    await (await app.byTestId("server-support-button")).click();
+    const unchecked = await app.find('[data-testid="server-support-check"] .error-notice', 30_000);
+    expect(await unchecked.text()).toMatch(/could not be checked[\s\S]*127\.0\.0\.1:9\/v1 is not reachable/);
+    await app.execute('document.querySelector("[data-testid=server-support-check]").scrollIntoView({ block: "center" })');
+    await shot("16c-settings-support-unchecked");
     await (await app.find('input[name="theme"][value="dark"]')).click();
     expect(await app.execute<string>("return document.documentElement.dataset.theme;")).toBe("dark");
     await open("library");

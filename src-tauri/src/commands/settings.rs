@@ -1,6 +1,6 @@
 //! The settings view and what the app says about itself on start.
 
-use folio::llm::{ApiKey, Backend, LlmSettings, OpenAiLlm};
+use folio::llm::{ApiKey, Backend, Llm, LlmSettings, OpenAiLlm, Support};
 use serde::Serialize;
 use tauri::{AppHandle, State};
 
@@ -113,6 +113,35 @@ pub async fn served_models(
     Ok(OpenAiLlm::served(&server)
         .await
         .map_err(folio::Error::Llm)?)
+}
+
+/// What the server at `base_url` supports for `model`: token counts while
+/// streaming, log-probabilities, and the form it takes a JSON schema in
+/// (asked only when the person asks). The stored key goes only to the
+/// server it was entered for.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn server_support(
+    state: State<'_, AppState>,
+    base_url: String,
+    api_key: Option<ApiKey>,
+    model: String,
+) -> CommandResult<Support> {
+    let current = load_config(state.secrets()).ok();
+    let api_key = settings::key_for(
+        &base_url,
+        api_key,
+        current.as_ref().map(|c| &c.llm),
+        state.secrets().load(),
+    );
+    let server = LlmSettings {
+        backend: Backend::Openai,
+        base_url: base_url.trim().to_string(),
+        api_key,
+        model: model.trim().to_string(),
+        ..LlmSettings::default()
+    };
+    let probed = async { OpenAiLlm::connect(&server).await?.support().await };
+    Ok(probed.await.map_err(folio::Error::Llm)?)
 }
 
 #[tauri::command(rename_all = "snake_case")]

@@ -102,6 +102,17 @@ const PERPLEXITY_THRESHOLD: Number = Number {
 /// eight HotpotQA questions, and 1.5 marked the least certain.
 const UNCALIBRATED_THRESHOLD: f64 = 1.5;
 
+const SAMPLE_TEMPERATURE: Number = Number {
+    name: "sample-temperature",
+    help: "Temperature for proposing steps; sampling makes the alternatives differ.",
+    default: 0.7,
+    range: OptionRange {
+        min: 0.0,
+        min_exclusive: false,
+        max: Some(2.0),
+    },
+};
+
 /// The threshold the run uses and where it came from, with a note for the
 /// trace when that is not a measurement of this model.
 fn threshold(ctx: &MethodContext<'_>, given: f64) -> (f64, ThresholdSource, Option<String>) {
@@ -130,16 +141,6 @@ fn threshold(ctx: &MethodContext<'_>, given: f64) -> (f64, ThresholdSource, Opti
         ),
     }
 }
-const SAMPLE_TEMPERATURE: Number = Number {
-    name: "sample-temperature",
-    help: "Temperature for proposing steps; sampling makes the alternatives differ.",
-    default: 0.7,
-    range: OptionRange {
-        min: 0.0,
-        min_exclusive: false,
-        max: Some(2.0),
-    },
-};
 
 #[async_trait::async_trait]
 impl Method for CrpRag {

@@ -25,6 +25,7 @@ import type { RunRecord } from "$lib/bindings/RunRecord";
 import type { Scope } from "$lib/bindings/Scope";
 import type { SettingsInput } from "$lib/bindings/SettingsInput";
 import type { SettingsView } from "$lib/bindings/SettingsView";
+import type { Support } from "$lib/bindings/Support";
 import type { ThreadDetail } from "$lib/bindings/ThreadDetail";
 import type { ThreadSummary } from "$lib/bindings/ThreadSummary";
 
@@ -104,6 +105,8 @@ export const api = {
    */
   servedModels: (baseUrl: string, apiKey?: string) =>
     call<string[]>("served_models", { base_url: baseUrl, api_key: apiKey ?? null }),
+  serverSupport: (baseUrl: string, model: string, apiKey?: string) =>
+    call<Support>("server_support", { base_url: baseUrl, api_key: apiKey ?? null, model }),
   pickModelFile: () => call<string | null>("pick_model_file"),
   pickEvalPath: (pick: EvalPick) => call<string | null>("pick_eval_path", { pick }),
   /**

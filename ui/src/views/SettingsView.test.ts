@@ -34,6 +34,8 @@ const stored: Settings = {
 
 /** What served_models answers next: ids, or an error to reject with. */
 let served: () => Promise<string[]>;
+/** What server_support answers next. */
+let supported: () => Promise<unknown>;
 
 let target: HTMLElement;
 let instance: ReturnType<typeof mount>;
@@ -51,10 +53,12 @@ async function list() {
 
 beforeEach(async () => {
   served = async () => ["qwen2.5:7b-instruct", "llama3:8b"];
+  supported = async () => ({ usage: false, logprobs: true, shapes: "json_object" });
   shell.invoke.mockReset();
   shell.invoke.mockImplementation(async (command: string) => {
     if (command === "settings") return stored;
     if (command === "served_models") return served();
+    if (command === "server_support") return supported();
     // The person declines the confirmation: the form keeps what they typed.
     if (command === "save_settings") throw { code: "not_confirmed", message: "declined", details: null };
     throw { code: "internal", message: `unexpected command ${command}`, details: null };
@@ -196,5 +200,38 @@ describe("SettingsView: the server's models", () => {
     expectVisible(shown, HOSTILE_PAYLOADS);
     expect(q("model-not-served")!.textContent).toContain("script-tag typed");
     expectInert(shown);
+  });
+});
+
+describe("SettingsView: what the server supports", () => {
+  const check = () => q<HTMLButtonElement>("server-support-button")!;
+
+  it("asks only on the press, for the model typed, and says what each lack means", async () => {
+    expect(calls("server_support")).toEqual([]);
+    type(modelInput(), " qwen2.5:7b-instruct ");
+    check().click();
+    await settle();
+    expect(calls("server_support")).toEqual([
+      { base_url: "http://127.0.0.1:11434/v1", api_key: null, model: "qwen2.5:7b-instruct" },
+    ]);
+    const shown = q("server-support")!.textContent!;
+    expect(shown).toContain("no: runs from it show no token counts");
+    expect(shown).toContain("yes, as a JSON schema (response_format json_object)");
+  });
+
+  it("shows a failure beside the button, and forgets an answer when the model changes", async () => {
+    supported = async () => {
+      throw { code: "llm_model_not_found", message: "the server does not serve llama3:8b", details: null };
+    };
+    check().click();
+    await settle();
+    expect(target.textContent).toContain("The server could not be checked");
+    supported = async () => ({ usage: true, logprobs: false, shapes: null });
+    check().click();
+    await settle();
+    expect(q("server-support")!.textContent).toContain("parsed leniently");
+    type(modelInput(), "another");
+    await settle();
+    expect(q("server-support")).toBeNull();
   });
 });
