@@ -231,6 +231,7 @@ impl Config {
         env_override("FOLIO_LLM_TIMEOUT_SECS", |v| {
             Ok(llm.timeout_secs = parse(v)?)
         })?;
+        env_override("FOLIO_LLM_PARALLEL", |v| Ok(llm.parallel = parse(v)?))?;
         env_override("FOLIO_EMBEDDING_MODEL_DIR", |v| {
             Ok(self.embedding_model_dir = PathBuf::from(v))
         })?;

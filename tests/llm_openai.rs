@@ -319,6 +319,56 @@ fn a_method_over_the_server_has_its_replies_held_and_says_so() {
     );
 }
 
+/// llama-cpp-python cuts a stream short when a second request arrives
+/// ("the stream ended without saying why"): RDR²'s routes, asked at once,
+/// all failed that way. The backend sends one request at a time unless
+/// `parallel` says the server takes more, so requests made at once finish.
+#[tokio::test]
+async fn requests_made_at_once_reach_the_server_one_at_a_time() {
+    let llm = connect_shared().await;
+    let options = greedy(24);
+    let replies = futures::future::join_all(
+        ["Name a colour.", "Name a fruit.", "Name a city."]
+            .map(|question| ask(&llm, question, &options, None)),
+    )
+    .await;
+    for reply in replies {
+        let reply = reply.expect("every request finishes");
+        assert!(!reply.text.is_empty(), "{reply:?}");
+    }
+}
+
+/// llama-cpp-python, as shipped, cuts a stream short when a second request
+/// arrives ("the stream ended without saying why"): RDR²'s routes, asked at
+/// once, all failed that way. The backend sends one request at a time
+/// unless `parallel` says the server takes more, so requests made at once
+/// all finish.
+#[tokio::test]
+async fn requests_made_at_once_reach_a_server_that_interrupts_one_at_a_time() {
+    let server = LlmServer::start_as_shipped();
+    let llm = OpenAiLlm::connect(&settings(&server.base_url(), ALIAS))
+        .await
+        .expect("connect");
+    let options = greedy(48);
+    let later = |i: u64, question: &'static str| {
+        let (llm, options) = (&llm, &options);
+        async move {
+            tokio::time::sleep(Duration::from_millis(200 * i)).await;
+            ask(llm, question, options, None).await
+        }
+    };
+    let replies = futures::future::join_all([
+        later(0, "Write a long story about a colour."),
+        later(1, "Write a long story about a fruit."),
+        later(2, "Write a long story about a city."),
+    ])
+    .await;
+    for reply in replies {
+        let reply = reply.expect("every request finishes");
+        assert!(!reply.text.is_empty(), "{reply:?}");
+    }
+}
+
 #[tokio::test]
 async fn nothing_listening_is_server_down_after_quick_retries() {
     let base_url = format!("http://127.0.0.1:{}/v1", free_port());

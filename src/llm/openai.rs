@@ -60,6 +60,9 @@ pub struct OpenAiLlm {
     /// The `response_format` form the server honours (`None`: neither),
     /// found at the first request that carries a schema.
     schema_form: tokio::sync::OnceCell<Option<SchemaForm>>,
+    /// One permit per request the server may be sent at once
+    /// (`LlmSettings::parallel`).
+    in_flight: tokio::sync::Semaphore,
 }
 
 impl OpenAiLlm {
@@ -116,6 +119,7 @@ impl OpenAiLlm {
             context_size: settings.context_size,
             logprobs: AtomicBool::new(true),
             schema_form: tokio::sync::OnceCell::new(),
+            in_flight: tokio::sync::Semaphore::new(settings.parallel.max(1) as usize),
         })
     }
 
@@ -338,7 +342,14 @@ impl Llm for OpenAiLlm {
                 cancel: &cancel,
             })
             .await?;
-        let form = self.schema_form(&cancel).await?;
+        let form = {
+            let _turn = self
+                .in_flight
+                .acquire()
+                .await
+                .expect("the semaphore is never closed");
+            self.schema_form(&cancel).await?
+        };
         Ok(Support {
             usage: reply.usage.completion_tokens > 0,
             logprobs: reply.logprobs.is_some(),
@@ -346,13 +357,25 @@ impl Llm for OpenAiLlm {
         })
     }
 
+    /// The time limit starts once the request's turn comes: a request
+    /// waiting behind others (see `LlmSettings::parallel`) is not the
+    /// server being slow. Cancelling works while it waits too.
     async fn chat(&self, request: ChatRequest<'_>) -> Result<Completion> {
         let limit = request.options.timeout;
-        let bounded = tokio::time::timeout(limit, self.chat_with_retries(&request));
+        let in_turn = async {
+            let _turn = self
+                .in_flight
+                .acquire()
+                .await
+                .expect("the semaphore is never closed");
+            tokio::time::timeout(limit, self.chat_with_retries(&request))
+                .await
+                .unwrap_or(Err(LlmError::Timeout(limit)))
+        };
         let outcome = tokio::select! {
             biased;
             _ = request.cancel.cancelled() => Err(LlmError::Cancelled),
-            outcome = bounded => outcome.unwrap_or(Err(LlmError::Timeout(limit))),
+            outcome = in_turn => outcome,
         };
         outcome.map_err(|e| redacted(e, self.api_key.as_ref()))
     }

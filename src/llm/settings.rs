@@ -49,6 +49,11 @@ pub struct LlmSettings {
     /// build); 0 keeps everything on the CPU.
     pub gpu_layers: u32,
     pub timeout_secs: u64,
+    /// For `openai`: requests the server is sent at once; more wait their
+    /// turn. One by default: llama-cpp-python answers one at a time and
+    /// cuts a stream short when another request arrives. Raise it for a
+    /// server that serves several (llama.cpp's server with `-np`, vLLM).
+    pub parallel: u32,
 }
 
 /// The API key of an OpenAI-compatible server. Settings are printed,
@@ -123,6 +128,7 @@ impl Default for LlmSettings {
             threads: None,
             gpu_layers: 0,
             timeout_secs: 300,
+            parallel: 1,
         }
     }
 }

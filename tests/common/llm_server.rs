@@ -27,7 +27,19 @@ pub struct LlmServer {
 }
 
 impl LlmServer {
+    /// A server that queues concurrent requests (see `start_as_shipped`).
     pub fn start(api_key: Option<&str>) -> LlmServer {
+        Self::launch(api_key, false)
+    }
+
+    /// A server with llama-cpp-python's own default, which cuts the running
+    /// stream short when another request arrives: what a user who starts
+    /// one without flags talks to.
+    pub fn start_as_shipped() -> LlmServer {
+        Self::launch(None, true)
+    }
+
+    fn launch(api_key: Option<&str>, interrupts: bool) -> LlmServer {
         let python = server_python();
         let model = default_models_dir().join(KIT_MODEL);
         assert!(
@@ -68,7 +80,10 @@ impl LlmServer {
             ])
             // Queue concurrent tests' requests instead of cutting the running
             // stream short, which is this server's default.
-            .args(["--interrupt_requests", "False"])
+            .args([
+                "--interrupt_requests",
+                if interrupts { "True" } else { "False" },
+            ])
             .stdin(Stdio::null())
             .stdout(log.reopen().expect("server log"))
             .stderr(log.reopen().expect("server log"));
