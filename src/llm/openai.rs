@@ -188,7 +188,6 @@ impl OpenAiLlm {
                     max_tokens: 48,
                     temperature: 0.0,
                     schema: Some(schema),
-                    timeout: PROBE_TIMEOUT,
                     ..GenerateOptions::default()
                 };
                 for form in SchemaForm::ALL {
@@ -202,7 +201,11 @@ impl OpenAiLlm {
                     // One attempt: a server that does not take the form
                     // answers an error (llama-cpp-python a 500) at once,
                     // and retrying would only repeat it.
-                    match self.stream_once(&body, &request).await.map_err(|f| f.error) {
+                    let attempt = self.stream_once(&body, &request);
+                    let reply = tokio::time::timeout(PROBE_TIMEOUT, attempt)
+                        .await
+                        .unwrap_or_else(|_| Err(Failure::fatal(LlmError::Timeout(PROBE_TIMEOUT))));
+                    match reply.map_err(|f| f.error) {
                         Ok(reply) => {
                             if follows_probe(&shaped(reply, options.schema.as_ref(), Some(form))) {
                                 return Ok(Some(form));

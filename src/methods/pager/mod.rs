@@ -115,14 +115,15 @@ async fn outline(
     trace: &mut PagerTrace,
 ) -> Result<(), MethodError> {
     let slots_max = trace.slots_max;
+    let size = parse::OutlineSize::within(params.max_tokens);
     let parsed = ask_until_usable(
         ctx,
         OUTLINE,
         PromptId::PagerOutline,
         |retry| context!(question, retry),
         &GenerateOptions {
-            grammar: Some(parse::outline_grammar()),
-            schema: Some(parse::outline_schema()),
+            grammar: Some(parse::outline_grammar(size)),
+            schema: Some(parse::outline_schema(size)),
             ..ctx.options(params)
         },
         |reply| parse::outline(reply, question, slots_max),

@@ -175,31 +175,67 @@ const HEADING_CHARS: usize = 120;
 pub const OUTLINE_CEILING: usize = 12;
 /// The reasoning before the outline, in characters: a few sentences.
 const REASONING_CHARS: usize = 600;
+/// The fewest characters a token holds, for sizing an outline to
+/// `max_tokens` (as ActiveRAG's answer line is).
+const CHARS_PER_TOKEN: usize = 2;
+
+/// How long an outline may be within `max_tokens`: a fourth of the room
+/// for the reasoning, headings up to [`HEADING_CHARS`] (shorter when room
+/// is tight), and as many sections as the rest holds, up to
+/// [`OUTLINE_CEILING`]. Without this SmolLM2 wrote reasoning and twelve
+/// long sections and was cut off in half the rust-book questions.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OutlineSize {
+    pub reasoning: usize,
+    pub heading: usize,
+    pub sections: usize,
+}
+
+impl OutlineSize {
+    pub fn within(max_tokens: u32) -> OutlineSize {
+        let room = max_tokens as usize * CHARS_PER_TOKEN;
+        let reasoning = (room / 4).clamp(20, REASONING_CHARS);
+        let heading = (room / 8).clamp(12, HEADING_CHARS);
+        // The marker and the title line, then "## " and a newline a section.
+        let left = room.saturating_sub(reasoning + OUTLINE_MARKER.len() + heading + 4);
+        let sections = (left / (heading + 4)).clamp(1, OUTLINE_CEILING);
+        OutlineSize {
+            reasoning,
+            heading,
+            sections,
+        }
+    }
+}
 
 /// A llama.cpp grammar for the outline the prompt asks for: a few
 /// sentences of reasoning, the `<OUTLINE>` marker, a `# ` title line, then
-/// as many `## ` section lines as the model chooses, up to
-/// [`OUTLINE_CEILING`]. No heading mark or marker inside the reasoning, so
-/// the parser's split cannot go wrong.
-pub fn outline_grammar() -> String {
-    let reasoning_rest = REASONING_CHARS - 1;
+/// as many `## ` section lines as the model chooses, within `size`. No
+/// heading mark or marker inside the reasoning, so the parser's split
+/// cannot go wrong.
+pub fn outline_grammar(size: OutlineSize) -> String {
+    let OutlineSize {
+        reasoning,
+        heading,
+        sections,
+    } = size;
+    let (reasoning_rest, heading_rest) = (reasoning - 1, heading - 1);
     format!(
-        "root ::= reasoning \"{OUTLINE_MARKER}\\n# \" line (\"## \" line){{1,{OUTLINE_CEILING}}}\n\
+        "root ::= reasoning \"{OUTLINE_MARKER}\\n# \" line (\"## \" line){{1,{sections}}}\n\
          reasoning ::= [^\\n<#] [^<#]{{19,{reasoning_rest}}} \"\\n\"\n\
-         line ::= [^\\n#] [^\\n]{{2,{HEADING_CHARS}}} \"\\n\"\n"
+         line ::= [^\\n#] [^\\n]{{2,{heading_rest}}} \"\\n\"\n"
     )
 }
 
 /// [`outline_grammar`]'s reply as a JSON schema for a server.
-pub fn outline_schema() -> ReplySchema {
-    let heading = text_schema(3, HEADING_CHARS);
+pub fn outline_schema(size: OutlineSize) -> ReplySchema {
+    let heading = text_schema(3, size.heading);
     ReplySchema {
         schema: object_schema(&[
-            ("reasoning", text_schema(20, REASONING_CHARS)),
+            ("reasoning", text_schema(20, size.reasoning)),
             ("title", heading.clone()),
             (
                 "sections",
-                json!({ "type": "array", "items": heading, "minItems": 1, "maxItems": OUTLINE_CEILING }),
+                json!({ "type": "array", "items": heading, "minItems": 1, "maxItems": size.sections }),
             ),
         ]),
         to_text: outline_text,
@@ -400,12 +436,27 @@ mod tests {
 
     #[test]
     fn the_outline_grammar_asks_for_reasoning_then_a_title_and_sections() {
+        let roomy = OutlineSize::within(4096);
         assert_eq!(
-            outline_grammar(),
+            outline_grammar(roomy),
             "root ::= reasoning \"<OUTLINE>\\n# \" line (\"## \" line){1,12}\n\
              reasoning ::= [^\\n<#] [^<#]{19,599} \"\\n\"\n\
-             line ::= [^\\n#] [^\\n]{2,120} \"\\n\"\n"
+             line ::= [^\\n#] [^\\n]{2,119} \"\\n\"\n"
         );
+        // 256 tokens hold at least 512 characters: 128 of reasoning, and
+        // 64-character headings, four of them after the title.
+        let tight = OutlineSize::within(256);
+        assert_eq!(
+            tight,
+            OutlineSize {
+                reasoning: 128,
+                heading: 64,
+                sections: 4
+            }
+        );
+        let longest = tight.reasoning + 10 + (tight.sections + 1) * (tight.heading + 4);
+        assert!(longest <= 512, "{longest}");
+        assert!(outline_grammar(tight).contains("{1,4}"));
         let shaped = "It needs the type's size, then its encoding.\n<OUTLINE>\n# Rust's char\n## Size\n## Encoding\n";
         let (reasoning, page) = outline(shaped, "Q?", 5)
             .map(|r| {
@@ -419,7 +470,7 @@ mod tests {
 
     #[test]
     fn schema_outlines_and_queries_read_as_the_grammars_text() {
-        let to_text = outline_schema().to_text;
+        let to_text = outline_schema(OutlineSize::within(512)).to_text;
         let text = to_text(&json!({
             "reasoning": "It needs the size,\nthen the encoding.",
             "title": "Rust's char",
