@@ -88,28 +88,33 @@ pub async fn save_settings(
     Ok(settings::view(&config, state.secrets()))
 }
 
+/// A server at `base_url` as the form describes it, with the key typed or,
+/// only if it was entered for this server, the stored one.
+fn server_at(state: &AppState, base_url: &str, api_key: Option<ApiKey>) -> LlmSettings {
+    let current = load_config(state.secrets()).ok();
+    let api_key = settings::key_for(
+        base_url,
+        api_key,
+        current.as_ref().map(|c| &c.llm),
+        state.secrets().load(),
+    );
+    LlmSettings {
+        backend: Backend::Openai,
+        base_url: base_url.trim().to_string(),
+        api_key,
+        ..LlmSettings::default()
+    }
+}
+
 /// The models the server at `base_url` serves, for the person to pick one
-/// (asked only when they ask for the list). The stored key goes only to
-/// the server it was entered for.
+/// (asked only when they ask for the list).
 #[tauri::command(rename_all = "snake_case")]
 pub async fn served_models(
     state: State<'_, AppState>,
     base_url: String,
     api_key: Option<ApiKey>,
 ) -> CommandResult<Vec<String>> {
-    let current = load_config(state.secrets()).ok();
-    let api_key = settings::key_for(
-        &base_url,
-        api_key,
-        current.as_ref().map(|c| &c.llm),
-        state.secrets().load(),
-    );
-    let server = LlmSettings {
-        backend: Backend::Openai,
-        base_url: base_url.trim().to_string(),
-        api_key,
-        ..LlmSettings::default()
-    };
+    let server = server_at(&state, &base_url, api_key);
     Ok(OpenAiLlm::served(&server)
         .await
         .map_err(folio::Error::Llm)?)
@@ -117,8 +122,7 @@ pub async fn served_models(
 
 /// What the server at `base_url` supports for `model`: token counts while
 /// streaming, log-probabilities, and the form it takes a JSON schema in
-/// (asked only when the person asks). The stored key goes only to the
-/// server it was entered for.
+/// (asked only when the person asks).
 #[tauri::command(rename_all = "snake_case")]
 pub async fn server_support(
     state: State<'_, AppState>,
@@ -126,19 +130,9 @@ pub async fn server_support(
     api_key: Option<ApiKey>,
     model: String,
 ) -> CommandResult<Support> {
-    let current = load_config(state.secrets()).ok();
-    let api_key = settings::key_for(
-        &base_url,
-        api_key,
-        current.as_ref().map(|c| &c.llm),
-        state.secrets().load(),
-    );
     let server = LlmSettings {
-        backend: Backend::Openai,
-        base_url: base_url.trim().to_string(),
-        api_key,
         model: model.trim().to_string(),
-        ..LlmSettings::default()
+        ..server_at(&state, &base_url, api_key)
     };
     let probed = async { OpenAiLlm::connect(&server).await?.support().await };
     Ok(probed.await.map_err(folio::Error::Llm)?)
