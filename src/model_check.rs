@@ -43,8 +43,10 @@ pub struct LlmCheck {
     /// `None` for the embedded model or when the server did not answer.
     pub served: Option<Vec<String>>,
     /// CRP-RAG's sufficiency threshold as `folio models calibrate` measured
-    /// it for this model, or why none can be read.
-    pub calibration: Result<Option<Calibration>, String>,
+    /// it for this model, if it did.
+    pub calibration: Option<Calibration>,
+    /// Why the calibrations file could not be read.
+    pub calibration_error: Option<String>,
     pub error: Option<String>,
 }
 
@@ -66,15 +68,22 @@ pub struct PromptsCheck {
 pub async fn check(config: &Config) -> ModelReport {
     ModelReport {
         config_file: config.config_file.clone(),
-        llm: LlmCheck {
-            calibration: config
-                .calibrations()
-                .of(&config.llm)
-                .map_err(|e| e.to_string()),
-            ..check_llm(&config.llm).await
-        },
+        llm: with_calibration(check_llm(&config.llm).await, config),
         embedding: check_embedding(config).await,
         prompts: check_prompts(config),
+    }
+}
+
+fn with_calibration(check: LlmCheck, config: &Config) -> LlmCheck {
+    match config.calibrations().of(&config.llm) {
+        Ok(calibration) => LlmCheck {
+            calibration,
+            ..check
+        },
+        Err(e) => LlmCheck {
+            calibration_error: Some(e.to_string()),
+            ..check
+        },
     }
 }
 
@@ -85,7 +94,8 @@ async fn check_llm(settings: &LlmSettings) -> LlmCheck {
         capabilities: None,
         support: None,
         served: None,
-        calibration: Ok(None),
+        calibration: None,
+        calibration_error: None,
         error: None,
     };
     if settings.backend == Backend::Openai {

@@ -157,15 +157,15 @@ fn print_report(r: &ModelReport) {
             }
         }
     }
-    let calibrated = match &r.llm.calibration {
-        Ok(Some(c)) => format!(
+    let calibrated = match (&r.llm.calibration, &r.llm.calibration_error) {
+        (_, Some(e)) => e.clone(),
+        (Some(c), None) => format!(
             "threshold {:.3} ({:.0}% of the probes, {:.0}% held out)",
             c.threshold,
             100.0 * c.accuracy,
             100.0 * c.held_out_accuracy
         ),
-        Ok(None) => "no; `folio models calibrate` measures CRP-RAG's threshold for it".into(),
-        Err(e) => e.clone(),
+        (None, None) => "no; `folio models calibrate` measures CRP-RAG's threshold for it".into(),
     };
     println!("  calibrated    {calibrated}");
     println!("\nembedding model: {}", status(&r.embedding.error));
