@@ -152,9 +152,9 @@ mod tests {
         let err = calibrate(&llm, &prompts, &|_, _| {}, &CancellationToken::new())
             .await
             .unwrap_err();
-        assert!(
-            err.to_string().contains("self-assessment")
-                || err.to_string().contains("yes/no assessment")
-        );
+        assert!(matches!(err, CalibrateError::NoLogprobs { .. }));
+        assert!(err
+            .to_string()
+            .ends_with("yes/no assessment, which needs no threshold"));
     }
 }
