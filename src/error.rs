@@ -6,7 +6,6 @@ use std::path::PathBuf;
 
 use crate::embed::EmbedError;
 use crate::export::ExportError;
-use crate::llm::calibration::CalibrationError;
 use crate::llm::prompts::PromptError;
 use crate::llm::LlmError;
 use crate::methods::MethodError;
@@ -44,8 +43,6 @@ pub enum Error {
     Task(String),
     #[error(transparent)]
     Llm(#[from] LlmError),
-    #[error(transparent)]
-    Calibration(#[from] CalibrationError),
     #[error(transparent)]
     Prompt(#[from] PromptError),
     #[error(transparent)]

@@ -408,13 +408,20 @@ impl Library {
             ..request.clone()
         };
         let request = &request;
-        let calibration = self.config.calibrations().of(&self.config.llm)?;
+        let calibration = self
+            .config
+            .calibrations()
+            .of(&self.config.llm)
+            .map_err(|e| e.to_string());
         let answering = Answering {
             retrieval: &self.retrieval,
             store: &self.store,
             llm,
             settings: &self.config.llm,
-            calibration: calibration.as_ref(),
+            calibration: calibration
+                .as_ref()
+                .map(Option::as_ref)
+                .map_err(String::as_str),
             prompts: &prompts,
         };
         Ok(crate::methods::runner::ask(&answering, request, events, cancel).await?)

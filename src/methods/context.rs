@@ -73,8 +73,9 @@ pub struct MethodContext<'a> {
     timeout: Duration,
     /// A thread's earlier turns, shown to the steps that write the answer.
     earlier: Vec<ChatMessage>,
-    /// The model's calibrated sufficiency threshold, if it was measured.
-    calibration: Option<Calibration>,
+    /// The model's calibrated sufficiency threshold, if it was measured,
+    /// or why the calibrations could not be read.
+    calibration: Result<Option<Calibration>, String>,
     calls: Mutex<Vec<LlmCallRow>>,
     trace: Mutex<Option<Trace>>,
     retrieval_ms: AtomicU64,
@@ -150,7 +151,7 @@ impl<'a> MethodContext<'a> {
             events,
             timeout,
             earlier: Vec::new(),
-            calibration: None,
+            calibration: Ok(None),
             calls: Mutex::new(Vec::new()),
             trace: Mutex::new(None),
             retrieval_ms: AtomicU64::new(0),
@@ -171,15 +172,22 @@ impl<'a> MethodContext<'a> {
         self
     }
 
-    pub(super) fn with_calibration(mut self, calibration: Option<Calibration>) -> Self {
+    pub(super) fn with_calibration(
+        mut self,
+        calibration: Result<Option<Calibration>, String>,
+    ) -> Self {
         self.calibration = calibration;
         self
     }
 
     /// What `folio models calibrate` measured for the run's model, if it
-    /// was: the sufficiency threshold a perplexity test uses.
-    pub fn calibration(&self) -> Option<&Calibration> {
-        self.calibration.as_ref()
+    /// was: the sufficiency threshold a perplexity test uses. An unreadable
+    /// calibrations file is the method's to note, not a failed run.
+    pub fn calibration(&self) -> Result<Option<&Calibration>, &str> {
+        self.calibration
+            .as_ref()
+            .map(Option::as_ref)
+            .map_err(String::as_str)
     }
 
     pub fn emit(&self, event: RunEvent) {

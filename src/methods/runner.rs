@@ -173,8 +173,10 @@ pub struct Answering<'a> {
     pub store: &'a Store,
     pub llm: &'a dyn Llm,
     pub settings: &'a LlmSettings,
-    /// The configured model's calibrated sufficiency threshold, if measured.
-    pub calibration: Option<&'a Calibration>,
+    /// The configured model's calibrated sufficiency threshold, if
+    /// measured, or why the calibrations could not be read (which only the
+    /// methods that use one need to hear).
+    pub calibration: Result<Option<&'a Calibration>, &'a str>,
     pub prompts: &'a Prompts,
 }
 
@@ -255,7 +257,11 @@ pub async fn ask(
     let ctx = MethodContext::new(retrieval, retriever, llm, prompts, events, cancel, timeout)
         .with_history(conversation.messages())
         .with_scope(documents)
-        .with_calibration(calibration.cloned());
+        .with_calibration(
+            calibration
+                .map(Option::<&Calibration>::cloned)
+                .map_err(str::to_string),
+        );
     let follow_up = match (request.thread, request.rewrite) {
         (None, _) => FollowUp::No,
         (Some(_), true) => FollowUp::Rewritten,

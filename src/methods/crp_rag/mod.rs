@@ -124,7 +124,7 @@ fn threshold(ctx: &MethodContext<'_>, given: f64) -> (f64, ThresholdSource, Opti
         return (given, ThresholdSource::Given, None);
     }
     match ctx.calibration() {
-        Some(c) => (
+        Ok(Some(c)) => (
             c.threshold,
             ThresholdSource::Calibrated {
                 accuracy: c.accuracy,
@@ -132,11 +132,18 @@ fn threshold(ctx: &MethodContext<'_>, given: f64) -> (f64, ThresholdSource, Opti
             },
             None,
         ),
-        None => (
+        Ok(None) => (
             UNCALIBRATED_THRESHOLD,
             ThresholdSource::Uncalibrated,
             Some(format!(
                 "the model has no calibrated sufficiency threshold, so SmolLM2-135M's {UNCALIBRATED_THRESHOLD} stood in; `folio models calibrate` measures this model's"
+            )),
+        ),
+        Err(why) => (
+            UNCALIBRATED_THRESHOLD,
+            ThresholdSource::Uncalibrated,
+            Some(format!(
+                "{why}; SmolLM2-135M's {UNCALIBRATED_THRESHOLD} stood in for this model's threshold"
             )),
         ),
     }

@@ -288,6 +288,32 @@ async fn the_threshold_is_the_models_calibrated_one_and_the_trace_says_whence() 
 }
 
 #[tokio::test]
+async fn an_unreadable_calibrations_file_is_a_note_not_a_failed_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let library = library_with(dir.path(), ADA_NOTES).await;
+    std::fs::write(library.config().calibrations().path(), "{ not json").unwrap();
+    let sure = (0.5f32).ln();
+    let llm = ScriptedLlm::new(vec![
+        says(&format!("Final: {WHO}\n")),
+        says("Ada Lovelace wrote it [1]."),
+        says_surely("Ada Lovelace.", &[sure, sure]),
+    ])
+    .with_logprobs();
+    let (run, _) = ask_with(&library, &llm, &AskRequest::new(ADA_QUESTION, "crp-rag")).await;
+    assert_eq!(run.status, RunStatus::Done, "{:?}", run.error);
+    let trace = match serde_json::from_value(run.trace.unwrap()).unwrap() {
+        Trace::CrpRag(t) => t,
+        other => panic!("not a CRP-RAG trace: {other:?}"),
+    };
+    assert_eq!(trace.threshold_source, ThresholdSource::Uncalibrated);
+    assert!(
+        trace.notes[0].contains("delete the file and calibrate again"),
+        "{:?}",
+        trace.notes
+    );
+}
+
+#[tokio::test]
 async fn a_backend_without_logprobs_in_the_reply_falls_back_to_self_assessment() {
     let script = vec![
         says(&format!("Final: {WHO}\n")),
