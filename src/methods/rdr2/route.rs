@@ -168,7 +168,7 @@ pub async fn route(
             if selected.is_empty()
                 && !returned
                 && step < settings.expand_iter
-                && subtree.bring_back(&selected)
+                && subtree.bring_back()
             {
                 returned = true;
                 route.notes.push(format!(

@@ -88,13 +88,13 @@ impl<'t> Subtree<'t> {
         self.show(lit);
     }
 
-    /// Puts what expansions pushed out of view, less `except`, back in view
-    /// in place of what is there; `false` when there is nothing to return.
-    pub fn bring_back(&mut self, except: &BTreeSet<usize>) -> bool {
-        let back: BTreeSet<usize> = self.pushed_out.difference(except).copied().collect();
-        if back.is_empty() {
+    /// Puts what expansions pushed out of view back in view, in place of
+    /// what is there; `false` when there is nothing to return.
+    pub fn bring_back(&mut self) -> bool {
+        if self.pushed_out.is_empty() {
             return false;
         }
+        let back = std::mem::take(&mut self.pushed_out);
         self.show(back);
         true
     }
@@ -262,19 +262,19 @@ pub(super) mod tests {
     }
 
     #[test]
-    fn what_expansions_pushed_out_comes_back_less_what_is_excepted() {
+    fn what_expansions_pushed_out_comes_back() {
         let tree = six_flags();
         let mut st = Subtree::new(&tree, &BTreeSet::from([6]));
         let first = ids(st.visible());
         st.expand(&[11]);
         st.expand(&[1]);
-        assert!(st.bring_back(&BTreeSet::from([12])));
+        assert!(st.bring_back());
         let mut back = first.clone();
-        back.extend([13, 14, 15]);
+        back.extend([12, 13, 14, 15]);
         back.sort();
         assert_eq!(ids(st.visible()), back);
         assert!(
-            !st.bring_back(&BTreeSet::from([12])),
+            !st.bring_back(),
             "what came back is no longer out, and what was in view is not returned"
         );
     }
