@@ -93,11 +93,14 @@ fn with_ocr_off_scans_say_how_to_read_them() {
     }
 }
 
-/// Enough small scanned pages that every core takes a batch and some are
-/// still left: a stop after the first batch leaves pages unread.
+/// Enough small scanned pages that every core takes a batch and many are
+/// still left: a stop after the first batch leaves pages unread. The pages
+/// are counted on the thread that gathers results, so on a busy machine
+/// workers can take a few more batches before the stop is seen; two spare
+/// batches were once not enough (a clean-clone run with a build beside it).
 fn pages_for_a_stop() -> usize {
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-    (cores + 2) * PAGES_PER_BATCH
+    (3 * cores + 2) * PAGES_PER_BATCH
 }
 
 const LINE: &str = "The harbour log goes on for pages.";
