@@ -18,6 +18,7 @@ pub mod methods;
 pub mod model_check;
 pub mod retrieve;
 pub mod rubric;
+pub mod server_http;
 pub mod stats;
 pub mod store;
 

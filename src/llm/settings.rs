@@ -1,11 +1,11 @@
 //! Which model answers and how: the `[llm]` table of `folio.toml`.
 
-use std::fmt;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
 use crate::choice::Choice;
+pub use crate::server_http::ApiKey;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[ts(export)]
@@ -54,36 +54,6 @@ pub struct LlmSettings {
     /// cuts a stream short when another request arrives. Raise it for a
     /// server that serves several (llama.cpp's server with `-np`, vLLM).
     pub parallel: u32,
-}
-
-/// The API key of an OpenAI-compatible server. Settings are printed,
-/// logged, reported and serialised in many places; the key must reach none
-/// of them, so it is a type of its own: its `Debug` shows [`ApiKey::SHOWN`]
-/// and the key itself is read only through [`ApiKey::expose`], by the
-/// request that carries it and by the app's key store. It serialises as
-/// itself only because `folio.toml` may hold it; everything else
-/// serialises [`LlmSettings::redacted`].
-#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct ApiKey(String);
-
-impl ApiKey {
-    /// What stands for a key wherever settings are shown.
-    pub const SHOWN: &'static str = "(set)";
-
-    pub fn new(key: impl Into<String>) -> ApiKey {
-        ApiKey(key.into())
-    }
-
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for ApiKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(Self::SHOWN)
-    }
 }
 
 /// The kit's tiny model: fine for tests and a first run, weak at answering.
