@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs Folio's benchmarks: `scripts/bench.sh ingest [--quick] [tree|embed|watch|write-amp…]`,
+# Runs Folio's benchmarks: `scripts/bench.sh ingest [--quick] [tree|embed|watch|write-amp|embed-server…]`,
 # `scripts/bench.sh search [--quick]`, `scripts/bench.sh ppr [--quick]`,
 # `scripts/bench.sh graph [--quick]`,
 # `scripts/bench.sh llm [--quick]`,
@@ -88,6 +88,27 @@ if [ "$1" = documents ]; then
   export FOLIO_BENCH_BEFORE="$before"
 fi
 
+# embed-server measures a /v1/embeddings server against the embedded model.
+# Without FOLIO_EMBEDDING_BASE_URL, the test suite's llama-cpp-python
+# (scripts/setup.sh --test-deps) serves the kit's GGUF with embeddings on,
+# and stops when this script does.
+if [ "$1" = ingest ] && [[ " $* " == *" embed-server "* ]] && [ -z "${FOLIO_EMBEDDING_BASE_URL:-}" ]; then
+  server_python="$root/.venv-llm-server/bin/python"
+  [ -x "$server_python" ] || { echo "embed-server needs a server: set FOLIO_EMBEDDING_BASE_URL and FOLIO_EMBEDDING_MODEL, or run scripts/setup.sh --test-deps for llama-cpp-python" >&2; exit 1; }
+  port=18431
+  mkdir -p "$root/target"
+  "$server_python" -m llama_cpp.server --model "$root/models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf" \
+    --model_alias smollm2-135m-instruct --host 127.0.0.1 --port "$port" --embedding True --verbose False \
+    >"$root/target/embed-server.log" 2>&1 &
+  server_pid=$!
+  trap 'kill "$server_pid" 2>/dev/null || true' EXIT
+  for _ in $(seq 1 90); do
+    curl -fs "http://127.0.0.1:$port/v1/models" >/dev/null 2>&1 && break
+    sleep 1
+  done
+  export FOLIO_EMBEDDING_BASE_URL="http://127.0.0.1:$port/v1" FOLIO_EMBEDDING_MODEL=smollm2-135m-instruct
+fi
+
 log "building (release)"
 cargo build --release --quiet --bin folio
-FOLIO_BENCH_PYTHON="$venv/bin/python" exec "$root/target/release/folio" bench "$@"
+FOLIO_BENCH_PYTHON="$venv/bin/python" "$root/target/release/folio" bench "$@"

@@ -10,7 +10,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use crate::choice::Choice;
-use crate::embed::EmbeddingModelFiles;
+use crate::embed::{EmbeddingBackend, EmbeddingModelFiles, EmbeddingSource, ServerSettings};
 use crate::ingest::chunker::ChunkSizes;
 use crate::ingest::loaders::OcrSettings;
 use crate::ingest::prepare::Limits;
@@ -28,8 +28,13 @@ pub struct Config {
     /// The model `folio eval --judge` asks whether an answer means a gold
     /// one; `None` asks the answering model (`llm`).
     pub judge: Option<LlmSettings>,
+    /// Which model embeds: the embedded one in `embedding_model_dir`, or
+    /// `embedding_server`'s.
+    pub embedding_backend: EmbeddingBackend,
     /// A folder with `model.onnx` and its tokenizer files.
     pub embedding_model_dir: PathBuf,
+    /// The server that embeds when `embedding_backend` is `openai`.
+    pub embedding_server: ServerSettings,
     /// Prompt overrides: files here replace the built-in templates.
     pub prompts_dir: PathBuf,
     /// The `folio.toml` that was read, if one exists.
@@ -80,10 +85,21 @@ pub struct ConfigFile {
     pub ocr: Option<OcrSettings>,
 }
 
+/// The `[embedding]` table: the embedded model's folder, or a server's
+/// `/v1/embeddings` (`backend = "openai"`, with `base_url` and `model`).
 #[derive(Debug, Default, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct EmbeddingSection {
+    pub backend: EmbeddingBackend,
     pub model_dir: Option<PathBuf>,
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    pub api_key: Option<ApiKey>,
+    /// Texts per request to the server.
+    pub batch: Option<u32>,
+    /// Requests the server is sent at once.
+    pub parallel: Option<u32>,
+    pub timeout_secs: Option<u64>,
 }
 
 #[derive(Debug, Default, Clone, PartialEq, Deserialize, Serialize)]
@@ -148,7 +164,9 @@ impl Config {
             data_dir,
             llm: LlmSettings::kit_default(&models_dir),
             judge: None,
+            embedding_backend: EmbeddingBackend::Embedded,
             embedding_model_dir: models_dir.join(crate::embed::KIT_MODEL_DIR),
+            embedding_server: ServerSettings::default(),
             prompts_dir: platform_dir(dirs::config_dir()).join("prompts"),
             models_dir,
             max_file_size: max_file_size.unwrap_or(DEFAULT_MAX_FILE_SIZE),
@@ -195,9 +213,18 @@ impl Config {
             self.llm = located(llm);
         }
         self.judge = file.judge.map(located);
-        if let Some(dir) = file.embedding.model_dir {
+        let embedding = file.embedding;
+        self.embedding_backend = embedding.backend;
+        if let Some(dir) = embedding.model_dir {
             self.embedding_model_dir = base.join(dir);
         }
+        let server = &mut self.embedding_server;
+        server.base_url = embedding.base_url.unwrap_or(server.base_url.clone());
+        server.model = embedding.model.unwrap_or_default();
+        server.api_key = embedding.api_key;
+        server.batch = embedding.batch.unwrap_or(server.batch);
+        server.parallel = embedding.parallel.unwrap_or(server.parallel);
+        server.timeout_secs = embedding.timeout_secs.unwrap_or(server.timeout_secs);
         if let Some(ocr) = file.ocr {
             self.ocr = ocr;
         }
@@ -235,6 +262,28 @@ impl Config {
         env_override("FOLIO_EMBEDDING_MODEL_DIR", |v| {
             Ok(self.embedding_model_dir = PathBuf::from(v))
         })?;
+        env_override("FOLIO_EMBEDDING_BACKEND", |v| {
+            self.embedding_backend = EmbeddingBackend::parse(v).map_err(|e| e.to_string())?;
+            Ok(())
+        })?;
+        let server = &mut self.embedding_server;
+        env_override("FOLIO_EMBEDDING_BASE_URL", |v| {
+            Ok(server.base_url = v.to_string())
+        })?;
+        env_override(
+            "FOLIO_EMBEDDING_MODEL",
+            |v| Ok(server.model = v.to_string()),
+        )?;
+        env_override("FOLIO_EMBEDDING_API_KEY", |v| {
+            Ok(server.api_key = Some(ApiKey::new(v)))
+        })?;
+        env_override("FOLIO_EMBEDDING_BATCH", |v| Ok(server.batch = parse(v)?))?;
+        env_override("FOLIO_EMBEDDING_PARALLEL", |v| {
+            Ok(server.parallel = parse(v)?)
+        })?;
+        env_override("FOLIO_EMBEDDING_TIMEOUT_SECS", |v| {
+            Ok(server.timeout_secs = parse(v)?)
+        })?;
         env_override("FOLIO_PROMPTS_DIR", |v| {
             Ok(self.prompts_dir = PathBuf::from(v))
         })?;
@@ -270,6 +319,25 @@ impl Config {
 
     pub fn embedding_files(&self) -> EmbeddingModelFiles {
         EmbeddingModelFiles::new(&self.models_dir, &self.embedding_model_dir)
+    }
+
+    /// The model that embeds, as `embedding_backend` chooses.
+    pub fn embedding_source(&self) -> EmbeddingSource {
+        match self.embedding_backend {
+            EmbeddingBackend::Embedded => EmbeddingSource::Embedded(self.embedding_files()),
+            EmbeddingBackend::Openai => EmbeddingSource::Server(self.embedding_server.clone()),
+        }
+    }
+
+    /// The embedding model in words: its folder, or its id at its server.
+    pub fn embedding_label(&self) -> String {
+        match self.embedding_backend {
+            EmbeddingBackend::Embedded => self.embedding_model_dir.display().to_string(),
+            EmbeddingBackend::Openai => format!(
+                "{} at {}",
+                self.embedding_server.model, self.embedding_server.base_url
+            ),
+        }
     }
 
     pub fn limits(&self) -> Limits {

@@ -52,7 +52,10 @@ pub struct LlmCheck {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct EmbeddingCheck {
-    pub model_dir: PathBuf,
+    /// The model's folder, or its id at its server.
+    pub source: String,
+    /// How the model is used where it differs from the settings.
+    pub note: Option<String>,
     pub name: Option<String>,
     pub dimensions: Option<usize>,
     pub error: Option<String>,
@@ -128,23 +131,25 @@ async fn check_llm(settings: &LlmSettings) -> LlmCheck {
 }
 
 async fn check_embedding(config: &Config) -> EmbeddingCheck {
-    let files = config.embedding_files();
+    let source = config.embedding_source();
     let mut check = EmbeddingCheck {
-        model_dir: files.model_dir.clone(),
+        source: config.embedding_label(),
+        note: None,
         name: None,
         dimensions: None,
         error: None,
     };
     let loaded = tokio::task::spawn_blocking(move || {
-        let embedder = Embedder::load(&files)?;
+        let embedder = Embedder::load(&source)?;
         embedder.embed_one("Folio checks that the embedding model works.")?;
-        Ok::<_, crate::embed::EmbedError>((embedder.name().to_string(), embedder.dim()))
+        Ok::<_, crate::embed::EmbedError>(embedder)
     })
     .await;
     match loaded {
-        Ok(Ok((name, dim))) => {
-            check.name = Some(name);
-            check.dimensions = Some(dim);
+        Ok(Ok(embedder)) => {
+            check.name = Some(embedder.name().to_string());
+            check.dimensions = Some(embedder.dim());
+            check.note = embedder.note().map(str::to_string);
         }
         Ok(Err(e)) => check.error = Some(e.to_string()),
         Err(e) => check.error = Some(e.to_string()),

@@ -7,11 +7,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use folio::config::Config;
-use folio::embed::Embedder;
+use folio::embed::{Embedder, EmbeddingSource};
 
 fn kit_embedder() -> Arc<Embedder> {
-    let files = Config::new(None, None).embedding_files();
-    Arc::new(Embedder::load(&files).expect("the kit's embedding model loads"))
+    let source = EmbeddingSource::Embedded(Config::new(None, None).embedding_files());
+    Arc::new(Embedder::load(&source).expect("the kit's embedding model loads"))
 }
 
 fn passages(n: usize) -> Vec<String> {

@@ -9,6 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use folio::config::{config_file_path, ConfigFile};
+use folio::embed::EmbeddingBackend;
 use folio::ingest::loaders::ocr::installed_languages;
 use folio::ingest::loaders::OcrSettings;
 use folio::llm::settings::KIT_MODEL;
@@ -31,7 +32,11 @@ pub struct SettingsView {
     pub context_size: u32,
     pub temperature: f32,
     pub max_tokens: u32,
+    pub embedding_backend: EmbeddingBackend,
     pub embedding_model_dir: String,
+    /// The `/v1/embeddings` server's API root and model id (`openai`).
+    pub embedding_base_url: String,
+    pub embedding_model: String,
     pub data_dir: String,
     pub config_file: String,
     /// The tiny model of the offline kit, to offer as the default.
@@ -56,7 +61,10 @@ pub struct SettingsInput {
     pub context_size: u32,
     pub temperature: f32,
     pub max_tokens: u32,
+    pub embedding_backend: EmbeddingBackend,
     pub embedding_model_dir: String,
+    pub embedding_base_url: String,
+    pub embedding_model: String,
     pub data_dir: String,
     pub ocr: OcrSettings,
 }
@@ -79,7 +87,10 @@ pub fn view(config: &Config, secrets: &Secrets) -> SettingsView {
         context_size: llm.context_size,
         temperature: llm.temperature,
         max_tokens: llm.max_tokens,
+        embedding_backend: config.embedding_backend,
         embedding_model_dir: config.embedding_model_dir.display().to_string(),
+        embedding_base_url: config.embedding_server.base_url.clone(),
+        embedding_model: config.embedding_server.model.clone(),
         data_dir: config.data_dir.display().to_string(),
         config_file: config_file_path().display().to_string(),
         kit_model: kit_model(config).display().to_string(),
@@ -104,8 +115,7 @@ pub fn validate(input: &SettingsInput) -> Result<(), IpcError> {
             }
         }
         Backend::Openai => {
-            let url = input.base_url.trim();
-            if !(url.starts_with("http://") || url.starts_with("https://")) || url.len() < 10 {
+            if !is_api_root(&input.base_url) {
                 return Err(IpcError::invalid_settings(
                     "Server URL: enter the API root, e.g. http://127.0.0.1:11434/v1",
                 ));
@@ -130,13 +140,29 @@ pub fn validate(input: &SettingsInput) -> Result<(), IpcError> {
             "Max answer tokens: between 1 and 32768",
         ));
     }
-    if !Path::new(input.embedding_model_dir.trim())
-        .join("model.onnx")
-        .is_file()
-    {
-        return Err(IpcError::invalid_settings(
-            "Embedding model: the folder must hold model.onnx and its tokenizer files",
-        ));
+    match input.embedding_backend {
+        EmbeddingBackend::Embedded => {
+            if !Path::new(input.embedding_model_dir.trim())
+                .join("model.onnx")
+                .is_file()
+            {
+                return Err(IpcError::invalid_settings(
+                    "Embedding model: the folder must hold model.onnx and its tokenizer files",
+                ));
+            }
+        }
+        EmbeddingBackend::Openai => {
+            if !is_api_root(&input.embedding_base_url) {
+                return Err(IpcError::invalid_settings(
+                    "Embedding server URL: enter the API root, e.g. http://127.0.0.1:8080/v1",
+                ));
+            }
+            if input.embedding_model.trim().is_empty() {
+                return Err(IpcError::invalid_settings(
+                    "Embedding model id: enter the name the server knows the embedding model by, e.g. nomic-embed-text",
+                ));
+            }
+        }
     }
     if !Path::new(input.data_dir.trim()).is_absolute() {
         return Err(IpcError::invalid_settings(
@@ -152,6 +178,12 @@ pub fn validate(input: &SettingsInput) -> Result<(), IpcError> {
             .map_err(|e| IpcError::invalid_settings(format!("OCR languages: {e}")))?;
     }
     Ok(())
+}
+
+/// Whether `url` looks like a server's API root (a scheme and a host).
+fn is_api_root(url: &str) -> bool {
+    let url = url.trim();
+    (url.starts_with("http://") || url.starts_with("https://")) && url.len() >= 10
 }
 
 /// What saving `input` would change that the person has not chosen in a
@@ -171,6 +203,16 @@ pub fn unconfirmed_changes(
     if input.backend == Backend::Openai && server_changed {
         changes.push(format!(
             "send your questions and passages of your documents to the model server {base_url}"
+        ));
+    }
+    let embedding_url = input.embedding_base_url.trim();
+    let embedding_server_changed = current.is_none_or(|c| {
+        c.embedding_backend != EmbeddingBackend::Openai
+            || !same_server(&c.embedding_server.base_url, embedding_url)
+    });
+    if input.embedding_backend == EmbeddingBackend::Openai && embedding_server_changed {
+        changes.push(format!(
+            "send the text of every document, and your questions, to the embedding server {embedding_url}"
         ));
     }
     let mut paths = vec![
@@ -264,7 +306,10 @@ pub fn save(input: &SettingsInput, secrets: &Secrets) -> Result<(), IpcError> {
         max_tokens: input.max_tokens,
         ..previous
     });
+    file.embedding.backend = input.embedding_backend;
     file.embedding.model_dir = Some(input.embedding_model_dir.trim().into());
+    file.embedding.base_url = Some(input.embedding_base_url.trim().into());
+    file.embedding.model = Some(input.embedding_model.trim().into());
     file.data_dir = Some(input.data_dir.trim().into());
     file.ocr = Some(input.ocr.clone());
     if let Some(key) = &input.api_key {
@@ -329,7 +374,10 @@ mod tests {
             context_size: 4096,
             temperature: 0.2,
             max_tokens: 512,
+            embedding_backend: EmbeddingBackend::Embedded,
             embedding_model_dir: models.display().to_string(),
+            embedding_base_url: "http://127.0.0.1:8081/v1".into(),
+            embedding_model: String::new(),
             data_dir: dir.join("data").display().to_string(),
             ocr: OcrSettings::default(),
         }
@@ -392,6 +440,33 @@ mod tests {
     }
 
     #[test]
+    fn a_new_embedding_server_needs_confirming_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let typed = input(dir.path());
+        let mut current = Config::new(Some(typed.data_dir.clone().into()), None);
+        current.llm.backend = Backend::Openai;
+        current.embedding_model_dir = typed.embedding_model_dir.clone().into();
+        let grants = PathGrants::default();
+        let to_server = SettingsInput {
+            embedding_backend: EmbeddingBackend::Openai,
+            embedding_model: "nomic-embed-text".into(),
+            ..typed
+        };
+        let changes = unconfirmed_changes(&to_server, Some(&current), &grants);
+        assert_eq!(changes.len(), 1, "{changes:?}");
+        assert!(
+            changes[0].contains("embedding server http://127.0.0.1:8081/v1"),
+            "{changes:?}"
+        );
+        current.embedding_backend = EmbeddingBackend::Openai;
+        current.embedding_server.base_url = "http://127.0.0.1:8081/v1/".into();
+        assert_eq!(
+            unconfirmed_changes(&to_server, Some(&current), &grants),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
     fn bad_fields_are_named() {
         let dir = tempfile::tempdir().unwrap();
         let ok = input(dir.path());
@@ -439,6 +514,23 @@ mod tests {
                     ..ok.clone()
                 },
                 "Embedding model",
+            ),
+            (
+                SettingsInput {
+                    embedding_backend: EmbeddingBackend::Openai,
+                    embedding_base_url: "127.0.0.1:8081".into(),
+                    embedding_model: "nomic-embed-text".into(),
+                    ..ok.clone()
+                },
+                "Embedding server URL",
+            ),
+            (
+                SettingsInput {
+                    embedding_backend: EmbeddingBackend::Openai,
+                    embedding_model: " ".into(),
+                    ..ok.clone()
+                },
+                "Embedding model id",
             ),
         ];
         for (bad, field) in cases {

@@ -1,7 +1,9 @@
-//! Embedding failures: a missing or broken model kit is the user's to fix
-//! (the message says how); inference errors are internal.
+//! Embedding failures: a missing or broken model kit, or an embedding server
+//! that is down, refuses or answers nonsense, is the user's to fix (the
+//! message says how); inference errors are internal.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 #[derive(Debug, thiserror::Error)]
 pub enum EmbedError {
@@ -13,6 +15,20 @@ pub enum EmbedError {
     Model(String),
     #[error("embedding failed: {0}")]
     Inference(String),
+    #[error("{0}")]
+    Config(String),
+    #[error("the embedding server at {url} cannot be reached ({reason}); start it, or change [embedding] base_url in folio.toml or Settings")]
+    ServerDown { url: String, reason: String },
+    #[error("the embedding server at {url} answered {status}: {message}")]
+    ServerAnswered {
+        url: String,
+        status: u16,
+        message: String,
+    },
+    #[error("the embedding server at {url} sent a reply that is not embeddings: {reason}")]
+    ServerReply { url: String, reason: String },
+    #[error("the embedding server at {url} did not answer within {limit:?}; raise [embedding] timeout_secs or lower batch")]
+    ServerTimeout { url: String, limit: Duration },
 }
 
 pub type Result<T> = std::result::Result<T, EmbedError>;

@@ -1,20 +1,26 @@
-//! Text embeddings with fastembed over ONNX Runtime, loaded dynamically from
-//! the model kit (never downloaded). One model per process, shared behind a
-//! mutex because an ONNX session already uses every core it is given.
-//! Someone waiting (a query, a method comparing its own texts) goes first:
-//! bulk work ([`Embedder::embed_bulk`], indexing) takes the model a few
-//! batches at a time and lets waiting callers in between.
+//! Text embeddings, from the embedded model (fastembed over ONNX Runtime,
+//! `onnx.rs`) or from an OpenAI-compatible server (`server.rs`), as
+//! `[embedding] backend` says. One embedder per process. The embedded model
+//! sits behind a mutex because an ONNX session already uses every core it
+//! is given; a server takes requests in parallel. Either way someone waiting
+//! (a query, a method comparing its own texts) goes first: bulk work
+//! ([`Embedder::embed_bulk`], indexing) embeds a turn at a time and lets
+//! waiting callers in between.
 
 mod error;
+mod onnx;
+mod server;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
-use fastembed::{
-    InitOptionsUserDefined, Pooling, TextEmbedding, TokenizerFiles, UserDefinedEmbeddingModel,
-};
+use fastembed::TextEmbedding;
+use serde::{Deserialize, Serialize};
 
+use crate::choice::Choice;
 pub use error::{EmbedError, Result};
+use server::ServerEmbeddings;
+pub use server::ServerSettings;
 
 /// Where the embedding model's files live inside the model kit.
 #[derive(Debug, Clone)]
@@ -45,12 +51,77 @@ impl EmbeddingModelFiles {
 /// arena, which grows to the largest batch it has seen, well under 1 GB.
 pub const BATCH_SIZE: usize = 8;
 
-/// Texts bulk work embeds per turn with the model: a query arriving behind
-/// it waits for at most this many (about a third of a second on two cores).
+/// Texts bulk work embeds per turn with the embedded model: a query
+/// arriving behind it waits for at most this many (about a third of a second
+/// on two cores).
 const BULK_TURN: usize = 4 * BATCH_SIZE;
 
+/// Which model embeds: `[embedding] backend` in `folio.toml`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+#[serde(rename_all = "lowercase")]
+pub enum EmbeddingBackend {
+    /// The kit's ONNX model, inside the Folio process.
+    #[default]
+    Embedded,
+    /// A server speaking OpenAI's `/v1/embeddings`.
+    Openai,
+}
+
+impl Choice for EmbeddingBackend {
+    const ALL: &'static [EmbeddingBackend] =
+        &[EmbeddingBackend::Embedded, EmbeddingBackend::Openai];
+
+    fn as_str(self) -> &'static str {
+        match self {
+            EmbeddingBackend::Embedded => "embedded",
+            EmbeddingBackend::Openai => "openai",
+        }
+    }
+}
+
+/// Where an embedder's vectors come from, as the configuration resolved it.
+#[derive(Debug, Clone)]
+pub enum EmbeddingSource {
+    Embedded(EmbeddingModelFiles),
+    Server(ServerSettings),
+}
+
+/// Both boxed: each is large, and an embedder keeps its one backend for life.
+enum Backend {
+    Onnx(Box<Mutex<TextEmbedding>>),
+    Server(Box<ServerEmbeddings>),
+}
+
+impl Backend {
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        match self {
+            Backend::Onnx(model) => model
+                .lock()
+                .map_err(|_| EmbedError::Inference("the embedding model panicked earlier".into()))?
+                .embed(texts, Some(BATCH_SIZE))
+                .map_err(|e| EmbedError::Inference(e.to_string())),
+            Backend::Server(server) => server.embed(texts),
+        }
+    }
+
+    fn note(&self) -> Option<&str> {
+        match self {
+            Backend::Onnx(_) => None,
+            Backend::Server(server) => server.note(),
+        }
+    }
+
+    fn bulk_turn(&self) -> usize {
+        match self {
+            Backend::Onnx(_) => BULK_TURN,
+            Backend::Server(server) => server.turn(),
+        }
+    }
+}
+
 pub struct Embedder {
-    model: Mutex<TextEmbedding>,
+    backend: Backend,
     /// Callers of [`Embedder::embed`] waiting for or holding the model;
     /// bulk work starts no turn while there are any.
     urgent: Mutex<usize>,
@@ -93,70 +164,33 @@ fn lock(count: &Mutex<usize>) -> MutexGuard<'_, usize> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-static ORT: OnceLock<std::result::Result<ort::environment::Environment, String>> = OnceLock::new();
-
-/// ONNX Runtime may be loaded only once per process; later calls reuse it.
-fn onnx_runtime(path: &Path) -> Result<ort::environment::Environment> {
-    ORT.get_or_init(|| {
-        if !path.exists() {
-            return Err("file not found; run scripts/setup.sh or set ORT_DYLIB_PATH".to_string());
-        }
-        ort::init_from(path)
-            .map_err(|e| e.to_string())?
-            .with_name("folio")
-            .build()
-            .map_err(|e| e.to_string())
-    })
-    .clone()
-    .map_err(|reason| EmbedError::Runtime {
-        path: path.to_path_buf(),
-        reason,
-    })
-}
-
-fn read(dir: &Path, file: &str, what: &'static str) -> Result<Vec<u8>> {
-    let path = dir.join(file);
-    std::fs::read(&path).map_err(|_| EmbedError::MissingFile { what, path })
-}
-
 impl Embedder {
-    pub fn load(files: &EmbeddingModelFiles) -> Result<Embedder> {
-        let env = onnx_runtime(&files.onnx_runtime)?;
-        let dir = &files.model_dir;
-        let onnx = read(dir, "model.onnx", "embedding model (model.onnx)")?;
-        let label = dir
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "model".into());
-        let name = format!("{label}@{}", &blake3::hash(&onnx).to_hex()[..12]);
-        let tokenizer = TokenizerFiles {
-            tokenizer_file: read(dir, "tokenizer.json", "tokenizer.json")?,
-            config_file: read(dir, "config.json", "model config.json")?,
-            special_tokens_map_file: read(
-                dir,
-                "special_tokens_map.json",
-                "special_tokens_map.json",
-            )?,
-            tokenizer_config_file: read(dir, "tokenizer_config.json", "tokenizer_config.json")?,
+    /// The model `source` names, after one probe text shows it works and
+    /// how long its vectors are.
+    pub fn load(source: &EmbeddingSource) -> Result<Embedder> {
+        let (backend, name) = match source {
+            EmbeddingSource::Embedded(files) => {
+                let (model, name) = onnx::load(files)?;
+                (Backend::Onnx(Box::new(Mutex::new(model))), name)
+            }
+            EmbeddingSource::Server(settings) => {
+                let server = ServerEmbeddings::connect(settings)?;
+                let name = server.name();
+                (Backend::Server(Box::new(server)), name)
+            }
         };
-        let model = UserDefinedEmbeddingModel::new(onnx, tokenizer).with_pooling(Pooling::Mean);
-        let options = InitOptionsUserDefined::new()
-            .with_environment(env)
-            .with_execution_providers(execution_providers())
-            .with_max_length(256);
-        let mut model = TextEmbedding::try_new_from_user_defined(model, options)
-            .map_err(|e| EmbedError::Model(e.to_string()))?;
-        let probe = model
-            .embed(["dimension probe"], None)
-            .map_err(|e| EmbedError::Model(e.to_string()))?;
-        let dim = probe.first().map(Vec::len).unwrap_or(0);
+        let dim = backend
+            .embed(&["dimension probe"])?
+            .first()
+            .map(Vec::len)
+            .unwrap_or(0);
         if dim == 0 {
             return Err(EmbedError::Model(
                 "the model produced an empty vector".into(),
             ));
         }
         Ok(Embedder {
-            model: Mutex::new(model),
+            backend,
             urgent: Mutex::new(0),
             urgent_done: Condvar::new(),
             name,
@@ -164,9 +198,17 @@ impl Embedder {
         })
     }
 
-    /// Identifies the model by its weights, so a different file means new vectors.
+    /// What the stored vectors are labelled with: the embedded model's
+    /// weights, or the server's model id. A different name re-embeds.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// How the model is used where it differs from the settings (a server
+    /// sent one text a request because it mixes up batches), for `folio
+    /// models` and Settings' check.
+    pub fn note(&self) -> Option<&str> {
+        self.backend.note()
     }
 
     pub fn dim(&self) -> usize {
@@ -203,7 +245,7 @@ impl Embedder {
     /// texts are embedded a turn at a time, and before each turn the
     /// callers of `embed` that are waiting go first.
     pub fn embed_bulk<S: AsRef<str> + Send + Sync>(&self, texts: &[S]) -> Result<Vec<Vec<f32>>> {
-        self.in_length_order(texts, BULK_TURN, || {
+        self.in_length_order(texts, self.backend.bulk_turn(), || {
             let mut waiting = lock(&self.urgent);
             while *waiting > 0 {
                 waiting = self
@@ -229,15 +271,14 @@ impl Embedder {
         let mut vectors = Vec::with_capacity(texts.len());
         for part in sorted.chunks(turn) {
             before_turn();
-            vectors.extend(
-                self.model
-                    .lock()
-                    .map_err(|_| {
-                        EmbedError::Inference("the embedding model panicked earlier".into())
-                    })?
-                    .embed(part, Some(BATCH_SIZE))
-                    .map_err(|e| EmbedError::Inference(e.to_string()))?,
-            );
+            let part = self.backend.embed(part)?;
+            if part.iter().any(|v| v.len() != self.dim) {
+                return Err(EmbedError::Inference(format!(
+                    "the model returned vectors of another length than its {}",
+                    self.dim
+                )));
+            }
+            vectors.extend(part);
         }
         let mut out = vec![Vec::new(); texts.len()];
         for (v, &i) in vectors.into_iter().zip(&order) {
@@ -245,14 +286,4 @@ impl Embedder {
         }
         Ok(out)
     }
-}
-
-#[cfg(feature = "cuda")]
-fn execution_providers() -> Vec<ort::ep::ExecutionProviderDispatch> {
-    vec![ort::ep::CUDA::default().build()]
-}
-
-#[cfg(not(feature = "cuda"))]
-fn execution_providers() -> Vec<ort::ep::ExecutionProviderDispatch> {
-    Vec::new()
 }

@@ -32,9 +32,10 @@ pub struct Manifest {
     pub specs: Vec<String>,
     pub settings: ResolvedSettings,
     pub model: ModelId,
-    /// The embedding model's folder as configured: retrieval, and so every
-    /// answer of a method that retrieves, depends on it.
-    pub embedding_model: PathBuf,
+    /// The embedding model as configured (`Config::embedding_label`):
+    /// retrieval, and so every answer of a method that retrieves, depends
+    /// on it.
+    pub embedding_model: String,
 }
 
 /// A file's or folder's content, by its BLAKE3 hash rather than its size and
@@ -165,7 +166,7 @@ impl Manifest {
             specs: specs.iter().map(ToString::to_string).collect(),
             settings,
             model: ModelId::from(&config.llm),
-            embedding_model: config.embedding_model_dir.clone(),
+            embedding_model: config.embedding_label(),
         })
     }
 
@@ -213,7 +214,7 @@ impl Manifest {
         check("seed", a.seed != b.seed, &a.seed, &b.seed);
         check("model", self.model != now.model, &self.model, &now.model);
         let (a, b) = (&self.embedding_model, &now.embedding_model);
-        check("embedding model", a != b, &a.display(), &b.display());
+        check("embedding model", a != b, a, b);
         found
     }
 

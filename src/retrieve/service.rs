@@ -14,14 +14,14 @@ use tokio::sync::OnceCell;
 use super::gain_walk::{WalkGraph, Weights};
 use super::retriever::{seeds, Follow, GainWalk, Ranking, Retriever, WalkRecord, WalkStats};
 use super::{Result, RetrieveError, SearchHit, SearchMode, VectorIndex};
-use crate::embed::{Embedder, EmbeddingModelFiles};
+use crate::embed::{Embedder, EmbeddingSource};
 use crate::ingest::structure_tree::StructureTree;
 use crate::rubric::Rubric;
 use crate::store::{ChunkRecord, DocumentSet, RubricStatus, Store, StoredChunk, VectorSpace};
 
 pub struct Retrieval {
     store: Store,
-    embedding: EmbeddingModelFiles,
+    embedding: EmbeddingSource,
     model: OnceCell<(Arc<Embedder>, VectorSpace)>,
     vectors: Arc<MemoryVectors>,
     /// Walkable copies of the information-gain graphs, per rubric.
@@ -69,7 +69,7 @@ impl MemoryVectors {
 }
 
 impl Retrieval {
-    pub fn new(store: Store, embedding: EmbeddingModelFiles) -> Retrieval {
+    pub fn new(store: Store, embedding: EmbeddingSource) -> Retrieval {
         Retrieval {
             store,
             embedding,
@@ -86,8 +86,8 @@ impl Retrieval {
     pub async fn model(&self) -> Result<&(Arc<Embedder>, VectorSpace)> {
         self.model
             .get_or_try_init(|| async {
-                let files = self.embedding.clone();
-                let embedder = tokio::task::spawn_blocking(move || Embedder::load(&files))
+                let source = self.embedding.clone();
+                let embedder = tokio::task::spawn_blocking(move || Embedder::load(&source))
                     .await
                     .map_err(|e| RetrieveError::Task(e.to_string()))??;
                 let (space, _) = self

@@ -1,6 +1,7 @@
 //! A real OpenAI-compatible server for tests: llama-cpp-python 0.3.36's
 //! server (installed by `scripts/setup.sh --test-deps`) serving the kit's
-//! SmolLM2-135M GGUF, optionally requiring an API key.
+//! SmolLM2-135M GGUF, optionally requiring an API key, or serving
+//! `/v1/embeddings` instead of chat.
 #![allow(dead_code)]
 
 use std::io::{Read, Write};
@@ -29,17 +30,24 @@ pub struct LlmServer {
 impl LlmServer {
     /// A server that queues concurrent requests (see `start_as_shipped`).
     pub fn start(api_key: Option<&str>) -> LlmServer {
-        Self::launch(api_key, false)
+        Self::launch(api_key, false, false)
+    }
+
+    /// A server with embeddings on (`--embedding True`), answering
+    /// `/v1/embeddings` with one vector per token, since llama-cpp-python
+    /// names no pooling for a chat model's GGUF (Folio pools them).
+    pub fn start_embeddings() -> LlmServer {
+        Self::launch(None, false, true)
     }
 
     /// A server with llama-cpp-python's own default, which cuts the running
     /// stream short when another request arrives: what a user who starts
     /// one without flags talks to.
     pub fn start_as_shipped() -> LlmServer {
-        Self::launch(None, true)
+        Self::launch(None, true, false)
     }
 
-    fn launch(api_key: Option<&str>, interrupts: bool) -> LlmServer {
+    fn launch(api_key: Option<&str>, interrupts: bool, embeddings: bool) -> LlmServer {
         let python = server_python();
         let model = default_models_dir().join(KIT_MODEL);
         assert!(
@@ -89,6 +97,9 @@ impl LlmServer {
             .stderr(log.reopen().expect("server log"));
         if let Some(key) = api_key {
             command.args(["--api_key", key]);
+        }
+        if embeddings {
+            command.args(["--embedding", "True"]);
         }
         let child = command
             .spawn()

@@ -848,6 +848,18 @@ describe("Folio in a real window", () => {
     expect(await unchecked.text()).toMatch(/could not be checked[\s\S]*127\.0\.0\.1:9\/v1 is not reachable/);
     await app.execute('document.querySelector("[data-testid=server-support-check]").scrollIntoView({ block: "center" })');
     await shot("16c-settings-support-unchecked");
+    // Embeddings from a server: its URL and model id replace the model
+    // folder, and its models are listed apart from the chat server's.
+    await (await app.byTestId("settings-embedding-openai")).click();
+    const embeddingUrl = await app.find("#embedding-url");
+    await embeddingUrl.clear();
+    await embeddingUrl.type("http://127.0.0.1:9/v1");
+    await (await app.byTestId("embedding-served-models-button")).click();
+    const embeddingUnlisted = await app.find('[data-testid="embedding-served-models"] .error-notice', 30_000);
+    expect(await embeddingUnlisted.text()).toMatch(/could not be listed[\s\S]*127\.0\.0\.1:9\/v1 is not reachable/);
+    expect(await app.execute<number>('return document.querySelectorAll("#embedding-dir").length;')).toBe(0);
+    await app.execute('document.querySelector("#embedding-url").scrollIntoView({ block: "center" })');
+    await shot("16d-settings-embedding-server");
     await (await app.find('input[name="theme"][value="dark"]')).click();
     expect(await app.execute<string>("return document.documentElement.dataset.theme;")).toBe("dark");
     await open("library");

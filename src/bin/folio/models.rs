@@ -169,9 +169,12 @@ fn print_report(r: &ModelReport) {
     };
     println!("  calibrated    {calibrated}");
     println!("\nembedding model: {}", status(&r.embedding.error));
-    println!("  model_dir     {}", r.embedding.model_dir.display());
+    println!("  source        {}", r.embedding.source);
     if let (Some(name), Some(dim)) = (&r.embedding.name, r.embedding.dimensions) {
         println!("  name          {name} ({dim} dimensions)");
+    }
+    if let Some(note) = &r.embedding.note {
+        println!("  note          {note}");
     }
     println!("\nprompts: {}", status(&r.prompts.error));
     println!("  overrides in  {}", r.prompts.override_dir.display());

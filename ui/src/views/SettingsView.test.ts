@@ -22,7 +22,10 @@ const stored: Settings = {
   context_size: 4096,
   temperature: 0.2,
   max_tokens: 512,
+  embedding_backend: "embedded",
   embedding_model_dir: "/models/embed",
+  embedding_base_url: "http://127.0.0.1:8080/v1",
+  embedding_model: "",
   data_dir: "/data",
   config_file: "/config/folio.toml",
   kit_model: "/kit/smollm2.gguf",
@@ -117,7 +120,7 @@ describe("SettingsView: the server's models", () => {
     expect(options).toEqual(["qwen2.5:7b-instruct", "llama3:8b"]);
     // The configured model is served: it is the one selected, and nothing is pointed out.
     expect(select()!.value).toBe("llama3:8b");
-    expect(q("model-not-served")).toBeNull();
+    expect(q("served-models-missing")).toBeNull();
 
     select()!.value = "qwen2.5:7b-instruct";
     select()!.dispatchEvent(new Event("change", { bubbles: true }));
@@ -133,11 +136,11 @@ describe("SettingsView: the server's models", () => {
     type(modelInput(), "mistral");
     await list();
     expect(select()!.value).toBe("");
-    expect(q("model-not-served")!.textContent).toContain("“mistral” is not served by this server");
+    expect(q("served-models-missing")!.textContent).toContain("“mistral” is not served by this server");
 
     // Typing a served id answers the note.
     type(modelInput(), "qwen2.5:7b-instruct");
-    expect(q("model-not-served")).toBeNull();
+    expect(q("served-models-missing")).toBeNull();
 
     served = async () => [];
     await list();
@@ -198,7 +201,7 @@ describe("SettingsView: the server's models", () => {
     await list();
     const shown = q("served-models")!;
     expectVisible(shown, HOSTILE_PAYLOADS);
-    expect(q("model-not-served")!.textContent).toContain("script-tag typed");
+    expect(q("served-models-missing")!.textContent).toContain("script-tag typed");
     expectInert(shown);
   });
 });
@@ -233,5 +236,50 @@ describe("SettingsView: what the server supports", () => {
     type(modelInput(), "another");
     await settle();
     expect(q("server-support")).toBeNull();
+  });
+});
+
+describe("SettingsView: the embedding server", () => {
+  const choose = async () => {
+    q<HTMLInputElement>("settings-embedding-openai")!.click();
+    await settle();
+  };
+
+  it("shows the folder for the embedded model and the URL and model id for a server", async () => {
+    expect(target.querySelector("#embedding-dir")).not.toBeNull();
+    expect(target.querySelector("#embedding-url")).toBeNull();
+    await choose();
+    expect(target.querySelector("#embedding-dir")).toBeNull();
+    expect(target.querySelector<HTMLInputElement>("#embedding-url")!.value).toBe("http://127.0.0.1:8080/v1");
+    expect(target.querySelector("#embedding-model-id")).not.toBeNull();
+  });
+
+  it("lists the embedding server's models apart from the chat server's, and saves what was picked", async () => {
+    await choose();
+    type(target.querySelector<HTMLInputElement>("#embedding-url")!, "http://10.0.0.3:8081/v1");
+    await settle();
+    served = async () => ["nomic-embed-text", "bge-m3"];
+    q<HTMLButtonElement>("embedding-served-models-button")!.click();
+    await settle();
+    expect(calls("served_models")).toEqual([{ base_url: "http://10.0.0.3:8081/v1", api_key: null }]);
+    expect(select()).toBeNull();
+    const picker = q<HTMLSelectElement>("embedding-served-models-select")!;
+    picker.value = "bge-m3";
+    picker.dispatchEvent(new Event("change", { bubbles: true }));
+    flushSync();
+    expect(target.querySelector<HTMLInputElement>("#embedding-model-id")!.value).toBe("bge-m3");
+    q<HTMLButtonElement>("settings-save")!.click();
+    await settle();
+    expect(calls("save_settings")[0]).toMatchObject({
+      input: { embedding_backend: "openai", embedding_base_url: "http://10.0.0.3:8081/v1", embedding_model: "bge-m3" },
+    });
+  });
+
+  it("names an empty model id beside its field and sends nothing", async () => {
+    await choose();
+    q<HTMLButtonElement>("settings-save")!.click();
+    await settle();
+    expect(calls("save_settings")).toEqual([]);
+    expect(target.textContent).toContain("Enter the name the server knows the embedding model by");
   });
 });

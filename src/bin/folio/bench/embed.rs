@@ -14,7 +14,7 @@ use serde_json::json;
 use super::python::{field, ORT_VERSION};
 use super::report::{Report, Row, Target};
 use super::{cores, rust_book_embedding_inputs, Context, TempDir};
-use folio::embed::{Embedder, EmbeddingModelFiles, BATCH_SIZE};
+use folio::embed::{Embedder, EmbeddingModelFiles, EmbeddingSource, BATCH_SIZE};
 
 /// The tokenizer window Folio's embedder is configured with (embed/mod.rs).
 const MAX_LENGTH: usize = 256;
@@ -113,7 +113,8 @@ pub fn run(ctx: &Context) -> Result<Report> {
 /// One timed pass of Folio's embedder over `texts`, after an untimed batch
 /// (first runs allocate); texts per second and the vectors.
 fn folio_round(files: &EmbeddingModelFiles, texts: &[String]) -> Result<(f64, Vec<Vec<f32>>)> {
-    let embedder = Embedder::load(files).context("loading the embedding model")?;
+    let embedder = Embedder::load(&EmbeddingSource::Embedded(files.clone()))
+        .context("loading the embedding model")?;
     embedder.embed(&texts[..BATCH_SIZE.min(texts.len())])?;
     let start = Instant::now();
     let vectors = embedder.embed(texts)?;

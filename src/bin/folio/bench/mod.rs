@@ -9,6 +9,7 @@
 
 mod answer_overhead;
 mod embed;
+mod embed_server;
 mod graph_build;
 mod hostile;
 mod llm;
@@ -109,6 +110,8 @@ enum LlmBench {
 enum IngestBench {
     Tree,
     Embed,
+    /// Not in the default list: it needs a `/v1/embeddings` server.
+    EmbedServer,
     Watch,
     WriteAmp,
 }
@@ -163,7 +166,8 @@ pub async fn run(args: BenchArgs, config: Config, json: bool) -> Result<()> {
         | BenchCommand::Documents { .. } => Vec::new(),
     };
     let needs_python = matches!(args.command, BenchCommand::Search | BenchCommand::Ppr)
-        || benches.contains(&IngestBench::Embed);
+        || benches.contains(&IngestBench::Embed)
+        || benches.contains(&IngestBench::EmbedServer);
     // Checked up front so a missing package fails in a second, not after
     // minutes of Folio-side measurement.
     let python = if needs_python {
@@ -244,6 +248,7 @@ pub async fn run(args: BenchArgs, config: Config, json: bool) -> Result<()> {
                 let report = match bench {
                     IngestBench::Tree => tree::run(&ctx)?,
                     IngestBench::Embed => embed::run(&ctx)?,
+                    IngestBench::EmbedServer => embed_server::run(&ctx)?,
                     IngestBench::Watch => watch::run(&ctx).await?,
                     IngestBench::WriteAmp => write_amp::run(&ctx).await?,
                 };

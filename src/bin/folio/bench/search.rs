@@ -26,7 +26,7 @@ use super::python::{field, Python};
 use super::report::{Report, Row, Target};
 use super::{percentile, rust_book_files, Context, Latency, Rng, TempDir};
 use folio::choice::Choice;
-use folio::embed::Embedder;
+use folio::embed::{Embedder, EmbeddingSource};
 use folio::ingest::loaders::{load, Format, LoadOptions};
 use folio::ingest::structure_tree::{NodeKind, Span, StructureTree, ROOT};
 use folio::retrieve::{SearchMode, VectorIndex};
@@ -214,8 +214,8 @@ fn is_query_word(w: &str) -> bool {
 
 /// One real embedder call per query text, after a warm-up.
 fn embed_one_ms(ctx: &Context, queries: &[Query]) -> Result<Vec<f64>> {
-    let embedder =
-        Embedder::load(&ctx.config.embedding_files()).context("loading the embedding model")?;
+    let embedder = Embedder::load(&EmbeddingSource::Embedded(ctx.config.embedding_files()))
+        .context("loading the embedding model")?;
     for q in queries.iter().take(WARMUP) {
         embedder.embed_one(&q.text)?;
     }

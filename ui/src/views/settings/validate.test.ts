@@ -10,7 +10,10 @@ const valid: SettingsInput = {
   context_size: 4096,
   temperature: 0.2,
   max_tokens: 512,
+  embedding_backend: "embedded",
   embedding_model_dir: "/models/all-minilm-l6-v2-int8",
+  embedding_base_url: "",
+  embedding_model: "",
   data_dir: "/home/me/.local/share/folio",
   ocr: { enabled: true, languages: ["eng"] },
 };
@@ -60,6 +63,15 @@ describe("validateSettings", () => {
       validateSettings({ ...valid, backend: "openai", base_url: "http://127.0.0.1:11434/v1", model: "qwen2.5:7b" }),
     ).toEqual({});
   });
+
+  it("requires a URL and a model id for an embedding server, and no model folder then", () => {
+    const server = { ...valid, embedding_backend: "openai" as const, embedding_model_dir: "" };
+    const errors = validateSettings({ ...server, embedding_base_url: "127.0.0.1:8081", embedding_model: " " });
+    expect(Object.keys(errors).sort()).toEqual(["embedding_base_url", "embedding_model"]);
+    expect(
+      validateSettings({ ...server, embedding_base_url: "http://127.0.0.1:8081/v1", embedding_model: "nomic-embed-text" }),
+    ).toEqual({});
+  });
 });
 
 describe("fieldOfServerError", () => {
@@ -70,6 +82,8 @@ describe("fieldOfServerError", () => {
     expect(fieldOfServerError("Max answer tokens: between 1 and 32768")).toBe("max_tokens");
     expect(fieldOfServerError("Embedding model: the folder must hold model.onnx")).toBe("embedding_model_dir");
     expect(fieldOfServerError("Data location: enter an absolute folder path")).toBe("data_dir");
+    expect(fieldOfServerError("Embedding server URL: enter the API root")).toBe("embedding_base_url");
+    expect(fieldOfServerError("Embedding model id: enter the name")).toBe("embedding_model");
     expect(fieldOfServerError("cannot store the API key: locked")).toBeNull();
   });
 });

@@ -4,7 +4,7 @@
 // message, which fieldOfServerError maps back to the same inline slot.
 import type { SettingsInput } from "$lib/bindings/SettingsInput";
 
-export type SettingsField = Exclude<keyof SettingsInput, "backend" | "api_key">;
+export type SettingsField = Exclude<keyof SettingsInput, "backend" | "api_key" | "embedding_backend">;
 export type SettingsErrors = Partial<Record<SettingsField, string>>;
 
 /** The field labels, as the form shows them and the shell's messages begin. */
@@ -16,12 +16,18 @@ export const LABELS: Record<SettingsField, string> & { modelFile: string } = {
   temperature: "Temperature",
   max_tokens: "Max answer tokens",
   embedding_model_dir: "Embedding model",
+  embedding_base_url: "Embedding server URL",
+  embedding_model: "Embedding model id",
   data_dir: "Data location",
   ocr: "OCR languages",
 };
 
 function inRange(value: number, min: number, max: number): boolean {
   return Number.isInteger(value) && value >= min && value <= max;
+}
+
+function isApiRoot(url: string): boolean {
+  return /^https?:\/\/\S{3,}$/i.test(url.trim());
 }
 
 function isAbsolute(path: string): boolean {
@@ -31,7 +37,7 @@ function isAbsolute(path: string): boolean {
 export function validateSettings(input: SettingsInput): SettingsErrors {
   const errors: SettingsErrors = {};
   if (input.backend === "openai") {
-    if (!/^https?:\/\/\S{3,}$/i.test(input.base_url.trim())) {
+    if (!isApiRoot(input.base_url)) {
       errors.base_url = "Enter the server's API root, starting with http:// or https:// (e.g. http://127.0.0.1:11434/v1).";
     }
     if (input.model.trim() === "") {
@@ -45,7 +51,14 @@ export function validateSettings(input: SettingsInput): SettingsErrors {
     errors.temperature = "A number from 0 (most focused) to 2.";
   }
   if (!inRange(input.max_tokens, 1, 32_768)) errors.max_tokens = "A whole number from 1 to 32768.";
-  if (input.embedding_model_dir.trim() === "") {
+  if (input.embedding_backend === "openai") {
+    if (!isApiRoot(input.embedding_base_url)) {
+      errors.embedding_base_url = "Enter the embedding server's API root, starting with http:// or https:// (e.g. http://127.0.0.1:8081/v1).";
+    }
+    if (input.embedding_model.trim() === "") {
+      errors.embedding_model = "Enter the name the server knows the embedding model by (e.g. nomic-embed-text).";
+    }
+  } else if (input.embedding_model_dir.trim() === "") {
     errors.embedding_model_dir = "A folder holding model.onnx and its tokenizer files.";
   }
   if (!isAbsolute(input.data_dir.trim())) errors.data_dir = "Enter an absolute folder path.";
