@@ -28,6 +28,11 @@ use crate::store::{
 /// size keeps a commit to several seconds of embedding on two cores.
 const BATCH_CHUNKS: usize = 512;
 const BATCH_DOCS: usize = 256;
+/// A slower embedder (a busy embedding server) gets smaller batches: as
+/// many chunks as it embedded in this long at its last pace, so progress
+/// moves and a stop is honoured within about this long.
+const BATCH_SECS: f64 = 20.0;
+const MIN_BATCH_CHUNKS: usize = 8;
 
 #[derive(Clone)]
 pub struct Ingestor {
@@ -333,10 +338,11 @@ impl Ingestor {
             Ok(())
         });
 
+        let mut batch_limit = BATCH_CHUNKS;
         while let Some(first) = rx.recv().await {
             let mut batch = vec![first];
             let mut chunks = batch_chunks(&batch[0].1);
-            while chunks < BATCH_CHUNKS && batch.len() < BATCH_DOCS {
+            while chunks < batch_limit && batch.len() < BATCH_DOCS {
                 match rx.try_recv() {
                     Ok(item) => {
                         chunks += batch_chunks(&item.1);
@@ -354,7 +360,12 @@ impl Ingestor {
                     _ => None,
                 })
                 .collect();
+            let (embedded_before, started) = (tracker.summary.chunks_embedded, Instant::now());
             let writes = self.embed_batch(batch, &mut tracker.summary).await?;
+            batch_limit = next_batch_chunks(
+                tracker.summary.chunks_embedded - embedded_before,
+                started.elapsed(),
+            );
             tracker.commit(self, writes).await?;
             // Stored: the pages OCR kept for a resume are no longer needed.
             if let Some(dir) = &self.limits.ocr_pages_dir {
@@ -505,12 +516,13 @@ impl Ingestor {
     /// Embeds chunks that have no vector from the current model: all of them
     /// after a model change, or a few left by an interrupted pass.
     async fn embed_pending(&self, tracker: &mut Tracker) -> Result<()> {
+        let mut batch_limit = BATCH_CHUNKS;
         loop {
             if self.cancelled() {
                 tracker.summary.cancelled = true;
                 return Ok(());
             }
-            let pending = self.store.unembedded_chunks(BATCH_CHUNKS).await?;
+            let pending = self.store.unembedded_chunks(batch_limit).await?;
             if pending.is_empty() {
                 return Ok(());
             }
@@ -527,9 +539,11 @@ impl Ingestor {
                 .iter()
                 .map(|(_, heading, text)| crate::ingest::chunker::embedding_input(heading, text))
                 .collect();
+            let started = Instant::now();
             let computed = tokio::task::spawn_blocking(move || embedder.embed_bulk(&texts))
                 .await
                 .map_err(|e| Error::Task(e.to_string()))??;
+            batch_limit = next_batch_chunks(computed.len() as u64, started.elapsed());
             tracker.summary.chunks_embedded += computed.len() as u64;
             let rows: Vec<(i64, Vec<f32>)> =
                 pending.iter().map(|(id, _, _)| *id).zip(computed).collect();
@@ -554,6 +568,15 @@ impl Ingestor {
             progress: Progress::after(done, total, failed, elapsed),
         }));
     }
+}
+
+/// Chunks the next batch may hold after `embedded` chunks took `took`.
+fn next_batch_chunks(embedded: u64, took: Duration) -> usize {
+    if embedded == 0 {
+        return BATCH_CHUNKS;
+    }
+    let per_second = embedded as f64 / took.as_secs_f64().max(1e-3);
+    ((per_second * BATCH_SECS) as usize).clamp(MIN_BATCH_CHUNKS, BATCH_CHUNKS)
 }
 
 fn batch_chunks(p: &Prepared) -> usize {
@@ -632,5 +655,27 @@ impl Tracker {
             Some(self),
         );
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_slow_embedder_gets_batches_it_finishes_in_about_twenty_seconds() {
+        // The embedded model on two cores: about 50 chunks a second.
+        assert_eq!(
+            next_batch_chunks(512, Duration::from_secs(10)),
+            BATCH_CHUNKS
+        );
+        // A server answering 1.5 chunks a second.
+        assert_eq!(next_batch_chunks(30, Duration::from_secs(20)), 30);
+        assert_eq!(
+            next_batch_chunks(1, Duration::from_secs(60)),
+            MIN_BATCH_CHUNKS
+        );
+        // Everything reused: nothing to learn the pace from.
+        assert_eq!(next_batch_chunks(0, Duration::from_secs(5)), BATCH_CHUNKS);
     }
 }

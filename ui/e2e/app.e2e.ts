@@ -858,7 +858,7 @@ describe("Folio in a real window", () => {
     const embeddingUnlisted = await app.find('[data-testid="embedding-served-models"] .error-notice', 30_000);
     expect(await embeddingUnlisted.text()).toMatch(/could not be listed[\s\S]*127\.0\.0\.1:9\/v1 is not reachable/);
     expect(await app.execute<number>('return document.querySelectorAll("#embedding-dir").length;')).toBe(0);
-    await app.execute('document.querySelector("#embedding-url").scrollIntoView({ block: "center" })');
+    await app.execute('document.querySelector("[data-testid=embedding-served-models]").scrollIntoView({ block: "center" })');
     await shot("16d-settings-embedding-server");
     await (await app.find('input[name="theme"][value="dark"]')).click();
     expect(await app.execute<string>("return document.documentElement.dataset.theme;")).toBe("dark");
