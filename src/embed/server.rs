@@ -120,7 +120,7 @@ impl ServerEmbeddings {
                 "[embedding] model is empty: name the model the server embeds with".into(),
             ));
         }
-        let unreachable = |reason: String| EmbedError::ServerDown {
+        let setup_failed = |reason: String| EmbedError::ServerDown {
             url: base_url.clone(),
             reason,
         };
@@ -129,11 +129,11 @@ impl ServerEmbeddings {
             .thread_name("folio-embed-http")
             .enable_all()
             .build()
-            .map_err(|e| unreachable(format!("cannot start the HTTP client: {e}")))?;
+            .map_err(|e| setup_failed(format!("cannot start the HTTP client: {e}")))?;
         let http = {
             let _context = runtime.enter();
             crate::server_http::client()
-                .map_err(|e| unreachable(format!("cannot set up HTTP: {}", root_cause(&e))))?
+                .map_err(|e| setup_failed(format!("cannot set up HTTP: {}", root_cause(&e))))?
         };
         let settings = ServerSettings {
             base_url: base_url.clone(),
