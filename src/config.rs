@@ -412,6 +412,35 @@ mod tests {
     }
 
     #[test]
+    fn an_embedding_server_table_becomes_the_embedding_source() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("folio.toml");
+        std::fs::write(
+            &path,
+            "[embedding]\nbackend = \"openai\"\nbase_url = \"http://gpu:8081/v1\"\nmodel = \"bge-m3\"\nparallel = 8\n",
+        )
+        .unwrap();
+        let mut config = Config::new(None, None);
+        assert!(matches!(
+            config.embedding_source(),
+            EmbeddingSource::Embedded(_)
+        ));
+        config.apply_file(ConfigFile::read(&path).unwrap(), &path, false);
+        let EmbeddingSource::Server(server) = config.embedding_source() else {
+            panic!("the server was not chosen");
+        };
+        assert_eq!(
+            (server.base_url.as_str(), server.model.as_str()),
+            ("http://gpu:8081/v1", "bge-m3")
+        );
+        assert_eq!(
+            (server.parallel, server.batch),
+            (8, ServerSettings::default().batch)
+        );
+        assert_eq!(config.embedding_label(), "bge-m3 at http://gpu:8081/v1");
+    }
+
+    #[test]
     fn an_llm_table_without_a_model_keeps_the_kit_model() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("folio.toml");

@@ -206,7 +206,7 @@ impl Embedder {
 
     /// How the model is used where it differs from the settings (a server
     /// sent one text a request because it mixes up batches), for `folio
-    /// models` and Settings' check.
+    /// models`.
     pub fn note(&self) -> Option<&str> {
         self.backend.note()
     }

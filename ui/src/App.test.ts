@@ -5,6 +5,7 @@ import { mount, unmount } from "svelte";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { EngineEvent } from "$lib/bindings/EngineEvent";
 import type { RunEvent } from "$lib/bindings/RunEvent";
+import type { SettingsView } from "$lib/bindings/SettingsView";
 import { settle } from "$lib/testing/settle";
 import { COMMON_DEFAULTS } from "$lib/testing/methods";
 
@@ -181,7 +182,10 @@ const responses: Record<string, (args: Record<string, unknown>) => unknown> = {
     context_size: 4096,
     temperature: 0.2,
     max_tokens: 512,
+    embedding_backend: "embedded",
     embedding_model_dir: "/kit/minilm",
+    embedding_base_url: "http://127.0.0.1:8080/v1",
+    embedding_model: "",
     data_dir: "/data",
     config_file: "/config/folio.toml",
     kit_model: "/kit/smollm2.gguf",
@@ -189,7 +193,7 @@ const responses: Record<string, (args: Record<string, unknown>) => unknown> = {
     ocr: { enabled: true, languages: ["eng"] },
     ocr_languages_installed: ["eng", "deu"],
     ocr_unavailable: null,
-  }),
+  }) satisfies SettingsView,
 };
 
 shell.invoke.mockImplementation(async (command: string, args: Record<string, unknown> = {}) => {
