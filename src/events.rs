@@ -29,6 +29,11 @@ pub enum EngineEvent {
         path: String,
         progress: Progress,
     },
+    /// An index made before int8 vectors is having its vectors converted,
+    /// once, before its first search or indexing pass.
+    VectorsUpgrading {
+        progress: Progress,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]

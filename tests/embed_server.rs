@@ -156,7 +156,7 @@ async fn a_library_indexes_with_a_server_survives_its_fall_and_re_embeds_on_a_sw
         .expect_err("no server to embed with");
     assert!(error.to_string().contains("cannot be reached"), "{error}");
     assert_eq!(
-        scalar(&library, "SELECT COUNT(*) FROM chunk_vectors").await,
+        scalar(&library, "SELECT COUNT(*) FROM chunk_vectors_int8").await,
         2
     );
     drop(library);
@@ -185,7 +185,7 @@ async fn a_library_indexes_with_a_server_survives_its_fall_and_re_embeds_on_a_sw
         .await
         .ends_with("bread.md"));
     assert_eq!(
-        scalar(&library, "SELECT COUNT(*) FROM chunk_vectors").await,
+        scalar(&library, "SELECT COUNT(*) FROM chunk_vectors_int8").await,
         3
     );
 }

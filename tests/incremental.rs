@@ -194,7 +194,7 @@ async fn a_different_embedding_model_rebuilds_the_vectors() {
         4
     );
     assert_eq!(
-        scalar(&library, "SELECT COUNT(*) FROM chunk_vectors").await,
+        scalar(&library, "SELECT COUNT(*) FROM chunk_vectors_int8").await,
         0
     );
     let pass = library.reconcile_all().await.unwrap();

@@ -1,5 +1,6 @@
-//! kill -9 again and again: during ingestion, while the information-gain
-//! graph is built with the real model, and in the middle of an evaluation.
+//! kill -9 again and again: during ingestion, while an index made before
+//! int8 vectors is converted, while the information-gain graph is built
+//! with the real model, and in the middle of an evaluation.
 //! After every kill the store passes SQLite's integrity check and Folio's own
 //! (no chunk without its vector, no node, vector or gain edge without its
 //! chunk) and the work is resumable; when a run is finally left alone, what
@@ -12,9 +13,10 @@
 //! few documents on an idle machine) starts its stage over, so each stage
 //! takes all its kills.
 //!
-//! Full size (`FOLIO_SOAK=full`, scripts/soak.sh): 7 kills per stage, 21 in
-//! all, over 1,500 passages, a graph of 40 and 6 questions. CI size: 3 kills
-//! per stage over 200 passages, a graph of 10 and 2 questions. Each stage
+//! Full size (`FOLIO_SOAK=full`, scripts/soak.sh): 7 kills per stage, 28 in
+//! all, over 1,500 passages (31,500 vectors to convert), a graph of 40 and 6
+//! questions. CI size: 3 kills per stage over 200 passages (12,200 vectors),
+//! a graph of 10 and 2 questions. Each stage
 //! still takes both kinds of kill point (kills alternate early, work point,
 //! early), and every check after a kill and at the end is the same.
 
@@ -25,7 +27,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::engine::{assert_consistent, open, snapshot, write_hotpotqa_passages_from};
+use common::engine::{
+    assert_consistent, downgrade_to_f32_vectors, int8_vectors, open, snapshot,
+    write_hotpotqa_passages_from,
+};
 use common::soak::Soak;
 use serde_json::Value;
 use sqlx::sqlite::SqliteConnectOptions;
@@ -42,6 +47,9 @@ struct Size {
     graph_passages: usize,
     /// Evaluation questions, each answered by two methods.
     questions: usize,
+    /// Copies of each ingested chunk in the f32 index the vector-upgrade
+    /// stage converts, so that its batches take long enough to kill.
+    upgrade_copies: usize,
 }
 
 const CI: Size = Size {
@@ -49,12 +57,14 @@ const CI: Size = Size {
     passages: 200,
     graph_passages: 10,
     questions: 2,
+    upgrade_copies: 60,
 };
 const FULL: Size = Size {
     kills: 7,
     passages: 1500,
     graph_passages: 40,
     questions: 6,
+    upgrade_copies: 20,
 };
 // Kills alternate early and at a work point: two or more per stage, and
 // every stage takes both kinds.
@@ -292,6 +302,58 @@ async fn kills_in_ingestion_graph_building_and_evaluation() {
     a.store().close().await;
     b.store().close().await;
 
+    // Upgrading an index made before int8 vectors, on a copy of the clean
+    // one: `folio search` converts it before it searches.
+    let upgrading = root.join("upgrade-killed");
+    let upgrade_db = upgrading.join("folio.sqlite");
+    let downgraded = async || {
+        if upgrading.exists() {
+            std::fs::remove_dir_all(&upgrading).unwrap();
+        }
+        std::fs::create_dir(&upgrading).unwrap();
+        for file in std::fs::read_dir(&clean).unwrap() {
+            let file = file.unwrap().path();
+            std::fs::copy(&file, upgrading.join(file.file_name().unwrap())).unwrap();
+        }
+        let library = open(&upgrading).await;
+        let expected = downgrade_to_f32_vectors(&library, size.upgrade_copies).await;
+        library.store().close().await;
+        expected
+    };
+    let expected = downgraded().await;
+    let search = || {
+        let mut c = folio(&upgrading);
+        c.args(["search", "Which city is the band from?"]);
+        c
+    };
+    let converted = || {
+        count_in(
+            &upgrade_db,
+            "SELECT COUNT(*) FROM chunks WHERE id <= \
+             (SELECT CAST(value AS INTEGER) FROM settings WHERE key = 'vectors_upgraded_to')",
+        )
+    };
+    outran.push(
+        kill_repeatedly(
+            &mut rng,
+            size.kills,
+            expected.len() as u64,
+            search,
+            converted,
+            async || assert_recoverable(&upgrading).await,
+            async || {
+                downgraded().await;
+            },
+        )
+        .await,
+    );
+    run_to_the_end(search(), "the last folio search");
+    let upgraded = open(&upgrading).await;
+    assert_consistent(&upgraded).await;
+    assert!(!upgraded.store().vectors_need_upgrade().await.unwrap());
+    assert_eq!(int8_vectors(&upgraded).await, expected);
+    upgraded.store().close().await;
+
     // Graph building, with the real model, over a small library.
     let small = root.join("small");
     std::fs::create_dir(&small).unwrap();
@@ -377,7 +439,7 @@ async fn kills_in_ingestion_graph_building_and_evaluation() {
 
     eprintln!(
         "{} kills survived in each stage; runs that finished before their \
-         kill and started the stage over: ingestion {}, graph {}, evaluation {}",
-        size.kills, outran[0], outran[1], outran[2]
+         kill and started the stage over: ingestion {}, vector upgrade {}, graph {}, evaluation {}",
+        size.kills, outran[0], outran[1], outran[2], outran[3]
     );
 }

@@ -7,25 +7,25 @@ use crate::retrieve::VectorIndex;
 
 pub struct Neighbourhoods<'a> {
     index: &'a VectorIndex,
-    vectors: HashMap<i64, &'a [f32]>,
+    rows: HashMap<i64, usize>,
 }
 
 impl<'a> Neighbourhoods<'a> {
     pub fn new(index: &'a VectorIndex) -> Self {
         Neighbourhoods {
             index,
-            vectors: index.vectors().collect(),
+            rows: index.rows(),
         }
     }
 
     /// The `n` chunks nearest to `chunk`, nearest first, with their cosine
     /// similarity; empty when the chunk has no vector.
     pub fn of(&self, chunk: i64, n: usize) -> Vec<(i64, f64)> {
-        let Some(vector) = self.vectors.get(&chunk) else {
+        let Some(&row) = self.rows.get(&chunk) else {
             return Vec::new();
         };
         self.index
-            .nearest(vector, n + 1, None)
+            .nearest(&self.index.vector(row), n + 1, None)
             .into_iter()
             .filter(|(id, _)| *id != chunk)
             .take(n)

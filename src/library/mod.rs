@@ -160,7 +160,7 @@ impl Library {
         let store = Store::open(&config.database_path()).await?;
         let (events, _) = broadcast::channel(1024);
         Ok(Library {
-            retrieval: Retrieval::new(store.clone(), config.embedding_source()),
+            retrieval: Retrieval::new(store.clone(), config.embedding_source(), events.clone()),
             config,
             store,
             events,

@@ -15,6 +15,7 @@ use super::gain_walk::{WalkGraph, Weights};
 use super::retriever::{seeds, Follow, GainWalk, Ranking, Retriever, WalkRecord, WalkStats};
 use super::{Result, RetrieveError, SearchHit, SearchMode, VectorIndex};
 use crate::embed::{Embedder, EmbeddingSource};
+use crate::events::{EngineEvent, EventSender};
 use crate::ingest::structure_tree::StructureTree;
 use crate::rubric::Rubric;
 use crate::store::{ChunkRecord, DocumentSet, RubricStatus, Store, StoredChunk, VectorSpace};
@@ -22,6 +23,8 @@ use crate::store::{ChunkRecord, DocumentSet, RubricStatus, Store, StoredChunk, V
 pub struct Retrieval {
     store: Store,
     embedding: EmbeddingSource,
+    /// Where converting an older index's vectors reports its progress.
+    events: EventSender,
     model: OnceCell<(Arc<Embedder>, VectorSpace)>,
     vectors: Arc<MemoryVectors>,
     /// Walkable copies of the information-gain graphs, per rubric.
@@ -69,10 +72,11 @@ impl MemoryVectors {
 }
 
 impl Retrieval {
-    pub fn new(store: Store, embedding: EmbeddingSource) -> Retrieval {
+    pub fn new(store: Store, embedding: EmbeddingSource, events: EventSender) -> Retrieval {
         Retrieval {
             store,
             embedding,
+            events,
             model: OnceCell::new(),
             vectors: Arc::default(),
             graphs: Default::default(),
@@ -82,7 +86,9 @@ impl Retrieval {
 
     /// The embedding model and the vector space its vectors live in, loaded
     /// on first use; a model other than the stored vectors' rebuilds the
-    /// vector table (the store marks every chunk for re-embedding).
+    /// vector table (the store marks every chunk for re-embedding). An index
+    /// made before int8 vectors has them converted here, so nothing reads
+    /// or writes vectors before they are all in one table.
     pub async fn model(&self) -> Result<&(Arc<Embedder>, VectorSpace)> {
         self.model
             .get_or_try_init(|| async {
@@ -94,6 +100,14 @@ impl Retrieval {
                     .store
                     .ensure_vector_space(embedder.name(), embedder.dim())
                     .await?;
+                if self.store.vectors_need_upgrade().await? {
+                    self.store
+                        .upgrade_vectors(|progress| {
+                            // Nobody listening is fine: the work goes on.
+                            let _ = self.events.send(EngineEvent::VectorsUpgrading { progress });
+                        })
+                        .await?;
+                }
                 Ok((Arc::new(embedder), space))
             })
             .await

@@ -1,25 +1,40 @@
 //! An in-memory copy of the chunk vectors for exact nearest-neighbour search.
 //! sqlite-vec stays the persisted truth; long-lived processes (the watcher,
-//! the app, evaluations) keep this copy because a scan over a flat f32 array
+//! the app, evaluations) keep this copy because a scan over a flat array
 //! is an order of magnitude faster than sqlite-vec 0.1.6's scalar scan. The
 //! copy is tagged with the store's vector version, so a stale copy is
 //! detected and never answers.
+//!
+//! Rows are the store's int8 values (`store::quantize`), a byte a
+//! dimension. A query stays nearly exact: it is scaled to i16, so each row
+//! costs one integer dot product (i16 × i8 summed in i32), and only the
+//! rows are approximate. By Cauchy–Schwarz no sum, partial or whole, can
+//! exceed |q₁₆|·|x₈|, so the query's scale is capped to keep that under
+//! 2³¹ whatever the dimension.
 
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, HashMap};
 
+use crate::store::quantize;
 use crate::store::{DocumentSet, Result, Store, StoreError};
 
 /// Below this many vectors one thread scans faster than two can start.
 const PARALLEL_FROM: usize = 20_000;
+/// The largest query component, as i16.
+const QUERY_TOP: f32 = 32_767.0;
+/// What |q₁₆|·|x₈| must stay under: 2³¹ with room for rounding.
+const SUM_LIMIT: f32 = 2.0e9;
 
 pub struct VectorIndex {
     dim: usize,
     ids: Vec<i64>,
     /// Each row's document, so a scoped search skips other documents' rows.
     documents: Vec<i64>,
-    data: Vec<f32>,
-    /// Squared norms, so L2 distances come from one dot product per row.
+    data: Vec<i8>,
+    /// Squared norms of the rows as they are stored, so L2 distances come
+    /// from one dot product per row.
     norms: Vec<f32>,
+    /// Real components per int8 step.
+    step: f32,
     version: i64,
 }
 
@@ -61,38 +76,84 @@ pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
     acc.iter().sum::<f32>() + tail
 }
 
+/// An i16 query against an int8 row, exactly. Written so the compiler turns
+/// pairs of products into multiply-add instructions.
+#[inline(always)]
+fn dot_i8_portable(q: &[i16], x: &[i8]) -> i32 {
+    let mut acc = [0i32; 16];
+    let (cq, cx) = (q.chunks_exact(32), x.chunks_exact(32));
+    let tail: i32 = cq
+        .remainder()
+        .iter()
+        .zip(cx.remainder())
+        .map(|(a, b)| i32::from(*a) * i32::from(*b))
+        .sum();
+    for (a, b) in cq.zip(cx) {
+        for i in 0..16 {
+            acc[i] += i32::from(a[2 * i]) * i32::from(b[2 * i])
+                + i32::from(a[2 * i + 1]) * i32::from(b[2 * i + 1]);
+        }
+    }
+    acc.iter().sum::<i32>() + tail
+}
+
+/// The same code compiled for AVX2, chosen at run time where the CPU has
+/// it: twice the lanes of the SSE2 baseline a portable build targets.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn dot_i8_avx2(q: &[i16], x: &[i8]) -> i32 {
+    dot_i8_portable(q, x)
+}
+
+fn dot_i8(q: &[i16], x: &[i8]) -> i32 {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2, checked on the line above.
+        return unsafe { dot_i8_avx2(q, x) };
+    }
+    dot_i8_portable(q, x)
+}
+
 impl VectorIndex {
     /// Reads every vector of the active space, tagged with the version the
     /// store read them at.
     pub async fn load(store: &Store, dim: usize) -> Result<VectorIndex> {
         let (version, rows) = store.all_vectors().await?;
-        let mut index = VectorIndex {
-            dim,
-            ids: Vec::with_capacity(rows.len()),
-            documents: Vec::with_capacity(rows.len()),
-            data: Vec::with_capacity(rows.len() * dim),
-            norms: Vec::with_capacity(rows.len()),
-            version,
-        };
+        let mut index = VectorIndex::empty(dim, version);
+        index.ids.reserve(rows.len());
+        index.documents.reserve(rows.len());
+        index.data.reserve(rows.len() * dim);
+        index.norms.reserve(rows.len());
         for (id, document, blob) in rows {
-            if blob.len() != dim * 4 {
+            if blob.len() != dim {
                 return Err(StoreError::Corrupt(format!(
-                    "vector {id} has {} bytes, expected {}",
+                    "vector {id} has {} bytes, expected {dim}",
                     blob.len(),
-                    dim * 4
                 )));
             }
-            let start = index.data.len();
-            index.data.extend(
-                blob.chunks_exact(4)
-                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
-            );
-            let v = &index.data[start..];
-            index.norms.push(dot(v, v));
-            index.ids.push(id);
-            index.documents.push(document);
+            index.push(id, document, &quantize::from_blob(&blob));
         }
         Ok(index)
+    }
+
+    fn empty(dim: usize, version: i64) -> VectorIndex {
+        VectorIndex {
+            dim,
+            ids: Vec::new(),
+            documents: Vec::new(),
+            data: Vec::new(),
+            norms: Vec::new(),
+            step: 1.0 / quantize::scale(dim),
+            version,
+        }
+    }
+
+    fn push(&mut self, id: i64, document: i64, row: &[i8]) {
+        let n: i64 = row.iter().map(|&x| i64::from(x) * i64::from(x)).sum();
+        self.norms.push(n as f32 * self.step * self.step);
+        self.data.extend_from_slice(row);
+        self.ids.push(id);
+        self.documents.push(document);
     }
 
     pub fn version(&self) -> i64 {
@@ -107,12 +168,18 @@ impl VectorIndex {
         self.ids.is_empty()
     }
 
-    /// Every chunk id with its vector.
-    pub fn vectors(&self) -> impl Iterator<Item = (i64, &[f32])> {
+    /// Each chunk id's row, to read its vector back with [`Self::vector`].
+    pub fn rows(&self) -> HashMap<i64, usize> {
         self.ids
             .iter()
-            .copied()
-            .zip(self.data.chunks_exact(self.dim))
+            .enumerate()
+            .map(|(row, id)| (*id, row))
+            .collect()
+    }
+
+    /// The vector of `row` as stored (int8 values scaled back).
+    pub fn vector(&self, row: usize) -> Vec<f32> {
+        quantize::dequantize(&self.data[row * self.dim..(row + 1) * self.dim])
     }
 
     /// The `k` nearest chunks by L2 distance, nearest first, among the
@@ -123,6 +190,17 @@ impl VectorIndex {
             return Vec::new();
         }
         let qn = dot(query, query);
+        let top = query.iter().fold(0f32, |m, x| m.max(x.abs()));
+        // Rows are unit vectors at most, so |x₈| ≤ the int8 scale.
+        let cap = SUM_LIMIT / (qn.sqrt().max(f32::MIN_POSITIVE) / self.step);
+        let q_scale = if top > 0.0 {
+            (QUERY_TOP / top).min(cap)
+        } else {
+            1.0
+        };
+        let q16: Vec<i16> = query.iter().map(|x| (x * q_scale).round() as i16).collect();
+        // Real dot product = integer dot × this.
+        let unit = self.step / q_scale;
         let threads = if self.len() >= PARALLEL_FROM {
             std::thread::available_parallelism()
                 .map(|n| n.get())
@@ -131,14 +209,20 @@ impl VectorIndex {
             1
         };
         let rows_per = self.len().div_ceil(threads);
+        let query = Query {
+            q16: &q16,
+            qn,
+            unit,
+        };
         let partial: Vec<BinaryHeap<Candidate>> = std::thread::scope(|s| {
             let handles: Vec<_> = (0..threads)
                 .map(|t| {
                     let range = t * rows_per..((t + 1) * rows_per).min(self.len());
+                    let query = &query;
                     s.spawn(move || match scope {
-                        None => self.scan(query, qn, k, range, |_| true),
+                        None => self.scan(query, k, range, |_| true),
                         Some(set) => {
-                            self.scan(query, qn, k, range, |row| set.contains(self.documents[row]))
+                            self.scan(query, k, range, |row| set.contains(self.documents[row]))
                         }
                     })
                 })
@@ -155,8 +239,7 @@ impl VectorIndex {
 
     fn scan(
         &self,
-        query: &[f32],
-        qn: f32,
+        query: &Query,
         k: usize,
         rows: std::ops::Range<usize>,
         wanted: impl Fn(usize) -> bool,
@@ -164,7 +247,7 @@ impl VectorIndex {
         let mut best = BinaryHeap::with_capacity(k + 1);
         for row in rows.filter(|row| wanted(*row)) {
             let v = &self.data[row * self.dim..(row + 1) * self.dim];
-            let d2 = qn + self.norms[row] - 2.0 * dot(query, v);
+            let d2 = query.qn + self.norms[row] - 2.0 * query.unit * dot_i8(query.q16, v) as f32;
             if best.len() < k {
                 best.push(Candidate(d2, self.ids[row]));
             } else if best.peek().is_some_and(|worst| d2 < worst.0) {
@@ -176,25 +259,23 @@ impl VectorIndex {
     }
 }
 
+/// A query as the scan uses it.
+struct Query<'a> {
+    q16: &'a [i16],
+    /// Its squared norm.
+    qn: f32,
+    /// The real dot product per unit of the integer one.
+    unit: f32,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn index_of(rows: &[(i64, Vec<f32>)]) -> VectorIndex {
-        let dim = rows[0].1.len();
-        let mut ix = VectorIndex {
-            dim,
-            ids: vec![],
-            documents: vec![],
-            data: vec![],
-            norms: vec![],
-            version: 0,
-        };
+        let mut ix = VectorIndex::empty(rows[0].1.len(), 0);
         for (id, v) in rows {
-            ix.ids.push(*id);
-            ix.documents.push(*id % 7);
-            ix.norms.push(dot(v, v));
-            ix.data.extend(v);
+            ix.push(*id, *id % 7, &quantize::quantize(v));
         }
         ix
     }
@@ -207,6 +288,24 @@ mod tests {
             let naive: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
             assert!((dot(&a, &b) - naive).abs() < 1e-4, "len {len}");
         }
+    }
+
+    #[test]
+    fn the_integer_dot_product_is_exact_at_any_length_and_at_the_extremes() {
+        for len in [1, 31, 32, 33, 384, 1000] {
+            let q: Vec<i16> = (0..len).map(|i| ((i * 7919) % 65535) as i16).collect();
+            let x: Vec<i8> = (0..len).map(|i| ((i * 31) % 255) as i8).collect();
+            let naive: i64 = q
+                .iter()
+                .zip(&x)
+                .map(|(a, b)| i64::from(*a) * i64::from(*b))
+                .sum();
+            assert_eq!(i64::from(dot_i8(&q, &x)), naive, "len {len}");
+            assert_eq!(i64::from(dot_i8_portable(&q, &x)), naive, "len {len}");
+        }
+        let q = vec![i16::MAX; 384];
+        let x = vec![i8::MIN + 1; 384];
+        assert_eq!(dot_i8(&q, &x), -32_767 * 127 * 384);
     }
 
     #[test]
@@ -224,12 +323,14 @@ mod tests {
             .collect();
         let ix = index_of(&rows);
         let q: Vec<f32> = (0..dim).map(|j| (j as f32 * 0.3).sin()).collect();
+        // Against the rows as stored: the scan itself adds no error.
         let mut expected: Vec<(i64, f32)> = rows
             .iter()
             .map(|(id, v)| {
                 (
                     *id,
-                    v.iter()
+                    quantize::dequantize(&quantize::quantize(v))
+                        .iter()
                         .zip(&q)
                         .map(|(a, b)| (a - b) * (a - b))
                         .sum::<f32>()
@@ -268,6 +369,9 @@ mod tests {
         let ix = index_of(&[(1, vec![1.0, 0.0])]);
         assert!(ix.nearest(&[1.0, 0.0, 0.0], 3, None).is_empty());
         assert_eq!(ix.nearest(&[1.0, 0.0], 0, None), vec![]);
-        assert_eq!(ix.nearest(&[1.0, 0.0], 5, None), vec![(1, 0.0)]);
+        let found = ix.nearest(&[1.0, 0.0], 5, None);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].0, 1);
+        assert!(found[0].1 < 0.01, "{found:?}: within an int8 step");
     }
 }

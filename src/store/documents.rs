@@ -16,8 +16,8 @@ use super::{now_ms, Result, Store, StoreError};
 use crate::ingest::loaders::{OcrPage, PdfRect};
 use crate::ingest::structure_tree::{NodeKind, Span, StructureTree};
 
-/// One chunk ready to store; `vector` is the little-endian f32 blob of its
-/// embedding under the active vector space, shared between chunks with the
+/// One chunk ready to store; `vector` is the int8 blob
+/// ([`super::quantize::to_blob`]) of its embedding under the active vector space, shared between chunks with the
 /// same text (a file that repeats one paragraph 100,000 times holds one
 /// vector, not 100,000 copies).
 #[derive(Debug, Clone)]
@@ -592,11 +592,7 @@ async fn write_one(
                 .await?
                 .last_insert_rowid();
                 if let Some(v) = &c.vector {
-                    sqlx::query("INSERT INTO chunk_vectors(rowid, embedding) VALUES (?, ?)")
-                        .bind(chunk_id)
-                        .bind(&**v)
-                        .execute(&mut **tx)
-                        .await?;
+                    super::vectors::put_vector(tx, chunk_id, v).await?;
                 }
             }
         }

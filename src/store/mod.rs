@@ -12,6 +12,7 @@ mod fts;
 mod gain;
 mod jobs;
 mod migrations;
+pub mod quantize;
 mod rows;
 mod runs;
 mod scope;
@@ -40,10 +41,11 @@ pub use error::{Result, StoreError};
 pub use folders::{Folder, FolderSummary};
 pub use gain::{BuildCost, GainEdge, NodeScoring, NodeWritten, RubricStatus};
 pub use jobs::{Job, JobState};
+pub use quantize::to_blob as vector_blob;
 pub use runs::{LlmCallRow, NewRun, RunOutcome, RunRecord, RunStatus, StartedRun};
 pub use scope::{Day, DocumentSet, NotADay, Scope, ScopeError};
 pub use threads::{LeftOut, LeftOutReason, Placement, Rewrite, Thread, ThreadSummary, Turn};
-pub use vectors::{to_blob as vector_blob, VectorSpace};
+pub use vectors::VectorSpace;
 
 #[derive(Clone)]
 pub struct Store {

@@ -101,18 +101,38 @@ pub async fn assert_consistent(library: &Library) {
     // before that leaves a store that has none, and then no chunks either.
     let vector_table = scalar(
         library,
+        "SELECT COUNT(*) FROM sqlite_master WHERE name = 'chunk_vectors_int8'",
+    )
+    .await;
+    // An index from before int8 vectors, part way through its upgrade,
+    // holds each chunk's vector in one table or the other.
+    let legacy_table = scalar(
+        library,
         "SELECT COUNT(*) FROM sqlite_master WHERE name = 'chunk_vectors'",
     )
     .await;
     if vector_table == 0 {
         assert_eq!(chunks, 0, "chunks stored before their vector table");
     } else {
-        let vectors = scalar(library, "SELECT COUNT(*) FROM chunk_vectors").await;
-        let orphans = scalar(
+        let mut vectors = scalar(library, "SELECT COUNT(*) FROM chunk_vectors_int8").await;
+        let mut orphans = scalar(
             library,
-            "SELECT COUNT(*) FROM chunk_vectors WHERE rowid NOT IN (SELECT id FROM chunks)",
+            "SELECT COUNT(*) FROM chunk_vectors_int8 WHERE rowid NOT IN (SELECT id FROM chunks)",
         )
         .await;
+        if legacy_table > 0 {
+            vectors += scalar(
+                library,
+                "SELECT COUNT(*) FROM chunk_vectors \
+                 WHERE rowid NOT IN (SELECT rowid FROM chunk_vectors_int8)",
+            )
+            .await;
+            orphans += scalar(
+                library,
+                "SELECT COUNT(*) FROM chunk_vectors WHERE rowid NOT IN (SELECT id FROM chunks)",
+            )
+            .await;
+        }
         assert_eq!(orphans, 0, "vectors without chunks");
         assert_eq!(vectors, chunks, "every chunk has exactly one vector");
     }
@@ -203,4 +223,75 @@ pub async fn snapshot(library: &Library) -> BTreeMap<String, (Option<String>, Ve
         out.insert(d.path.clone(), (d.hash.clone(), chunks));
     }
     out
+}
+
+/// Each chunk's stored int8 vector, by chunk id.
+pub async fn int8_vectors(library: &Library) -> BTreeMap<i64, Vec<u8>> {
+    sqlx::query_as::<_, (i64, Vec<u8>)>("SELECT rowid, embedding FROM chunk_vectors_int8")
+        .fetch_all(library.store().pool())
+        .await
+        .unwrap()
+        .into_iter()
+        .collect()
+}
+
+/// Turns an index into one made before int8 vectors: every vector back in
+/// an f32 `chunk_vectors` table (its int8 values scaled back, so the
+/// upgrade must give the same bytes again), no int8 table. `copies` more
+/// of every chunk, each with its vector, make the upgrade long enough to
+/// interrupt. Returns every chunk's int8 vector as the upgrade must leave it.
+pub async fn downgrade_to_f32_vectors(library: &Library, copies: usize) -> BTreeMap<i64, Vec<u8>> {
+    let pool = library.store().pool();
+    let mut tx = pool.begin().await.unwrap();
+    let mut vectors: BTreeMap<i64, Vec<u8>> =
+        sqlx::query_as::<_, (i64, Vec<u8>)>("SELECT rowid, embedding FROM chunk_vectors_int8")
+            .fetch_all(&mut *tx)
+            .await
+            .unwrap()
+            .into_iter()
+            .collect();
+    let originals: Vec<(i64, Vec<u8>)> = vectors.clone().into_iter().collect();
+    for copy in 1..=copies as i64 {
+        for (id, v) in &originals {
+            let new_id = sqlx::query(
+                "INSERT INTO chunks(document_id, ordinal, text, heading_path, node_ordinals, \
+                 span_start, span_end, page, boxes, text_hash, embed_model_id) \
+                 SELECT document_id, ordinal + ? * 1000000, text, heading_path, node_ordinals, \
+                 span_start, span_end, page, boxes, text_hash, embed_model_id FROM chunks WHERE id = ?",
+            )
+            .bind(copy)
+            .bind(id)
+            .execute(&mut *tx)
+            .await
+            .unwrap()
+            .last_insert_rowid();
+            vectors.insert(new_id, v.clone());
+        }
+    }
+    let dim = originals.first().map_or(384, |(_, v)| v.len());
+    for sql in [
+        "DROP TRIGGER chunk_vectors_int8_delete".to_string(),
+        "DROP TABLE chunk_vectors_int8".to_string(),
+        format!("CREATE VIRTUAL TABLE chunk_vectors USING vec0(embedding float[{dim}])"),
+        "CREATE TRIGGER chunk_vectors_delete AFTER DELETE ON chunks BEGIN \
+         DELETE FROM chunk_vectors WHERE rowid = old.id; END"
+            .to_string(),
+    ] {
+        sqlx::query(&sql).execute(&mut *tx).await.unwrap();
+    }
+    for (id, v) in &vectors {
+        let int8: Vec<i8> = v.iter().map(|&b| b as i8).collect();
+        let f32_bytes: Vec<u8> = folio::store::quantize::dequantize(&int8)
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect();
+        sqlx::query("INSERT INTO chunk_vectors(rowid, embedding) VALUES (?, ?)")
+            .bind(id)
+            .bind(f32_bytes)
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+    }
+    tx.commit().await.unwrap();
+    vectors
 }

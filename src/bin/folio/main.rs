@@ -231,7 +231,9 @@ async fn run(cli: Cli) -> Result<()> {
             mode,
             scope,
         } => {
-            let hits = library.search(&query, k, mode, &scope.scope()).await?;
+            let scope = scope.scope();
+            let search = library.search(&query, k, mode, &scope);
+            let hits = with_progress(library.subscribe(), !cli.json, search).await?;
             if cli.json {
                 return print_json(&hits);
             }
@@ -302,11 +304,12 @@ pub fn files_bar(show: bool) -> ProgressBar {
     };
     bar.set_style(
         ProgressStyle::with_template(
-            "{msg:>10} [{bar:30}] {pos}/{len} files · {per_sec} · eta {eta}",
+            "{msg:>10} [{bar:30}] {pos}/{len} {prefix} · {per_sec} · eta {eta}",
         )
         .map(|s| s.progress_chars("=> "))
         .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
+    bar.set_prefix("files");
     bar
 }
 
@@ -350,6 +353,11 @@ async fn with_progress<T, E>(
                         "indexing · OCR of {name}: page {} of {}",
                         progress.done, progress.total
                     ));
+                }
+                EngineEvent::VectorsUpgrading { progress } => {
+                    drawn.set_prefix("vectors");
+                    drawn.set_message("converting the index's vectors to int8 (once)");
+                    draw_progress(&drawn, &progress);
                 }
                 _ => {}
             }

@@ -80,7 +80,7 @@ pub fn run(ctx: &Context) -> Result<Report> {
 
 /// The first `limit` passages of HotpotQA's corpus as Folio embeds a passage
 /// file: its title as the heading, then its text.
-fn passages(ctx: &Context, limit: usize) -> Result<Vec<String>> {
+pub(super) fn passages(ctx: &Context, limit: usize) -> Result<Vec<String>> {
     let path = ctx.eval_dir.join("hotpotqa/corpus.jsonl");
     let file = std::fs::File::open(&path).with_context(|| format!("opening {}", path.display()))?;
     std::io::BufReader::new(file)

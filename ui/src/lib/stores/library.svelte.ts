@@ -5,6 +5,7 @@ import { api, toIpcError } from "$lib/api";
 import type { EngineEvent } from "$lib/bindings/EngineEvent";
 import type { IpcError } from "$lib/bindings/IpcError";
 import type { LibraryOverview } from "$lib/bindings/LibraryOverview";
+import type { Progress } from "$lib/bindings/Progress";
 import { percent } from "$lib/render/format";
 
 type JobProgressEvent = Extract<EngineEvent, { type: "job_progress" }>;
@@ -63,6 +64,8 @@ export class LibraryStore {
   error = $state<IpcError | null>(null);
   live = $state<Record<number, JobProgressEvent>>({});
   lastActivity = $state<Activity | null>(null);
+  /** An older index's vectors being converted to int8, until the last batch. */
+  vectorsUpgrade = $state<Progress | null>(null);
 
   private lastRefresh = 0;
   private timer: ReturnType<typeof setTimeout> | null = null;
@@ -137,6 +140,12 @@ export class LibraryStore {
             detail: `page ${event.progress.done} of ${event.progress.total}`,
           };
           break;
+        case "vectors_upgrading": {
+          const finished = event.progress.done >= event.progress.total;
+          this.vectorsUpgrade = finished ? null : event.progress;
+          if (finished) changed = true;
+          break;
+        }
       }
     }
     if (changed) this.scheduleRefresh();

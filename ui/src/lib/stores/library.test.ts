@@ -141,6 +141,24 @@ describe("LibraryStore", () => {
     expect(core.invoke).not.toHaveBeenCalled();
   });
 
+  it("shows an older index's vector conversion until its last batch, then refreshes", async () => {
+    const store = new LibraryStore(1000);
+    await store.refresh();
+    core.invoke.mockClear();
+    const batch = (done: number): EngineEvent => ({
+      type: "vectors_upgrading",
+      progress: { done, total: 6000, failed: 0, rate: 2000, eta_seconds: 1 },
+    });
+    store.applyEngineEvents([batch(2000), batch(4000)]);
+    expect(store.vectorsUpgrade).toMatchObject({ done: 4000, total: 6000 });
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(core.invoke).not.toHaveBeenCalled();
+    store.applyEngineEvents([batch(6000)]);
+    expect(store.vectorsUpgrade).toBeNull();
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(core.invoke).toHaveBeenCalledTimes(1);
+  });
+
   it("refreshes when a job finishes", async () => {
     const store = new LibraryStore(1000);
     await store.refresh();
