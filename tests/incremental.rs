@@ -226,10 +226,13 @@ async fn in_memory_vectors_answer_like_sqlite_vec_and_are_never_stale() {
         .await
         .unwrap();
     assert_eq!(cold.len(), warm.len());
+    // sqlite-vec compares an int8 query with the int8 rows, the in-memory
+    // scan a nearly exact one, so the query's rounding (about 1e-3 of
+    // cosine here) is the difference; the ranking is the same.
     for (c, w) in cold.iter().zip(&warm) {
         assert_eq!(c.chunk_id, w.chunk_id);
         assert!(
-            (c.score - w.score).abs() < 1e-4,
+            (c.score - w.score).abs() < 5e-3,
             "{} vs {}",
             c.score,
             w.score

@@ -7,6 +7,7 @@ mod common;
 use std::collections::BTreeSet;
 
 use common::engine::{assert_consistent, folio_json, open, rust_book};
+use folio::retrieve::{common_threshold, fts_query, SearchMode};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn rust_book_ingests_into_trees_chunks_and_searchable_vectors() {
@@ -110,6 +111,37 @@ async fn rust_book_ingests_into_trees_chunks_and_searchable_vectors() {
     let hit = &folio_json(data.path(), &["search", "reference counting", "-k", "1"])[0];
     assert!(hit["heading_path"].as_str().unwrap().contains("Rc<T>"));
     assert!(!hit["snippet"].as_str().unwrap().is_empty());
+
+    // BM25 leaves a question's common words out: in this real index "is"
+    // and "the" match more chunks than a term may and stay distinctive, and
+    // "rc" does not, so "is the Rc" ranks as "rc" alone does.
+    let store = library.store();
+    let chunks = store.chunk_count().await.unwrap();
+    let common = common_threshold(chunks);
+    let terms = ["\"is\"", "\"the\"", "\"rc\""].map(String::from);
+    let matches = store.term_matches(&terms, chunks).await.unwrap();
+    assert!(
+        matches[0] > common && matches[1] > common && (1..=common).contains(&matches[2]),
+        "{matches:?} of {chunks} chunks"
+    );
+    let ids = |hits: Vec<(i64, f64)>| hits.into_iter().map(|(id, _)| id).collect::<Vec<_>>();
+    let question = SearchMode::Bm25
+        .rank(store, None, "is the Rc", &[], 5, None)
+        .await
+        .unwrap();
+    assert_eq!(
+        ids(question),
+        ids(store.bm25("\"rc\"", 5, None).await.unwrap())
+    );
+    let every_word = store
+        .bm25(&fts_query("is the Rc").unwrap(), chunks as usize, None)
+        .await
+        .unwrap();
+    assert!(
+        every_word.len() as u64 > common,
+        "the unpruned query scores {} chunks",
+        every_word.len()
+    );
 
     // Adding again finds nothing to do.
     let again = folio_json(data.path(), &["add", docs.to_str().unwrap()]);

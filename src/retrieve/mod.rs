@@ -21,7 +21,7 @@ use crate::choice::Choice;
 use crate::ingest::loaders::ocr::OcrMark;
 use crate::store::{DocumentSet, Store, StoredChunk};
 
-pub use bm25::fts_query;
+pub use bm25::{common_threshold, fts_query};
 pub use error::{Result, RetrieveError};
 pub use fusion::reciprocal_rank_fusion;
 pub use gain_walk::{Walk, WalkGraph, Weights};

@@ -4,6 +4,44 @@ use super::scope::{chunks_in, DocumentSet};
 use super::{Result, Store};
 
 impl Store {
+    /// How many chunks the index holds.
+    pub async fn chunk_count(&self) -> Result<u64> {
+        let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM chunks")
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(n as u64)
+    }
+
+    /// How many chunks each FTS5 `term` (quoted, from `retrieve::bm25`)
+    /// matches, counting no further than `cap`: a common term's count
+    /// costs no more than `cap` rows of its posting list. One statement
+    /// for all the terms.
+    pub async fn term_matches(&self, terms: &[String], cap: u64) -> Result<Vec<u64>> {
+        if terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        let sql = (0..terms.len())
+            .map(|i| {
+                format!(
+                    "SELECT {i}, COUNT(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ?{} LIMIT ?1)",
+                    i + 2
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(" UNION ALL ");
+        let mut q = sqlx::query_as::<_, (i64, i64)>(&sql).bind(cap as i64);
+        for term in terms {
+            q = q.bind(term);
+        }
+        let mut counts = vec![0; terms.len()];
+        for (i, n) in q.fetch_all(&self.pool).await? {
+            if let Some(slot) = counts.get_mut(i as usize) {
+                *slot = n as u64;
+            }
+        }
+        Ok(counts)
+    }
+
     /// The `k` best chunks for an FTS5 `query`, best first, with BM25 scores
     /// where higher is better. The query is FTS5 syntax: callers build it
     /// from user text with `retrieve::fts_query`, never pass user text on.

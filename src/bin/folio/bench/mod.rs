@@ -12,7 +12,7 @@ mod embed;
 mod embed_server;
 mod graph_build;
 mod hostile;
-mod int8_recall;
+mod hotpotqa_recall;
 mod llm;
 mod ocr;
 mod pdf_text;
