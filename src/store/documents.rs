@@ -592,7 +592,7 @@ async fn write_one(
                 .await?
                 .last_insert_rowid();
                 if let Some(v) = &c.vector {
-                    super::vectors::put_vector(tx, chunk_id, v).await?;
+                    super::vectors::insert_vector(tx, chunk_id, v).await?;
                 }
             }
         }

@@ -99,11 +99,16 @@ async fn create_table(conn: &mut SqliteConnection, dim: usize) -> Result<()> {
 }
 
 /// Writes chunk `id`'s vector (a [`quantize::to_blob`]), replacing any.
-pub(super) async fn put_vector(conn: &mut SqliteConnection, id: i64, blob: &[u8]) -> Result<()> {
+async fn put_vector(conn: &mut SqliteConnection, id: i64, blob: &[u8]) -> Result<()> {
     sqlx::query(&format!("DELETE FROM {TABLE} WHERE rowid = ?"))
         .bind(id)
         .execute(&mut *conn)
         .await?;
+    insert_vector(conn, id, blob).await
+}
+
+/// Writes the vector of chunk `id`, which has none (a new chunk).
+pub(super) async fn insert_vector(conn: &mut SqliteConnection, id: i64, blob: &[u8]) -> Result<()> {
     sqlx::query(&format!(
         "INSERT INTO {TABLE}(rowid, embedding) VALUES (?, vec_int8(?))"
     ))
@@ -233,7 +238,7 @@ impl Store {
                 .await?;
                 if !present {
                     let v = f32_from_blob(*id, blob)?;
-                    put_vector(&mut tx, *id, &quantize::to_blob(&v)).await?;
+                    insert_vector(&mut tx, *id, &quantize::to_blob(&v)).await?;
                 }
             }
             sqlx::query("INSERT INTO settings(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
