@@ -1,4 +1,4 @@
-//! A full disk: `folio add` into a data folder on a 2 MiB tmpfs stops with an
+//! A full disk: `folio add` into a data folder on a 1 MiB tmpfs stops with an
 //! error that says what happened and what to do, the store it leaves passes
 //! every check, and once there is room the same command finishes the job
 //! with an index equal to a clean one.
@@ -11,12 +11,12 @@ use common::engine::{assert_consistent, folio_json, open, snapshot, write_hotpot
 
 const PASSAGES: usize = 400;
 
-/// Mounts a 2 MiB tmpfs on $1 in a mount namespace of its own (with a user
+/// Mounts a 1 MiB tmpfs on $1 in a mount namespace of its own (with a user
 /// namespace, so no root is needed, and the mount goes when the process
 /// does), runs `folio --data-dir $1 add $3` with $2 as the binary, and copies
 /// what it left, its stderr and its exit status into $4.
 const ON_A_SMALL_DISK: &str = r#"
-mount -t tmpfs -o size=2m tmpfs "$1" || exit 99
+mount -t tmpfs -o size=1m tmpfs "$1" || exit 99
 "$2" --data-dir "$1" add "$3" 2> "$4/.stderr"
 echo $? > "$4/.status"
 cp -a "$1"/. "$4"/

@@ -30,7 +30,7 @@ const ACTIVE_MODEL_KEY: &str = "vector_model";
 const VERSION_KEY: &str = "vectors_version";
 const VEC_CHUNK_SLOTS: usize = 128;
 /// The vector table and its delete trigger.
-pub(super) const TABLE: &str = "chunk_vectors_int8";
+const TABLE: &str = "chunk_vectors_int8";
 const TABLE_TRIGGER: &str = "chunk_vectors_int8_delete";
 /// The f32 table of indexes made before int8, and its trigger.
 const LEGACY_TABLE: &str = "chunk_vectors";
