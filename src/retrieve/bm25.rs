@@ -10,16 +10,16 @@
 //! (and more than [`COMMON_AT_LEAST`], so a small library, cheap to score
 //! whole, keeps its words) is dropped when the query has a rarer one;
 //! counting stops there, so finding out costs little. A query of only
-//! common words keeps its longest. Retrieval quality with and without the pruning is measured on
-//! HotpotQA by `folio bench search`.
+//! common words keeps its longest. Retrieval quality with and without the
+//! pruning is measured on HotpotQA by `folio bench search`.
 
 use super::Result;
 use crate::store::{DocumentSet, Store};
 
 /// The share of chunks beyond which a term is common.
-pub const COMMON_SHARE: f64 = 0.05;
+const COMMON_SHARE: f64 = 0.05;
 /// No term matching this many chunks or fewer is common.
-pub const COMMON_AT_LEAST: u64 = 500;
+const COMMON_AT_LEAST: u64 = 500;
 
 /// The most chunks a term may match in a library of `chunks` and not be
 /// common.
@@ -46,17 +46,20 @@ fn quoted(term: &str) -> String {
     format!("\"{term}\"")
 }
 
+/// `terms` as quoted FTS5 terms joined with OR.
+fn any_of(terms: &[String]) -> String {
+    terms
+        .iter()
+        .map(|t| quoted(t))
+        .collect::<Vec<_>>()
+        .join(" OR ")
+}
+
 /// Words of the query as quoted FTS5 terms joined with OR; `None` when the
 /// query has no searchable word. Every word is kept.
 pub fn fts_query(query: &str) -> Option<String> {
     let terms = query_terms(query);
-    (!terms.is_empty()).then(|| {
-        terms
-            .iter()
-            .map(|t| quoted(t))
-            .collect::<Vec<_>>()
-            .join(" OR ")
-    })
+    (!terms.is_empty()).then(|| any_of(&terms))
 }
 
 /// The `k` best chunks for `query` by BM25, best first, among `scope`'s
@@ -71,12 +74,7 @@ pub async fn search(
     if terms.is_empty() {
         return Ok(Vec::new());
     }
-    let q = terms
-        .iter()
-        .map(|t| quoted(t))
-        .collect::<Vec<_>>()
-        .join(" OR ");
-    Ok(store.bm25(&q, k, scope).await?)
+    Ok(store.bm25(&any_of(&terms), k, scope).await?)
 }
 
 /// `terms` less the common ones.
