@@ -170,17 +170,22 @@ pub fn chunker(data: &[u8]) {
         assert_eq!(c.text.trim(), c.text, "a chunk with surrounding space");
         let chars = c.text.chars().count();
         assert!(chars <= sizes.max, "{chars} characters over {sizes:?}");
-        let (first, last) = match c.node_ordinals[..] {
+        assert_eq!(
+            tree.text_of(&c.ranges).as_deref(),
+            Some(c.text.as_str()),
+            "ranges that do not give the chunk's text"
+        );
+        let ordinals = c.node_ordinals();
+        let (first, last) = match ordinals[..] {
             [] => panic!("a chunk of no nodes"),
             [only] => (only, only),
             [first, .., last] => (first, last),
         };
         assert!(
-            c.node_ordinals.windows(2).all(|w| w[0] < w[1]),
-            "nodes out of order: {:?}",
-            c.node_ordinals
+            ordinals.windows(2).all(|w| w[0] < w[1]),
+            "nodes out of order: {ordinals:?}"
         );
-        for &id in &c.node_ordinals {
+        for &id in &ordinals {
             let node = &nodes[id];
             assert_eq!(node.kind, NodeKind::Content);
             assert_eq!(node.parent, nodes[first].parent, "a chunk spans sections");
@@ -198,7 +203,7 @@ pub fn chunker(data: &[u8]) {
             (c.span.start, c.span.end),
             (nodes[first].span.start, nodes[last].span.end)
         );
-        covered.extend_from_slice(&c.node_ordinals);
+        covered.extend_from_slice(&ordinals);
     }
     covered.dedup();
     let with_text: Vec<usize> = (0..nodes.len())

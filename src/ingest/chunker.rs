@@ -6,7 +6,7 @@
 use unicode_segmentation::UnicodeSegmentation;
 
 use super::loaders::PdfRect;
-use super::structure_tree::{NodeKind, Span, StructureTree};
+use super::structure_tree::{NodeKind, NodeRange, Span, StructureTree, RANGE_JOINER};
 
 /// Sizes in characters. About 4 characters a token, so `target` stays inside
 /// the embedding model's 256-token window with the heading path prepended.
@@ -29,7 +29,9 @@ impl Default for ChunkSizes {
 pub struct ChunkPlan {
     pub text: String,
     pub heading_path: String,
-    pub node_ordinals: Vec<usize>,
+    /// Where `text` lives in the tree's nodes: the store keeps these
+    /// instead of a second copy of the words.
+    pub ranges: Vec<NodeRange>,
     pub span: Span,
     /// Where a PDF chunk is drawn on its page, a box per line; filled in
     /// from the loader's layout by `prepare`, empty for other formats.
@@ -46,6 +48,18 @@ impl ChunkPlan {
     pub fn text_hash(&self) -> i64 {
         text_hash(&self.heading_path, &self.text)
     }
+
+    /// The content nodes the chunk covers, in order.
+    pub fn node_ordinals(&self) -> Vec<usize> {
+        node_ordinals(&self.ranges)
+    }
+}
+
+/// The nodes `ranges` fall in, in order, each once.
+pub fn node_ordinals(ranges: &[NodeRange]) -> Vec<usize> {
+    let mut nodes: Vec<usize> = ranges.iter().map(|r| r.node).collect();
+    nodes.dedup();
+    nodes
 }
 
 pub fn embedding_input(heading_path: &str, text: &str) -> String {
@@ -59,7 +73,7 @@ pub fn embedding_input(heading_path: &str, text: &str) -> String {
 pub fn text_hash(heading_path: &str, text: &str) -> i64 {
     let mut h = blake3::Hasher::new();
     h.update(heading_path.as_bytes());
-    h.update(b"\n\n");
+    h.update(&[0]);
     h.update(text.as_bytes());
     let bytes = h.finalize();
     let mut first = [0u8; 8];
@@ -69,8 +83,9 @@ pub fn text_hash(heading_path: &str, text: &str) -> i64 {
 
 /// A run of content nodes being merged into one chunk.
 struct Pending {
-    text: String,
-    nodes: Vec<usize>,
+    ranges: Vec<NodeRange>,
+    /// Characters of the merged text so far, joiners included.
+    chars: usize,
     span: Span,
     parent: Option<usize>,
 }
@@ -82,7 +97,8 @@ pub fn chunk(tree: &StructureTree, sizes: ChunkSizes) -> Vec<ChunkPlan> {
         if node.kind != NodeKind::Content {
             continue;
         }
-        let text = node.text.trim();
+        let range = NodeRange::trimmed(id, 0, &node.text);
+        let text = &node.text[range.start..range.end];
         if text.is_empty() {
             continue;
         }
@@ -92,7 +108,7 @@ pub fn chunk(tree: &StructureTree, sizes: ChunkSizes) -> Vec<ChunkPlan> {
         let joinable = pending.as_ref().is_some_and(|p| {
             p.parent == node.parent
                 && p.span.page == node.span.page
-                && p.text.chars().count() + 2 + len <= sizes.target
+                && p.chars + RANGE_JOINER.len() + len <= sizes.target
         });
         if !joinable {
             if let Some(p) = pending.take() {
@@ -100,12 +116,16 @@ pub fn chunk(tree: &StructureTree, sizes: ChunkSizes) -> Vec<ChunkPlan> {
             }
         }
         if len > sizes.max {
-            for piece in split_long(text, sizes) {
+            for (start, end) in split_long(text, sizes) {
                 out.push(finish(
                     tree,
                     Pending {
-                        text: piece,
-                        nodes: vec![id],
+                        ranges: vec![NodeRange {
+                            node: id,
+                            start: range.start + start,
+                            end: range.start + end,
+                        }],
+                        chars: 0,
                         span: node.span,
                         parent: node.parent,
                     },
@@ -115,15 +135,14 @@ pub fn chunk(tree: &StructureTree, sizes: ChunkSizes) -> Vec<ChunkPlan> {
         }
         match pending.as_mut() {
             Some(p) => {
-                p.text.push_str("\n\n");
-                p.text.push_str(text);
-                p.nodes.push(id);
+                p.ranges.push(range);
+                p.chars += RANGE_JOINER.len() + len;
                 p.span.end = node.span.end;
             }
             None => {
                 pending = Some(Pending {
-                    text: text.to_string(),
-                    nodes: vec![id],
+                    ranges: vec![range],
+                    chars: len,
                     span: node.span,
                     parent: node.parent,
                 })
@@ -142,27 +161,32 @@ fn finish(tree: &StructureTree, p: Pending) -> ChunkPlan {
         .map(|parent| tree.heading_label(parent))
         .unwrap_or_default();
     ChunkPlan {
-        text: p.text,
+        // The ranges were cut from these nodes' text on character
+        // boundaries, so they always read back.
+        text: tree.text_of(&p.ranges).unwrap_or_default(),
         heading_path,
-        node_ordinals: p.nodes,
+        ranges: p.ranges,
         span: p.span,
         boxes: Vec::new(),
     }
 }
 
-/// Pieces of at most `sizes.target` characters, cut between sentences, and
-/// between words only when one sentence alone is too long. A word longer
-/// than a piece (a URL, a base64 blob, Thai or Lao, which put no spaces
-/// between words) is cut between grapheme clusters, and a cluster that long
-/// between characters, so no piece ever exceeds the embedding window.
-fn split_long(text: &str, sizes: ChunkSizes) -> Vec<String> {
+/// Byte ranges of `text`, pieces of at most `sizes.target` characters with
+/// no surrounding whitespace, cut between sentences, and between words only
+/// when one sentence alone is too long. A word longer than a piece (a URL,
+/// a base64 blob, Thai or Lao, which put no spaces between words) is cut
+/// between grapheme clusters, and a cluster that long between characters,
+/// so no piece ever exceeds the embedding window.
+fn split_long(text: &str, sizes: ChunkSizes) -> Vec<(usize, usize)> {
     let mut pieces = Pieces {
+        text,
         target: sizes.target,
         done: Vec::new(),
-        cur: String::new(),
+        cur: (0, 0),
         cur_len: 0,
     };
     pieces.add(
+        0,
         text,
         &[Cut::Sentences, Cut::Words, Cut::Graphemes, Cut::Chars],
     );
@@ -179,54 +203,70 @@ enum Cut {
 }
 
 impl Cut {
-    fn parts(self, text: &str) -> Vec<&str> {
+    /// The parts of `text` with their byte offsets in it.
+    fn parts(self, text: &str) -> Vec<(usize, &str)> {
         match self {
-            Cut::Sentences => text.split_sentence_bounds().collect(),
-            Cut::Words => text.split_word_bounds().collect(),
-            Cut::Graphemes => text.graphemes(true).collect(),
+            Cut::Sentences => text.split_sentence_bound_indices().collect(),
+            Cut::Words => text.split_word_bound_indices().collect(),
+            Cut::Graphemes => text.grapheme_indices(true).collect(),
             Cut::Chars => text
                 .char_indices()
-                .map(|(i, c)| &text[i..i + c.len_utf8()])
+                .map(|(i, c)| (i, &text[i..i + c.len_utf8()]))
                 .collect(),
         }
     }
 }
 
-/// Pieces being filled in order, each up to `target` characters.
-struct Pieces {
+/// Pieces of `text` being filled in order, each up to `target` characters;
+/// the parts arrive in order, so the current piece is one byte range.
+struct Pieces<'a> {
+    text: &'a str,
     target: usize,
-    done: Vec<String>,
-    cur: String,
+    done: Vec<(usize, usize)>,
+    cur: (usize, usize),
     cur_len: usize,
 }
 
-impl Pieces {
-    /// Adds `text` to the current piece, or starts a new one when it does
-    /// not fit; text too long for any piece is cut with the first of `cuts`
-    /// and its parts added with the finer ones.
-    fn add(&mut self, text: &str, cuts: &[Cut]) {
-        let len = text.chars().count();
+impl Pieces<'_> {
+    /// Adds `part`, found `offset` bytes into the text, to the current
+    /// piece, or starts a new one when it does not fit; a part too long for
+    /// any piece is cut with the first of `cuts` and its parts added with
+    /// the finer ones.
+    fn add(&mut self, offset: usize, part: &str, cuts: &[Cut]) {
+        let len = part.chars().count();
         if self.cur_len + len > self.target && self.cur_len > 0 {
-            self.done
-                .push(std::mem::take(&mut self.cur).trim().to_string());
-            self.cur_len = 0;
+            self.close();
         }
         match cuts.split_first() {
             Some((cut, finer)) if len > self.target => {
-                for part in cut.parts(text) {
-                    self.add(part, finer);
+                for (at, sub) in cut.parts(part) {
+                    self.add(offset + at, sub, finer);
                 }
             }
             _ => {
-                self.cur.push_str(text);
+                if self.cur_len == 0 {
+                    self.cur.0 = offset;
+                }
+                self.cur.1 = offset + part.len();
                 self.cur_len += len;
             }
         }
     }
 
-    fn finish(mut self) -> Vec<String> {
-        self.done.push(self.cur.trim().to_string());
-        self.done.retain(|p| !p.is_empty());
+    /// Ends the current piece, its surrounding whitespace left out.
+    fn close(&mut self) {
+        let (start, end) = self.cur;
+        let r = NodeRange::trimmed(0, start, &self.text[start..end]);
+        if r.start < r.end {
+            self.done.push((r.start, r.end));
+        }
+        self.cur_len = 0;
+    }
+
+    fn finish(mut self) -> Vec<(usize, usize)> {
+        if self.cur_len > 0 {
+            self.close();
+        }
         self.done
     }
 }
@@ -255,7 +295,7 @@ mod tests {
         let t = tree_with(&["one short paragraph.", "another short one.", "third."]);
         let chunks = chunk(&t, ChunkSizes::default());
         assert_eq!(chunks.len(), 1);
-        assert_eq!(chunks[0].node_ordinals, vec![2, 3, 4]);
+        assert_eq!(chunks[0].node_ordinals(), vec![2, 3, 4]);
         assert_eq!(chunks[0].heading_path, "Doc > Section");
         assert_eq!(chunks[0].span.start, 10);
         assert!(chunks[0].text.contains("another short one."));
@@ -275,7 +315,7 @@ mod tests {
         for c in &chunks {
             assert!(c.text.chars().count() <= sizes.target, "{}", c.text.len());
             assert!(c.text.ends_with('.'), "cut mid-sentence: {:?}", c.text);
-            assert_eq!(c.node_ordinals, vec![2]);
+            assert_eq!(c.node_ordinals(), vec![2]);
         }
         let rejoined: String = chunks
             .iter()

@@ -433,7 +433,7 @@ impl Ingestor {
                                 text_hash: c.text_hash(),
                                 text: c.text,
                                 heading_path: c.heading_path,
-                                node_ordinals: c.node_ordinals,
+                                ranges: c.ranges,
                                 span: c.span,
                                 boxes: c.boxes,
                                 vector: None,

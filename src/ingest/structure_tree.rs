@@ -86,6 +86,34 @@ pub struct StructureTree {
 
 pub const ROOT: usize = 0;
 
+/// Bytes `start..end` of node `node`'s text. A chunk is a list of these,
+/// its text their text joined by [`RANGE_JOINER`], so the store keeps the
+/// ranges and the nodes keep the only copy of the words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NodeRange {
+    pub node: usize,
+    pub start: usize,
+    pub end: usize,
+}
+
+impl NodeRange {
+    /// The range of `text` (a node's text) left once surrounding
+    /// whitespace is trimmed, shifted by `offset` bytes.
+    pub fn trimmed(node: usize, offset: usize, text: &str) -> NodeRange {
+        let start = offset + text.len() - text.trim_start().len();
+        NodeRange {
+            node,
+            start,
+            end: (offset + text.trim_end().len()).max(start),
+        }
+    }
+}
+
+/// What separates two ranges' text in a chunk: the blank line between
+/// merged paragraphs. The store's SQL joins stored ranges with the same two
+/// bytes (`char(10, 10)`).
+pub const RANGE_JOINER: &str = "\n\n";
+
 impl StructureTree {
     pub fn new(title: impl Into<String>, span: Span) -> Self {
         StructureTree {
@@ -143,6 +171,20 @@ impl StructureTree {
 
     pub fn nodes(&self) -> &[TreeNode] {
         &self.nodes
+    }
+
+    /// The text `ranges` cover, joined by [`RANGE_JOINER`]; `None` when a
+    /// range names no node or does not fall on its text's character
+    /// boundaries.
+    pub fn text_of(&self, ranges: &[NodeRange]) -> Option<String> {
+        let mut out = String::new();
+        for (i, r) in ranges.iter().enumerate() {
+            if i > 0 {
+                out.push_str(RANGE_JOINER);
+            }
+            out.push_str(self.nodes.get(r.node)?.text.get(r.start..r.end)?);
+        }
+        Some(out)
     }
 
     pub fn node(&self, id: usize) -> &TreeNode {

@@ -13,8 +13,9 @@ use super::rows::from_row;
 use super::scope::{place_bounds, IN_PLACE};
 use super::vectors::VectorSpace;
 use super::{now_ms, Result, Store, StoreError};
+use crate::ingest::chunker::node_ordinals;
 use crate::ingest::loaders::{OcrPage, PdfRect};
-use crate::ingest::structure_tree::{NodeKind, Span, StructureTree};
+use crate::ingest::structure_tree::{NodeKind, NodeRange, Span, StructureTree};
 
 /// One chunk ready to store; `vector` is the int8 blob
 /// ([`super::quantize::to_blob`]) of its embedding under the active vector space, shared between chunks with the
@@ -24,7 +25,9 @@ use crate::ingest::structure_tree::{NodeKind, Span, StructureTree};
 pub struct ChunkWrite {
     pub text: String,
     pub heading_path: String,
-    pub node_ordinals: Vec<usize>,
+    /// Where `text` lies in the document's nodes; stored in its place when
+    /// it reads back as `text` from the tree written with it.
+    pub ranges: Vec<NodeRange>,
     pub span: Span,
     /// Where a PDF chunk is drawn on its page (see [`PdfRect`]).
     pub boxes: Vec<PdfRect>,
@@ -387,8 +390,10 @@ impl Store {
 
     pub async fn chunks_of(&self, document_id: i64) -> Result<Vec<ChunkRecord>> {
         Ok(sqlx::query_as(
-            "SELECT id, ordinal, text, heading_path, node_ordinals, text_hash, \
-             embed_model_id IS NOT NULL AS embedded FROM chunks WHERE document_id = ? ORDER BY ordinal",
+            &format!(
+                "SELECT id, ordinal, {CHUNK_TEXT} AS text, heading_path, node_ordinals, text_hash, \
+                 embed_model_id IS NOT NULL AS embedded FROM chunks c WHERE document_id = ? ORDER BY ordinal"
+            ),
         )
         .bind(document_id)
         .fetch_all(&self.pool)
@@ -403,7 +408,7 @@ impl Store {
         }
         let marks = vec!["?"; ids.len()].join(",");
         let sql = format!(
-            "SELECT c.id, d.path, c.heading_path, c.text, c.span_start, c.span_end, c.page, \
+            "SELECT c.id, d.path, c.heading_path, {CHUNK_TEXT} AS text, c.span_start, c.span_end, c.page, \
              o.confidence AS ocr_confidence \
              FROM chunks c JOIN documents d ON d.id = c.document_id \
              LEFT JOIN ocr_pages o ON o.document_id = c.document_id AND o.page = c.page \
@@ -571,15 +576,22 @@ async fn write_one(
                 .await?;
             }
             for (ordinal, c) in chunks.iter().enumerate() {
-                let ordinals =
-                    serde_json::to_string(&c.node_ordinals).unwrap_or_else(|_| "[]".into());
+                let ordinals = serde_json::to_string(&node_ordinals(&c.ranges))
+                    .unwrap_or_else(|_| "[]".into());
+                // The ranges stand in for the text only where they give it
+                // back exactly; anything else keeps its own copy.
+                let (text, ranges) = match tree.text_of(&c.ranges) {
+                    Some(t) if t == c.text => ("", Some(ranges_json(&c.ranges))),
+                    _ => (c.text.as_str(), None),
+                };
                 let chunk_id = sqlx::query(
-                    "INSERT INTO chunks(document_id, ordinal, text, heading_path, node_ordinals, span_start, span_end, page, boxes, text_hash, embed_model_id) \
-                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO chunks(document_id, ordinal, text, ranges, heading_path, node_ordinals, span_start, span_end, page, boxes, text_hash, embed_model_id) \
+                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 )
                 .bind(doc_id)
                 .bind(ordinal as i64)
-                .bind(&c.text)
+                .bind(text)
+                .bind(ranges)
                 .bind(&c.heading_path)
                 .bind(ordinals)
                 .bind(c.span.start as i64)
@@ -591,6 +603,12 @@ async fn write_one(
                 .execute(&mut **tx)
                 .await?
                 .last_insert_rowid();
+                sqlx::query("INSERT INTO chunks_fts(rowid, text, heading_path) VALUES (?, ?, ?)")
+                    .bind(chunk_id)
+                    .bind(&c.text)
+                    .bind(&c.heading_path)
+                    .execute(&mut **tx)
+                    .await?;
                 if let Some(v) = &c.vector {
                     super::vectors::insert_vector(tx, chunk_id, v).await?;
                 }
@@ -598,4 +616,183 @@ async fn write_one(
         }
     }
     Ok(())
+}
+
+/// A chunk's text in SQL, for a query over `chunks c`: its own `text`, or
+/// (once stored only in its nodes) its ranges' bytes of their nodes' text,
+/// joined by a blank line as [`StructureTree::text_of`] joins them.
+pub(super) const CHUNK_TEXT: &str = "CASE WHEN c.ranges IS NULL THEN c.text ELSE \
+    (SELECT group_concat(CAST(substr(CAST(n.text AS BLOB), r.value->>1 + 1, r.value->>2 - r.value->>1) AS TEXT), \
+     char(10, 10) ORDER BY r.key) \
+     FROM json_each(c.ranges) r JOIN nodes n ON n.document_id = c.document_id AND n.ordinal = r.value->>0) END";
+
+/// `ranges` as the `chunks.ranges` column holds them.
+fn ranges_json(ranges: &[NodeRange]) -> String {
+    let triples: Vec<[usize; 3]> = ranges.iter().map(|r| [r.node, r.start, r.end]).collect();
+    serde_json::to_string(&triples).unwrap_or_else(|_| "[]".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ingest::chunker::{chunk, ChunkSizes};
+    use crate::ingest::structure_tree::ROOT;
+
+    fn indexed(
+        folder_id: i64,
+        path: &str,
+        tree: StructureTree,
+        chunks: Vec<ChunkWrite>,
+    ) -> DocumentWrite {
+        DocumentWrite::Indexed {
+            folder_id,
+            path: path.into(),
+            format: "markdown",
+            hash: format!("h-{path}"),
+            size: 1,
+            mtime_ns: 1,
+            note: None,
+            tree,
+            chunks,
+            ocr_pages: Vec::new(),
+        }
+    }
+
+    /// Merged paragraphs with whitespace around them, a node split into
+    /// pieces, text beyond ASCII: every chunk is stored as ranges alone and
+    /// reads back as the chunker wrote it, through every reader.
+    #[tokio::test]
+    async fn chunk_text_is_stored_once_and_reads_back_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("f.sqlite")).await.unwrap();
+        let (space, _) = store.ensure_vector_space("m", 4).await.unwrap();
+        let folder = store.add_folder("/d").await.unwrap();
+        let mut tree = StructureTree::new("Doc", Span::default());
+        let h = tree.push(ROOT, NodeKind::Structure, "Über", Span::default());
+        for text in [
+            "  first paragraph, naïve café.\n",
+            "\tsecond — with a dash.  ",
+        ] {
+            tree.push(h, NodeKind::Content, text, Span::default());
+        }
+        let long = "Ein Satz über Bäume und Wälder, recht lang. ".repeat(12);
+        tree.push(h, NodeKind::Content, format!("\n{long}"), Span::default());
+        let plans = chunk(
+            &tree,
+            ChunkSizes {
+                target: 120,
+                max: 200,
+            },
+        );
+        assert!(plans.len() > 3, "{plans:?}");
+        let writes: Vec<ChunkWrite> = plans
+            .iter()
+            .map(|p| ChunkWrite {
+                text: p.text.clone(),
+                heading_path: p.heading_path.clone(),
+                ranges: p.ranges.clone(),
+                span: p.span,
+                boxes: Vec::new(),
+                text_hash: p.text_hash(),
+                vector: None,
+            })
+            .collect();
+        store
+            .write_documents(&[indexed(folder, "/d/a.md", tree, writes)], &space, None)
+            .await
+            .unwrap();
+
+        let stored: Vec<(String, Option<String>)> =
+            sqlx::query_as("SELECT text, ranges FROM chunks ORDER BY ordinal")
+                .fetch_all(store.pool())
+                .await
+                .unwrap();
+        assert!(
+            stored.iter().all(|(t, r)| t.is_empty() && r.is_some()),
+            "{stored:?}"
+        );
+        let texts: Vec<&str> = plans.iter().map(|p| p.text.as_str()).collect();
+        let doc = store.document("/d/a.md").await.unwrap().unwrap();
+        let of: Vec<ChunkRecord> = store.chunks_of(doc.id).await.unwrap();
+        assert_eq!(
+            of.iter().map(|c| c.text.as_str()).collect::<Vec<_>>(),
+            texts
+        );
+        let ids: Vec<i64> = of.iter().map(|c| c.id).collect();
+        let by_id = store.chunks_by_id(&ids).await.unwrap();
+        assert_eq!(
+            by_id.iter().map(|c| c.text.as_str()).collect::<Vec<_>>(),
+            texts
+        );
+        let unembedded = store.unembedded_chunks(100).await.unwrap();
+        assert_eq!(
+            unembedded.iter().map(|c| c.2.as_str()).collect::<Vec<_>>(),
+            texts
+        );
+        assert_eq!(store.bm25("\"naïve\"", 5, None).await.unwrap().len(), 1);
+    }
+
+    /// Ranges that do not give the text back (a writer's mistake) leave the
+    /// chunk its own copy, and the full-text index follows every rewrite.
+    #[tokio::test]
+    async fn a_chunk_its_ranges_do_not_give_keeps_its_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("f.sqlite")).await.unwrap();
+        let (space, _) = store.ensure_vector_space("m", 4).await.unwrap();
+        let folder = store.add_folder("/d").await.unwrap();
+        let write = |text: &str, node_text: &str| {
+            let mut tree = StructureTree::new("Doc", Span::default());
+            let node = tree.push(ROOT, NodeKind::Content, node_text, Span::default());
+            let chunk = ChunkWrite {
+                text: text.into(),
+                heading_path: "Doc".into(),
+                ranges: vec![NodeRange {
+                    node,
+                    start: 0,
+                    end: 3,
+                }],
+                span: Span::default(),
+                boxes: Vec::new(),
+                text_hash: 1,
+                vector: None,
+            };
+            indexed(folder, "/d/a.md", tree, vec![chunk])
+        };
+        store
+            .write_documents(&[write("elderberry wine", "elderberry wine")], &space, None)
+            .await
+            .unwrap();
+        let doc = store.document("/d/a.md").await.unwrap().unwrap();
+        let ranges: Option<String> = sqlx::query_scalar("SELECT ranges FROM chunks")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+        assert_eq!(ranges, None);
+        assert_eq!(
+            store.chunks_of(doc.id).await.unwrap()[0].text,
+            "elderberry wine"
+        );
+        assert_eq!(
+            store.bm25("\"elderberry\"", 5, None).await.unwrap().len(),
+            1
+        );
+
+        store
+            .write_documents(&[write("abc", "abcdef")], &space, None)
+            .await
+            .unwrap();
+        let doc = store.document("/d/a.md").await.unwrap().unwrap();
+        let ranges: Option<String> = sqlx::query_scalar("SELECT ranges FROM chunks")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+        assert_eq!(ranges.as_deref(), Some("[[1,0,3]]"));
+        assert_eq!(store.chunks_of(doc.id).await.unwrap()[0].text, "abc");
+        assert!(store
+            .bm25("\"elderberry\"", 5, None)
+            .await
+            .unwrap()
+            .is_empty());
+        assert_eq!(store.bm25("\"abc\"", 5, None).await.unwrap().len(), 1);
+    }
 }

@@ -16,7 +16,7 @@ use sqlx::migrate::{Migration, MigrationSource, MigrationType, Migrator};
 /// Version, description (the file name's, underscores as spaces) and SQL
 /// of each file in `migrations/`, in order. A new migration is a new file
 /// there and a new line here.
-const MIGRATIONS: [(i64, &str, &str); 9] = [
+const MIGRATIONS: [(i64, &str, &str); 10] = [
     (1, "init", include_str!("../../migrations/0001_init.sql")),
     (2, "runs", include_str!("../../migrations/0002_runs.sql")),
     (
@@ -50,15 +50,21 @@ const MIGRATIONS: [(i64, &str, &str); 9] = [
         "call shaping",
         include_str!("../../migrations/0009_call_shaping.sql"),
     ),
+    (
+        10,
+        "text once",
+        include_str!("../../migrations/0010_text_once.sql"),
+    ),
 ];
 
+/// The first `.0` of [`MIGRATIONS`] (tests make older indexes with fewer).
 #[derive(Debug)]
-struct Embedded;
+struct Embedded(usize);
 
 impl MigrationSource<'static> for Embedded {
     fn resolve(self) -> BoxFuture<'static, Result<Vec<Migration>, BoxDynError>> {
-        Box::pin(async {
-            Ok(MIGRATIONS
+        Box::pin(async move {
+            Ok(MIGRATIONS[..self.0]
                 .iter()
                 .map(|&(version, description, sql)| {
                     Migration::new(
@@ -76,7 +82,7 @@ impl MigrationSource<'static> for Embedded {
 
 /// The migrator that brings an index's schema up to date.
 pub(super) async fn migrator() -> Result<Migrator, sqlx::migrate::MigrateError> {
-    Migrator::new(Embedded).await
+    Migrator::new(Embedded(MIGRATIONS.len())).await
 }
 
 #[cfg(test)]
@@ -107,5 +113,53 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         assert_eq!(shape(&listed), shape(&read));
+    }
+
+    /// An index from before chunk text was stored once: its chunks keep
+    /// their own text, and the full-text index built again from it finds
+    /// them and forgets them when they go.
+    #[tokio::test]
+    async fn chunks_from_before_text_once_keep_their_text_and_search() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.sqlite");
+        let options = sqlx::sqlite::SqliteConnectOptions::new()
+            .filename(&path)
+            .create_if_missing(true)
+            .foreign_keys(true);
+        let pool = sqlx::SqlitePool::connect_with(options).await.unwrap();
+        Migrator::new(Embedded(9))
+            .await
+            .unwrap()
+            .run(&pool)
+            .await
+            .unwrap();
+        for sql in [
+            "INSERT INTO folders(id, path, added_at) VALUES (1, '/d', 0)",
+            "INSERT INTO documents(id, folder_id, path, size, mtime_ns, status, indexed_at) \
+             VALUES (1, 1, '/d/a.md', 1, 1, 'indexed', 0)",
+            "INSERT INTO nodes(document_id, ordinal, kind, depth, text, span_start, span_end) \
+             VALUES (1, 0, 'structure', 0, 'Doc', 0, 0), (1, 1, 'content', 1, ' legacy words ', 0, 14)",
+            "INSERT INTO chunks(document_id, ordinal, text, heading_path, node_ordinals, span_start, span_end, text_hash) \
+             VALUES (1, 0, 'legacy words', 'Doc', '[1]', 0, 14, 7)",
+        ] {
+            sqlx::query(sql).execute(&pool).await.unwrap();
+        }
+        pool.close().await;
+
+        let store = crate::store::Store::open(&path).await.unwrap();
+        let chunks = store.chunks_of(1).await.unwrap();
+        assert_eq!(chunks.len(), 1);
+        assert_eq!(chunks[0].text, "legacy words");
+        assert_eq!(store.bm25("\"legacy\"", 5, None).await.unwrap().len(), 1);
+        sqlx::query("DELETE FROM documents")
+            .execute(store.pool())
+            .await
+            .unwrap();
+        assert!(store.bm25("\"legacy\"", 5, None).await.unwrap().is_empty());
+        let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM chunks_fts_docsize")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+        assert_eq!(rows, 0);
     }
 }

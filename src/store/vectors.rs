@@ -13,6 +13,7 @@ use std::time::Instant;
 
 use sqlx::SqliteConnection;
 
+use super::documents::CHUNK_TEXT;
 use super::quantize;
 use super::scope::{chunks_in, DocumentSet};
 use super::{Result, Store};
@@ -337,9 +338,9 @@ impl Store {
     /// Chunks without a vector from the active model (after a model change or
     /// an interrupted embedding), oldest first.
     pub async fn unembedded_chunks(&self, limit: usize) -> Result<Vec<(i64, String, String)>> {
-        Ok(sqlx::query_as(
-            "SELECT id, heading_path, text FROM chunks WHERE embed_model_id IS NULL ORDER BY id LIMIT ?",
-        )
+        Ok(sqlx::query_as(&format!(
+            "SELECT id, heading_path, {CHUNK_TEXT} FROM chunks c WHERE embed_model_id IS NULL ORDER BY id LIMIT ?"
+        ))
         .bind(limit as i64)
         .fetch_all(&self.pool)
         .await?)

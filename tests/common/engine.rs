@@ -142,12 +142,29 @@ pub async fn assert_consistent(library: &Library) {
     )
     .await;
     assert_eq!(unembedded, 0);
-    // A rank of 1 makes FTS5 compare its index with the chunks it was built
-    // from, not only check the index's own structure.
-    sqlx::query("INSERT INTO chunks_fts(chunks_fts, rank) VALUES('integrity-check', 1)")
+    // The FTS index keeps no text (contentless): its rows are the chunks',
+    // and FTS5 checks its own structure.
+    let fts_strays = scalar(
+        library,
+        "SELECT (SELECT COUNT(*) FROM chunks_fts_docsize WHERE id NOT IN (SELECT id FROM chunks)) \
+              + (SELECT COUNT(*) FROM chunks WHERE id NOT IN (SELECT id FROM chunks_fts_docsize))",
+    )
+    .await;
+    assert_eq!(fts_strays, 0, "FTS rows and chunks differ");
+    sqlx::query("INSERT INTO chunks_fts(chunks_fts) VALUES('integrity-check')")
         .execute(library.store().pool())
         .await
-        .expect("FTS index matches the chunks table");
+        .expect("FTS index sound");
+    // Every chunk's text can be read: its own, or ranges inside its nodes.
+    let textless = scalar(
+        library,
+        "SELECT (SELECT COUNT(*) FROM chunks WHERE ranges IS NULL AND text = '') \
+              + (SELECT COUNT(*) FROM chunks c, json_each(c.ranges) r WHERE NOT EXISTS \
+                 (SELECT 1 FROM nodes n WHERE n.document_id = c.document_id \
+                  AND n.ordinal = r.value->>0 AND r.value->>2 <= length(CAST(n.text AS BLOB))))",
+    )
+    .await;
+    assert_eq!(textless, 0, "chunks whose text cannot be read");
     // On a fresh connection: SQLite 3.46's integrity pragma checks the FTS5
     // index against the structure a connection cached at its last search,
     // so a pooled connection that searched before others wrote reports
@@ -251,12 +268,15 @@ pub async fn downgrade_to_f32_vectors(library: &Library, copies: usize) -> BTree
             .into_iter()
             .collect();
     let originals: Vec<(i64, Vec<u8>)> = vectors.clone().into_iter().collect();
+    let ids: Vec<i64> = vectors.keys().copied().collect();
+    let texts = library.store().chunks_by_id(&ids).await.unwrap();
+    assert_eq!(texts.len(), ids.len(), "a chunk without its vector");
     for copy in 1..=copies as i64 {
-        for (id, v) in &originals {
+        for ((id, v), chunk) in originals.iter().zip(&texts) {
             let new_id = sqlx::query(
-                "INSERT INTO chunks(document_id, ordinal, text, heading_path, node_ordinals, \
+                "INSERT INTO chunks(document_id, ordinal, text, ranges, heading_path, node_ordinals, \
                  span_start, span_end, page, boxes, text_hash, embed_model_id) \
-                 SELECT document_id, ordinal + ? * 1000000, text, heading_path, node_ordinals, \
+                 SELECT document_id, ordinal + ? * 1000000, text, ranges, heading_path, node_ordinals, \
                  span_start, span_end, page, boxes, text_hash, embed_model_id FROM chunks WHERE id = ?",
             )
             .bind(copy)
@@ -265,6 +285,13 @@ pub async fn downgrade_to_f32_vectors(library: &Library, copies: usize) -> BTree
             .await
             .unwrap()
             .last_insert_rowid();
+            sqlx::query("INSERT INTO chunks_fts(rowid, text, heading_path) VALUES (?, ?, ?)")
+                .bind(new_id)
+                .bind(&chunk.text)
+                .bind(&chunk.heading_path)
+                .execute(&mut *tx)
+                .await
+                .unwrap();
             vectors.insert(new_id, v.clone());
         }
     }

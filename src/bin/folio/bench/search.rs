@@ -30,7 +30,7 @@ use super::{percentile, rust_book_files, Context, Latency, Rng, TempDir};
 use folio::choice::Choice;
 use folio::embed::{Embedder, EmbeddingSource};
 use folio::ingest::loaders::{load, Format, LoadOptions};
-use folio::ingest::structure_tree::{NodeKind, Span, StructureTree, ROOT};
+use folio::ingest::structure_tree::{NodeKind, NodeRange, Span, StructureTree, ROOT};
 use folio::retrieve::{fts_query, SearchMode, VectorIndex};
 use folio::store::{vector_blob, ChunkWrite, DocumentWrite, Scope, Store, VectorSpace};
 
@@ -622,9 +622,13 @@ pub(super) fn flat_document(
             let node = tree.push(ROOT, NodeKind::Content, text.clone(), Span::default());
             ChunkWrite {
                 text_hash: folio::ingest::chunker::text_hash(title, &text),
+                ranges: vec![NodeRange {
+                    node,
+                    start: 0,
+                    end: text.len(),
+                }],
                 text,
                 heading_path: title.to_string(),
-                node_ordinals: vec![node],
                 span: Span::default(),
                 boxes: Vec::new(),
                 vector: Some(vector_blob(&vector).into()),
