@@ -13,6 +13,7 @@ use crate::choice::Choice;
 use crate::embed::{EmbeddingBackend, EmbeddingModelFiles, EmbeddingSource, ServerSettings};
 use crate::ingest::chunker::ChunkSizes;
 use crate::ingest::loaders::OcrSettings;
+use crate::ingest::pipeline::COMMIT_CHUNKS;
 use crate::ingest::prepare::Limits;
 use crate::llm::calibration::Calibrations;
 use crate::llm::{ApiKey, Backend, LlmSettings};
@@ -45,6 +46,9 @@ pub struct Config {
     /// `data_dir`. An evaluation, which indexes into a folder of its own,
     /// pins the user's.
     pub calibrations_file: Option<PathBuf>,
+    /// Chunks an indexing pass commits at once (`FOLIO_COMMIT_CHUNKS`):
+    /// larger commits write less, smaller ones lose less to a crash.
+    pub commit_chunks: usize,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -173,6 +177,7 @@ impl Config {
             config_file: None,
             ocr: OcrSettings::default(),
             calibrations_file: None,
+            commit_chunks: COMMIT_CHUNKS,
         }
     }
 
@@ -259,6 +264,10 @@ impl Config {
             Ok(llm.timeout_secs = parse(v)?)
         })?;
         env_override("FOLIO_LLM_PARALLEL", |v| Ok(llm.parallel = parse(v)?))?;
+        env_override("FOLIO_COMMIT_CHUNKS", |v| match parse(v)? {
+            0 => Err("a commit holds at least one chunk".to_string()),
+            n => Ok(self.commit_chunks = n),
+        })?;
         env_override("FOLIO_EMBEDDING_MODEL_DIR", |v| {
             Ok(self.embedding_model_dir = PathBuf::from(v))
         })?;
@@ -346,6 +355,7 @@ impl Config {
             chunk_sizes: ChunkSizes::default(),
             ocr: self.ocr.clone(),
             ocr_pages_dir: Some(self.data_dir.join("ocr-pages")),
+            commit_chunks: self.commit_chunks,
         }
     }
 }

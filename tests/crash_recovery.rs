@@ -20,6 +20,8 @@ async fn kill_9_mid_ingest_then_restart_equals_a_clean_ingest() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_folio"))
         .arg("--data-dir")
         .arg(crashed.path())
+        // Commits far smaller than a pass, so the kill falls between two.
+        .env("FOLIO_COMMIT_CHUNKS", "100")
         .arg("add")
         .arg(&corpus)
         .stdout(Stdio::null())

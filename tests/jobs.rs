@@ -10,7 +10,7 @@ use std::sync::Arc;
 use common::engine::{ingest, open, scalar};
 use common::wait::{eventually, Background};
 use folio::eval::job::{EvalJobs, EVAL_JOB};
-use folio::events::EngineEvent;
+use folio::events::{EngineEvent, JobPhase};
 use folio::graph::{GraphBuildOptions, Rubric};
 use folio::library::{JobKind, Pass};
 use folio::retrieve::SearchMode;
@@ -40,6 +40,36 @@ async fn finishes_on_resume(library: &folio::Library, job: i64, files: i64) {
         )
         .await,
         files
+    );
+}
+
+/// Embedded batches wait to be committed together (fewer, larger commits
+/// write less), while progress moves with every batch, before the commit
+/// that stores it; the documents are announced once stored.
+#[tokio::test(flavor = "multi_thread")]
+async fn progress_moves_with_each_batch_before_the_commit_that_holds_it() {
+    let (data, docs) = (tempfile::tempdir().unwrap(), corpus(300));
+    let library = open(data.path()).await;
+    let mut events = library.subscribe();
+    assert_eq!(ingest(&library, docs.path()).await.indexed, 300);
+    let (mut staged_progress, mut stored) = (0, 0);
+    while let Ok(event) = events.try_recv() {
+        match event {
+            EngineEvent::JobProgress(p)
+                if p.phase == JobPhase::Indexing
+                    && stored == 0
+                    && (1..300).contains(&p.progress.done) =>
+            {
+                staged_progress += 1
+            }
+            EngineEvent::DocumentIndexed { .. } => stored += 1,
+            _ => {}
+        }
+    }
+    assert_eq!(stored, 300);
+    assert!(
+        staged_progress > 0,
+        "no progress reported before the first commit"
     );
 }
 
@@ -88,10 +118,10 @@ async fn pausing_parks_the_running_job_and_resuming_finishes_it() {
         let library = library.clone();
         async move { library.run_job(job).await }
     });
-    // The first committed batch announces itself; pause right then.
+    // The first embedded batch reports progress; pause right then.
     while !matches!(
         events.recv().await.unwrap(),
-        EngineEvent::DocumentIndexed { .. }
+        EngineEvent::JobProgress(p) if p.phase == JobPhase::Indexing && p.progress.done > 0
     ) {}
     library.pause_jobs().await.unwrap();
     assert!(runner.await.unwrap().unwrap().unwrap().cancelled);

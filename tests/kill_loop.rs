@@ -102,6 +102,9 @@ fn folio(data_dir: &Path) -> Command {
     command
         .env("FOLIO_CONFIG", "/dev/null")
         .env("FOLIO_LLM_THREADS", "1")
+        // Ingestion commits every few dozen chunks, so kills at a work
+        // point fall between commits.
+        .env("FOLIO_COMMIT_CHUNKS", "40")
         .arg("--data-dir")
         .arg(data_dir)
         .stdin(Stdio::null())

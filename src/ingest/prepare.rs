@@ -21,6 +21,9 @@ pub struct Limits {
     /// Where the pages OCR has read are kept until their document is
     /// stored (see [`PageLog`]); `None` reads a stopped file from page 1.
     pub ocr_pages_dir: Option<PathBuf>,
+    /// Chunks an indexing pass gathers into one commit (see
+    /// `pipeline::COMMIT_CHUNKS`, the default).
+    pub commit_chunks: usize,
 }
 
 /// How preparing a file reports and stops its long work (OCR, page by page).

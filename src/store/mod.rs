@@ -119,7 +119,12 @@ impl Store {
             .synchronous(SqliteSynchronous::Normal)
             .foreign_keys(true)
             .busy_timeout(Duration::from_secs(30))
-            .pragma("cache_size", "-32768");
+            .pragma("cache_size", "-32768")
+            // A checkpoint copies each page the WAL holds once, however
+            // many commits rewrote it: checkpointing every 10,000 pages
+            // (40 MB of WAL) rather than SQLite's 1,000 took the HotpotQA
+            // ingest from 11.5× its input written to about 10.5×.
+            .pragma("wal_autocheckpoint", "10000");
         let pool = SqlitePoolOptions::new()
             .max_connections(4)
             .connect_with(options)
