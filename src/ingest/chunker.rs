@@ -6,7 +6,9 @@
 use unicode_segmentation::UnicodeSegmentation;
 
 use super::loaders::PdfRect;
-use super::structure_tree::{NodeKind, NodeRange, Span, StructureTree, RANGE_JOINER};
+use super::structure_tree::{
+    node_ordinals, NodeKind, NodeRange, Span, StructureTree, RANGE_JOINER,
+};
 
 /// Sizes in characters. About 4 characters a token, so `target` stays inside
 /// the embedding model's 256-token window with the heading path prepended.
@@ -55,13 +57,6 @@ impl ChunkPlan {
     }
 }
 
-/// The nodes `ranges` fall in, in order, each once.
-pub fn node_ordinals(ranges: &[NodeRange]) -> Vec<usize> {
-    let mut nodes: Vec<usize> = ranges.iter().map(|r| r.node).collect();
-    nodes.dedup();
-    nodes
-}
-
 pub fn embedding_input(heading_path: &str, text: &str) -> String {
     if heading_path.is_empty() {
         text.to_string()
@@ -73,7 +68,7 @@ pub fn embedding_input(heading_path: &str, text: &str) -> String {
 pub fn text_hash(heading_path: &str, text: &str) -> i64 {
     let mut h = blake3::Hasher::new();
     h.update(heading_path.as_bytes());
-    h.update(&[0]);
+    h.update(b"\n\n");
     h.update(text.as_bytes());
     let bytes = h.finalize();
     let mut first = [0u8; 8];
@@ -384,5 +379,19 @@ mod tests {
     fn text_hash_depends_on_heading_path() {
         assert_ne!(text_hash("A", "same"), text_hash("B", "same"));
         assert_eq!(text_hash("A", "same"), text_hash("A", "same"));
+    }
+
+    /// Stored with every chunk and matched to reuse vectors: another value
+    /// for the same text would re-embed every library on its next pass.
+    /// The value is one an index written by an earlier Folio holds.
+    #[test]
+    fn text_hash_is_the_one_indexes_hold() {
+        assert_eq!(
+            text_hash(
+                "Introduction > Source Code",
+                "The source files from which this book is generated can be found on GitHub."
+            ),
+            -4630730658521641851
+        );
     }
 }

@@ -109,6 +109,13 @@ impl NodeRange {
     }
 }
 
+/// The nodes `ranges` fall in, in order, each once.
+pub fn node_ordinals(ranges: &[NodeRange]) -> Vec<usize> {
+    let mut nodes: Vec<usize> = ranges.iter().map(|r| r.node).collect();
+    nodes.dedup();
+    nodes
+}
+
 /// What separates two ranges' text in a chunk: the blank line between
 /// merged paragraphs. The store's SQL joins stored ranges with the same two
 /// bytes (`char(10, 10)`).

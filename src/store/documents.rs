@@ -13,9 +13,8 @@ use super::rows::from_row;
 use super::scope::{place_bounds, IN_PLACE};
 use super::vectors::VectorSpace;
 use super::{now_ms, Result, Store, StoreError};
-use crate::ingest::chunker::node_ordinals;
 use crate::ingest::loaders::{OcrPage, PdfRect};
-use crate::ingest::structure_tree::{NodeKind, NodeRange, Span, StructureTree};
+use crate::ingest::structure_tree::{node_ordinals, NodeKind, NodeRange, Span, StructureTree};
 
 /// One chunk ready to store; `vector` is the int8 blob
 /// ([`super::quantize::to_blob`]) of its embedding under the active vector space, shared between chunks with the
@@ -732,6 +731,19 @@ mod tests {
         assert_eq!(store.bm25("\"naïve\"", 5, None).await.unwrap().len(), 1);
     }
 
+    /// The one stored chunk's ranges, and the text it reads back as.
+    async fn only_chunk(store: &Store) -> (Option<String>, String) {
+        let doc = store.document("/d/a.md").await.unwrap().unwrap();
+        let ranges = sqlx::query_scalar("SELECT ranges FROM chunks")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+        (
+            ranges,
+            store.chunks_of(doc.id).await.unwrap().remove(0).text,
+        )
+    }
+
     /// Ranges that do not give the text back (a writer's mistake) leave the
     /// chunk its own copy, and the full-text index follows every rewrite.
     #[tokio::test]
@@ -762,16 +774,7 @@ mod tests {
             .write_documents(&[write("elderberry wine", "elderberry wine")], &space, None)
             .await
             .unwrap();
-        let doc = store.document("/d/a.md").await.unwrap().unwrap();
-        let ranges: Option<String> = sqlx::query_scalar("SELECT ranges FROM chunks")
-            .fetch_one(store.pool())
-            .await
-            .unwrap();
-        assert_eq!(ranges, None);
-        assert_eq!(
-            store.chunks_of(doc.id).await.unwrap()[0].text,
-            "elderberry wine"
-        );
+        assert_eq!(only_chunk(&store).await, (None, "elderberry wine".into()));
         assert_eq!(
             store.bm25("\"elderberry\"", 5, None).await.unwrap().len(),
             1
@@ -781,13 +784,10 @@ mod tests {
             .write_documents(&[write("abc", "abcdef")], &space, None)
             .await
             .unwrap();
-        let doc = store.document("/d/a.md").await.unwrap().unwrap();
-        let ranges: Option<String> = sqlx::query_scalar("SELECT ranges FROM chunks")
-            .fetch_one(store.pool())
-            .await
-            .unwrap();
-        assert_eq!(ranges.as_deref(), Some("[[1,0,3]]"));
-        assert_eq!(store.chunks_of(doc.id).await.unwrap()[0].text, "abc");
+        assert_eq!(
+            only_chunk(&store).await,
+            (Some("[[1,0,3]]".into()), "abc".into())
+        );
         assert!(store
             .bm25("\"elderberry\"", 5, None)
             .await
