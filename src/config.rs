@@ -17,6 +17,7 @@ use crate::ingest::pipeline::COMMIT_CHUNKS;
 use crate::ingest::prepare::Limits;
 use crate::llm::calibration::Calibrations;
 use crate::llm::{ApiKey, Backend, LlmSettings};
+use crate::retrieve::{CopyLimits, CopySettings};
 
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 64 * 1024 * 1024;
 
@@ -49,6 +50,9 @@ pub struct Config {
     /// Chunks an indexing pass commits at once (`FOLIO_COMMIT_CHUNKS`):
     /// larger commits write less, smaller ones lose less to a crash.
     pub commit_chunks: usize,
+    /// When searches use the approximate vector index
+    /// (`FOLIO_APPROXIMATE_FROM` sets the size).
+    pub vector_copy: CopyLimits,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -178,6 +182,7 @@ impl Config {
             ocr: OcrSettings::default(),
             calibrations_file: None,
             commit_chunks: COMMIT_CHUNKS,
+            vector_copy: CopyLimits::default(),
         }
     }
 
@@ -268,6 +273,9 @@ impl Config {
             0 => Err("a commit holds at least one chunk".to_string()),
             n => Ok(self.commit_chunks = n),
         })?;
+        env_override("FOLIO_APPROXIMATE_FROM", |v| {
+            Ok(self.vector_copy.approximate_from = parse(v)?)
+        })?;
         env_override("FOLIO_EMBEDDING_MODEL_DIR", |v| {
             Ok(self.embedding_model_dir = PathBuf::from(v))
         })?;
@@ -324,6 +332,15 @@ impl Config {
 
     pub fn database_path(&self) -> PathBuf {
         self.data_dir.join("folio.sqlite")
+    }
+
+    /// Where a large library's approximate vector index is kept, and from
+    /// what size it is used.
+    pub fn vector_copy_settings(&self) -> CopySettings {
+        CopySettings {
+            dir: self.data_dir.join("vector-index"),
+            limits: self.vector_copy,
+        }
     }
 
     pub fn embedding_files(&self) -> EmbeddingModelFiles {

@@ -96,6 +96,7 @@ impl From<RetrieveError> for Error {
             RetrieveError::Embed(e) => Error::Embed(e),
             RetrieveError::Walk(e) => Error::Walk(e),
             RetrieveError::Task(e) => Error::Task(e),
+            RetrieveError::Ann(e) => Error::Task(e.to_string()),
         }
     }
 }

@@ -34,6 +34,13 @@ pub enum EngineEvent {
     VectorsUpgrading {
         progress: Progress,
     },
+    /// A large library's approximate vector index is being built from the
+    /// database (`reason`: why there was no usable one); sqlite-vec answers
+    /// searches meanwhile.
+    VectorIndexBuilding {
+        progress: Progress,
+        reason: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]

@@ -160,7 +160,12 @@ impl Library {
         let store = Store::open(&config.database_path()).await?;
         let (events, _) = broadcast::channel(1024);
         Ok(Library {
-            retrieval: Retrieval::new(store.clone(), config.embedding_source(), events.clone()),
+            retrieval: Retrieval::new(
+                store.clone(),
+                config.embedding_source(),
+                config.vector_copy_settings(),
+                events.clone(),
+            ),
             config,
             store,
             events,

@@ -4,6 +4,7 @@
 use crate::embed::EmbedError;
 use crate::store::StoreError;
 
+use super::ann::AnnError;
 use super::ppr::PprError;
 
 #[derive(Debug, thiserror::Error)]
@@ -14,6 +15,8 @@ pub enum RetrieveError {
     Embed(#[from] EmbedError),
     #[error("the graph walk failed: {0}")]
     Walk(#[from] PprError),
+    #[error(transparent)]
+    Ann(#[from] AnnError),
     #[error("background task failed: {0}")]
     Task(String),
 }

@@ -5,14 +5,17 @@
 //! walk of the information-gain graph (`gain_walk`). Results carry what a
 //! person needs to judge and open them: path, heading path, snippet, score.
 
+mod ann;
 mod bm25;
 mod error;
 mod fusion;
 pub mod gain_walk;
+mod memory_vectors;
 pub mod ppr;
 mod retriever;
 mod service;
 mod snippet;
+mod vector_copy;
 mod vector_index;
 
 use serde::{Deserialize, Serialize};
@@ -21,13 +24,16 @@ use crate::choice::Choice;
 use crate::ingest::loaders::ocr::OcrMark;
 use crate::store::{DocumentSet, Store, StoredChunk};
 
+pub use ann::{AnnError, AnnIndex, Provenance};
 pub use bm25::{common_threshold, fts_query};
 pub use error::{Result, RetrieveError};
 pub use fusion::reciprocal_rank_fusion;
 pub use gain_walk::{Walk, WalkGraph, Weights};
+pub use memory_vectors::{CopyLimits, CopySettings, CopyStatus};
 pub use retriever::{Follow, GainWalk, Ranking, Retriever, Seed, WalkRecord, WalkStats};
 pub use service::{DocumentParts, Retrieval};
 pub use snippet::snippet;
+pub use vector_copy::{VectorCopy, APPROXIMATE_FROM, MERGE_FROM, SCOPE_SCAN_UP_TO};
 pub(crate) use vector_index::dot;
 pub use vector_index::VectorIndex;
 
@@ -104,7 +110,7 @@ impl SearchMode {
     pub async fn rank(
         self,
         store: &Store,
-        memory: Option<&VectorIndex>,
+        memory: Option<&VectorCopy>,
         query: &str,
         vector: &[f32],
         k: usize,
@@ -129,7 +135,7 @@ impl SearchMode {
 /// copy answers only while it matches the store; otherwise sqlite-vec does.
 async fn dense(
     store: &Store,
-    memory: Option<&VectorIndex>,
+    memory: Option<&VectorCopy>,
     vector: &[f32],
     k: usize,
     scope: Option<&DocumentSet>,

@@ -6,14 +6,14 @@
 //! library, so retrieval knows nothing of who asks.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use tokio::sync::OnceCell;
 
 use super::gain_walk::{WalkGraph, Weights};
+use super::memory_vectors::{CopySettings, CopyStatus, MemoryVectors};
 use super::retriever::{seeds, Follow, GainWalk, Ranking, Retriever, WalkRecord, WalkStats};
-use super::{Result, RetrieveError, SearchHit, SearchMode, VectorIndex};
+use super::{Result, RetrieveError, SearchHit, SearchMode};
 use crate::embed::{Embedder, EmbeddingSource};
 use crate::events::{EngineEvent, EventSender};
 use crate::ingest::structure_tree::StructureTree;
@@ -47,38 +47,19 @@ pub struct DocumentParts {
     pub chunks: Vec<ChunkRecord>,
 }
 
-/// The in-memory vector copy of a long-lived process. Empty (and never
-/// loaded) in one-shot commands, where reading every vector would cost more
-/// than the one sqlite-vec scan a command needs.
-#[derive(Default)]
-struct MemoryVectors {
-    wanted: AtomicBool,
-    reloading: AtomicBool,
-    index: std::sync::RwLock<Option<Arc<VectorIndex>>>,
-}
-
-impl MemoryVectors {
-    fn current(&self) -> Option<Arc<VectorIndex>> {
-        self.index.read().ok().and_then(|i| i.clone())
-    }
-
-    async fn reload(&self, store: &Store, dim: usize) -> Result<()> {
-        let fresh = VectorIndex::load(store, dim).await?;
-        if let Ok(mut slot) = self.index.write() {
-            *slot = Some(Arc::new(fresh));
-        }
-        Ok(())
-    }
-}
-
 impl Retrieval {
-    pub fn new(store: Store, embedding: EmbeddingSource, events: EventSender) -> Retrieval {
+    pub fn new(
+        store: Store,
+        embedding: EmbeddingSource,
+        copy: CopySettings,
+        events: EventSender,
+    ) -> Retrieval {
         Retrieval {
             store,
             embedding,
             events,
             model: OnceCell::new(),
-            vectors: Arc::default(),
+            vectors: Arc::new(MemoryVectors::new(copy)),
             graphs: Default::default(),
             scoped_graph: Default::default(),
         }
@@ -114,36 +95,18 @@ impl Retrieval {
     }
 
     /// For processes that answer many queries (the watcher, the app,
-    /// evaluations): keep the vectors in memory from now on. Loads them now;
-    /// later writes make the copy stale, and it is reloaded in the background
-    /// while sqlite-vec answers.
+    /// evaluations): keep a copy of the vectors from now on
+    /// (`memory_vectors.rs`). Makes it now, unless an approximate index
+    /// must be built first, which goes on in the background while
+    /// sqlite-vec answers.
     pub async fn warm_vectors(&self) -> Result<()> {
         let (_, space) = self.model().await?;
-        self.vectors.wanted.store(true, Ordering::Relaxed);
-        self.vectors.reload(&self.store, space.dim).await
+        self.vectors.warm(&self.store, space, &self.events).await
     }
 
-    /// The in-memory vectors if they are current; starts a reload if they are
-    /// wanted but stale.
-    async fn memory_vectors(&self) -> Result<Option<Arc<VectorIndex>>> {
-        if !self.vectors.wanted.load(Ordering::Relaxed) {
-            return Ok(None);
-        }
-        let current = self.vectors.current();
-        let version = self.store.vectors_version().await?;
-        if current.as_ref().is_some_and(|c| c.version() == version) {
-            return Ok(current);
-        }
-        if !self.vectors.reloading.swap(true, Ordering::AcqRel) {
-            let (vectors, store) = (self.vectors.clone(), self.store.clone());
-            let dim = self.model().await?.1.dim;
-            tokio::spawn(async move {
-                // A failed reload leaves sqlite-vec answering; the next query retries.
-                let _ = vectors.reload(&store, dim).await;
-                vectors.reloading.store(false, Ordering::Release);
-            });
-        }
-        Ok(None)
+    /// What searches use for vectors now.
+    pub fn vector_copy(&self) -> CopyStatus {
+        self.vectors.status()
     }
 
     /// Search results for a person: the chunks `mode` finds (in `scope`,
@@ -209,7 +172,11 @@ impl Retrieval {
         } else {
             Vec::new()
         };
-        let memory = self.memory_vectors().await?;
+        let (_, space) = self.model().await?;
+        let memory = self
+            .vectors
+            .for_query(&self.store, space, &self.events)
+            .await?;
         mode.rank(&self.store, memory.as_deref(), query, &vector, k, scope)
             .await
     }

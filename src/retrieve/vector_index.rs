@@ -119,6 +119,15 @@ impl VectorIndex {
     /// store read them at.
     pub async fn load(store: &Store, dim: usize) -> Result<VectorIndex> {
         let (version, rows) = store.all_vectors().await?;
+        VectorIndex::from_rows(dim, version, rows)
+    }
+
+    /// An index of `rows` ((chunk, document, int8 blob)) tagged `version`.
+    pub fn from_rows(
+        dim: usize,
+        version: i64,
+        rows: Vec<(i64, i64, Vec<u8>)>,
+    ) -> Result<VectorIndex> {
         let mut index = VectorIndex::empty(dim, version);
         index.ids.reserve(rows.len());
         index.documents.reserve(rows.len());

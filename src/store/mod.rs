@@ -19,6 +19,7 @@ mod scope;
 mod settings;
 mod summaries;
 mod threads;
+mod vector_log;
 mod vectors;
 
 use std::path::Path;
@@ -45,6 +46,7 @@ pub use quantize::to_blob as vector_blob;
 pub use runs::{LlmCallRow, NewRun, RunOutcome, RunRecord, RunStatus, StartedRun};
 pub use scope::{Day, DocumentSet, NotADay, Scope, ScopeError};
 pub use threads::{LeftOut, LeftOutReason, Placement, Rewrite, Thread, ThreadSummary, Turn};
+pub use vector_log::{LogPosition, VectorChanges};
 pub use vectors::VectorSpace;
 
 #[derive(Clone)]

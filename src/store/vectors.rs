@@ -31,7 +31,7 @@ const ACTIVE_MODEL_KEY: &str = "vector_model";
 const VERSION_KEY: &str = "vectors_version";
 const VEC_CHUNK_SLOTS: usize = 128;
 /// The vector table and its delete trigger.
-const TABLE: &str = "chunk_vectors_int8";
+pub(super) const TABLE: &str = "chunk_vectors_int8";
 const TABLE_TRIGGER: &str = "chunk_vectors_int8_delete";
 /// The f32 table of indexes made before int8, and its trigger.
 const LEGACY_TABLE: &str = "chunk_vectors";
@@ -115,9 +115,9 @@ pub(super) async fn insert_vector(conn: &mut SqliteConnection, id: i64, blob: &[
     ))
     .bind(id)
     .bind(blob)
-    .execute(conn)
+    .execute(&mut *conn)
     .await?;
-    Ok(())
+    super::vector_log::log_vector_written(conn, id).await
 }
 
 impl Store {
@@ -156,6 +156,8 @@ impl Store {
             sqlx::query("UPDATE chunks SET embed_model_id = NULL")
                 .execute(&mut *tx)
                 .await?;
+            // Copies of the old model's vectors cannot be caught up.
+            super::vector_log::end_vector_log(&mut tx).await?;
             bump_vectors_version(&mut tx).await?;
             sqlx::query("INSERT INTO settings(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
                 .bind(ACTIVE_MODEL_KEY)

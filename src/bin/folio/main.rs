@@ -359,6 +359,11 @@ async fn with_progress<T, E>(
                     drawn.set_message("converting the index's vectors to int8 (once)");
                     draw_progress(&drawn, &progress);
                 }
+                EngineEvent::VectorIndexBuilding { progress, .. } => {
+                    drawn.set_prefix("vectors");
+                    drawn.set_message("building the approximate vector index");
+                    draw_progress(&drawn, &progress);
+                }
                 _ => {}
             }
         }

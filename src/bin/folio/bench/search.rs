@@ -31,7 +31,7 @@ use folio::choice::Choice;
 use folio::embed::{Embedder, EmbeddingSource};
 use folio::ingest::loaders::{load, Format, LoadOptions};
 use folio::ingest::structure_tree::{NodeKind, NodeRange, Span, StructureTree, ROOT};
-use folio::retrieve::{fts_query, SearchMode, VectorIndex};
+use folio::retrieve::{fts_query, SearchMode, VectorCopy, VectorIndex};
 use folio::store::{vector_blob, ChunkWrite, DocumentWrite, Scope, Store, VectorSpace};
 
 const DIM: usize = 384;
@@ -311,7 +311,7 @@ async fn measure(
     let before = numpy_baseline(python, &vectors_path, &queries_path)?;
 
     let start = Instant::now();
-    let index = VectorIndex::load(&store, DIM).await?;
+    let index = VectorCopy::Exact(VectorIndex::load(&store, DIM).await?);
     let load_ms = start.elapsed().as_secs_f64() * 1000.0;
     for q in queries.iter().take(WARMUP) {
         store.nearest_chunks(&q.vector, K, None).await?;
@@ -430,7 +430,7 @@ fn numpy_baseline(python: &Python, vectors: &Path, queries: &Path) -> Result<Val
 /// Fails unless every query gets `K` chunks, all from inside the scope.
 async fn measure_scoped(
     store: &Store,
-    index: &VectorIndex,
+    index: &VectorCopy,
     queries: &[Query],
     percent: usize,
 ) -> Result<(Scoped, Value)> {
@@ -522,7 +522,7 @@ fn folder(i: usize) -> String {
 /// queries found nothing (a sign the query words are unrealistic).
 async fn time_ranking(
     store: &Store,
-    memory: Option<&VectorIndex>,
+    memory: Option<&VectorCopy>,
     queries: &[Query],
     mode: SearchMode,
 ) -> Result<(Vec<f64>, usize)> {
