@@ -31,8 +31,12 @@ use crate::store::quantize;
 pub const CONNECTIVITY: usize = 16;
 /// Candidates kept while inserting (efConstruction).
 pub const EXPANSION_ADD: usize = 128;
-/// Candidates kept while searching (ef).
-pub const EXPANSION_SEARCH: usize = 64;
+/// Candidates kept while searching (ef). Chosen with a one-off measurement
+/// (2-core machine, 2026-11-28) on 200,000 vectors: the kit model's 9,588
+/// HotpotQA chunk vectors and noisy copies of them, queried with 200
+/// held-out ones: recall@10 against the exact scan 0.922 at ef 64, 0.959
+/// at 128, 0.995 at 256 (0.86 ms p50, against the exact scan's 6.4 ms).
+pub const EXPANSION_SEARCH: usize = 256;
 
 /// Candidates the graph returns per result wanted. The graph compares an
 /// int8 query with int8 rows; scoring a longer list again with the real

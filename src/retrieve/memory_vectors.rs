@@ -139,7 +139,10 @@ impl MemoryVectors {
             space: space.clone(),
             events: events.clone(),
         };
-        self.busy.store(true, Ordering::Release);
+        if self.busy.swap(true, Ordering::AcqRel) {
+            // Already being made.
+            return Ok(());
+        }
         let served = self.reload(&parts, false).await;
         self.busy.store(false, Ordering::Release);
         if !served? {

@@ -20,9 +20,11 @@ use super::ann::{AnnIndex, Provenance};
 use super::VectorIndex;
 use crate::store::{DocumentSet, LogPosition, VectorChanges};
 
-/// Libraries with fewer vectors are searched exactly: a scan of this many
-/// int8 rows costs a few milliseconds, and an approximate index would only
-/// lose recall and take minutes to build.
+/// Libraries with fewer vectors are searched exactly. Measured on two cores
+/// (2026-11-28, the same set as `ann::EXPANSION_SEARCH`): the exact int8
+/// scan of 200,000 vectors takes 6.4 ms p50, the graph 0.86 ms, and the
+/// graph takes 47 s to build; at 50,000, 1.7 ms against 0.96 ms. Below
+/// this size a scan is fast enough, never misses, and needs no build.
 pub const APPROXIMATE_FROM: u64 = 200_000;
 
 /// Changes after which the saved index is brought up to date.

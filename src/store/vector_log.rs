@@ -17,6 +17,8 @@ use super::{Result, Store};
 /// The setting whose presence turns logging on; its value is the epoch.
 /// Migration 11's trigger names it too.
 const LOG_KEY: &str = "vector_log";
+/// The last entry pruned: nothing from before it can be caught up.
+const PRUNED_KEY: &str = "vector_log_pruned_to";
 
 /// Where the log stands: its epoch and the last entry written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,8 +54,9 @@ pub(super) async fn log_vector_written(conn: &mut SqliteConnection, id: i64) -> 
 /// Turns the log off and forgets it: nothing kept outside the database can
 /// be caught up across this point.
 pub(super) async fn end_vector_log(conn: &mut SqliteConnection) -> Result<()> {
-    sqlx::query("DELETE FROM settings WHERE key = ?")
+    sqlx::query("DELETE FROM settings WHERE key IN (?, ?)")
         .bind(LOG_KEY)
+        .bind(PRUNED_KEY)
         .execute(&mut *conn)
         .await?;
     sqlx::query("DELETE FROM vector_log").execute(conn).await?;
@@ -112,14 +115,25 @@ impl Store {
         Ok(())
     }
 
-    /// What changed after `from`, or `None` if the log is off or in another
-    /// epoch (then nothing can be caught up: the copy must be built again).
+    /// What changed after `from`, or `None` if the log cannot say: it is
+    /// off, in another epoch, or pruned past `from` (a newer copy was
+    /// saved). Then the copy must be opened or built again.
     pub async fn vector_changes(&self, from: LogPosition) -> Result<Option<VectorChanges>> {
         let mut tx = self.pool.begin().await?;
         let now = match position_in(&mut tx).await? {
             Some(now) if now.epoch == from.epoch && now.seq >= from.seq => now,
             _ => return Ok(None),
         };
+        let pruned: Option<String> = sqlx::query_scalar("SELECT value FROM settings WHERE key = ?")
+            .bind(PRUNED_KEY)
+            .fetch_optional(&mut *tx)
+            .await?;
+        if pruned
+            .and_then(|p| p.parse::<i64>().ok())
+            .is_some_and(|p| p > from.seq)
+        {
+            return Ok(None);
+        }
         let changed: Vec<i64> = sqlx::query_scalar(
             "SELECT DISTINCT chunk_id FROM vector_log WHERE seq > ? AND seq <= ? ORDER BY chunk_id",
         )
@@ -155,6 +169,14 @@ impl Store {
             .bind(seq)
             .execute(&mut *tx)
             .await?;
+        sqlx::query(
+            "INSERT INTO settings(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE \
+             SET value = MAX(CAST(value AS INTEGER), CAST(excluded.value AS INTEGER))",
+        )
+        .bind(PRUNED_KEY)
+        .bind(seq.to_string())
+        .execute(&mut *tx)
+        .await?;
         tx.commit().await?;
         Ok(())
     }
@@ -282,6 +304,10 @@ mod tests {
         );
 
         store.prune_vector_log(changes.to).await.unwrap();
+        assert!(
+            store.vector_changes(start).await.unwrap().is_none(),
+            "entries before the prune are gone, so a copy from before cannot catch up"
+        );
         let after = LogPosition {
             seq: changes.to,
             ..start

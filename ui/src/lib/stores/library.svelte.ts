@@ -66,6 +66,8 @@ export class LibraryStore {
   lastActivity = $state<Activity | null>(null);
   /** An older index's vectors being converted to int8, until the last batch. */
   vectorsUpgrade = $state<Progress | null>(null);
+  /** A large library's approximate vector index being built, until done. */
+  vectorIndexBuild = $state<Progress | null>(null);
 
   private lastRefresh = 0;
   private timer: ReturnType<typeof setTimeout> | null = null;
@@ -144,6 +146,11 @@ export class LibraryStore {
           const finished = event.progress.done >= event.progress.total;
           this.vectorsUpgrade = finished ? null : event.progress;
           if (finished) changed = true;
+          break;
+        }
+        case "vector_index_building": {
+          const finished = event.progress.done >= event.progress.total;
+          this.vectorIndexBuild = finished ? null : event.progress;
           break;
         }
       }

@@ -159,6 +159,20 @@ describe("LibraryStore", () => {
     expect(core.invoke).toHaveBeenCalledTimes(1);
   });
 
+  it("shows the approximate index's build until its last batch", async () => {
+    const store = new LibraryStore(1000);
+    await store.refresh();
+    const step = (done: number): EngineEvent => ({
+      type: "vector_index_building",
+      progress: { done, total: 300000, failed: 0, rate: 5000, eta_seconds: 40 },
+      reason: "there is none yet",
+    });
+    store.applyEngineEvents([step(0), step(100000)]);
+    expect(store.vectorIndexBuild).toMatchObject({ done: 100000, total: 300000 });
+    store.applyEngineEvents([step(300000)]);
+    expect(store.vectorIndexBuild).toBeNull();
+  });
+
   it("refreshes when a job finishes", async () => {
     const store = new LibraryStore(1000);
     await store.refresh();
