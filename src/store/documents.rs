@@ -632,12 +632,13 @@ fn ranges_json(ranges: &[NodeRange]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::ingest::chunker::{chunk, ChunkSizes};
     use crate::ingest::structure_tree::ROOT;
 
-    fn indexed(
+    /// A document indexed as `tree` with `chunks` (other store tests write them too).
+    pub(in crate::store) fn indexed(
         folder_id: i64,
         path: &str,
         tree: StructureTree,

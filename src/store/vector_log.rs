@@ -216,7 +216,8 @@ mod tests {
 
     use super::*;
     use crate::ingest::structure_tree::{NodeKind, Span, StructureTree, ROOT};
-    use crate::store::{ChunkWrite, DocumentWrite, VectorSpace};
+    use crate::store::documents::tests::indexed;
+    use crate::store::{ChunkWrite, VectorSpace};
 
     async fn write(store: &Store, space: &VectorSpace, folder: i64, path: &str, texts: &[&str]) {
         let mut tree = StructureTree::new("Doc", Span::default());
@@ -236,18 +237,7 @@ mod tests {
                 }
             })
             .collect();
-        let doc = DocumentWrite::Indexed {
-            folder_id: folder,
-            path: path.into(),
-            format: "markdown",
-            hash: format!("h-{path}"),
-            size: 1,
-            mtime_ns: 1,
-            note: None,
-            tree,
-            chunks,
-            ocr_pages: Vec::new(),
-        };
+        let doc = indexed(folder, path, tree, chunks);
         store.write_documents(&[doc], space, None).await.unwrap();
     }
 
