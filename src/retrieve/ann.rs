@@ -471,12 +471,14 @@ mod tests {
         let exact = exact(&rows);
         let queries = clustered(60, 48, 99);
         // Tight clusters of near-ties are hard for a graph at the default
-        // breadth; searched widely it finds exactly the scan's answer.
+        // breadth; searched widely it finds (nearly always exactly) the
+        // scan's answer. The graph is built on several threads, so it
+        // differs from run to run: the bounds leave room for that.
         let r = recall(&ann, &exact, &queries);
         assert!(r >= 0.9, "recall@10 {r}");
         ann.index.change_expansion_search(512);
         let wide = recall(&ann, &exact, &queries);
-        assert_eq!(wide, 1.0, "recall@10 searched widely");
+        assert!(wide >= 0.99, "recall@10 searched widely {wide}");
         ann.index.change_expansion_search(EXPANSION_SEARCH);
         let q = &queries[0].1;
         let truth = exact.nearest(q, 10, None);

@@ -172,8 +172,11 @@ impl MemoryVectors {
                 self.set(VectorCopy::Approximate(copy));
             }
         }
-        let version = store.vectors_version().await?;
         let current = self.current();
+        if current.is_none() && !self.wanted.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
+        let version = store.vectors_version().await?;
         if let Some(copy) = &current {
             if copy.version() == version {
                 return Ok(current);

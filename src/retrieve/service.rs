@@ -165,14 +165,13 @@ impl Retrieval {
         mode: SearchMode,
         scope: Option<&DocumentSet>,
     ) -> Result<Vec<(i64, f64)>> {
-        let (embedder, _) = self.model().await?;
+        let (embedder, space) = self.model().await?;
         // The query is embedded only for the modes that use its vector.
         let vector = if mode.uses_vectors() {
             embedder.embed_one_off_executor(query).await?
         } else {
             Vec::new()
         };
-        let (_, space) = self.model().await?;
         let memory = self
             .vectors
             .for_query(&self.store, space, &self.events)
