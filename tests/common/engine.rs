@@ -111,22 +111,28 @@ pub async fn assert_consistent(library: &Library) {
         "SELECT COUNT(*) FROM sqlite_master WHERE name = 'chunk_vectors'",
     )
     .await;
-    if vector_table == 0 {
+    if vector_table == 0 && legacy_table == 0 {
         assert_eq!(chunks, 0, "chunks stored before their vector table");
     } else {
-        let mut vectors = scalar(library, "SELECT COUNT(*) FROM chunk_vectors_int8").await;
-        let mut orphans = scalar(
-            library,
-            "SELECT COUNT(*) FROM chunk_vectors_int8 WHERE rowid NOT IN (SELECT id FROM chunks)",
-        )
-        .await;
-        if legacy_table > 0 {
-            vectors += scalar(
+        // A kill before the upgrade makes the int8 table leaves the f32 one
+        // alone, whole.
+        let (mut vectors, mut orphans) = (0, 0);
+        if vector_table > 0 {
+            vectors += scalar(library, "SELECT COUNT(*) FROM chunk_vectors_int8").await;
+            orphans += scalar(
                 library,
-                "SELECT COUNT(*) FROM chunk_vectors \
-                 WHERE rowid NOT IN (SELECT rowid FROM chunk_vectors_int8)",
+                "SELECT COUNT(*) FROM chunk_vectors_int8 WHERE rowid NOT IN (SELECT id FROM chunks)",
             )
             .await;
+        }
+        if legacy_table > 0 {
+            let not_across = if vector_table > 0 {
+                "SELECT COUNT(*) FROM chunk_vectors \
+                 WHERE rowid NOT IN (SELECT rowid FROM chunk_vectors_int8)"
+            } else {
+                "SELECT COUNT(*) FROM chunk_vectors"
+            };
+            vectors += scalar(library, not_across).await;
             orphans += scalar(
                 library,
                 "SELECT COUNT(*) FROM chunk_vectors WHERE rowid NOT IN (SELECT id FROM chunks)",
