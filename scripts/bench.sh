@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs Folio's benchmarks: `scripts/bench.sh ingest [--quick] [tree|embed|watch|write-amp|embed-server…]`,
-# `scripts/bench.sh search [--quick]`, `scripts/bench.sh ppr [--quick]`,
+# `scripts/bench.sh search [--quick]`, `scripts/bench.sh scale [--quick] [--chunks N]`,
+# `scripts/bench.sh ppr [--quick]`,
 # `scripts/bench.sh graph [--quick]`,
 # `scripts/bench.sh llm [--quick]`,
 # `scripts/bench.sh documents [--quick] [pdf-text|ocr|hostile…]` (real PDFs
@@ -17,13 +18,14 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="$root/.venv-bench"
 # The same ONNX Runtime as the model kit's libonnxruntime, or the embedding
 # baseline would compare two runtimes. scipy and networkx are pinned so the
-# PPR baselines' timings stay comparable from one run to the next.
-PACKAGES=(numpy onnxruntime==1.31.1 tokenizers scipy==1.17.1 networkx==3.6.1)
+# PPR baselines' timings stay comparable from one run to the next, and faiss
+# is the approximate-search baseline of `scale`.
+PACKAGES=(numpy onnxruntime==1.31.1 tokenizers scipy==1.17.1 networkx==3.6.1 faiss-cpu==1.15.1)
 
 log() { printf '\033[1m[bench]\033[0m %s\n' "$*" >&2; }
 
 if [ "$#" -eq 0 ]; then
-  echo "usage: $0 ingest|search|ppr|graph|llm|documents|app [--quick] [benchmarks…]" >&2
+  echo "usage: $0 ingest|search|scale|ppr|graph|llm|documents|app [--quick] [benchmarks…]" >&2
   exit 2
 fi
 
@@ -42,8 +44,8 @@ if [ "$1" = app ]; then
 fi
 
 # The document benchmarks' baselines are Debian programs, not Python.
-if [ "$1" != documents ] && ! "$venv/bin/python" -c "import numpy, tokenizers, onnxruntime as o, scipy, networkx
-assert (o.__version__, scipy.__version__, networkx.__version__) == ('1.31.1', '1.17.1', '3.6.1')" 2>/dev/null; then
+if [ "$1" != documents ] && ! "$venv/bin/python" -c "import numpy, tokenizers, onnxruntime as o, scipy, networkx, faiss
+assert (o.__version__, scipy.__version__, networkx.__version__, faiss.__version__) == ('1.31.1', '1.17.1', '3.6.1', '1.15.1')" 2>/dev/null; then
   log "creating $venv with ${PACKAGES[*]}"
   python3 -m venv "$venv"
   "$venv/bin/python" -m pip install --quiet --upgrade pip

@@ -24,7 +24,7 @@ use crate::choice::Choice;
 use crate::ingest::loaders::ocr::OcrMark;
 use crate::store::{DocumentSet, Store, StoredChunk};
 
-pub use ann::{AnnError, AnnIndex, Provenance};
+pub use ann::{AnnError, AnnIndex, Provenance, CONNECTIVITY, EXPANSION_ADD, EXPANSION_SEARCH};
 pub use bm25::{common_threshold, fts_query};
 pub use error::{Result, RetrieveError};
 pub use fusion::reciprocal_rank_fusion;

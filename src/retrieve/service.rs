@@ -13,7 +13,7 @@ use tokio::sync::OnceCell;
 use super::gain_walk::{WalkGraph, Weights};
 use super::memory_vectors::{CopySettings, CopyStatus, MemoryVectors};
 use super::retriever::{seeds, Follow, GainWalk, Ranking, Retriever, WalkRecord, WalkStats};
-use super::{Result, RetrieveError, SearchHit, SearchMode};
+use super::{Result, RetrieveError, SearchHit, SearchMode, VectorCopy};
 use crate::embed::{Embedder, EmbeddingSource};
 use crate::events::{EngineEvent, EventSender};
 use crate::ingest::structure_tree::StructureTree;
@@ -109,6 +109,16 @@ impl Retrieval {
         self.vectors.status()
     }
 
+    /// The vector copy a search uses now, caught up with the store;
+    /// `None`: sqlite-vec answers. For callers that rank with a vector they
+    /// already have (`SearchMode::rank`), as the benchmarks do.
+    pub async fn current_vectors(&self) -> Result<Option<Arc<VectorCopy>>> {
+        let (_, space) = self.model().await?;
+        self.vectors
+            .for_query(&self.store, space, &self.events)
+            .await
+    }
+
     /// Search results for a person: the chunks `mode` finds (in `scope`,
     /// if given), each with a snippet around the query.
     pub async fn search(
@@ -165,17 +175,14 @@ impl Retrieval {
         mode: SearchMode,
         scope: Option<&DocumentSet>,
     ) -> Result<Vec<(i64, f64)>> {
-        let (embedder, space) = self.model().await?;
+        let (embedder, _) = self.model().await?;
         // The query is embedded only for the modes that use its vector.
         let vector = if mode.uses_vectors() {
             embedder.embed_one_off_executor(query).await?
         } else {
             Vec::new()
         };
-        let memory = self
-            .vectors
-            .for_query(&self.store, space, &self.events)
-            .await?;
+        let memory = self.current_vectors().await?;
         mode.rank(&self.store, memory.as_deref(), query, &vector, k, scope)
             .await
     }

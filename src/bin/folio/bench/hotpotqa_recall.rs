@@ -39,8 +39,8 @@ const TARGET_BM25_RECALL_RATIO: f64 = 0.98;
 const PER_COMMIT: usize = 500;
 
 #[derive(Deserialize)]
-struct Question {
-    question: String,
+pub(super) struct Question {
+    pub question: String,
     supporting_titles: Vec<String>,
 }
 
@@ -187,7 +187,7 @@ pub async fn measure(ctx: &Context) -> Result<(Vec<Row>, Value)> {
     Ok((rows, details))
 }
 
-fn dev_questions(ctx: &Context) -> Result<Vec<Question>> {
+pub(super) fn dev_questions(ctx: &Context) -> Result<Vec<Question>> {
     let path = ctx.eval_dir.join("hotpotqa/dev.jsonl");
     let text =
         std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;

@@ -19,6 +19,8 @@ mod pdf_text;
 mod ppr;
 mod python;
 mod report;
+mod scale;
+mod scale_serve;
 mod search;
 mod tree;
 mod watch;
@@ -63,6 +65,21 @@ enum BenchCommand {
     },
     /// Dense, BM25 and hybrid search latency at 10k and 100k chunks.
     Search,
+    /// A library of a million chunks (real vectors for a sample, noisy
+    /// copies beyond it) served from its approximate index: ingest, size,
+    /// start-up, memory, dense/hybrid/scoped latency and recall, beside
+    /// faiss's HNSW.
+    Scale {
+        /// Chunks in the library (default 1,000,000; 250,000 with --quick).
+        #[arg(long)]
+        chunks: Option<usize>,
+    },
+    /// The serving process `scale` starts and measures; not for people.
+    #[command(hide = true)]
+    ScaleServe {
+        #[arg(long)]
+        queries: PathBuf,
+    },
     /// Personalized PageRank latency on random graphs of 10k and 100k nodes.
     Ppr,
     /// Information-gain graph build cost per node with the configured
@@ -161,13 +178,20 @@ pub async fn run(args: BenchArgs, config: Config, json: bool) -> Result<()> {
         }
         BenchCommand::Ingest { only } => only.clone(),
         BenchCommand::Search
+        | BenchCommand::Scale { .. }
+        | BenchCommand::ScaleServe { .. }
         | BenchCommand::Ppr
         | BenchCommand::Graph
         | BenchCommand::Llm { .. }
         | BenchCommand::Documents { .. } => Vec::new(),
     };
-    let needs_python = matches!(args.command, BenchCommand::Search | BenchCommand::Ppr)
-        || benches.contains(&IngestBench::Embed)
+    if let BenchCommand::ScaleServe { queries } = &args.command {
+        return scale_serve::run(config, queries).await;
+    }
+    let needs_python = matches!(
+        args.command,
+        BenchCommand::Search | BenchCommand::Ppr | BenchCommand::Scale { .. }
+    ) || benches.contains(&IngestBench::Embed)
         || benches.contains(&IngestBench::EmbedServer);
     // Checked up front so a missing package fails in a second, not after
     // minutes of Folio-side measurement.
@@ -197,6 +221,8 @@ pub async fn run(args: BenchArgs, config: Config, json: bool) -> Result<()> {
     };
     match args.command {
         BenchCommand::Search => out.write(&search::run(&ctx).await?)?,
+        BenchCommand::Scale { chunks } => out.write(&scale::run(&ctx, chunks).await?)?,
+        BenchCommand::ScaleServe { .. } => unreachable!("served above"),
         BenchCommand::Ppr => out.write(&ppr::run(&ctx)?)?,
         BenchCommand::Graph => out.write(&graph_build::run(&ctx).await?)?,
         BenchCommand::Llm { only } => {

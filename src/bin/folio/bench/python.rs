@@ -15,7 +15,7 @@ pub const ORT_VERSION: &str = "1.31.1";
 
 const SETUP_HINT: &str =
     "run scripts/bench.sh (it creates .venv-bench with numpy, onnxruntime==1.31.1, \
-     tokenizers, scipy and networkx), or point FOLIO_BENCH_PYTHON at a python that has them";
+     tokenizers, scipy, networkx and faiss-cpu), or point FOLIO_BENCH_PYTHON at a python that has them";
 
 pub struct Python {
     exe: PathBuf,
@@ -34,7 +34,7 @@ impl Python {
         let probe = Command::new(&python.exe)
             .args([
                 "-c",
-                "import numpy, tokenizers, scipy, networkx, onnxruntime; print(onnxruntime.__version__)",
+                "import numpy, tokenizers, scipy, networkx, faiss, onnxruntime; print(onnxruntime.__version__)",
             ])
             .output();
         let out = match probe {

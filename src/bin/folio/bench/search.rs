@@ -38,9 +38,9 @@ const DIM: usize = 384;
 const K: usize = 10;
 const QUERIES: usize = 100;
 const WARMUP: usize = 5;
-const CHUNKS_PER_DOC: usize = 10;
+pub(super) const CHUNKS_PER_DOC: usize = 10;
 /// Documents per transaction while building, as ingestion batches them.
-const DOCS_PER_COMMIT: usize = 100;
+pub(super) const DOCS_PER_COMMIT: usize = 100;
 /// Chunk length in words: around the chunker's 800-character target.
 const CHUNK_WORDS: std::ops::RangeInclusive<usize> = 60..=140;
 const TARGET_DENSE_RATIO: f64 = 3.0;
@@ -48,7 +48,7 @@ const TARGET_DENSE_RATIO: f64 = 3.0;
 const TARGET_INT8_SCAN_RATIO: f64 = 0.35;
 const TARGET_HYBRID_MS: f64 = 30.0;
 /// Folders the synthetic documents are spread over, one scope unit each.
-const FOLDERS: usize = 100;
+pub(super) const FOLDERS: usize = 100;
 /// Scoped dense and hybrid p50 against unscoped, at 100k chunks (issue 26).
 const TARGET_SCOPED_RATIO: f64 = 1.2;
 /// The size the hybrid target is stated for.
@@ -514,7 +514,7 @@ async fn measure_scoped(
 }
 
 /// The path of synthetic folder `i`, one of [`FOLDERS`].
-fn folder(i: usize) -> String {
+pub(super) fn folder(i: usize) -> String {
     format!("/folio-bench/synthetic/part{i:02}")
 }
 
@@ -654,7 +654,7 @@ fn f32_bytes(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
-fn write_f32<'a>(path: &Path, rows: impl Iterator<Item = &'a [f32]>) -> Result<()> {
+pub(super) fn write_f32<'a>(path: &Path, rows: impl Iterator<Item = &'a [f32]>) -> Result<()> {
     let bytes: Vec<u8> = rows.flat_map(f32_bytes).collect();
     std::fs::write(path, bytes).with_context(|| format!("writing {}", path.display()))
 }
