@@ -558,6 +558,11 @@ describe("Folio in a real window", () => {
     // Room for the page's answer: SmolLM2 runs past the suite's 120-token
     // default on this question; the rest of the suite keeps the default.
     await setField("ask-max-tokens", "300");
+    // Two passages a retrieval (for PAGER, and ActiveRAG below) and two
+    // sections draw the same traces in a fraction of the model's time;
+    // tests/ask.rs runs both methods on more.
+    await setField("ask-opt-slots-max", "2");
+    await setField("ask-k", "2");
     await askQuestion("How do I make a variable mutable?");
     let sawEmptySlotWhileRunning = false;
     await app.waitFor("PAGER to finish", 8 * MINUTE, async () => {
@@ -583,6 +588,7 @@ describe("Folio in a real window", () => {
     await chooseMethod("activerag");
     await askQuestion("What does the borrow checker prevent?");
     await app.waitFor("ActiveRAG to finish", 6 * MINUTE, answered);
+    await setField("ask-k", "");
     expect((await (await app.byTestId("answer-status")).text()).trim()).toBe("done");
     expect(await app.all('[data-testid="activerag-agent"]')).toHaveLength(3);
     await app.execute("document.querySelector('[data-testid=\"activerag-agents\"]').scrollIntoView({ block: 'start' });");
