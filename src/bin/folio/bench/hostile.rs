@@ -13,11 +13,11 @@
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::Instant;
 
 use anyhow::{bail, Context as _, Result};
 use serde_json::json;
 
+use super::process::run_measured;
 use super::report::{Report, Row, Target};
 use super::{cores, Context, TempDir};
 
@@ -128,41 +128,19 @@ impl Ingested {
 /// this run's models (a binary built elsewhere would look for its own
 /// checkout's), and its peak RSS from `wait4`.
 fn ingest(binary: &Path, models: &Path, corpus: &Path, data_dir: &Path) -> Result<Ingested> {
-    let started = Instant::now();
-    let child = Command::new(binary)
-        .env("FOLIO_CONFIG", "/dev/null")
-        .env("FOLIO_MODELS_DIR", models)
-        .arg("--data-dir")
-        .arg(data_dir)
-        .arg("add")
-        .arg(corpus)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .with_context(|| format!("starting {}", binary.display()))?;
-    let pid = libc::pid_t::try_from(child.id()).context("a child pid fits pid_t")?;
-    let mut status = 0;
-    // SAFETY: rusage is plain data that wait4 fills in; zeroes are a valid value.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: pid is our own child, not yet waited for (the Child handle is
-    // never waited on); status and usage are valid for writes.
-    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    if waited != pid {
-        bail!(
-            "waiting for {}: {}",
-            binary.display(),
-            std::io::Error::last_os_error()
-        );
-    }
+    let done = run_measured(
+        Command::new(binary)
+            .env("FOLIO_CONFIG", "/dev/null")
+            .env("FOLIO_MODELS_DIR", models)
+            .arg("--data-dir")
+            .arg(data_dir)
+            .arg("add")
+            .arg(corpus)
+            .stderr(Stdio::null()),
+    )?;
     Ok(Ingested {
-        // Linux reports ru_maxrss in KiB.
-        peak_mib: usage.ru_maxrss as f64 / 1024.0,
-        seconds: started.elapsed().as_secs_f64(),
-        exit: if libc::WIFEXITED(status) {
-            libc::WEXITSTATUS(status)
-        } else {
-            -1
-        },
+        peak_mib: done.peak_rss_bytes as f64 / (1024.0 * 1024.0),
+        seconds: done.seconds,
+        exit: done.code.unwrap_or(-1),
     })
 }

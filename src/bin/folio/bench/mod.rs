@@ -17,6 +17,7 @@ mod llm;
 mod ocr;
 mod pdf_text;
 mod ppr;
+mod process;
 mod python;
 mod report;
 mod scale;
@@ -404,6 +405,19 @@ fn rust_book_embedding_inputs(ctx: &Context) -> Result<Vec<String>> {
         );
     }
     Ok(inputs)
+}
+
+/// Bytes of the plain files in `dir` whose names `keep` accepts.
+fn files_bytes(dir: &Path, keep: impl Fn(&str) -> bool) -> Result<u64> {
+    let mut bytes = 0;
+    for entry in std::fs::read_dir(dir).with_context(|| format!("listing {}", dir.display()))? {
+        let entry = entry?;
+        let meta = entry.metadata()?;
+        if meta.is_file() && keep(&entry.file_name().to_string_lossy()) {
+            bytes += meta.len();
+        }
+    }
+    Ok(bytes)
 }
 
 /// A directory removed when dropped. (`tempfile` is only a dev-dependency;

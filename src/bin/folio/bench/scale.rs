@@ -25,9 +25,9 @@
 //! and builds and searches faiss's HNSW with the same M, efConstruction,
 //! efSearch and thread count, and scores both sides' recall.
 
-use std::io::{BufWriter, Read as _, Write as _};
+use std::io::{BufWriter, Write as _};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _, Result};
@@ -36,10 +36,11 @@ use serde_json::{json, Value};
 
 use super::embed_server::passages;
 use super::hotpotqa_recall::dev_questions;
+use super::process::run_measured;
 use super::python::field;
 use super::report::{Report, Row, Target};
 use super::search::{flat_document, folder, write_f32, CHUNKS_PER_DOC, DOCS_PER_COMMIT, FOLDERS};
-use super::{cores, Context, Rng, TempDir};
+use super::{cores, files_bytes, Context, Rng, TempDir};
 use folio::config::Config;
 use folio::embed::Embedder;
 use folio::events::EngineEvent;
@@ -345,18 +346,6 @@ fn moved(vector: &[f32], rng: &mut Rng) -> Vec<f32> {
     v.iter().map(|x| (x / norm) as f32).collect()
 }
 
-/// Bytes of the files in `dir` whose names `keep` accepts.
-fn files_bytes(dir: &Path, keep: impl Fn(&str) -> bool) -> Result<u64> {
-    let mut bytes = 0;
-    for entry in std::fs::read_dir(dir).with_context(|| format!("listing {}", dir.display()))? {
-        let entry = entry?;
-        if keep(&entry.file_name().to_string_lossy()) {
-            bytes += entry.metadata()?.len();
-        }
-    }
-    Ok(bytes)
-}
-
 struct Build {
     seconds: f64,
     index_bytes: u64,
@@ -406,52 +395,6 @@ async fn build_index(config: &Config, total: usize) -> Result<Build> {
     })
 }
 
-/// A finished child process: what it printed, how long it ran, and its
-/// peak resident memory (from the kernel's accounting, so nothing the
-/// child does can hide it).
-struct Finished {
-    stdout: Vec<u8>,
-    seconds: f64,
-    peak_rss_bytes: u64,
-}
-
-/// Runs `command` to its end, reading its stdout as it goes.
-fn run_measured(mut command: Command, what: &str) -> Result<Finished> {
-    let started = Instant::now();
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .with_context(|| format!("starting {what}"))?;
-    let mut stdout = Vec::new();
-    child
-        .stdout
-        .take()
-        .context("no stdout pipe")?
-        .read_to_end(&mut stdout)?;
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is a valid value for wait4 to fill.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `pid` is our own child, not yet reaped (`Child` was never
-    // waited on), and both out-pointers live for the call.
-    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    let seconds = started.elapsed().as_secs_f64();
-    if reaped != pid {
-        bail!("waiting for {what}: {}", std::io::Error::last_os_error());
-    }
-    if !libc::WIFEXITED(status) || libc::WEXITSTATUS(status) != 0 {
-        bail!("{what} failed (wait status {status})");
-    }
-    Ok(Finished {
-        stdout,
-        seconds,
-        // ru_maxrss is in KiB on Linux.
-        peak_rss_bytes: usage.ru_maxrss as u64 * 1024,
-    })
-}
-
 /// This program, run on the benchmark's library.
 fn folio(config: &Config) -> Result<Command> {
     let mut command = Command::new(std::env::current_exe().context("locating this program")?);
@@ -473,7 +416,7 @@ fn one_shot_searches(config: &Config, queries: &[Query]) -> Result<OneShot> {
     for q in queries.iter().take(ONE_SHOTS) {
         let mut command = folio(config)?;
         command.args(["--json", "search", &q.text]);
-        let done = run_measured(command, "a one-shot folio search")?;
+        let done = run_measured(&mut command)?.succeeded("a one-shot folio search")?;
         let hits: Vec<Value> = serde_json::from_slice(&done.stdout)
             .context("folio search printed something other than its hits")?;
         if hits.len() != K {
@@ -529,7 +472,7 @@ fn serve(config: &Config, dir: &Path, queries: &[Query]) -> Result<Served> {
         "scale: serving {} queries from a fresh process",
         queries.len()
     );
-    let done = run_measured(command, "the serving process")?;
+    let done = run_measured(&mut command)?.succeeded("the serving process")?;
     serde_json::from_slice(&done.stdout).context("the serving process printed no report")
 }
 

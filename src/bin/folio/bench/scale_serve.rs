@@ -11,6 +11,7 @@ use std::time::Instant;
 use anyhow::{bail, Context as _, Result};
 use tokio_util::sync::CancellationToken;
 
+use super::process::resident;
 use super::scale::{Query, ScopedTimes, Served, Timed, K, SCOPES};
 use super::search::{folder, FOLDERS};
 use folio::config::Config;
@@ -107,7 +108,7 @@ pub async fn run(config: Config, queries: &Path) -> Result<()> {
             hybrid,
         });
     }
-    let (rss_bytes, peak_rss_bytes) = resident_memory()?;
+    let memory = resident()?;
     let served = Served {
         open_seconds,
         indexed,
@@ -116,8 +117,8 @@ pub async fn run(config: Config, queries: &Path) -> Result<()> {
         hybrid,
         hybrid_embedded,
         scoped,
-        rss_bytes,
-        peak_rss_bytes,
+        rss_bytes: memory.now,
+        peak_rss_bytes: memory.peak,
     };
     println!("{}", serde_json::to_string(&served)?);
     Ok(())
@@ -166,18 +167,4 @@ where
         timed.ids.push(hits.into_iter().map(|(id, _)| id).collect());
     }
     Ok(timed)
-}
-
-/// This process's resident memory now and at its peak (VmRSS and VmHWM).
-fn resident_memory() -> Result<(u64, u64)> {
-    let status = std::fs::read_to_string("/proc/self/status")?;
-    let kib = |key: &str| -> Result<u64> {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(key))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-            .map(|k| k * 1024)
-            .with_context(|| format!("/proc/self/status has no {key}"))
-    };
-    Ok((kib("VmRSS:")?, kib("VmHWM:")?))
 }

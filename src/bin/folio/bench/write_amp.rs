@@ -10,8 +10,9 @@ use std::time::Instant;
 use anyhow::{bail, Context as _, Result};
 use serde_json::json;
 
+use super::process::resident;
 use super::report::{Report, Row, Target};
-use super::{Context, TempDir};
+use super::{files_bytes, Context, TempDir};
 use folio::config::Config;
 use folio::eval::corpus::write_passages;
 use folio::library::Library;
@@ -57,7 +58,7 @@ pub async fn run(ctx: &Context) -> Result<Report> {
     library.store().close().await;
     let seconds = start.elapsed().as_secs_f64();
     let after = ProcIo::read()?;
-    let peak_rss = vm_hwm()?;
+    let peak_rss = resident()?.peak;
     if !checkpointed {
         bail!("the final checkpoint could not complete (a reader held the WAL); written bytes would be undercounted");
     }
@@ -68,7 +69,7 @@ pub async fn run(ctx: &Context) -> Result<Report> {
             std::env::temp_dir().display()
         );
     }
-    let db_bytes = dir_size(&data_dir)?;
+    let db_bytes = files_bytes(&data_dir, |_| true)?;
 
     let rows = vec![
         Row::new("bytes written (storage)", "MB", written as f64 / 1e6)
@@ -145,27 +146,4 @@ impl ProcIo {
             cancelled_write_bytes: get("cancelled_write_bytes")?,
         })
     }
-}
-
-/// Peak resident set size in bytes.
-fn vm_hwm() -> Result<u64> {
-    let status =
-        std::fs::read_to_string("/proc/self/status").context("reading /proc/self/status")?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .map(|kb| kb * 1024)
-        .context("/proc/self/status has no VmHWM")
-}
-
-fn dir_size(dir: &std::path::Path) -> Result<u64> {
-    let mut total = 0;
-    for entry in std::fs::read_dir(dir).with_context(|| format!("listing {}", dir.display()))? {
-        let meta = entry?.metadata()?;
-        if meta.is_file() {
-            total += meta.len();
-        }
-    }
-    Ok(total)
 }
