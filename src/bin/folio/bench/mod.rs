@@ -186,9 +186,6 @@ pub async fn run(args: BenchArgs, config: Config, json: bool) -> Result<()> {
         | BenchCommand::Llm { .. }
         | BenchCommand::Documents { .. } => Vec::new(),
     };
-    if let BenchCommand::ScaleServe { queries } = &args.command {
-        return scale_serve::run(config, queries).await;
-    }
     let needs_python = matches!(
         args.command,
         BenchCommand::Search | BenchCommand::Ppr | BenchCommand::Scale { .. }
@@ -201,7 +198,11 @@ pub async fn run(args: BenchArgs, config: Config, json: bool) -> Result<()> {
     } else {
         None
     };
-    let needs_eval_data = !matches!(args.command, BenchCommand::Documents { .. });
+    // The serving process reads only the library and queries it is given.
+    let needs_eval_data = !matches!(
+        args.command,
+        BenchCommand::Documents { .. } | BenchCommand::ScaleServe { .. }
+    );
     if needs_eval_data && !args.eval_dir.join("rust-book/docs").is_dir() {
         bail!(
             "evaluation data not found under {}; pass --eval-dir or set FOLIO_EVAL_DIR",
@@ -223,7 +224,10 @@ pub async fn run(args: BenchArgs, config: Config, json: bool) -> Result<()> {
     match args.command {
         BenchCommand::Search => out.write(&search::run(&ctx).await?)?,
         BenchCommand::Scale { chunks } => out.write(&scale::run(&ctx, chunks).await?)?,
-        BenchCommand::ScaleServe { .. } => unreachable!("served above"),
+        // It prints its own report for the `scale` run that started it.
+        BenchCommand::ScaleServe { queries } => {
+            return scale_serve::run(ctx.config, &queries).await
+        }
         BenchCommand::Ppr => out.write(&ppr::run(&ctx)?)?,
         BenchCommand::Graph => out.write(&graph_build::run(&ctx).await?)?,
         BenchCommand::Llm { only } => {
