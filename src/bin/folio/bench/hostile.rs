@@ -17,7 +17,7 @@ use std::process::{Command, Stdio};
 use anyhow::{bail, Context as _, Result};
 use serde_json::json;
 
-use super::process::run_measured;
+use super::process::{run_measured, this_program};
 use super::report::{Report, Row, Target};
 use super::{cores, Context, TempDir};
 
@@ -42,7 +42,7 @@ pub fn run(ctx: &Context, before_binary: Option<&Path>) -> Result<Report> {
     let root = TempDir::new("hostile")?;
     let corpus = root.path().join("corpus");
     build_corpus(&corpus, tiny, scan)?;
-    let this = std::env::current_exe().context("finding this folio binary")?;
+    let this = this_program()?;
 
     eprintln!("hostile: folio add over the corpus ({tiny} tiny notes, a {scan}-page scan)");
     let models = &ctx.config.models_dir;

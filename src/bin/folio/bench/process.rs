@@ -4,10 +4,22 @@
 //! and at its peak (`/proc/self/status`).
 
 use std::io::Read as _;
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use anyhow::{bail, Context as _, Result};
+
+/// This program, to run again as a child. On Linux it is the running image
+/// itself (`/proc/self/exe`), so a benchmark that runs for an hour still
+/// starts the binary it began with after a rebuild replaced the file.
+pub fn this_program() -> Result<PathBuf> {
+    let running = PathBuf::from("/proc/self/exe");
+    if running.exists() {
+        return Ok(running);
+    }
+    std::env::current_exe().context("locating this program")
+}
 
 /// A child process that ran to its end.
 pub struct Exited {

@@ -36,7 +36,7 @@ use serde_json::{json, Value};
 
 use super::embed_server::passages;
 use super::hotpotqa_recall::dev_questions;
-use super::process::run_measured;
+use super::process::{run_measured, this_program};
 use super::python::field;
 use super::report::{Report, Row, Target};
 use super::search::{flat_document, folder, write_f32, CHUNKS_PER_DOC, DOCS_PER_COMMIT, FOLDERS};
@@ -397,7 +397,7 @@ async fn build_index(config: &Config, total: usize) -> Result<Build> {
 
 /// This program, run on the benchmark's library.
 fn folio(config: &Config) -> Result<Command> {
-    let mut command = Command::new(std::env::current_exe().context("locating this program")?);
+    let mut command = Command::new(this_program()?);
     command.arg("--data-dir").arg(&config.data_dir);
     Ok(command)
 }
