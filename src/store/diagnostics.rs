@@ -6,12 +6,18 @@ use super::{Result, Store};
 
 impl Store {
     /// Copies every WAL page into the database file and truncates the WAL.
-    /// `false` when a reader held the WAL and the checkpoint could not finish.
-    pub async fn checkpoint_wal(&self) -> Result<bool> {
+    /// The number of frames the WAL held, or `None` when a reader held the
+    /// WAL and the checkpoint could not finish. A TRUNCATE checkpoint
+    /// reports zero frames once it has emptied the WAL, so a PASSIVE one
+    /// copies and counts them first.
+    pub async fn checkpoint_wal(&self) -> Result<Option<u64>> {
+        let (_, frames, _): (i64, i64, i64) = sqlx::query_as("PRAGMA wal_checkpoint(PASSIVE)")
+            .fetch_one(&self.pool)
+            .await?;
         let (busy, _, _): (i64, i64, i64) = sqlx::query_as("PRAGMA wal_checkpoint(TRUNCATE)")
             .fetch_one(&self.pool)
             .await?;
-        Ok(busy == 0)
+        Ok((busy == 0).then_some(frames.max(0) as u64))
     }
 
     /// Bytes of database pages per table and index, largest first.

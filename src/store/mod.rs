@@ -75,6 +75,8 @@ fn register_sqlite_vec() {
 /// How often opening an index that another process is creating at the
 /// same moment is tried again, and how long apart.
 const OPEN_TRIES: u32 = 10;
+/// WAL pages after which a commit checkpoints (see `open_once`).
+pub const WAL_AUTOCHECKPOINT_PAGES: u64 = 10_000;
 const OPEN_RETRY: Duration = Duration::from_millis(200);
 
 /// Whether opening failed only because another process was creating the
@@ -126,7 +128,7 @@ impl Store {
             // many commits rewrote it: checkpointing every 10,000 pages
             // (40 MB of WAL) rather than SQLite's 1,000 took the HotpotQA
             // ingest from 11.5× its input written to about 10.5×.
-            .pragma("wal_autocheckpoint", "10000");
+            .pragma("wal_autocheckpoint", WAL_AUTOCHECKPOINT_PAGES.to_string());
         let pool = SqlitePoolOptions::new()
             .max_connections(4)
             .connect_with(options)
