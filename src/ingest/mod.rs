@@ -8,3 +8,5 @@ pub mod pipeline;
 pub mod prepare;
 pub mod scan;
 pub mod structure_tree;
+
+mod source_file;

@@ -84,7 +84,7 @@ pub fn prepare(
         let error = too_big(entry.size);
         return Prepared::Failed { entry, error };
     }
-    let bytes = match std::fs::read(&entry.path) {
+    let bytes = match super::source_file::read(&entry.path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Prepared::Vanished { entry },
         Err(e) => {
