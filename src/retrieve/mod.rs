@@ -25,7 +25,7 @@ use crate::ingest::loaders::ocr::OcrMark;
 use crate::store::{DocumentSet, Store, StoredChunk};
 
 pub use ann::{AnnError, AnnIndex, Provenance, CONNECTIVITY, EXPANSION_ADD, EXPANSION_SEARCH};
-pub use bm25::{common_threshold, fts_query};
+pub use bm25::{common_threshold, fts_query, search_narrowed as bm25_narrowed, Narrowing};
 pub use error::{Result, RetrieveError};
 pub use fusion::reciprocal_rank_fusion;
 pub use gain_walk::{Walk, WalkGraph, Weights};

@@ -1,8 +1,18 @@
 //! What measurements read about the database itself (where the bytes went,
-//! how chunk ids are laid out), and a checkpoint that folds the WAL back into
-//! the file so its size can be measured.
+//! how chunk ids are laid out, what SQLite holds in memory), and a
+//! checkpoint that folds the WAL back into the file so its size can be
+//! measured.
 
 use super::{Result, Store};
+
+/// Bytes SQLite has allocated in this process (every connection's page
+/// cache included), from its own counter.
+pub fn sqlite_heap_bytes() -> u64 {
+    // SAFETY: a read of SQLite's global allocation counter, which it keeps
+    // under its own lock.
+    let used = unsafe { libsqlite3_sys::sqlite3_memory_used() };
+    used.max(0) as u64
+}
 
 impl Store {
     /// Copies every WAL page into the database file and truncates the WAL.

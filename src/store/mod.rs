@@ -9,6 +9,7 @@ mod documents;
 mod error;
 mod folders;
 mod fts;
+mod fts_rank;
 mod gain;
 mod jobs;
 mod migrations;
@@ -34,12 +35,14 @@ use sqlx::sqlite::{
 use sqlx::{Sqlite, Transaction};
 
 pub use collections::Collection;
+pub use diagnostics::sqlite_heap_bytes;
 pub use documents::{
     BatchProgress, ChunkRecord, ChunkWrite, DocumentPage, DocumentRecord, DocumentWrite,
     IndexCounts, NodeRecord, PassageBoxes, StoredChunk,
 };
 pub use error::{Result, StoreError};
 pub use folders::{Folder, FolderSummary};
+pub use fts::CountedQuery;
 pub use gain::{BuildCost, GainEdge, NodeScoring, NodeWritten, RubricStatus};
 pub use jobs::{Job, JobState};
 pub use quantize::to_blob as vector_blob;
@@ -52,15 +55,18 @@ pub use vectors::VectorSpace;
 #[derive(Clone)]
 pub struct Store {
     pool: SqlitePool,
+    /// What BM25's term counting has found, shared by the store's clones.
+    term_counts: std::sync::Arc<fts::TermCounts>,
 }
 
-static REGISTER_VEC: Once = Once::new();
+static REGISTER_EXTENSIONS: Once = Once::new();
 
-/// sqlite-vec is linked statically and must be registered as an auto extension
-/// before the first connection opens, so every pooled connection has `vec0`.
-fn register_sqlite_vec() {
-    REGISTER_VEC.call_once(|| {
-        // SAFETY: sqlite3_vec_init has the signature SQLite expects of an
+/// sqlite-vec is linked statically and Folio's FTS5 ranking function
+/// ([`fts_rank`]) is compiled in; both are registered as auto extensions
+/// before the first connection opens, so every pooled connection has them.
+fn register_extensions() {
+    REGISTER_EXTENSIONS.call_once(|| {
+        // SAFETY: both entry points have the signature SQLite expects of an
         // extension entry point; registration happens once, before any
         // connection exists.
         unsafe {
@@ -68,6 +74,7 @@ fn register_sqlite_vec() {
             libsqlite3_sys::sqlite3_auto_extension(Some(std::mem::transmute(
                 sqlite_vec::sqlite3_vec_init as *const (),
             )));
+            libsqlite3_sys::sqlite3_auto_extension(Some(fts_rank::register));
         }
     });
 }
@@ -75,6 +82,8 @@ fn register_sqlite_vec() {
 /// How often opening an index that another process is creating at the
 /// same moment is tried again, and how long apart.
 const OPEN_TRIES: u32 = 10;
+/// What SQLite may keep in memory in this process, all connections together.
+const SQLITE_HEAP_LIMIT_BYTES: u64 = 32 << 20;
 /// WAL pages after which a commit checkpoints (see `open_once`).
 pub const WAL_AUTOCHECKPOINT_PAGES: u64 = 10_000;
 const OPEN_RETRY: Duration = Duration::from_millis(200);
@@ -97,7 +106,7 @@ fn lost_a_race(e: &StoreError) -> bool {
 
 impl Store {
     pub async fn open(path: &Path) -> Result<Store> {
-        register_sqlite_vec();
+        register_extensions();
         let mut tries = 1;
         loop {
             match Store::open_once(path).await {
@@ -124,6 +133,12 @@ impl Store {
             .foreign_keys(true)
             .busy_timeout(Duration::from_secs(30))
             .pragma("cache_size", "-32768")
+            // Process-wide: SQLite gives back cached pages rather than grow
+            // past this, so four connections' caches (32 MiB each) cannot
+            // together hold 128 MiB. Serving a 1M-chunk library, SQLite held
+            // 107 MB without it (`folio bench scale`, 2026-11-28); a cache
+            // miss reads the page from the kernel's cache instead.
+            .pragma("soft_heap_limit", SQLITE_HEAP_LIMIT_BYTES.to_string())
             // A checkpoint copies each page the WAL holds once, however
             // many commits rewrote it: checkpointing every 10,000 pages
             // (40 MB of WAL) rather than SQLite's 1,000 took the HotpotQA
@@ -135,7 +150,10 @@ impl Store {
             .await
             .map_err(open_err)?;
         migrations::migrator().await?.run(&pool).await?;
-        Ok(Store { pool })
+        Ok(Store {
+            pool,
+            term_counts: Default::default(),
+        })
     }
 
     pub fn pool(&self) -> &SqlitePool {
