@@ -2,6 +2,7 @@
 //! trees, chunks, sqlite-vec vectors, FTS5) and searched. No GUI dependency;
 //! the `folio` CLI and the desktop shell are thin layers over [`Library`].
 
+pub mod allocator;
 pub mod atomic_file;
 pub mod choice;
 pub mod config;

@@ -31,12 +31,16 @@ use crate::store::quantize;
 pub const CONNECTIVITY: usize = 16;
 /// Candidates kept while inserting (efConstruction).
 pub const EXPANSION_ADD: usize = 128;
-/// Candidates kept while searching (ef). Chosen with a one-off measurement
-/// (2-core machine, 2026-11-28) on 200,000 vectors: the kit model's 9,588
+/// Candidates kept while searching (ef). Chosen with one-off measurements
+/// (2-core machine, 2026-11-28). On 200,000 vectors (the kit model's 9,588
 /// HotpotQA chunk vectors and noisy copies of them, queried with 200
-/// held-out ones: recall@10 against the exact scan 0.922 at ef 64, 0.959
-/// at 128, 0.995 at 256 (0.86 ms p50, against the exact scan's 6.4 ms).
-pub const EXPANSION_SEARCH: usize = 256;
+/// held-out ones), recall@10 against the exact scan was 0.922 at ef 64,
+/// 0.959 at 128 and 0.995 at 256 (0.86 ms p50, against the exact scan's
+/// 6.4 ms). On the 1M-vector set of `folio bench scale`, 256 gave 0.886,
+/// 384 0.932, 512 0.965 and 768 0.980 (1.5, 1.8, 1.8 and 3.3 ms p50 through usearch's Python binding): the
+/// graph of a larger library needs a wider search for the same recall, and
+/// 512 is the narrowest that keeps 0.95 there.
+pub const EXPANSION_SEARCH: usize = 512;
 
 /// Candidates the graph returns per result wanted. The graph compares an
 /// int8 query with int8 rows; scoring a longer list again with the real
@@ -307,17 +311,27 @@ impl AnnIndex {
         Ok(())
     }
 
-    /// The `k` nearest chunks to `query` among those `keep` accepts, with
-    /// their L2 distances, nearest first.
-    pub fn nearest(&self, query: &[f32], k: usize, keep: impl Fn(i64) -> bool) -> Vec<(i64, f32)> {
+    /// The `k` nearest chunks to `query` among those `keep` accepts (all,
+    /// when `None`), with their L2 distances, nearest first.
+    pub fn nearest(
+        &self,
+        query: &[f32],
+        k: usize,
+        keep: Option<&dyn Fn(i64) -> bool>,
+    ) -> Vec<(i64, f32)> {
         if k == 0 || self.is_empty() || query.len() != self.dim {
             return Vec::new();
         }
         let q = quantize::quantize(query);
-        let Ok(found) = self
-            .index
-            .filtered_search::<i8, _>(&q, k * SHORTLIST, |key| keep(key as i64))
-        else {
+        // Unfiltered, the graph is walked without calling back into Rust
+        // for every node it visits.
+        let found = match keep {
+            None => self.index.search::<i8>(&q, k * SHORTLIST),
+            Some(keep) => self
+                .index
+                .filtered_search::<i8, _>(&q, k * SHORTLIST, |key| keep(key as i64)),
+        };
+        let Ok(found) = found else {
             return Vec::new();
         };
         let mut best = self.scored(query, found.keys.iter().map(|key| *key as i64));
@@ -455,7 +469,7 @@ mod tests {
         let mut hit = 0;
         for (_, q) in queries {
             let truth: Vec<i64> = exact.nearest(q, 10, None).iter().map(|h| h.0).collect();
-            let got = ann.nearest(q, 10, |_| true);
+            let got = ann.nearest(q, 10, None);
             hit += got.iter().filter(|h| truth.contains(&h.0)).count();
         }
         hit as f64 / (queries.len() * 10) as f64
@@ -482,7 +496,7 @@ mod tests {
         ann.index.change_expansion_search(EXPANSION_SEARCH);
         let q = &queries[0].1;
         let truth = exact.nearest(q, 10, None);
-        for (id, d) in ann.nearest(q, 10, |_| true) {
+        for (id, d) in ann.nearest(q, 10, None) {
             if let Some((_, e)) = truth.iter().find(|t| t.0 == id) {
                 assert!(
                     (d - e).abs() < 1e-3,
@@ -490,7 +504,7 @@ mod tests {
                 );
             }
         }
-        let kept = ann.nearest(q, 10, |id| id % 2 == 0);
+        let kept = ann.nearest(q, 10, Some(&|id| id % 2 == 0));
         assert_eq!(kept.len(), 10);
         assert!(kept.iter().all(|h| h.0 % 2 == 0), "{kept:?}");
         let among: Vec<i64> = rows.iter().map(|r| r.0).filter(|id| id % 97 == 0).collect();
@@ -517,10 +531,7 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(p, provenance(32, 5));
-        assert_eq!(
-            viewed.nearest(q, 10, |_| true),
-            ann.nearest(q, 10, |_| true)
-        );
+        assert_eq!(viewed.nearest(q, 10, None), ann.nearest(q, 10, None));
 
         let (loaded, _) = AnnIndex::open_for_update(dir.path(), &provenance(32, 0))
             .unwrap()
@@ -538,10 +549,10 @@ mod tests {
         assert_eq!(p.seq, 9);
         assert_eq!(reopened.len(), 1_500 + 300 - 1);
         assert!(reopened
-            .nearest(q, 10, |_| true)
+            .nearest(q, 10, None)
             .iter()
             .all(|h| h.0 != rows[17].0));
-        assert_eq!(reopened.nearest(&more[0].1, 1, |_| true)[0].0, more[0].0);
+        assert_eq!(reopened.nearest(&more[0].1, 1, None)[0].0, more[0].0);
         let files = std::fs::read_dir(dir.path())
             .unwrap()
             .filter(|e| is_index_file_name(e.as_ref().unwrap().file_name().to_str().unwrap()))
@@ -669,7 +680,7 @@ mod tests {
                 .unwrap_or_else(|e| panic!("round {round}: {e}"))
                 .expect("an index is always there");
             assert_eq!(ann.len(), 20_000, "round {round}");
-            assert_eq!(ann.nearest(q, 1, |_| true)[0].0, rows[3].0, "round {round}");
+            assert_eq!(ann.nearest(q, 1, None)[0].0, rows[3].0, "round {round}");
             seqs.push(p.seq);
         }
         assert!(

@@ -114,11 +114,13 @@ impl Approximate {
                 k,
                 s.chunks().iter().copied().filter(|id| !stale(*id)),
             ),
-            Some(s) => self.saved.nearest(query, k, |id| {
-                !stale(id) && s.chunks().binary_search(&id).is_ok()
-            }),
-            None if self.changed.is_empty() => self.saved.nearest(query, k, |_| true),
-            None => self.saved.nearest(query, k, |id| !stale(id)),
+            Some(s) => self.saved.nearest(
+                query,
+                k,
+                Some(&|id| !stale(id) && s.chunks().binary_search(&id).is_ok()),
+            ),
+            None if self.changed.is_empty() => self.saved.nearest(query, k, None),
+            None => self.saved.nearest(query, k, Some(&|id| !stale(id))),
         };
         found.extend(self.changes.nearest(query, k, scope));
         found.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));

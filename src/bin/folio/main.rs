@@ -153,10 +153,20 @@ enum AnswerCommand {
     },
 }
 
-#[tokio::main]
-async fn main() {
+fn main() {
+    folio::allocator::limit_arenas();
     let cli = Cli::parse();
-    let outcome = run(cli).await;
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            std::process::exit(1);
+        }
+    };
+    let outcome = runtime.block_on(run(cli));
     folio::llm::quiesce(MODEL_EXIT_WAIT);
     if let Err(e) = outcome {
         eprintln!("error: {e:#}");

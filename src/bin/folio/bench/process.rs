@@ -79,9 +79,12 @@ pub fn run_measured(command: &mut Command) -> Result<Exited> {
 pub struct Resident {
     pub now: u64,
     pub peak: u64,
+    /// Of `now`, pages of mapped files (models, the approximate index):
+    /// clean ones the kernel may drop and read again.
+    pub file: u64,
 }
 
-/// VmRSS and VmHWM from `/proc/self/status`.
+/// VmRSS, VmHWM and RssFile from `/proc/self/status`.
 pub fn resident() -> Result<Resident> {
     let status =
         std::fs::read_to_string("/proc/self/status").context("reading /proc/self/status")?;
@@ -96,6 +99,7 @@ pub fn resident() -> Result<Resident> {
     Ok(Resident {
         now: bytes("VmRSS:")?,
         peak: bytes("VmHWM:")?,
+        file: bytes("RssFile:")?,
     })
 }
 
