@@ -142,29 +142,8 @@ impl Store {
         } else {
             format!("({scored}) AND ({})", query.within.join(" OR "))
         };
-        let first_count = if scope.is_some() { 4 } else { 3 };
-        let counts = (0..query.scored.len())
-            .map(|i| format!(", ?{}", first_count + i))
-            .collect::<String>();
-        let within = match scope {
-            None => String::new(),
-            Some(_) => format!("AND +rowid IN ({})", chunks_in(3)),
-        };
-        let sql = format!(
-            "SELECT rowid, folio_bm25(chunks_fts, 1.0, 0.5, ?2{counts}) AS s FROM chunks_fts \
-             WHERE chunks_fts MATCH ?1 {within} ORDER BY s LIMIT ?2"
-        );
-        let mut q = sqlx::query_as::<_, (i64, f64)>(&sql)
-            .bind(fts)
-            .bind(k as i64);
-        if let Some(documents) = scope {
-            q = q.bind(documents.chunks_json());
-        }
-        for (_, count) in &query.scored {
-            q = q.bind(*count as i64);
-        }
-        let rows = q.fetch_all(&self.pool).await?;
-        Ok(rows.into_iter().map(|(id, s)| (id, -s)).collect())
+        let counts: Vec<u64> = query.scored.iter().map(|(_, n)| *n).collect();
+        self.ranked(&fts, Some(&counts), k, scope).await
     }
 
     /// The `k` best chunks for an FTS5 `query`, best first, with BM25 scores
@@ -179,21 +158,47 @@ impl Store {
         k: usize,
         scope: Option<&DocumentSet>,
     ) -> Result<Vec<(i64, f64)>> {
+        self.ranked(query, None, k, scope).await
+    }
+
+    /// The `k` best chunks for the FTS5 query `fts` within `scope`, ranked
+    /// by FTS5's `bm25()` or, given the scored phrases' match `counts`, by
+    /// `folio_bm25`; scores negated so that higher is better.
+    async fn ranked(
+        &self,
+        fts: &str,
+        counts: Option<&[u64]>,
+        k: usize,
+        scope: Option<&DocumentSet>,
+    ) -> Result<Vec<(i64, f64)>> {
         let within = match scope {
             None => String::new(),
             // `+` keeps the filter out of FTS5's plan: MATCH drives, and each
             // match is looked up in the scope's chunks, read once.
             Some(_) => format!("AND +rowid IN ({})", chunks_in(3)),
         };
+        let rank = match counts {
+            None => "bm25(chunks_fts, 1.0, 0.5)".to_string(),
+            Some(counts) => {
+                let first = if scope.is_some() { 4 } else { 3 };
+                let params: String = (0..counts.len())
+                    .map(|i| format!(", ?{}", first + i))
+                    .collect();
+                format!("folio_bm25(chunks_fts, 1.0, 0.5, ?2{params})")
+            }
+        };
         let sql = format!(
-            "SELECT rowid, bm25(chunks_fts, 1.0, 0.5) AS s FROM chunks_fts \
+            "SELECT rowid, {rank} AS s FROM chunks_fts \
              WHERE chunks_fts MATCH ?1 {within} ORDER BY s LIMIT ?2"
         );
         let mut q = sqlx::query_as::<_, (i64, f64)>(&sql)
-            .bind(query)
+            .bind(fts)
             .bind(k as i64);
         if let Some(documents) = scope {
             q = q.bind(documents.chunks_json());
+        }
+        for count in counts.unwrap_or(&[]) {
+            q = q.bind(*count as i64);
         }
         let rows = q.fetch_all(&self.pool).await?;
         Ok(rows.into_iter().map(|(id, s)| (id, -s)).collect())
@@ -271,6 +276,26 @@ mod tests {
                 &builtin,
             );
         }
+    }
+
+    #[tokio::test]
+    async fn a_scoped_counted_ranking_matches_the_scoped_builtin() {
+        let (_dir, store) = store_with(400).await;
+        let scope = DocumentSet::new(vec![1], (1..=150).collect());
+        let query = CountedQuery {
+            scored: counted(&store, &["apple", "river", "cloud"]).await,
+            within: Vec::new(),
+        };
+        let builtin = store
+            .bm25("\"apple\" OR \"river\" OR \"cloud\"", 10, Some(&scope))
+            .await
+            .unwrap();
+        assert_eq!(builtin.len(), 10);
+        assert!(builtin.iter().all(|(id, _)| *id <= 150));
+        assert_same(
+            &store.bm25_counted(&query, 10, Some(&scope)).await.unwrap(),
+            &builtin,
+        );
     }
 
     #[tokio::test]
