@@ -12,9 +12,10 @@
 //! manifest says against the file and the store, and refuses a file that
 //! does not match: a truncated, foreign or stale index is never used.
 //!
-//! A served index is memory-mapped (usearch's view): start-up reads the
-//! manifest and the file's header, and a search touches only the pages of
-//! the nodes it visits. Changing it needs a loaded copy
+//! A served index is memory-mapped, in huge pages where the system offers
+//! them ([`super::ann_mapping`]), and usearch views the mapping: start-up
+//! reads the manifest and the file's header, and a search touches only the
+//! pages of the nodes it visits. Changing it needs a loaded copy
 //! ([`AnnIndex::open_for_update`]).
 //!
 //! Distances are not usearch's: every candidate is scored again against the
@@ -25,6 +26,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
 
+use super::ann_mapping::{self, Mapping};
 use crate::store::quantize;
 
 /// Graph links per node (HNSW's M).
@@ -95,6 +97,9 @@ struct Manifest {
 pub struct AnnIndex {
     index: Index,
     dim: usize,
+    /// The file `index` views, when it views one. Declared after `index`,
+    /// so it is unmapped only once the index is gone.
+    mapping: Option<Mapping>,
 }
 
 impl AnnIndex {
@@ -110,7 +115,11 @@ impl AnnIndex {
             multi: false,
         })
         .map_err(index_err)?;
-        let ann = AnnIndex { index, dim };
+        let ann = AnnIndex {
+            index,
+            dim,
+            mapping: None,
+        };
         ann.reserve(capacity.max(1))?;
         Ok(ann)
     }
@@ -191,13 +200,21 @@ impl AnnIndex {
                 manifest.file, p.dim
             )));
         }
-        let ann = AnnIndex::new(p.dim, 1)?;
-        let opened = if view {
-            ann.index.view(path_str)
+        let mut ann = AnnIndex::new(p.dim, 1)?;
+        if view {
+            let mapping = std::fs::File::open(&path)
+                .and_then(|file| Mapping::new(&file))
+                .map_err(|e| unusable(format!("{}: {e}", manifest.file)))?;
+            // SAFETY: the mapping lives in `ann` beside the index and is
+            // dropped after it (field order).
+            unsafe { ann.index.view_from_buffer(mapping.bytes()) }
+                .map_err(|e| unusable(e.to_string()))?;
+            ann.mapping = Some(mapping);
         } else {
-            ann.index.load(path_str)
-        };
-        opened.map_err(|e| unusable(e.to_string()))?;
+            ann.index
+                .load(path_str)
+                .map_err(|e| unusable(e.to_string()))?;
+        }
         if ann.len() != manifest.count {
             return Err(unusable(format!(
                 "{} holds {} vectors, its manifest says {}",
@@ -236,6 +253,7 @@ impl AnnIndex {
         self.index.save(path_str).map_err(index_err)?;
         let written = std::fs::File::open(&path).map_err(save_err)?;
         written.sync_all().map_err(save_err)?;
+        ann_mapping::drop_cached(&written);
         let manifest = Manifest {
             format: FORMAT,
             provenance: provenance.clone(),

@@ -6,6 +6,7 @@
 //! person needs to judge and open them: path, heading path, snippet, score.
 
 mod ann;
+mod ann_mapping;
 mod bm25;
 mod error;
 mod fusion;
