@@ -82,25 +82,33 @@ pub struct Resident {
     /// Of `now`, pages of mapped files (models, the approximate index):
     /// clean ones the kernel may drop and read again.
     pub file: u64,
+    /// Of `file`, pages mapped 2 MiB at a time (the approximate index on a
+    /// filesystem with large folios).
+    pub file_huge: u64,
 }
 
-/// VmRSS, VmHWM and RssFile from `/proc/self/status`.
+/// VmRSS, VmHWM and RssFile from `/proc/self/status`, FilePmdMapped from
+/// `/proc/self/smaps_rollup`.
 pub fn resident() -> Result<Resident> {
-    let status =
-        std::fs::read_to_string("/proc/self/status").context("reading /proc/self/status")?;
-    let bytes = |key: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(key))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-            .map(|kib| kib * 1024)
-            .with_context(|| format!("/proc/self/status has no {key}"))
-    };
+    let read =
+        |file: &str| std::fs::read_to_string(file).with_context(|| format!("reading {file}"));
+    let (status, rollup) = (read("/proc/self/status")?, read("/proc/self/smaps_rollup")?);
     Ok(Resident {
-        now: bytes("VmRSS:")?,
-        peak: bytes("VmHWM:")?,
-        file: bytes("RssFile:")?,
+        now: kib_field(&status, "VmRSS:")?,
+        peak: kib_field(&status, "VmHWM:")?,
+        file: kib_field(&status, "RssFile:")?,
+        file_huge: kib_field(&rollup, "FilePmdMapped:")?,
     })
+}
+
+/// The line `key` of a `/proc` listing in KiB, as bytes.
+fn kib_field(listing: &str, key: &str) -> Result<u64> {
+    listing
+        .lines()
+        .find_map(|l| l.strip_prefix(key))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map(|kib| kib * 1024)
+        .with_context(|| format!("no {key} in the listing"))
 }
 
 #[cfg(test)]
@@ -126,5 +134,6 @@ mod tests {
     fn this_process_is_resident() {
         let memory = resident().unwrap();
         assert!(memory.now > 0 && memory.peak >= memory.now);
+        assert!(memory.file_huge <= memory.file && memory.file <= memory.now);
     }
 }

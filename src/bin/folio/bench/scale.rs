@@ -449,6 +449,8 @@ pub(super) struct Served {
     pub peak_rss_bytes: u64,
     /// Of `rss_bytes`, mapped files' pages.
     pub file_rss_bytes: u64,
+    /// Of `file_rss_bytes`, pages mapped 2 MiB at a time.
+    pub file_huge_bytes: u64,
     /// What SQLite has allocated (page caches included), all connections.
     pub sqlite_heap_bytes: u64,
 }
@@ -552,6 +554,11 @@ fn report(
             format!("serving RSS in mapped files (index, models) {n}"),
             "bytes",
             served.file_rss_bytes as f64,
+        ),
+        Row::new(
+            format!("serving RSS in mapped files, in 2 MiB pages {n}"),
+            "bytes",
+            served.file_huge_bytes as f64,
         ),
         Row::new(
             format!("serving SQLite heap {n}"),

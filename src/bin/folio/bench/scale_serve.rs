@@ -139,6 +139,7 @@ pub async fn run(config: Config, queries: &Path) -> Result<()> {
         rss_bytes: memory.now,
         peak_rss_bytes: memory.peak,
         file_rss_bytes: memory.file,
+        file_huge_bytes: memory.file_huge,
         sqlite_heap_bytes: sqlite_heap_bytes(),
     };
     println!("{}", serde_json::to_string(&served)?);
