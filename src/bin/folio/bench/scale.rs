@@ -22,8 +22,9 @@
 //! embedded models, and times 200 queries (the HotpotQA dev questions,
 //! embedded by the same model): dense, hybrid and scoped top-10
 //! (`scale_serve.rs`). `bench/scale_baseline.py` computes the exact top-10
-//! (L2 over the stored rows, as Folio's exact scan ranks) and builds and searches faiss's HNSW with the same M, efConstruction,
-//! efSearch and thread count, and scores both sides' recall.
+//! (L2 over the stored rows, as Folio's exact scan ranks), builds and
+//! searches faiss's HNSW with the same M, efConstruction, efSearch and
+//! thread count, and scores both sides' recall.
 
 use std::io::{BufWriter, Write as _};
 use std::path::{Path, PathBuf};
