@@ -895,16 +895,16 @@ fn assert_iterative_calls(result: &Value, trace: &Value) {
     eprintln!("pager: {} calls, {retries} of them retries", expected.len());
 }
 
-/// Iterative PAGER with three slots at most on `ix`, checked for slot
+/// Iterative PAGER with two slots at most on `ix`, checked for slot
 /// order and call count.
 fn iterative_pager(ix: &Indexed, question: &str) -> Value {
     let result = ix.ask(
-        &[question, "--method", "pager", "-k", "3", "--slots-max", "3"],
+        &[question, "--method", "pager", "-k", "3", "--slots-max", "2"],
         &[],
     );
     let trace = pager_trace(&result);
     assert_eq!(trace["variant"], "iterative");
-    assert!(trace["page"]["sections"].as_array().unwrap().len() <= 3);
+    assert!(trace["page"]["sections"].as_array().unwrap().len() <= 2);
     assert_slots_filled_in_order(ix, trace);
     assert_iterative_calls(&result, trace);
     result

@@ -729,10 +729,14 @@ describe("Folio in a real window", () => {
     async () => {
       await open("ask");
       await chooseMethod("crp-rag");
-      // The full method with its default graph budget; one path and room
-      // for its last step, since the suite's 120-token default would cut a
-      // tiny model's reasoning off and fail the run.
+      // The full method on a small graph (two rounds, three steps) and one
+      // path: each step costs the model two calls, and a small graph draws
+      // every kind of node; tests/ask.rs grows a larger one. Room for the
+      // last step, since the suite's 120-token default would cut a tiny
+      // model's reasoning off and fail the run.
       await setField("ask-max-tokens", "300");
+      await setField("ask-opt-depth", "2");
+      await setField("ask-opt-nodes", "3");
       await setField("ask-opt-paths", "1");
       await askQuestion("Which takes more bytes in Rust, a char or a bool?");
       await app.waitFor("CRP-RAG to finish", 10 * MINUTE, answered);
