@@ -730,8 +730,9 @@ describe("Folio in a real window", () => {
       await open("ask");
       await chooseMethod("crp-rag");
       // The full method on a small graph (two rounds, three steps) and one
-      // path: each step costs the model two calls, and a small graph draws
-      // every kind of node; tests/ask.rs grows a larger one. Room for the
+      // path: each step costs the model two calls, and a small graph still
+      // has what is checked below (steps, their checks, edges); tests/ask.rs
+      // grows a larger one. Room for the
       // last step, since the suite's 120-token default would cut a tiny
       // model's reasoning off and fail the run.
       await setField("ask-max-tokens", "300");
