@@ -1079,6 +1079,44 @@ fn activerag_runs_its_three_agents_on_the_rust_book() {
     assert_three_agents(book(), &result, "association");
 }
 
+/// An accommodation cut off before its answer line is concluded by one
+/// more call, held by its grammar to the answer line alone. Four tokens a
+/// step cannot hold the reasoning's label, a word and the end, so the cut
+/// is certain.
+#[test]
+fn activerag_concludes_a_cut_off_accommodation() {
+    let result = book().ask(
+        &[
+            "What does the borrow checker prevent?",
+            "--method",
+            "activerag",
+            "-k",
+            "3",
+            "--max-tokens",
+            "4",
+        ],
+        &[],
+    );
+    assert_eq!(
+        call_steps(&result),
+        [
+            "self-inquiry",
+            "assimilation",
+            "accommodation",
+            "conclusion"
+        ]
+    );
+    let trace = &result["run"]["trace"];
+    assert_eq!(trace["answer_line_missing"], false, "{trace}");
+    assert!(
+        trace["notes"]
+            .to_string()
+            .contains("before its answer line"),
+        "{trace}"
+    );
+    assert!(!result["run"]["answer"].as_str().unwrap().trim().is_empty());
+}
+
 #[test]
 fn activerag_ablations_leave_out_their_agent() {
     for (agents, steps) in [

@@ -38,6 +38,7 @@ pub enum PromptId {
     ActiveRagSelfInquiry,
     ActiveRagAssimilate,
     ActiveRagAccommodate,
+    ActiveRagConclude,
     Rdr2Route,
     Rdr2Read,
     GainCoarse,
@@ -163,6 +164,11 @@ const SPECS: &[PromptSpec] = &[
         ActiveRagAccommodate,
         "activerag/accommodate.j2",
         ["question", "thought", "knowledge", "variant", "passages"]
+    ),
+    spec!(
+        ActiveRagConclude,
+        "activerag/conclude.j2",
+        ["question", "reasoning"]
     ),
     spec!(
         Rdr2Route,

@@ -17,7 +17,7 @@ use super::{
 use crate::choice::Choice;
 use crate::llm::prompts::{as_document_data, PromptId};
 use crate::llm::response_format::{object_schema, one_line, text_schema};
-use crate::llm::{GenerateOptions, ReplySchema};
+use crate::llm::{FinishReason, GenerateOptions, ReplySchema};
 
 pub struct ActiveRag;
 
@@ -44,6 +44,7 @@ const AGENTS: Pick<ActiveRagAgents> = Pick {
 const SELF_INQUIRY: &str = "self-inquiry";
 const ASSIMILATION: &str = "assimilation";
 const ACCOMMODATION: &str = "accommodation";
+const CONCLUSION: &str = "conclusion";
 const ANSWER_LABEL: &str = "answer:";
 
 /// The learning behaviour the assimilation and accommodation agents mimic
@@ -227,7 +228,11 @@ impl Method for ActiveRag {
                 &options,
             )
             .await?;
-        trace.accommodation = finished_text(ACCOMMODATION, completion, params.max_tokens)?;
+        trace.accommodation = if completion.finish == FinishReason::Length {
+            conclude(ctx, question, &completion.text, params, &mut trace.notes).await?
+        } else {
+            finished_text(ACCOMMODATION, completion, params.max_tokens)?
+        };
         let answer = final_answer(&trace.accommodation);
         trace.answer_line_missing = answer.is_none();
         let text = answer.unwrap_or_else(|| trace.accommodation.clone());
@@ -283,21 +288,73 @@ fn answer_line_schema(max_tokens: u32) -> ReplySchema {
     }
 }
 
+/// Room for the conclusion's answer line: a token writes at least one
+/// character of it (all but byte-split text), and the label takes a few.
+const CONCLUSION_TOKENS: u32 = ANSWER_LINE_CHARS + 16;
+
+/// The accommodation for a reply cut off at `max_tokens` before its answer
+/// line. The grammar bounds the reasoning in characters, and a small model
+/// can spend a token a character (a list of years) or repeat itself until
+/// the budget runs out. One more call reads the reasoning as written and
+/// states where it leads, held to the answer line alone with room for all
+/// of it, so the question still gets an answer and the trace says how.
+async fn conclude(
+    ctx: &MethodContext<'_>,
+    question: &str,
+    cut: &str,
+    params: &Params,
+    notes: &mut Vec<String>,
+) -> Result<String, MethodError> {
+    notes.push(format!(
+        "the {ACCOMMODATION} reply reached max_tokens before its answer line; \
+         the answer line was asked for from what it had written"
+    ));
+    let reasoning = without_unfinished_answer_line(cut);
+    let options = GenerateOptions {
+        max_tokens: CONCLUSION_TOKENS,
+        grammar: Some(format!(
+            "root ::= \"Answer: \" [^\\n]{{1,{ANSWER_LINE_CHARS}}}\n"
+        )),
+        schema: Some(ReplySchema {
+            schema: object_schema(&[("answer", text_schema(1, ANSWER_LINE_CHARS as usize))]),
+            to_text: |reply| Some(format!("Answer: {}", one_line(reply["answer"].as_str()?))),
+        }),
+        ..ctx.options(params)
+    };
+    let completion = ctx
+        .generate_with(
+            CONCLUSION,
+            PromptId::ActiveRagConclude,
+            context!(question, reasoning => as_document_data(reasoning)),
+            &options,
+        )
+        .await?;
+    let line = finished_text(CONCLUSION, completion, CONCLUSION_TOKENS)?;
+    Ok(format!("{reasoning}\n{line}"))
+}
+
+/// `reply` without a last "Answer:" line, which a cut leaves unfinished.
+fn without_unfinished_answer_line(reply: &str) -> &str {
+    let reply = reply.trim();
+    match reply.rsplit_once('\n') {
+        Some((before, last)) if after_label(last).is_some() => before.trim_end(),
+        _ => reply,
+    }
+}
+
 /// The text after the last line that starts with "Answer:", if any.
 pub fn final_answer(reply: &str) -> Option<String> {
-    let line = reply.lines().rev().find_map(|l| {
-        let bare = l.trim().trim_start_matches(['*', '#', ' ']);
-        bare.get(..ANSWER_LABEL.len())
-            .filter(|p| p.eq_ignore_ascii_case(ANSWER_LABEL))
-            .map(|_| {
-                bare[ANSWER_LABEL.len()..]
-                    .trim()
-                    .trim_matches('*')
-                    .trim()
-                    .to_string()
-            })
-    })?;
-    (!line.is_empty()).then_some(line)
+    let line = reply.lines().rev().find_map(after_label)?;
+    (!line.is_empty()).then(|| line.to_string())
+}
+
+/// What follows `line`'s "Answer:" label, if it starts with one (after any
+/// markdown emphasis or heading marks).
+fn after_label(line: &str) -> Option<&str> {
+    let bare = line.trim().trim_start_matches(['*', '#', ' ']);
+    bare.get(..ANSWER_LABEL.len())
+        .filter(|p| p.eq_ignore_ascii_case(ANSWER_LABEL))
+        .map(|_| bare[ANSWER_LABEL.len()..].trim().trim_matches('*').trim())
 }
 
 #[cfg(test)]
@@ -395,6 +452,41 @@ mod tests {
         );
     }
 
+    #[tokio::test]
+    async fn a_cut_off_accommodation_is_concluded_by_one_more_call() {
+        let dir = tempfile::tempdir().unwrap();
+        let library = library_with(dir.path(), ADA_NOTES).await;
+        let llm = ScriptedLlm::new(vec![
+            says(THOUGHT),
+            says("Ada Lovelace was born in London [1]."),
+            reply(
+                "Paris was wrong [1]: 1815, 1815, 1815, 1815\nAnswer: Lon",
+                FinishReason::Length,
+            ),
+            says("Answer: London"),
+        ]);
+        let (run, _) = ask_with(&library, &llm, &AskRequest::new(ADA_QUESTION, "activerag")).await;
+        assert_eq!(run.status, RunStatus::Done, "{:?}", run.error);
+        assert_eq!(run.llm_calls, 4);
+        assert_eq!(run.answer.as_deref(), Some("London"));
+        let prompts = llm.prompts();
+        assert!(
+            prompts[3].contains("1815, 1815\n</document>"),
+            "the conclusion reads the reasoning without the cut answer line: {}",
+            prompts[3]
+        );
+        let Trace::ActiveRag(trace) = serde_json::from_value(run.trace.unwrap()).unwrap() else {
+            panic!("not an ActiveRAG trace")
+        };
+        assert_eq!(
+            trace.accommodation,
+            "Paris was wrong [1]: 1815, 1815, 1815, 1815\nAnswer: London"
+        );
+        assert!(!trace.answer_line_missing);
+        assert!(trace.notes[0].contains("reached max_tokens before its answer line"));
+        assert_eq!(run.citations.as_array().unwrap().len(), 1);
+    }
+
     /// An ablation's run: the agents it keeps, in order, with these replies.
     async fn ablated(
         agents: &str,
@@ -489,5 +581,14 @@ mod tests {
         );
         assert_eq!(final_answer("No label here."), None);
         assert_eq!(final_answer("Answer:   "), None);
+        assert_eq!(
+            without_unfinished_answer_line("Why.\n**Answer:** Par"),
+            "Why."
+        );
+        assert_eq!(without_unfinished_answer_line("Why.\nAnswer:"), "Why.");
+        assert_eq!(
+            without_unfinished_answer_line("Why.\nBecause"),
+            "Why.\nBecause"
+        );
     }
 }
