@@ -8,7 +8,9 @@ where EVAL_OUT is a `folio eval --out` folder (its index/folio.sqlite).
 A parse failure is a reply the method had to repair or could not use:
 - rdr2: a routing step with ignored text or actions, or a route that fell
   back because no reply was usable;
-- activerag: an accommodation without its "Answer:" line;
+- activerag: an accommodation without its "Answer:" line. One cut off at
+  max_tokens and then concluded (its answer line written by the
+  `conclusion` call, held to that line) is counted apart, as concluded;
 - pager: an outline reply rejected, or a sub-query reply repaired
   (missing, extra or unusable lines);
 - any parsed step cut off at max_tokens.
@@ -37,7 +39,7 @@ def failures(method, trace, calls):
                         if any("no usable routing reply" in n for n in r["notes"]))
         return cut + bad_steps + fell_back
     if method == "activerag":
-        return cut + int(bool(trace.get("answer_line_missing")))
+        return cut - concluded(method, calls) + int(bool(trace.get("answer_line_missing")))
     if method == "pager":
         notes = trace.get("outline_notes", []) + [n for s in trace.get("steps", []) for n in s.get("notes", [])]
         rejected = sum(1 for n in notes if n.startswith("rejected the outline reply"))
@@ -46,11 +48,17 @@ def failures(method, trace, calls):
     return cut
 
 
+def concluded(method, calls):
+    """ActiveRAG accommodations cut off and then concluded by one more call."""
+    steps = [step for step, _, _ in calls]
+    return int(method == "activerag" and "conclusion" in steps)
+
+
 def report(folder):
     db = sqlite3.connect(f"{folder}/index/folio.sqlite")
     runs = db.execute("select id, method, trace from runs").fetchall()
     per = defaultdict(lambda: {"questions": 0, "parsed_tokens": 0, "parsed_calls": 0,
-                               "all_tokens": 0, "failures": 0})
+                               "all_tokens": 0, "failures": 0, "concluded": 0})
     for run_id, method, trace in runs:
         calls = db.execute(
             "select step, completion_tokens, finish from llm_calls where run_id = ?", (run_id,)
@@ -62,13 +70,14 @@ def report(folder):
         row["parsed_calls"] += len(parsed)
         row["parsed_tokens"] += sum(c[1] for c in parsed)
         row["failures"] += failures(method, json.loads(trace) if trace else None, calls)
+        row["concluded"] += concluded(method, calls)
     print(f"{folder}")
-    print("| method | questions | parsed replies | their completion tokens / q | all completion tokens / q | parse failures |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    print("| method | questions | parsed replies | their completion tokens / q | all completion tokens / q | parse failures | concluded |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for method, r in sorted(per.items()):
         q = r["questions"]
         print(f"| {method} | {q} | {r['parsed_calls']} | {r['parsed_tokens'] / q:.0f} | "
-              f"{r['all_tokens'] / q:.0f} | {r['failures']} |")
+              f"{r['all_tokens'] / q:.0f} | {r['failures']} | {r['concluded']} |")
 
 
 if __name__ == "__main__":

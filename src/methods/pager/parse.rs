@@ -281,10 +281,15 @@ pub fn sub_queries_schema(lines: usize) -> ReplySchema {
 /// A llama.cpp grammar for `lines` retrieval queries, one per line: the
 /// shape [`sub_queries`] reads, so none goes missing and none is extra. A
 /// query starts with a letter (no numbering, quotes or heading marks) and
-/// does not end in a colon (a label with nothing after it).
+/// does not end in a colon. No colon is followed by a space, so no label
+/// ("Sub-query: …") can come first: SmolLM2 sometimes wrote one with
+/// nothing usable after it, and the line held no query once the label was
+/// read. Paths such as `std::mem` still fit.
 pub fn sub_queries_grammar(lines: usize) -> String {
     let middle = MAX_QUERY_CHARS - 2;
-    format!("root ::= query{{{lines}}}\nquery ::= [A-Za-z] [^\\n]{{1,{middle}}} [^\\n:] \"\\n\"\n")
+    format!(
+        "root ::= query{{{lines}}}\nquery ::= [A-Za-z] part{{1,{middle}}} [^\\n:] \"\\n\"\npart ::= [^\\n:] | \":\" [^ \\n]\n"
+    )
 }
 
 /// A retrieval query: the first line with text, without labels or quotes.
@@ -498,7 +503,7 @@ mod tests {
     fn the_sub_query_grammar_asks_for_one_line_per_section() {
         assert_eq!(
             sub_queries_grammar(3),
-            "root ::= query{3}\nquery ::= [A-Za-z] [^\\n]{1,298} [^\\n:] \"\\n\"\n"
+            "root ::= query{3}\nquery ::= [A-Za-z] part{1,298} [^\\n:] \"\\n\"\npart ::= [^\\n:] | \":\" [^ \\n]\n"
         );
     }
 
