@@ -3,7 +3,8 @@ method parses, the completion tokens per question and how many replies
 were not in the shape the parser reads (issue 27, constrained replies).
 
 Usage: python3 bench/reply_shapes.py EVAL_OUT [EVAL_OUT ...]
-where EVAL_OUT is a `folio eval --out` folder (its index/folio.sqlite).
+where EVAL_OUT is a `folio eval --out` folder (its index/folio.sqlite and
+the runs its results.jsonl rows name).
 
 A parse failure is a reply the method had to repair or could not use:
 - rdr2: a routing step with ignored text or actions, or a route that fell
@@ -54,9 +55,17 @@ def concluded(method, calls):
     return int(method == "activerag" and "conclusion" in steps)
 
 
+def kept_run_ids(folder):
+    """The runs the evaluation's rows name: a run asked again after a
+    failure or an interruption leaves its first run in the index."""
+    with open(f"{folder}/results.jsonl") as rows:
+        return {json.loads(row)["run_id"] for row in rows if row.strip()}
+
+
 def report(folder):
     db = sqlite3.connect(f"{folder}/index/folio.sqlite")
-    runs = db.execute("select id, method, trace from runs").fetchall()
+    kept = kept_run_ids(folder)
+    runs = [r for r in db.execute("select id, method, trace from runs") if r[0] in kept]
     per = defaultdict(lambda: {"questions": 0, "parsed_tokens": 0, "parsed_calls": 0,
                                "all_tokens": 0, "failures": 0, "concluded": 0})
     for run_id, method, trace in runs:
