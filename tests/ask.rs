@@ -1064,18 +1064,23 @@ fn assert_three_agents(ix: &Indexed, result: &Value, variant: &str) {
     assert!(!result["run"]["answer"].as_str().unwrap().trim().is_empty());
 }
 
+/// ActiveRAG on the rust-book's borrow-checker question, 3 passages, with
+/// `extra` options.
+fn activerag_on_the_book(extra: &[&str]) -> Value {
+    let mut args = vec![
+        "What does the borrow checker prevent?",
+        "--method",
+        "activerag",
+        "-k",
+        "3",
+    ];
+    args.extend_from_slice(extra);
+    book().ask(&args, &[])
+}
+
 #[test]
 fn activerag_runs_its_three_agents_on_the_rust_book() {
-    let result = book().ask(
-        &[
-            "What does the borrow checker prevent?",
-            "--method",
-            "activerag",
-            "-k",
-            "3",
-        ],
-        &[],
-    );
+    let result = activerag_on_the_book(&[]);
     assert_three_agents(book(), &result, "association");
 }
 
@@ -1085,18 +1090,7 @@ fn activerag_runs_its_three_agents_on_the_rust_book() {
 /// is certain.
 #[test]
 fn activerag_concludes_a_cut_off_accommodation() {
-    let result = book().ask(
-        &[
-            "What does the borrow checker prevent?",
-            "--method",
-            "activerag",
-            "-k",
-            "3",
-            "--max-tokens",
-            "4",
-        ],
-        &[],
-    );
+    let result = activerag_on_the_book(&["--max-tokens", "4"]);
     assert_eq!(
         call_steps(&result),
         [
@@ -1123,18 +1117,7 @@ fn activerag_ablations_leave_out_their_agent() {
         ("no-assimilation", ["self-inquiry", "accommodation"]),
         ("no-accommodation", ["assimilation", "accommodation"]),
     ] {
-        let result = book().ask(
-            &[
-                "What does the borrow checker prevent?",
-                "--method",
-                "activerag",
-                "--agents",
-                agents,
-                "-k",
-                "3",
-            ],
-            &[],
-        );
+        let result = activerag_on_the_book(&["--agents", agents]);
         assert_usage_counted(&result, 2);
         assert_eq!(call_steps(&result), steps, "{agents}");
         let trace = &result["run"]["trace"];
