@@ -10,9 +10,10 @@ title, the first part of a passage's heading path.
 """
 
 import json
-import sqlite3
 import sys
 from collections import Counter
+
+from eval_out import kept_traces, supporting as supporting_titles
 
 
 def title(passage):
@@ -21,17 +22,11 @@ def title(passage):
 
 def report(dataset, folder):
     with open(dataset) as lines:
-        gold = {q["id"]: set(q["supporting_titles"]) for q in map(json.loads, lines)}
-    with open(f"{folder}/results.jsonl") as lines:
-        rows = {r["run_id"]: r for r in map(json.loads, lines) if r["spec"] == "rdr2"}
-    db = sqlite3.connect(f"file:{folder}/index/folio.sqlite?mode=ro", uri=True)
+        gold = {q["id"]: supporting_titles(q) for q in map(json.loads, lines)}
     count = Counter()
     routes = Counter()
-    for run_id, trace in db.execute("select id, trace from runs where method = 'rdr2'"):
-        if run_id not in rows or trace is None:
-            continue
-        trace = json.loads(trace)
-        supporting = gold[rows[run_id]["question_id"]]
+    for row, trace in kept_traces(folder, "rdr2"):
+        supporting = gold[row["question_id"]]
         retrieved = {title(p) for p in trace["retrieved"]} & supporting
         read = {title(p) for p in trace["passages"]} & supporting
         count["questions"] += 1

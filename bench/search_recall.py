@@ -13,6 +13,8 @@ import json
 import subprocess
 import sys
 
+from eval_out import supporting
+
 MODES = ("hybrid", "dense", "bm25")
 KS = (5, 10)
 
@@ -29,13 +31,13 @@ def report(folio, dataset, folder, limit):
     with open(dataset) as lines:
         questions = [json.loads(line) for line in lines][:limit]
     found = {(mode, k): 0 for mode in MODES for k in KS}
-    wanted = sum(len(q["supporting_titles"]) for q in questions)
+    wanted = sum(len(supporting(q)) for q in questions)
     for q in questions:
-        supporting = set(q["supporting_titles"])
+        gold = supporting(q)
         for mode in MODES:
             titles = search(folio, f"{folder}/index", mode, q["question"])
             for k in KS:
-                found[mode, k] += len(supporting & set(titles[:k]))
+                found[mode, k] += len(gold & set(titles[:k]))
     print(f"{folder}: {len(questions)} questions, {wanted} supporting titles")
     for (mode, k), n in found.items():
         print(f"{mode} recall@{k}: {n}/{wanted} = {100 * n / wanted:.1f}%")
