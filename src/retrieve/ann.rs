@@ -498,20 +498,20 @@ mod tests {
     #[test]
     fn graph_search_agrees_with_the_exact_scan() {
         let rows = clustered(4_000, 48, 1);
-        let ann = built(&rows);
+        // One row at a time, so one thread inserts and the graph is the same
+        // in every run: built on several, it differed from run to run, and
+        // its wide-search recall once fell to 0.988.
+        let ann = AnnIndex::new(48, rows.len()).unwrap();
+        for row in &rows {
+            ann.add(&blobs(std::slice::from_ref(row))).unwrap();
+        }
         assert_eq!(ann.len(), 4_000);
         let exact = exact(&rows);
         let queries = clustered(60, 48, 99);
-        // Tight clusters of near-ties are hard for a graph at the default
-        // breadth; searched widely it finds (nearly always exactly) the
-        // scan's answer. The graph is built on several threads, so it
-        // differs from run to run: the bounds leave room for that.
+        // Tight clusters of near-ties are hard for a graph; at the default
+        // breadth it finds (nearly always exactly) the scan's answer.
         let r = recall(&ann, &exact, &queries);
-        assert!(r >= 0.9, "recall@10 {r}");
-        ann.index.change_expansion_search(512);
-        let wide = recall(&ann, &exact, &queries);
-        assert!(wide >= 0.99, "recall@10 searched widely {wide}");
-        ann.index.change_expansion_search(EXPANSION_SEARCH);
+        assert!(r >= 0.99, "recall@10 {r}");
         let q = &queries[0].1;
         let truth = exact.nearest(q, 10, None);
         for (id, d) in ann.nearest(q, 10, None) {
