@@ -289,7 +289,7 @@ pub fn sub_queries_schema(lines: usize) -> ReplySchema {
 /// read. Paths such as `std::mem` still fit. No `<` either: SmolLM2 copied
 /// the page's `<TO BE FILLED>` placeholder, after a lead-in such as "The
 /// answer to this question is:", and nothing was left once it was read
-/// (HotpotQA dev-100: 5 of 404 replies). Search loses nothing by it: BM25
+/// (HotpotQA dev-100: 5 of 404 replies). Search loses little by it: BM25
 /// reads `Box<T>` as the words `box` and `t`.
 pub fn sub_queries_grammar(lines: usize) -> String {
     let middle = MAX_QUERY_CHARS - 2;
