@@ -13,6 +13,11 @@ def supporting(question):
     return {html.unescape(t) for t in question["supporting_titles"]}
 
 
+def title(heading_path):
+    """A passage's document: the first part of its heading path."""
+    return heading_path.split(" › ")[0]
+
+
 def index(folder):
     """The evaluation's index, read-only."""
     return sqlite3.connect(f"file:{folder}/index/folio.sqlite?mode=ro", uri=True)

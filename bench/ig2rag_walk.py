@@ -16,12 +16,8 @@ import json
 import sys
 from collections import Counter
 
-from eval_out import index, kept_traces, supporting as supporting_titles
+from eval_out import index, kept_traces, supporting as supporting_titles, title
 from search_recall import search
-
-
-def title(heading_path):
-    return heading_path.split(" › ")[0]
 
 
 def share(part, whole):
@@ -45,18 +41,18 @@ def report(folio, dataset, folder):
         question = questions[row["question_id"]]
         supporting = supporting_titles(question)
         seeds = {s["chunk_id"] for s in trace["seeds"]}
-        walk = [p["chunk_id"] for p in trace["passages"]]
+        seed_titles = {chunk_title[c] for c in seeds}
+        walk_titles = {chunk_title[p["chunk_id"]] for p in trace["passages"]}
         hybrid = search(folio, f"{folder}/index", "hybrid", question["question"])
         found["questions"] += 1
         found["supporting titles"] += len(supporting)
         found["hybrid top 5"] += len(supporting & set(hybrid[:5]))
         found["hybrid top 10"] += len(supporting & set(hybrid[:10]))
-        found["walk top 10"] += len(supporting & {chunk_title[c] for c in walk})
-        found["walk seeds"] += len(supporting & {chunk_title[c] for c in seeds})
+        found["walk top 10"] += len(supporting & walk_titles)
+        found["walk seeds"] += len(supporting & seed_titles)
         found["walk top 10, not among hybrid's top 10"] += len(
-            supporting & ({chunk_title[c] for c in walk} - set(hybrid[:10]))
+            supporting & (walk_titles - set(hybrid[:10]))
         )
-        seed_titles = {chunk_title[c] for c in seeds}
         for seed in seeds:
             for target, grade in edges.get(seed, []):
                 if chunk_title[target] in seed_titles:

@@ -13,11 +13,7 @@ import json
 import sys
 from collections import Counter
 
-from eval_out import kept_traces, supporting as supporting_titles
-
-
-def title(passage):
-    return passage["heading_path"].split(" › ")[0]
+from eval_out import kept_traces, supporting as supporting_titles, title
 
 
 def report(dataset, folder):
@@ -27,8 +23,8 @@ def report(dataset, folder):
     routes = Counter()
     for row, trace in kept_traces(folder, "rdr2"):
         supporting = gold[row["question_id"]]
-        retrieved = {title(p) for p in trace["retrieved"]} & supporting
-        read = {title(p) for p in trace["passages"]} & supporting
+        retrieved = {title(p["heading_path"]) for p in trace["retrieved"]} & supporting
+        read = {title(p["heading_path"]) for p in trace["passages"]} & supporting
         count["questions"] += 1
         count["a supporting document retrieved"] += bool(retrieved)
         count["a supporting passage read"] += bool(read)
