@@ -249,6 +249,9 @@ afterAll(() => {
 });
 
 describe("the app against a fake shell", () => {
+  /** The ask requests sent so far; other commands (polls, refreshes) interleave with them. */
+  const asked = () => shell.invoke.mock.calls.filter(([c]) => c === "ask").map(([, args]) => args.request);
+
   it("is ready once app_info and methods have loaded, with the first-run panel", () => {
     expect(document.querySelector("main")?.dataset.ready).toBe("true");
     expect(byTestId("first-run")?.textContent).toContain("SmolLM2-135M");
@@ -369,7 +372,6 @@ describe("the app against a fake shell", () => {
   });
 
   it("asks a follow-up in the same thread, below the first turn, and starts a new thread on request", async () => {
-    const asked = () => shell.invoke.mock.calls.filter(([c]) => c === "ask").map(([, args]) => args.request);
     expect(byTestId("ask-thread")?.textContent).toBe("Thread 9");
     const input = byTestId("question-input") as HTMLTextAreaElement;
     expect(input.value).toBe("");
@@ -435,8 +437,7 @@ describe("the app against a fake shell", () => {
     await settle(5);
     (byTestId("compare-run") as HTMLButtonElement).click();
     await settle(5);
-    const requests = shell.invoke.mock.calls.filter(([c]) => c === "ask").map(([, args]) => args.request);
-    expect(requests.slice(3).map((r) => [r.method, r.thread, r.fork])).toEqual([
+    expect(asked().slice(3).map((r) => [r.method, r.thread, r.fork])).toEqual([
       ["llm-only", 12, true],
       ["vanilla-rag", 12, true],
     ]);
@@ -457,7 +458,7 @@ describe("the app against a fake shell", () => {
     expect(allByTestId("compare-column")).toHaveLength(2);
     expect(shell.state.askChannels).toHaveLength(7);
     expect(shell.state.askChannels[5]).not.toBe(shell.state.askChannels[6]);
-    expect(shell.invoke.mock.calls.at(-1)?.[1].request.thread).toBeUndefined();
+    expect(asked().slice(5).map((r) => r.thread)).toEqual([undefined, undefined]);
     shell.state.askResolvers[5](runRecord(15, "llm-only"));
     shell.state.askResolvers[6](runRecord(16, "vanilla-rag"));
     await settle(5);
