@@ -177,8 +177,10 @@ const HEADING_CHARS: usize = 120;
 pub const OUTLINE_CEILING: usize = 12;
 /// The reasoning before the outline, in characters: a few sentences.
 const REASONING_CHARS: usize = 600;
-/// The fewest characters a token holds, for sizing an outline to
-/// `max_tokens` (as ActiveRAG's answer line is).
+/// Characters a token holds in prose, for sizing an outline to
+/// `max_tokens` (as ActiveRAG's answer line is). Digits run at about one a
+/// token, so an outline of years can still reach `max_tokens`; the parser
+/// then keeps what was written, and the trace says so.
 const CHARS_PER_TOKEN: usize = 2;
 
 /// How long an outline may be within `max_tokens`: a fourth of the room
