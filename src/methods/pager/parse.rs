@@ -299,7 +299,7 @@ pub fn sub_queries_schema(lines: usize) -> ReplySchema {
 /// in a colon and a code fence ("… marked with:" and three backticks), and
 /// once the fence was trimmed the line read as a label with nothing after
 /// it (HotpotQA's dense and BM25 grid cells: 4 of 266 replies held no
-/// query; the two asked again ended so).
+/// query; the two that failed again when asked anew ended so).
 pub fn sub_queries_grammar(lines: usize) -> String {
     let middle = MAX_QUERY_CHARS - 2;
     let quotes: String = QUOTES.iter().collect();
