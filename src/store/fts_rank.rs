@@ -106,11 +106,23 @@ struct QueryData {
     best: BinaryHeap<Reverse<Score>>,
 }
 
-/// A score ordered as a total order (scores are finite).
-#[derive(PartialEq, PartialOrd)]
+/// A score in `f64::total_cmp`'s order, which every comparison below uses
+/// so that equality and both orderings agree.
 struct Score(f64);
 
+impl PartialEq for Score {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+
 impl Eq for Score {}
+
+impl PartialOrd for Score {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
 
 impl Ord for Score {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
