@@ -15,6 +15,10 @@ A parse failure is a reply the method had to repair or could not use:
 - pager: an outline reply rejected, or a sub-query reply repaired
   (missing, extra or unusable lines);
 - any parsed step cut off at max_tokens.
+
+A reasoner composed over RDR²'s routed passages (`pager:retriever=rdr2`)
+gets a second row, `pager over rdr2 routes`: the routing replies of its
+retrievals, counted as rdr2's are.
 """
 
 import json
@@ -35,10 +39,7 @@ def failures(method, trace, calls):
     if trace is None:
         return cut
     if method == "rdr2":
-        bad_steps = sum(1 for r in trace.get("routes", []) for s in r["steps"] if s["ignored"])
-        fell_back = sum(1 for r in trace.get("routes", [])
-                        if any("no usable routing reply" in n for n in r["notes"]))
-        return cut + bad_steps + fell_back
+        return cut + routing_failures(trace.get("routes", []))
     if method == "activerag":
         return cut - concluded(method, calls) + int(bool(trace.get("answer_line_missing")))
     if method == "pager":
@@ -47,6 +48,22 @@ def failures(method, trace, calls):
         repaired = sum(1 for n in notes if n.startswith("sub-queries:") or "sub-query reply" in n)
         return cut + rejected + repaired
     return cut
+
+
+def routing_failures(routes):
+    """RDR² routes with ignored text or actions, or that fell back."""
+    bad_steps = sum(1 for r in routes for s in r["steps"] if s["ignored"])
+    fell_back = sum(1 for r in routes if any("no usable routing reply" in n for n in r["notes"]))
+    return bad_steps + fell_back
+
+
+def composed_routes(trace):
+    """The routes of a composed trace's RDR² retrievals, or None when the
+    run did not retrieve through RDR²."""
+    retrievals = [r for r in (trace or {}).get("retrieval", []) if r.get("retriever") == "rdr2"]
+    if not retrievals:
+        return None
+    return [route for r in retrievals for route in r["routes"]]
 
 
 def concluded(method, calls):
@@ -78,8 +95,19 @@ def report(folder):
         parsed = [c for c in calls if c[0] in PARSED_STEPS.get(method, ())]
         row["parsed_calls"] += len(parsed)
         row["parsed_tokens"] += sum(c[1] for c in parsed)
-        row["failures"] += failures(method, json.loads(trace) if trace else None, calls)
+        trace = json.loads(trace) if trace else None
+        row["failures"] += failures(method, trace, calls)
         row["concluded"] += concluded(method, calls)
+        routes = composed_routes(trace)
+        if routes is not None:
+            routing = per[f"{method} over rdr2 routes"]
+            route_calls = [c for c in calls if c[0] == "route"]
+            routing["questions"] += 1
+            routing["parsed_calls"] += len(route_calls)
+            routing["parsed_tokens"] += sum(c[1] for c in route_calls)
+            routing["all_tokens"] += sum(c[1] for c in route_calls)
+            routing["failures"] += (sum(1 for c in route_calls if c[2] == "length")
+                                    + routing_failures(routes))
     print(f"{folder}")
     print("| method | questions | parsed replies | their completion tokens / q | all completion tokens / q | parse failures | concluded |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
