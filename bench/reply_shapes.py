@@ -102,10 +102,11 @@ def report(folder):
         if routes is not None:
             routing = per[f"{method} over rdr2 routes"]
             route_calls = [c for c in calls if c[0] == "route"]
+            route_tokens = sum(c[1] for c in route_calls)
             routing["questions"] += 1
             routing["parsed_calls"] += len(route_calls)
-            routing["parsed_tokens"] += sum(c[1] for c in route_calls)
-            routing["all_tokens"] += sum(c[1] for c in route_calls)
+            routing["parsed_tokens"] += route_tokens
+            routing["all_tokens"] += route_tokens
             routing["failures"] += (sum(1 for c in route_calls if c[2] == "length")
                                     + routing_failures(routes))
     print(f"{folder}")
