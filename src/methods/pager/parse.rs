@@ -16,6 +16,10 @@ const OUTLINE_MARKER: &str = "<OUTLINE>";
 const MAX_QUERY_CHARS: usize = 300;
 /// The quotes a query may be wrapped in; the parser trims them from its ends.
 const QUOTES: [char; 5] = ['"', '\'', '`', '“', '”'];
+/// The spaces a query's grammar keeps after a colon and off its end, as a
+/// llama.cpp character class: SmolLM2 put a tab or a no-break space after
+/// a label's colon once a plain space was barred.
+const SPACES: &str = " \\t\\r\\u00A0";
 /// How much of an unusable reply a repair note quotes.
 const EXCERPT_CHARS: usize = 80;
 
@@ -174,6 +178,9 @@ pub fn fill(reply: &str, page: &Page, slot: usize) -> Result<Repaired<String>, R
 
 /// Longest heading the outline grammar lets the model write, in characters.
 const HEADING_CHARS: usize = 120;
+/// Shortest heading the outline grammar sizes, however tight the room: one
+/// that holds a span of years with a character on either side.
+const SHORTEST_HEADING_CHARS: usize = 2 * NUMBER_DIGITS + NUMBER_GAP + 3;
 /// Most sections the outline grammar lets the model write: the model
 /// chooses how many, and `slots-max` then keeps the last of them.
 pub const OUTLINE_CEILING: usize = 12;
@@ -181,9 +188,12 @@ pub const OUTLINE_CEILING: usize = 12;
 const REASONING_CHARS: usize = 600;
 /// Characters a token holds in prose, for sizing an outline to
 /// `max_tokens` (as ActiveRAG's answer line is). Digits run at about one a
-/// token, so an outline of years can still reach `max_tokens`; the parser
-/// then keeps what was written, and the trace says so.
+/// token, which is why [`outline_grammar`] bounds the numbers in a line.
 const CHARS_PER_TOKEN: usize = 2;
+/// Most digits in one number of a heading: a year.
+const NUMBER_DIGITS: usize = 4;
+/// Most characters between a heading's two numbers: "–", " to ", " and ".
+const NUMBER_GAP: usize = 5;
 
 /// How long an outline may be within `max_tokens`: a fourth of the room
 /// for the reasoning, headings up to [`HEADING_CHARS`] (shorter when room
@@ -201,7 +211,7 @@ impl OutlineSize {
     pub fn within(max_tokens: u32) -> OutlineSize {
         let room = max_tokens as usize * CHARS_PER_TOKEN;
         let reasoning = (room / 4).clamp(20, REASONING_CHARS);
-        let heading = (room / 8).clamp(12, HEADING_CHARS);
+        let heading = (room / 8).clamp(SHORTEST_HEADING_CHARS, HEADING_CHARS);
         // The marker and the title line, then "## " and a newline a section.
         let left = room.saturating_sub(reasoning + OUTLINE_MARKER.len() + heading + 4);
         let sections = (left / (heading + 4)).clamp(1, OUTLINE_CEILING);
@@ -218,6 +228,14 @@ impl OutlineSize {
 /// as many `## ` section lines as the model chooses, within `size`. No
 /// heading mark or marker inside the reasoning, so the parser's split
 /// cannot go wrong.
+///
+/// A heading starts with no digit and holds at most two numbers of up to
+/// [`NUMBER_DIGITS`] digits, close together ("Early life (1950–1970)"),
+/// with text on either side; a line with numbers stays within the heading
+/// length. SmolLM2 once wrote a title and headings that were runs of years
+/// ("2020 #2021 2022 2023 …"): they tokenize at about a digit a token, so
+/// the outline reached `max_tokens` before the grammar ended it (HotpotQA
+/// dev-100: 1 of 100 outlines).
 pub fn outline_grammar(size: OutlineSize) -> String {
     let OutlineSize {
         reasoning,
@@ -225,10 +243,13 @@ pub fn outline_grammar(size: OutlineSize) -> String {
         sections,
     } = size;
     let (reasoning_rest, heading_rest) = (reasoning - 1, heading - 1);
+    // The first character, both numbers and their gap, then text on either side.
+    let beside = heading.saturating_sub(1 + 2 * NUMBER_DIGITS + NUMBER_GAP) / 2;
     format!(
         "root ::= reasoning \"{OUTLINE_MARKER}\\n# \" line (\"## \" line){{1,{sections}}}\n\
          reasoning ::= [^\\n<#] [^<#]{{19,{reasoning_rest}}} \"\\n\"\n\
-         line ::= [^\\n#] [^\\n]{{2,{heading_rest}}} \"\\n\"\n"
+         line ::= [^\\n#0-9] ([^\\n0-9]{{2,{heading_rest}}} | [^\\n0-9]{{0,{beside}}} numbers [^\\n0-9]{{0,{beside}}}) \"\\n\"\n\
+         numbers ::= [0-9]{{1,{NUMBER_DIGITS}}} ([^\\n0-9]{{1,{NUMBER_GAP}}} [0-9]{{1,{NUMBER_DIGITS}}})?\n"
     )
 }
 
@@ -287,24 +308,24 @@ pub fn sub_queries_schema(lines: usize) -> ReplySchema {
 /// A llama.cpp grammar for `lines` retrieval queries, one per line: the
 /// shape [`sub_queries`] reads, so none goes missing and none is extra. A
 /// query starts with a letter (no numbering, quotes or heading marks) and
-/// does not end in a colon. No colon is followed by a space, so no label
-/// ("Sub-query: …") can come first: SmolLM2 sometimes wrote one with
-/// nothing usable after it, and the line held no query once the label was
-/// read. Paths such as `std::mem` still fit. No `<` either: SmolLM2 copied
-/// the page's `<TO BE FILLED>` placeholder, after a lead-in such as "The
-/// answer to this question is:", and nothing was left once it was read
+/// does not end in a colon. No colon is followed by one of the [`SPACES`],
+/// so no label ("Sub-query: …") can come first: SmolLM2 sometimes wrote one
+/// with nothing usable after it, and the line held no query once the label
+/// was read. Paths such as `std::mem` still fit. No `<` either: SmolLM2
+/// copied the page's `<TO BE FILLED>` placeholder, after a lead-in such as
+/// "The answer to this question is:", and nothing was left once it was read
 /// (HotpotQA dev-100: 5 of 404 replies). Search loses little by it: BM25
-/// reads `Box<T>` as the words `box` and `t`. The last character is no
-/// space and none of the [`QUOTES`] the parser trims: SmolLM2 ended queries
-/// in a colon and a code fence ("… marked with:" and three backticks), and
-/// once the fence was trimmed the line read as a label with nothing after
-/// it (HotpotQA's dense and BM25 grid cells: 4 of 266 replies held no
-/// query; the two that failed again when asked anew ended so).
+/// reads `Box<T>` as the words `box` and `t`. The last character is none of
+/// the [`SPACES`] and none of the [`QUOTES`] the parser trims: SmolLM2
+/// ended queries in a colon and a code fence ("… marked with:" and three
+/// backticks), and once the fence was trimmed the line read as a label with
+/// nothing after it (HotpotQA's dense and BM25 grid cells: 4 of 266 replies
+/// held no query; the two that failed again when asked anew ended so).
 pub fn sub_queries_grammar(lines: usize) -> String {
     let middle = MAX_QUERY_CHARS - 2;
     let quotes: String = QUOTES.iter().collect();
     format!(
-        "root ::= query{{{lines}}}\nquery ::= [A-Za-z] part{{1,{middle}}} [^\\n:< \\t\\r{quotes}] \"\\n\"\npart ::= [^\\n:<] | \":\" [^ \\n<]\n"
+        "root ::= query{{{lines}}}\nquery ::= [A-Za-z] part{{1,{middle}}} [^\\n:<{SPACES}{quotes}] \"\\n\"\npart ::= [^\\n:<] | \":\" [^\\n<{SPACES}]\n"
     )
 }
 
@@ -471,7 +492,8 @@ mod tests {
             outline_grammar(roomy),
             "root ::= reasoning \"<OUTLINE>\\n# \" line (\"## \" line){1,12}\n\
              reasoning ::= [^\\n<#] [^<#]{19,599} \"\\n\"\n\
-             line ::= [^\\n#] [^\\n]{2,119} \"\\n\"\n"
+             line ::= [^\\n#0-9] ([^\\n0-9]{2,119} | [^\\n0-9]{0,53} numbers [^\\n0-9]{0,53}) \"\\n\"\n\
+             numbers ::= [0-9]{1,4} ([^\\n0-9]{1,5} [0-9]{1,4})?\n"
         );
         // 256 tokens hold at least 512 characters: 128 of reasoning, and
         // 64-character headings, four of them after the title.
@@ -487,6 +509,19 @@ mod tests {
         let longest = tight.reasoning + 10 + (tight.sections + 1) * (tight.heading + 4);
         assert!(longest <= 512, "{longest}");
         assert!(outline_grammar(tight).contains("{1,4}"));
+        // A line with numbers fits the heading length too, and holds at
+        // most eight digits of it.
+        for size in [tight, roomy, OutlineSize::within(16)] {
+            let grammar = outline_grammar(size);
+            let beside = grammar
+                .split("[^\\n0-9]{0,")
+                .nth(1)
+                .and_then(|rest| rest.split('}').next())
+                .unwrap()
+                .parse::<usize>()
+                .unwrap();
+            assert!(1 + 2 * beside + 4 + 5 + 4 <= size.heading, "{size:?}");
+        }
         let shaped = "It needs the type's size, then its encoding.\n<OUTLINE>\n# Rust's char\n## Size\n## Encoding\n";
         let (reasoning, page) = outline(shaped, "Q?", 5)
             .map(|r| {
@@ -528,7 +563,7 @@ mod tests {
     fn the_sub_query_grammar_asks_for_one_line_per_section() {
         assert_eq!(
             sub_queries_grammar(3),
-            "root ::= query{3}\nquery ::= [A-Za-z] part{1,298} [^\\n:< \\t\\r\"'`“”] \"\\n\"\npart ::= [^\\n:<] | \":\" [^ \\n<]\n"
+            "root ::= query{3}\nquery ::= [A-Za-z] part{1,298} [^\\n:< \\t\\r\\u00A0\"'`“”] \"\\n\"\npart ::= [^\\n:<] | \":\" [^\\n< \\t\\r\\u00A0]\n"
         );
     }
 
