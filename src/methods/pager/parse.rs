@@ -235,7 +235,10 @@ impl OutlineSize {
 /// length. SmolLM2 once wrote a title and headings that were runs of years
 /// ("2020 #2021 2022 2023 …"): they tokenize at about a digit a token, so
 /// the outline reached `max_tokens` before the grammar ended it (HotpotQA
-/// dev-100: 1 of 100 outlines).
+/// dev-100: 1 of 100 outlines). The text on either side shares what the
+/// numbers leave, split at a fourth, a half or three fourths, so that a
+/// long heading can have its numbers near the start ("The 2017 season of
+/// …") or near the end; a grammar can bound each part, not their sum.
 pub fn outline_grammar(size: OutlineSize) -> String {
     let OutlineSize {
         reasoning,
@@ -243,12 +246,21 @@ pub fn outline_grammar(size: OutlineSize) -> String {
         sections,
     } = size;
     let (reasoning_rest, heading_rest) = (reasoning - 1, heading - 1);
-    // The first character, both numbers and their gap, then text on either side.
-    let beside = heading.saturating_sub(1 + 2 * NUMBER_DIGITS + NUMBER_GAP) / 2;
+    // What the first character, both numbers and their gap leave for text.
+    let text = heading.saturating_sub(1 + 2 * NUMBER_DIGITS + NUMBER_GAP);
+    let numbered = (1..=3)
+        .map(|fourths| {
+            let before = text * fourths / 4;
+            let after = text - before;
+            format!("[^\\n0-9]{{0,{before}}} numbers [^\\n0-9]{{0,{after}}}")
+        })
+        .collect::<Vec<_>>()
+        .join(" | ");
     format!(
         "root ::= reasoning \"{OUTLINE_MARKER}\\n# \" line (\"## \" line){{1,{sections}}}\n\
          reasoning ::= [^\\n<#] [^<#]{{19,{reasoning_rest}}} \"\\n\"\n\
-         line ::= [^\\n#0-9] ([^\\n0-9]{{2,{heading_rest}}} | [^\\n0-9]{{0,{beside}}} numbers [^\\n0-9]{{0,{beside}}}) \"\\n\"\n\
+         line ::= [^\\n#0-9] ([^\\n0-9]{{2,{heading_rest}}} | numbered) \"\\n\"\n\
+         numbered ::= {numbered}\n\
          numbers ::= [0-9]{{1,{NUMBER_DIGITS}}} ([^\\n0-9]{{1,{NUMBER_GAP}}} [0-9]{{1,{NUMBER_DIGITS}}})?\n"
     )
 }
@@ -492,7 +504,10 @@ mod tests {
             outline_grammar(roomy),
             "root ::= reasoning \"<OUTLINE>\\n# \" line (\"## \" line){1,12}\n\
              reasoning ::= [^\\n<#] [^<#]{19,599} \"\\n\"\n\
-             line ::= [^\\n#0-9] ([^\\n0-9]{2,119} | [^\\n0-9]{0,53} numbers [^\\n0-9]{0,53}) \"\\n\"\n\
+             line ::= [^\\n#0-9] ([^\\n0-9]{2,119} | numbered) \"\\n\"\n\
+             numbered ::= [^\\n0-9]{0,26} numbers [^\\n0-9]{0,80} | \
+             [^\\n0-9]{0,53} numbers [^\\n0-9]{0,53} | \
+             [^\\n0-9]{0,79} numbers [^\\n0-9]{0,27}\n\
              numbers ::= [0-9]{1,4} ([^\\n0-9]{1,5} [0-9]{1,4})?\n"
         );
         // 256 tokens hold at least 512 characters: 128 of reasoning, and
@@ -513,14 +528,19 @@ mod tests {
         // most eight digits of it.
         for size in [tight, roomy, OutlineSize::within(16)] {
             let grammar = outline_grammar(size);
-            let beside = grammar
-                .split("[^\\n0-9]{0,")
-                .nth(1)
-                .and_then(|rest| rest.split('}').next())
-                .unwrap()
-                .parse::<usize>()
-                .unwrap();
-            assert!(1 + 2 * beside + 4 + 5 + 4 <= size.heading, "{size:?}");
+            let numbered = grammar.lines().nth(3).unwrap();
+            let bounds: Vec<usize> = numbered
+                .split("{0,")
+                .skip(1)
+                .map(|rest| rest.split('}').next().unwrap().parse().unwrap())
+                .collect();
+            assert_eq!(bounds.len(), 6, "{numbered}");
+            for pair in bounds.chunks(2) {
+                assert!(
+                    1 + pair[0] + 4 + 5 + 4 + pair[1] <= size.heading,
+                    "{size:?}"
+                );
+            }
         }
         let shaped = "It needs the type's size, then its encoding.\n<OUTLINE>\n# Rust's char\n## Size\n## Encoding\n";
         let (reasoning, page) = outline(shaped, "Q?", 5)
