@@ -229,10 +229,10 @@ impl OutlineSize {
 /// heading mark or marker inside the reasoning, so the parser's split
 /// cannot go wrong.
 ///
-/// A heading starts with no digit and holds at most two numbers of up to
-/// [`NUMBER_DIGITS`] digits, close together ("Early life (1950–1970)"),
-/// with text on either side; a line with numbers stays within the heading
-/// length. SmolLM2 once wrote a title and headings that were runs of years
+/// A heading's first character is no digit (no numbered list), and the
+/// heading holds at most two numbers of up to [`NUMBER_DIGITS`] digits,
+/// close together ("Early life (1950–1970)"), with text on either side; a
+/// line with numbers stays within the heading length. SmolLM2 once wrote a title and headings that were runs of years
 /// ("2020 #2021 2022 2023 …"): they tokenize at about a digit a token, so
 /// the outline reached `max_tokens` before the grammar ended it (HotpotQA
 /// dev-100: 1 of 100 outlines). The text on either side shares what the
