@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Folio's main job from a fresh machine: set up, build, index the given
 # folders on the embedded default models, show what was indexed, answer a
-# question from it with vanilla-rag and the embedded SmolLM2, and keep
+# question from it with vanilla-rag and the kit's default model
+# (Qwen2.5-Coder-1.5B-Instruct), and keep
 # watching the folders when run from a terminal. With no folder it indexes
 # the rust-book chapters the repository carries (samples/rust-book/docs),
 # which the sample search and question are about.
@@ -26,10 +27,8 @@ else
   question="${FOLIO_QUESTION:-What are these documents about?}"
 fi
 echo
-echo "Sample question: folio ask \"$question\" (the kit's tiny model: expect a weak answer; point folio.toml at a stronger one)"
-# The tiny model may ramble past max_tokens; that is a recorded run, not a
-# failed installation.
-"$folio" ask "$question" || echo "(the sample answer did not finish; \`folio runs\` has it)"
+echo "Sample question: folio ask \"$question\""
+"$folio" ask "$question" || echo "(the sample question was not answered; \`folio runs\` has the run and why)"
 if [ "${sample:-0}" = 1 ]; then
   # The newest thread is the one just asked in; its id is the first in the list.
   thread="$("$folio" --json threads --limit 1 | sed -n 's/^ *"id": \([0-9]*\),$/\1/p' | head -n 1)"

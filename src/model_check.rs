@@ -2,7 +2,7 @@
 //! model, embedding model and prompts, and whether each one actually loads
 //! (a one-token answer, one embedded sentence, every template parsed).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
@@ -10,7 +10,9 @@ use tokio_util::sync::CancellationToken;
 use crate::config::Config;
 use crate::embed::Embedder;
 use crate::llm::calibration::Calibration;
+use crate::llm::pace::{self, Pace};
 use crate::llm::prompts::{PromptSource, Prompts};
+use crate::llm::settings::KitModel;
 use crate::llm::{
     Backend, Capabilities, ChatMessage, ChatRequest, GenerateOptions, LlmSettings, ModelInfo,
     OpenAiLlm, Support,
@@ -47,6 +49,12 @@ pub struct LlmCheck {
     pub calibration: Option<Calibration>,
     /// Why the calibrations file could not be read.
     pub calibration_error: Option<String>,
+    /// The kit model it is, when it is one.
+    pub kit: Option<KitModel>,
+    /// The model file's size, for an embedded model.
+    pub bytes: Option<u64>,
+    /// How fast it answers here, measured once it loaded.
+    pub pace: Option<Pace>,
     pub error: Option<String>,
 }
 
@@ -69,9 +77,15 @@ pub struct PromptsCheck {
 }
 
 pub async fn check(config: &Config) -> ModelReport {
+    let mut llm = with_calibration(check_llm(&config.llm).await, config);
+    if config.llm.backend == Backend::Embedded {
+        let file = Path::new(&config.llm.model);
+        llm.kit = KitModel::at(&config.models_dir, file);
+        llm.bytes = std::fs::metadata(file).ok().map(|m| m.len());
+    }
     ModelReport {
         config_file: config.config_file.clone(),
-        llm: with_calibration(check_llm(&config.llm).await, config),
+        llm,
         embedding: check_embedding(config).await,
         prompts: check_prompts(config),
     }
@@ -99,6 +113,9 @@ async fn check_llm(settings: &LlmSettings) -> LlmCheck {
         served: None,
         calibration: None,
         calibration_error: None,
+        kit: None,
+        bytes: None,
+        pace: None,
         error: None,
     };
     if settings.backend == Backend::Openai {
@@ -121,7 +138,10 @@ async fn check_llm(settings: &LlmSettings) -> LlmCheck {
                 cancel: &cancel,
             };
             match llm.chat(request).await {
-                Ok(_) => check.support = llm.support().await.ok(),
+                Ok(_) => {
+                    check.support = llm.support().await.ok();
+                    check.pace = pace::measure(llm.as_ref(), &cancel).await.ok();
+                }
                 Err(e) => check.error = Some(e.to_string()),
             }
         }

@@ -4,6 +4,8 @@
 //! thread; the prompt's line history survives to the next session; Ctrl-D
 //! leaves with success.
 
+mod common;
+
 use std::path::Path;
 use std::process::Command;
 
@@ -22,6 +24,7 @@ fn chat(data: &Path) -> PtySession {
         .arg(data)
         .args(["chat", "--method", "llm-only", "--temperature", "0"])
         .env("FOLIO_CONFIG", "/dev/null")
+        .env("FOLIO_LLM_MODEL", common::engine::tiny_model())
         .env("FOLIO_LLM_THREADS", "1")
         .env("TERM", "xterm");
     rexpect::spawn_with_options(

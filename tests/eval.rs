@@ -120,6 +120,7 @@ fn eval_command(inputs: &Inputs, methods: &str, max_tokens: &str, extra: &[&str]
         .arg(&inputs.out)
         .args(extra)
         .env("FOLIO_CONFIG", "/dev/null")
+        .env("FOLIO_LLM_MODEL", common::engine::tiny_model())
         .env("FOLIO_LLM_THREADS", "1")
         .stdin(Stdio::null());
     command
@@ -357,6 +358,7 @@ fn the_same_command_evaluates_a_model_behind_an_openai_compatible_url() {
         &["--concurrency", "2", "--json"],
     )
     .env("FOLIO_CONFIG", &config)
+    .env_remove("FOLIO_LLM_MODEL")
     .output()
     .unwrap();
     succeeded(&out);
@@ -476,8 +478,8 @@ fn a_conversation_is_asked_turn_by_turn_in_one_thread_with_its_last_turn_apart()
     };
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let index = runtime
-        .block_on(folio::Library::open(folio::Config::new(
-            Some(inputs.out.join("index")),
+        .block_on(folio::Library::open(common::engine::plumbing_config(
+            &inputs.out.join("index"),
             None,
         )))
         .unwrap();

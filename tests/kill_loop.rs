@@ -101,6 +101,7 @@ fn folio(data_dir: &Path) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_folio"));
     command
         .env("FOLIO_CONFIG", "/dev/null")
+        .env("FOLIO_LLM_MODEL", common::engine::tiny_model())
         .env("FOLIO_LLM_THREADS", "1")
         // Ingestion commits every few dozen chunks, so kills at a work
         // point fall between commits.

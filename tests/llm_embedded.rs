@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use folio::llm::settings::KIT_MODEL;
+use folio::llm::settings::SMOLLM2;
 use folio::llm::{
     ChatMessage, ChatRequest, Completion, EmbeddedLlm, FinishReason, GenerateOptions, Llm,
     LlmError, LlmSettings, Result, TokenSink,
@@ -16,7 +16,7 @@ use folio::llm::{
 use tokio_util::sync::CancellationToken;
 
 fn kit_model() -> PathBuf {
-    folio::config::default_models_dir().join(KIT_MODEL)
+    folio::config::default_models_dir().join(SMOLLM2.file)
 }
 
 fn settings(model: impl Into<PathBuf>, context_size: u32) -> LlmSettings {
@@ -358,7 +358,7 @@ async fn the_same_file_is_loaded_once() {
     // Another spelling of the same path is the same file.
     let roundabout = folio::config::default_models_dir()
         .join("smollm2/../")
-        .join(KIT_MODEL);
+        .join(SMOLLM2.file);
     let c = EmbeddedLlm::load(&settings(roundabout, 1024))
         .await
         .unwrap();

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use common::llm_server::{free_port, shared_server, LlmServer, ALIAS};
 use folio::config::default_models_dir;
-use folio::llm::settings::KIT_MODEL;
+use folio::llm::settings::SMOLLM2;
 use folio::llm::verdict::{verdict, verdict_schema};
 use folio::llm::{
     ApiKey, Backend, ChatMessage, ChatRequest, Completion, FinishReason, GenerateOptions, Llm,
@@ -134,7 +134,7 @@ async fn logprobs_come_one_per_generated_token() {
 async fn unknown_model_names_the_served_one() {
     let base_url = shared_server();
     // A natural mistake: the file path, while the server lists its alias.
-    let path = default_models_dir().join(KIT_MODEL).display().to_string();
+    let path = default_models_dir().join(SMOLLM2.file).display().to_string();
     match OpenAiLlm::connect(&settings(base_url, &path)).await {
         Err(LlmError::ModelNotFound {
             url,

@@ -332,6 +332,7 @@ mod tests {
             status: RunStatus::Done,
             turn: None,
             answer: q2.answer.clone(),
+            cut_off: None,
             citations: json!([]),
             trace: None,
             error: None,

@@ -27,9 +27,9 @@ pub struct Row {
     pub status: RunStatus,
     pub answer: Option<String>,
     pub error: Option<String>,
-    /// Only a finished run is scored: a failed one scores 0 even when it
-    /// left a partial answer (text cut off at `max_tokens`), so a method
-    /// cannot gain from failing.
+    /// Only a finished run is scored: a failed one scores 0, so a method
+    /// cannot gain from failing. An answer cut off at `max_tokens` is a
+    /// finished run, scored as written (see `cut_off`).
     #[serde(flatten)]
     pub scores: Scores,
     pub llm_calls: i64,
@@ -52,6 +52,10 @@ pub struct Row {
     /// CRP-RAG does when no reasoning path has enough knowledge.
     #[serde(default)]
     pub refused: bool,
+    /// The answer reached `max_tokens` before it finished; it is scored as
+    /// written and counted apart.
+    #[serde(default)]
+    pub cut_off: bool,
 }
 
 impl Row {
@@ -81,6 +85,7 @@ impl Row {
                 .and_then(|t| t.get("refused"))
                 .and_then(serde_json::Value::as_bool)
                 .unwrap_or(false),
+            cut_off: run.cut_off.is_some(),
         }
     }
 
@@ -141,6 +146,7 @@ impl Row {
             sources: Vec::new(),
             evidence_hit: None,
             refused: false,
+            cut_off: false,
         }
     }
 }
@@ -379,6 +385,7 @@ mod tests {
             model: json!({}),
             status: RunStatus::Done,
             answer: Some("Ann did.".into()),
+            cut_off: None,
             citations: json!([]),
             trace: None,
             error: None,

@@ -55,6 +55,10 @@ pub struct SpecSummary {
     pub em_percent: f64,
     pub f1_percent: f64,
     pub failures: usize,
+    /// Answers that reached `max_tokens` before they finished (scored as
+    /// written, not failures).
+    #[serde(default)]
+    pub cut_offs: usize,
     /// Share of the questions the method declined to answer.
     pub refused_percent: f64,
     /// Share of the questions whose shown passages held a gold answer, over
@@ -141,6 +145,7 @@ fn summarize_spec(
         em_percent: percent(&|r| f64::from(u8::from(r.scores.em))),
         f1_percent: percent(&|r| r.scores.f1),
         failures: rows.iter().filter(|r| r.status != RunStatus::Done).count(),
+        cut_offs: rows.iter().filter(|r| r.cut_off).count(),
         refused_percent: percent(&|r| f64::from(u8::from(r.refused))),
         evidence_hit_percent: mean_of_some(
             rows.iter()
@@ -171,10 +176,10 @@ fn summarize_spec(
 pub fn markdown(methods: &[SpecSummary]) -> String {
     let judged = methods.iter().any(|m| m.judge_percent.is_some());
     let mut header = String::from(
-        "| method | n | Cover-EM | EM | F1 | evidence hit | recall@k | failures | refused | LLM calls mean (min–max) | prompt tokens / q | completion tokens / q | wall p50 | wall p95 |",
+        "| method | n | Cover-EM | EM | F1 | evidence hit | recall@k | failures | cut off | refused | LLM calls mean (min–max) | prompt tokens / q | completion tokens / q | wall p50 | wall p95 |",
     );
     let mut rule = String::from(
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     );
     if judged {
         header.push_str(" LLM judge* |");
@@ -183,7 +188,7 @@ pub fn markdown(methods: &[SpecSummary]) -> String {
     let mut table = format!("{header}\n{rule}\n");
     for m in methods {
         table.push_str(&format!(
-            "| {} | {} | {:.1}% | {:.1}% | {:.1}% | {} | {} | {} | {:.1}% | {:.1} ({}–{}) | {} | {} | {:.1} s | {:.1} s |",
+            "| {} | {} | {:.1}% | {:.1}% | {:.1}% | {} | {} | {} | {} | {:.1}% | {:.1} ({}–{}) | {} | {} | {:.1} s | {:.1} s |",
             m.spec.replace('|', "\\|"),
             m.n,
             m.cover_em_percent,
@@ -192,6 +197,7 @@ pub fn markdown(methods: &[SpecSummary]) -> String {
             percent_or_dash(m.evidence_hit_percent),
             percent_or_dash(m.recall_percent),
             m.failures,
+            m.cut_offs,
             m.refused_percent,
             m.llm_calls.mean,
             m.llm_calls.min,
@@ -322,6 +328,7 @@ mod tests {
             sources: Vec::new(),
             evidence_hit: None,
             refused: false,
+            cut_off: false,
         }
     }
 

@@ -28,6 +28,7 @@ pub fn row(question: &str, spec: &str, cover_em: bool) -> Row {
         sources: Vec::new(),
         evidence_hit: None,
         refused: false,
+        cut_off: false,
     }
 }
 

@@ -44,6 +44,13 @@ pub fn render(run: &RunRecord, calls: &[LlmCallRow], gone: &BTreeSet<String>) ->
     if let Some(answer) = &run.answer {
         let _ = writeln!(out, "{}\n", block(answer));
     }
+    if let Some(cut) = &run.cut_off {
+        let _ = writeln!(
+            out,
+            "> **Cut off:** the answer reached its limit of {} tokens before it finished.\n",
+            cut.max_tokens
+        );
+    }
     // PAGER's page is what the answer was read from: it is the body.
     if let Some(Trace::Pager(t)) = &trace {
         render_page(&mut out, &t.page);

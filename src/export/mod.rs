@@ -98,6 +98,7 @@ pub(crate) mod tests {
             status: RunStatus::Done,
             turn: None,
             answer: Some(format!("# {PATH_LIKE}\n\n[1]({PATH_LIKE})")),
+            cut_off: None,
             citations: json!([passage]),
             trace: Some(json!({
                 "method": "vanilla-rag", "query": PATH_LIKE, "mode": "hybrid", "k": 1,

@@ -7,6 +7,7 @@ pub mod calibration;
 mod embedded;
 mod error;
 mod openai;
+pub mod pace;
 pub mod prompts;
 pub mod response_format;
 pub mod settings;

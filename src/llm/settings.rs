@@ -1,6 +1,6 @@
 //! Which model answers and how: the `[llm]` table of `folio.toml`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -56,8 +56,75 @@ pub struct LlmSettings {
     pub parallel: u32,
 }
 
-/// The kit's tiny model: fine for tests and a first run, weak at answering.
-pub const KIT_MODEL: &str = "smollm2/SmolLM2-135M-Instruct.Q4_1.gguf";
+/// A language model of the offline kit, which `scripts/setup.sh` places
+/// under `models/` (checked by sha256 there).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct KitModel {
+    /// The name `folio models use` takes.
+    pub name: &'static str,
+    /// The GGUF file, relative to the models folder.
+    pub file: &'static str,
+    /// The model in words, as the upstream project names it.
+    pub label: &'static str,
+    /// The file's size in bytes.
+    pub bytes: u64,
+    /// What it is for.
+    pub role: &'static str,
+}
+
+/// Qwen2.5-Coder-1.5B-Instruct (Apache-2.0), Q4_K_M: the default, the
+/// smallest of the kit that answers the sample questions correctly.
+pub const QWEN_1_5B: KitModel = KitModel {
+    name: "qwen2.5-coder-1.5b",
+    file: "qwen2.5-coder-1.5b-instruct/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+    label: "Qwen2.5-Coder-1.5B-Instruct (Q4_K_M)",
+    bytes: 1_117_320_768,
+    role: "the default: answers correctly, about 3× slower than the 0.5B",
+};
+
+/// Qwen2.5-Coder-0.5B-Instruct (Apache-2.0), Q4_K_M: the faster choice.
+pub const QWEN_0_5B: KitModel = KitModel {
+    name: "qwen2.5-coder-0.5b",
+    file: "qwen2.5-coder-0.5b-instruct/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+    label: "Qwen2.5-Coder-0.5B-Instruct (Q4_K_M)",
+    bytes: 491_400_064,
+    role: "faster, weaker on knowledge the documents lack",
+};
+
+/// SmolLM2-135M-Instruct, Q4_1: answers nonsense, but fast; the tests that
+/// check plumbing run on it.
+pub const SMOLLM2: KitModel = KitModel {
+    name: "smollm2-135m",
+    file: "smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
+    label: "SmolLM2-135M-Instruct (Q4_1)",
+    bytes: 98_362_432,
+    role: "for tests of plumbing: fast, answers poorly",
+};
+
+/// The kit's models, the default first.
+pub const KIT_MODELS: [KitModel; 3] = [QWEN_1_5B, QWEN_0_5B, SMOLLM2];
+
+/// The model that answers when nothing else is configured.
+pub const KIT_DEFAULT: KitModel = QWEN_1_5B;
+
+impl KitModel {
+    /// The kit model called `name` (see [`KitModel::name`]).
+    pub fn named(name: &str) -> Option<KitModel> {
+        KIT_MODELS.into_iter().find(|m| m.name == name)
+    }
+
+    /// Where the kit places it under `models_dir`.
+    pub fn path(&self, models_dir: &Path) -> PathBuf {
+        models_dir.join(self.file)
+    }
+
+    /// The kit model whose file `path` is, if it is one.
+    pub fn at(models_dir: &Path, path: &Path) -> Option<KitModel> {
+        KIT_MODELS
+            .into_iter()
+            .find(|m| m.path(models_dir) == path)
+    }
+}
 
 impl LlmSettings {
     /// These settings as they may be shown, printed or reported: a key, if
@@ -79,7 +146,7 @@ impl LlmSettings {
 
     pub fn kit_default(models_dir: &Path) -> LlmSettings {
         LlmSettings {
-            model: models_dir.join(KIT_MODEL).display().to_string(),
+            model: KIT_DEFAULT.path(models_dir).display().to_string(),
             ..LlmSettings::default()
         }
     }

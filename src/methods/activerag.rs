@@ -244,6 +244,7 @@ impl Method for ActiveRag {
             text,
             citations,
             trace: Trace::ActiveRag(trace),
+            cut_off: None,
         })
     }
 }

@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::citations::resolve;
 use super::injection::suspected_instructions;
+use super::markers::{with_marker_stops, without_markers};
 use super::retrievers::{gather, RetrievalPart, RetrieverKind};
 use super::shown::shown;
 use super::{Citation, MethodError, Params, Passage, RunEvent, Trace};
@@ -22,20 +23,15 @@ use crate::llm::prompts::{PromptId, Prompts};
 use crate::llm::{ChatMessage, ChatRequest, Completion, FinishReason, GenerateOptions, Llm};
 use crate::retrieve::{DocumentParts, Ranking, Retrieval, RetrieveError, Retriever, SearchMode};
 use crate::rubric::Rubric;
-use crate::store::{DocumentSet, LlmCallRow, RubricStatus, StoredChunk};
-
-/// Where a small model that has finished its answer starts writing a source
-/// of its own in the prompt's format (and goes on until `max_tokens`): an
-/// answer never contains it, so the answer ends there. It must follow a
-/// line of answer: a reply that opens with a source tag is left to go on,
-/// since stopping there would leave no answer at all.
-const NEW_SOURCE: &str = "\n<document";
+use crate::store::{CutOff, DocumentSet, LlmCallRow, RubricStatus, StoredChunk};
 
 pub struct CitedAnswer {
     pub text: String,
     pub citations: Vec<Citation>,
     /// Markers that name no passage, for the trace.
     pub unknown: Vec<usize>,
+    /// Set when the answer reached `max_tokens` before it finished.
+    pub cut_off: Option<CutOff>,
 }
 
 /// Where a run's events go; a closed or absent receiver is not an error,
@@ -408,7 +404,8 @@ impl<'a> MethodContext<'a> {
     }
 
     /// Renders the step's prompt and asks the model with `options`. A step
-    /// that writes the answer sees the thread's earlier turns before it.
+    /// that writes the answer sees the thread's earlier turns before it,
+    /// and stops at the prompts' document markers ([`super::markers::MARKER_STOPS`]).
     pub async fn generate_with(
         &self,
         step: &'static str,
@@ -416,13 +413,16 @@ impl<'a> MethodContext<'a> {
         vars: impl Serialize,
         options: &GenerateOptions,
     ) -> Result<Completion, MethodError> {
-        let earlier: &[ChatMessage] = if prompt.writes_the_answer() {
-            &self.earlier
-        } else {
-            &[]
+        if !prompt.writes_the_answer() {
+            let messages = self.prompts.messages_after(&[], prompt, vars)?;
+            return self.complete(step, &messages, options).await;
+        }
+        let messages = self.prompts.messages_after(&self.earlier, prompt, vars)?;
+        let options = GenerateOptions {
+            stop: with_marker_stops(options.stop.clone()),
+            ..options.clone()
         };
-        let messages = self.prompts.messages_after(earlier, prompt, vars)?;
-        self.complete(step, &messages, options).await
+        self.complete(step, &messages, &options).await
     }
 
     /// The replies of `prompt`'s worked examples, to tell a reply that
@@ -447,17 +447,14 @@ impl<'a> MethodContext<'a> {
         params: &Params,
         passages: &[Passage],
     ) -> Result<CitedAnswer, MethodError> {
-        let options = GenerateOptions {
-            stop: vec![NEW_SOURCE.into()],
-            ..self.options(params)
-        };
-        let completion = self.generate_with(step, prompt, vars, &options).await?;
-        let text = finished_text(step, completion, params.max_tokens)?;
+        let completion = self.generate(step, prompt, vars, params).await?;
+        let Written { text, cut_off } = answer_text(step, completion, params.max_tokens)?;
         let (citations, unknown) = resolve(&text, passages);
         Ok(CitedAnswer {
             text,
             citations,
             unknown,
+            cut_off,
         })
     }
 
@@ -561,14 +558,49 @@ pub fn note_if_cut_off(step: &str, completion: &Completion, notes: &mut Vec<Stri
     }
 }
 
-/// The text of a completion that is meant to be a finished answer: empty or
-/// cut-off output is an error the run records, never an answer.
+/// What the step that writes a run's answer wrote.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Written {
+    pub text: String,
+    /// Set when the reply reached `max_tokens` before it finished.
+    pub cut_off: Option<CutOff>,
+}
+
+/// The text of the completion that writes a run's answer. A reply cut off
+/// at `max_tokens` is still the answer, kept with a [`CutOff`] mark so a
+/// person sees what was written and that it is unfinished; only an empty
+/// reply is an error.
+pub fn answer_text(
+    step: &'static str,
+    completion: Completion,
+    max_tokens: u32,
+) -> Result<Written, MethodError> {
+    let text = without_markers(&completion.text);
+    if text.is_empty() {
+        return Err(match completion.finish {
+            FinishReason::Length => MethodError::CutOff {
+                step,
+                max_tokens,
+                partial: text,
+            },
+            FinishReason::Stop => MethodError::EmptyOutput { step },
+        });
+    }
+    let cut_off = (completion.finish == FinishReason::Length).then(|| CutOff {
+        step: step.to_string(),
+        max_tokens,
+    });
+    Ok(Written { text, cut_off })
+}
+
+/// The text of a completion that an intermediate step needs whole: empty
+/// or cut-off output is an error the run records.
 pub fn finished_text(
     step: &'static str,
     completion: Completion,
     max_tokens: u32,
 ) -> Result<String, MethodError> {
-    let text = completion.text.trim().to_string();
+    let text = without_markers(&completion.text);
     match completion.finish {
         FinishReason::Length => Err(MethodError::CutOff {
             step,

@@ -24,6 +24,9 @@ const REWRITE_MAX_TOKENS: u32 = 96;
 /// Longer replies are not a question but the model answering or rambling.
 const REWRITE_MAX_CHARS: usize = 400;
 
+/// What an earlier turn that wrote nothing said, as the model sees it.
+const NO_ANSWER: &str = "(no answer was written)";
+
 /// The earlier turns a method is shown.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Conversation {
@@ -52,24 +55,30 @@ fn estimated_tokens(text: &str) -> usize {
 
 impl Conversation {
     /// The turns of `earlier` (a thread's runs, oldest first) that fit in
-    /// `budget` tokens, newest first until one does not fit. A turn
-    /// without an answer is left out: there is nothing to follow up on.
+    /// `budget` tokens, newest first until one does not fit. A turn that
+    /// failed, was cut off or was stopped still gives its question and
+    /// whatever it wrote: a follow-up ("why can't I just do it directly?")
+    /// needs that question to mean anything. Only a turn still being
+    /// answered is left out.
     pub fn select(earlier: &[RunRecord], budget: usize) -> Conversation {
         let mut turns = Vec::new();
         let mut left_out = Vec::new();
         let mut spent = 0;
         let mut full = false;
         for run in earlier.iter().rev() {
-            let answer = match (&run.answer, run.status) {
-                (Some(answer), RunStatus::Done) => without_markers(answer),
-                _ => {
-                    left_out.push(LeftOut {
-                        run: run.id,
-                        reason: LeftOutReason::NoAnswer,
-                    });
-                    continue;
-                }
-            };
+            if run.status == RunStatus::Running {
+                left_out.push(LeftOut {
+                    run: run.id,
+                    reason: LeftOutReason::NoAnswer,
+                });
+                continue;
+            }
+            let answer = run
+                .answer
+                .as_deref()
+                .map(without_markers)
+                .filter(|a| !a.trim().is_empty())
+                .unwrap_or_else(|| NO_ANSWER.to_string());
             // A follow-up was answered as its rewrite; that is the question
             // the answer goes with.
             let question = run
@@ -252,6 +261,7 @@ mod tests {
             model: json!({}),
             status,
             answer: answer.map(str::to_string),
+            cut_off: None,
             citations: json!([]),
             trace: None,
             error: None,
@@ -279,7 +289,7 @@ mod tests {
         let long = "x".repeat(300); // 100 tokens by the estimate
         let runs = [
             run(1, RunStatus::Done, "first?", Some(&long)),
-            run(2, RunStatus::Failed, "broken?", None),
+            run(2, RunStatus::Running, "still going?", None),
             run(3, RunStatus::Done, "second?", Some(&long)),
             run(4, RunStatus::Done, "third?", Some("Short [1].")),
         ];
@@ -380,6 +390,8 @@ mod tests {
 #[cfg(test)]
 mod asked_in_a_thread {
     use tokio_util::sync::CancellationToken;
+
+    use super::NO_ANSWER;
 
     use crate::llm::{ChatMessage, LlmError, Role};
     use crate::methods::runner::AskRequest;
@@ -597,23 +609,34 @@ mod asked_in_a_thread {
     }
 
     #[tokio::test]
-    async fn a_thread_of_failed_turns_needs_no_rewrite() {
+    async fn a_failed_turn_still_gives_its_question_to_the_follow_up() {
         let dir = tempfile::tempdir().unwrap();
         let library = library(dir.path()).await;
         let llm = ScriptedLlm::new(vec![says("  ")]);
-        let (failed, _) = ask_with(&library, &llm, &AskRequest::new("Hello?", "llm-only")).await;
+        let first = AskRequest::new("How do I share a value between threads?", "llm-only");
+        let (failed, _) = ask_with(&library, &llm, &first).await;
         assert_eq!(failed.status, RunStatus::Failed);
-        let llm = ScriptedLlm::new(vec![says("Hi.")]);
+        let llm = ScriptedLlm::new(vec![
+            says("How do I share a value between threads without Arc?"),
+            says("Use scoped threads."),
+        ]);
         let (run, _) = ask_with(
             &library,
             &llm,
-            &follow_up("Hello?", "llm-only", failed.thread_id),
+            &follow_up("Why can't I just do it directly?", "llm-only", failed.thread_id),
         )
         .await;
         let turn = run.turn.unwrap();
-        assert_eq!(turn.rewrite, Rewrite::NotNeeded);
-        assert_eq!(turn.left_out[0].reason, LeftOutReason::NoAnswer);
-        assert_eq!(llm.sent()[0].len(), 2);
+        assert_eq!(turn.history, vec![failed.id]);
+        assert!(turn.left_out.is_empty());
+        let rewrite_prompt = &llm.sent()[0];
+        let shown: String = rewrite_prompt.iter().map(|m| m.content.as_str()).collect();
+        assert!(shown.contains("How do I share a value between threads?"), "{shown}");
+        let answer_prompt = &llm.sent()[1];
+        assert!(
+            answer_prompt.contains(&ChatMessage::assistant(NO_ANSWER)),
+            "{answer_prompt:?}"
+        );
     }
 
     #[tokio::test]

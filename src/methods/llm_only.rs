@@ -3,7 +3,7 @@
 
 use minijinja::context;
 
-use super::context::finished_text;
+use super::context::{answer_text, Written};
 use super::{
     Answer, Method, MethodContext, MethodDefaults, MethodError, MethodInfo, Params, Trace,
 };
@@ -36,11 +36,12 @@ impl Method for LlmOnly {
         let completion = ctx
             .generate(STEP, PromptId::LlmOnlyAnswer, context!(question), params)
             .await?;
-        let text = finished_text(STEP, completion, params.max_tokens)?;
+        let Written { text, cut_off } = answer_text(STEP, completion, params.max_tokens)?;
         Ok(Answer {
             text,
             citations: Vec::new(),
             trace: Trace::LlmOnly,
+            cut_off,
         })
     }
 }

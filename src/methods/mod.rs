@@ -16,6 +16,7 @@ pub mod ig2rag;
 mod injection;
 mod key_parts;
 mod llm_only;
+mod markers;
 mod options;
 pub mod pager;
 mod params;
@@ -32,6 +33,7 @@ pub mod whole_document;
 use serde::Serialize;
 
 use crate::llm::Sampling;
+use crate::store::CutOff;
 
 pub use activerag::{ActiveRagTrace, ActiveRagVariant};
 pub use citations::{cited_numbers, Citation};
@@ -50,6 +52,8 @@ pub struct Answer {
     pub text: String,
     pub citations: Vec<Citation>,
     pub trace: Trace,
+    /// Set when the answer reached `max_tokens` before it finished.
+    pub cut_off: Option<CutOff>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]

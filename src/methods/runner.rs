@@ -288,6 +288,7 @@ pub async fn ask(
             status: RunStatus::Done,
             turn,
             answer: Some(answer.text),
+            cut_off: answer.cut_off,
             citations: serde_json::to_value(&answer.citations).unwrap_or_else(|_| json!([])),
             trace: serde_json::to_value(&answer.trace).ok(),
             error: None,
@@ -302,6 +303,7 @@ pub async fn ask(
             },
             turn,
             answer: e.partial_answer().map(str::to_string),
+            cut_off: None,
             citations: json!([]),
             trace: recorded.trace.and_then(|t| serde_json::to_value(&t).ok()),
             error: Some(e.to_string()),
@@ -445,9 +447,24 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn runaway_output_is_recorded_with_the_partial_text() {
+    async fn a_cut_off_answer_is_kept_and_marked() {
         let (run, ..) =
             ask_scripted(vec![reply("and so on and so on", FinishReason::Length)], 5).await;
+        assert_eq!(run.status, RunStatus::Done);
+        assert_eq!(run.error, None);
+        assert_eq!(run.answer.as_deref(), Some("and so on and so on"));
+        assert_eq!(
+            run.cut_off,
+            Some(crate::store::CutOff {
+                step: "answer".into(),
+                max_tokens: 5
+            })
+        );
+    }
+
+    #[tokio::test]
+    async fn a_cut_off_reply_with_no_text_is_a_failed_run() {
+        let (run, ..) = ask_scripted(vec![reply("   ", FinishReason::Length)], 5).await;
         assert_eq!(run.status, RunStatus::Failed);
         assert!(
             run.error
@@ -457,7 +474,7 @@ mod tests {
             "{:?}",
             run.error
         );
-        assert_eq!(run.answer.as_deref(), Some("and so on and so on"));
+        assert_eq!(run.cut_off, None);
     }
 
     #[tokio::test]

@@ -49,6 +49,7 @@ impl Method for VanillaRag {
             text: answer.text,
             citations: answer.citations,
             trace: Trace::VanillaRag(trace),
+            cut_off: answer.cut_off,
         })
     }
 }

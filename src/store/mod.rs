@@ -46,7 +46,7 @@ pub use fts::CountedQuery;
 pub use gain::{BuildCost, GainEdge, NodeScoring, NodeWritten, RubricStatus};
 pub use jobs::{Job, JobState};
 pub use quantize::to_blob as vector_blob;
-pub use runs::{LlmCallRow, NewRun, RunOutcome, RunRecord, RunStatus, StartedRun};
+pub use runs::{CutOff, LlmCallRow, NewRun, RunOutcome, RunRecord, RunStatus, StartedRun};
 pub use scope::{Day, DocumentSet, NotADay, Scope, ScopeError};
 pub use threads::{LeftOut, LeftOutReason, Placement, Rewrite, Thread, ThreadSummary, Turn};
 pub use vector_log::{LogPosition, VectorChanges};

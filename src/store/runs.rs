@@ -68,6 +68,17 @@ pub struct LlmCallRow {
     pub shaping: Option<Shaping>,
 }
 
+/// An answer that reached its token limit before it finished. The run
+/// keeps what was written, marked "cut off" wherever it is shown.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+pub struct CutOff {
+    /// The step whose reply was cut.
+    pub step: String,
+    /// The `max_tokens` it reached.
+    pub max_tokens: u32,
+}
+
 /// A run just recorded, and the thread it belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StartedRun {
@@ -81,6 +92,8 @@ pub struct RunOutcome {
     /// How a follow-up was asked; `None` for a thread's first turn.
     pub turn: Option<Turn>,
     pub answer: Option<String>,
+    /// Set when the answer reached `max_tokens` before it finished.
+    pub cut_off: Option<CutOff>,
     pub citations: Value,
     pub trace: Option<Value>,
     pub error: Option<String>,
@@ -104,6 +117,10 @@ pub struct RunRecord {
     pub model: Value,
     pub status: RunStatus,
     pub answer: Option<String>,
+    /// Set when the answer reached `max_tokens` before it finished: what it
+    /// wrote is the answer, shown with a "cut off" mark.
+    #[ts(optional = nullable)]
+    pub cut_off: Option<CutOff>,
     pub citations: Value,
     pub trace: Option<Value>,
     pub error: Option<String>,
@@ -127,6 +144,7 @@ pub(super) struct RunRow {
     status: String,
     owner_pid: Option<i64>,
     answer: Option<String>,
+    cut_off: Option<String>,
     citations: String,
     trace: Option<String>,
     error: Option<String>,
@@ -150,6 +168,7 @@ from_row!(RunRow {
     status,
     owner_pid,
     answer,
+    cut_off,
     citations,
     trace,
     error,
@@ -162,7 +181,7 @@ from_row!(RunRow {
 });
 
 pub(super) const RUN_COLUMNS: &str =
-    "id, thread_id, turn, question, method, scope, params, model, status, owner_pid, answer, citations, \
+    "id, thread_id, turn, question, method, scope, params, model, status, owner_pid, answer, cut_off, citations, \
      trace, error, timings, llm_calls, prompt_tokens, completion_tokens, created_at, finished_at";
 
 fn json(text: &str) -> Value {
@@ -191,6 +210,7 @@ pub(super) fn run_from_row(r: RunRow) -> RunRecord {
         model: json(&r.model),
         status,
         answer: r.answer,
+        cut_off: r.cut_off.as_deref().and_then(|c| serde_json::from_str(c).ok()),
         citations: json(&r.citations),
         trace: r.trace.as_deref().map(json),
         error: r.error,
@@ -241,7 +261,7 @@ impl Store {
         let prompt_tokens: i64 = outcome.calls.iter().map(|c| c.prompt_tokens).sum();
         let completion_tokens: i64 = outcome.calls.iter().map(|c| c.completion_tokens).sum();
         sqlx::query(
-            "UPDATE runs SET status = ?, owner_pid = NULL, turn = ?, answer = ?, citations = ?, trace = ?, \
+            "UPDATE runs SET status = ?, owner_pid = NULL, turn = ?, answer = ?, cut_off = ?, citations = ?, trace = ?, \
              error = ?, timings = ?, llm_calls = ?, prompt_tokens = ?, completion_tokens = ?, finished_at = ? \
              WHERE id = ?",
         )
@@ -253,6 +273,12 @@ impl Store {
                 .and_then(|t| serde_json::to_string(t).ok()),
         )
         .bind(&outcome.answer)
+        .bind(
+            outcome
+                .cut_off
+                .as_ref()
+                .and_then(|c| serde_json::to_string(c).ok()),
+        )
         .bind(outcome.citations.to_string())
         .bind(outcome.trace.as_ref().map(Value::to_string))
         .bind(&outcome.error)

@@ -32,7 +32,9 @@ pub struct LeftOut {
 #[ts(export)]
 #[serde(rename_all = "snake_case")]
 pub enum LeftOutReason {
-    /// The turn failed, was cancelled or interrupted: there is no answer to show.
+    /// The turn is still being answered: there is no answer to show yet.
+    /// (A turn that failed, was cut off or stopped gives its question and
+    /// whatever it wrote.)
     NoAnswer,
     /// Showing it would have passed the history's token budget; older
     /// turns go first.

@@ -7,7 +7,9 @@ use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use folio::config::default_models_dir;
 use folio::ingest::pipeline::PassSummary;
+use folio::llm::settings::SMOLLM2;
 use folio::{Config, Library};
 use sqlx::{Connection, SqliteConnection};
 
@@ -24,19 +26,29 @@ pub fn rust_book() -> PathBuf {
         .expect("samples/rust-book/docs is missing")
 }
 
+/// The kit's SmolLM2, which tests of plumbing answer with for speed (the
+/// default, a Qwen model, is for tests that check an answer).
+pub fn tiny_model() -> String {
+    SMOLLM2.path(&default_models_dir()).display().to_string()
+}
+
+/// The built-in settings over `data_dir`, answering with [`tiny_model`].
+pub fn plumbing_config(data_dir: &Path, max_file_size: Option<u64>) -> Config {
+    let mut config = Config::new(Some(data_dir.to_path_buf()), max_file_size);
+    config.llm.model = tiny_model();
+    config
+}
+
 pub async fn open(data_dir: &Path) -> Library {
-    Library::open(Config::new(Some(data_dir.to_path_buf()), None))
+    Library::open(plumbing_config(data_dir, None))
         .await
         .expect("open library")
 }
 
 pub async fn open_with_limit(data_dir: &Path, max_file_size: u64) -> Library {
-    Library::open(Config::new(
-        Some(data_dir.to_path_buf()),
-        Some(max_file_size),
-    ))
-    .await
-    .expect("open library")
+    Library::open(plumbing_config(data_dir, Some(max_file_size)))
+        .await
+        .expect("open library")
 }
 
 /// `folio add` as a library call: register, then run the queued job.
@@ -65,9 +77,10 @@ pub fn folio(data_dir: &Path, args: &[&str]) -> Output {
 /// when one is given.
 pub fn folio_with_config(data_dir: &Path, config: Option<&Path>, args: &[&str]) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_folio"));
-    if let Some(config) = config {
-        command.env("FOLIO_CONFIG", config);
-    }
+    match config {
+        Some(config) => command.env("FOLIO_CONFIG", config),
+        None => command.env("FOLIO_LLM_MODEL", tiny_model()),
+    };
     command
         .arg("--data-dir")
         .arg(data_dir)

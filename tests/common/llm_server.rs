@@ -12,7 +12,7 @@ use std::sync::{mpsc, OnceLock};
 use std::time::{Duration, Instant};
 
 use folio::config::default_models_dir;
-use folio::llm::settings::KIT_MODEL;
+use folio::llm::settings::SMOLLM2;
 
 /// The name the server is told to list the model under; what a user would
 /// put in `folio.toml`.
@@ -49,7 +49,7 @@ impl LlmServer {
 
     fn launch(api_key: Option<&str>, interrupts: bool, embeddings: bool) -> LlmServer {
         let python = server_python();
-        let model = default_models_dir().join(KIT_MODEL);
+        let model = default_models_dir().join(SMOLLM2.file);
         assert!(
             model.is_file(),
             "{} is missing; run scripts/setup.sh to fetch the model kit",

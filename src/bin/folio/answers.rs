@@ -167,10 +167,32 @@ pub async fn ask(
         let calls = library.run_calls(run.id).await?;
         print_json(&serde_json::json!({ "run": run, "calls": calls }))?;
     } else {
+        print_cut_off_mark(&run);
         print_citations(&run, &BTreeSet::new());
         print_footer(&run);
     }
+    warn_if_cut_off(&run);
     fail_unless_done(&run)
+}
+
+/// The mark under an answer that reached its token limit.
+pub fn print_cut_off_mark(run: &RunRecord) {
+    if let Some(cut) = &run.cut_off {
+        println!("[cut off at {} tokens]", cut.max_tokens);
+    }
+}
+
+/// A cut-off answer is an answer: the command succeeds, and says on
+/// stderr what to change for a whole one.
+pub fn warn_if_cut_off(run: &RunRecord) {
+    if let Some(cut) = &run.cut_off {
+        eprintln!(
+            "warning: the answer reached max_tokens ({}) before it finished; what it wrote is kept. \
+             Ask with --max-tokens {} for a longer one.",
+            cut.max_tokens,
+            cut.max_tokens.saturating_mul(2)
+        );
+    }
 }
 
 /// `run 12 · thread 4 · done · 812 tokens in, 64 out`, and the scope
@@ -180,11 +202,19 @@ pub fn print_footer(run: &RunRecord) {
         "\nrun {} · thread {} · {} · {} tokens in, {} out",
         run.id,
         run.thread_id,
-        run.status.as_str(),
+        status_words(run),
         run.prompt_tokens,
         run.completion_tokens
     );
     print_scope(run);
+}
+
+/// `done`, `done, cut off`, `failed`…
+fn status_words(run: &RunRecord) -> String {
+    match run.cut_off {
+        Some(_) => format!("{}, cut off", run.status.as_str()),
+        None => run.status.as_str().to_string(),
+    }
 }
 
 /// `scope: in /notes; format pdf`, for a run asked within a scope.
@@ -384,7 +414,7 @@ pub async fn show(library: &Library, id: i64, json: bool) -> Result<()> {
         run.id,
         run.thread_id,
         run.method,
-        run.status.as_str()
+        status_words(&run)
     );
     println!("question: {}", run.question);
     print_scope(&run);
@@ -395,6 +425,7 @@ pub async fn show(library: &Library, id: i64, json: bool) -> Result<()> {
     if let Some(answer) = &run.answer {
         println!("{answer}");
     }
+    print_cut_off_mark(&run);
     if let Some(error) = &run.error {
         println!("\nerror: {error}");
     }

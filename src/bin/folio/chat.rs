@@ -19,7 +19,7 @@ use folio::methods::runner::AskRequest;
 use folio::store::{Day, RunStatus, Scope};
 use folio::Library;
 
-use crate::answers::{ask_streaming, print_citations, print_footer};
+use crate::answers::{ask_streaming, print_citations, print_cut_off_mark, print_footer};
 use crate::args::{ScopeArgs, SettingsArgs};
 
 #[derive(Args)]
@@ -295,7 +295,10 @@ async fn ask(library: &Library, session: &mut Session, question: String) -> Resu
     session.thread = Some(run.thread_id);
     match run.status {
         RunStatus::Cancelled => println!("\n(stopped; the thread goes on from the turn before)"),
-        RunStatus::Done => print_citations(&run, &Default::default()),
+        RunStatus::Done => {
+            print_cut_off_mark(&run);
+            print_citations(&run, &Default::default())
+        }
         _ => println!(
             "\n(no answer: {})",
             run.error.as_deref().unwrap_or("the run did not finish")

@@ -16,8 +16,9 @@ use super::trace::{CrpRagVariant, ReasoningNode, ReasoningPath, SufficiencyTest}
 use crate::eval::metrics::normalize;
 use crate::llm::prompts::{as_document_data, PromptId};
 use crate::llm::Completion;
-use crate::methods::context::{finished_text, note_if_cut_off};
+use crate::methods::context::{answer_text, note_if_cut_off, Written};
 use crate::methods::{MethodContext, MethodError, Params, Passage};
+use crate::store::CutOff;
 
 const REASON: &str = "reason";
 const MERGE: &str = "merge answers";
@@ -129,6 +130,8 @@ struct StepWithKnowledge {
 pub struct Answered {
     pub text: String,
     pub cited_in: String,
+    /// Set when the answer reached `max_tokens` before it finished.
+    pub cut_off: Option<CutOff>,
 }
 
 impl Answering<'_> {
@@ -238,8 +241,8 @@ impl Answering<'_> {
             .map(String::as_str)
             .collect();
         let distinct: BTreeSet<String> = paths.iter().map(|(p, _)| normalize(&p.answer)).collect();
-        let text = if distinct.len() == 1 {
-            finished_text(REASON, paths[0].1.clone(), params.max_tokens)?
+        let Written { text, cut_off } = if distinct.len() == 1 {
+            answer_text(REASON, paths[0].1.clone(), params.max_tokens)?
         } else {
             let answers: Vec<String> = paths
                 .iter()
@@ -253,11 +256,12 @@ impl Answering<'_> {
                     params,
                 )
                 .await?;
-            finished_text(MERGE, completion, params.max_tokens)?
+            answer_text(MERGE, completion, params.max_tokens)?
         };
         Ok(Answered {
             cited_in: format!("{text}\n{}", reasoning.join("\n")),
             text,
+            cut_off,
         })
     }
 }

@@ -256,6 +256,7 @@ impl Method for CrpRag {
                     text: refusal(&graph, &insufficient, perplexity_threshold),
                     citations: Vec::new(),
                     trace: Trace::CrpRag(trace),
+                    cut_off: None,
                 });
             }
         };
@@ -289,6 +290,7 @@ impl Method for CrpRag {
             text: answered.text,
             citations,
             trace: Trace::CrpRag(trace),
+            cut_off: answered.cut_off,
         })
     }
 }

@@ -105,6 +105,7 @@ impl Method for Ig2Rag {
             text: answer.text,
             citations: answer.citations,
             trace: Trace::Ig2rag(trace),
+            cut_off: answer.cut_off,
         })
     }
 }

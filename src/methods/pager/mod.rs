@@ -161,6 +161,7 @@ async fn answer(
         text: answer.text,
         citations: answer.citations,
         trace: Trace::Pager(trace),
+        cut_off: answer.cut_off,
     })
 }
 

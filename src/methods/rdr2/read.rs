@@ -51,6 +51,7 @@ pub async fn read(
         text: answer.text,
         citations: answer.citations,
         trace: Trace::Rdr2(trace),
+        cut_off: answer.cut_off,
     })
 }
 

@@ -168,6 +168,7 @@ impl Method for WholeDocument {
             text: answer.text,
             citations: answer.citations,
             trace: Trace::WholeDocument(trace),
+            cut_off: answer.cut_off,
         })
     }
 }

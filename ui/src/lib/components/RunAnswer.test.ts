@@ -51,6 +51,24 @@ describe("a hostile answer", () => {
   });
 });
 
+describe("an answer cut off at its token limit", () => {
+  it("is shown as written, with a cut-off mark saying the limit", () => {
+    const run = { ...hostileRun(), status: "done" as const, error: null, cut_off: { step: "answer", max_tokens: 64 } };
+    const { target, destroy } = show(RunAnswer, { status: run.status, record: run });
+    expectVisible(target.querySelector('[data-testid="answer"]')!, HOSTILE_PAYLOADS);
+    expect(target.querySelector('[data-testid="cut-off"]')?.textContent).toContain("limit of 64 tokens");
+    expect(target.querySelector(".error-notice")).toBeNull();
+    destroy();
+  });
+
+  it("is not marked when the answer finished", () => {
+    const run = { ...hostileRun(), cut_off: null };
+    const { target, destroy } = show(RunAnswer, { status: run.status, record: run });
+    expect(target.querySelector('[data-testid="cut-off"]')).toBeNull();
+    destroy();
+  });
+});
+
 describe("a hostile document in the source viewer", () => {
   it("shows its title, headings and text as text", async () => {
     Element.prototype.scrollIntoView = () => {};

@@ -345,8 +345,8 @@ describe("EvaluateView", () => {
     const { target } = await view();
     const panel = await withReport(target);
     const cells = allByTestId(panel, "eval-summary-row").map((r) => [...r.querySelectorAll("td")].map(text));
-    expect(cells[0].slice(9, 11)).toEqual(["800", "32"]);
-    expect(cells[1].slice(9, 11)).toEqual(["—", "—"]);
+    expect(cells[0].slice(10, 12)).toEqual(["800", "32"]);
+    expect(cells[1].slice(10, 12)).toEqual(["—", "—"]);
     expect(text(byTestId(panel, "eval-tokens-note"))).toContain("reported no token counts");
     const chart = byTestId(panel, "eval-chart")!;
     expect(allByTestId(chart, "eval-chart-point").map((p) => p.dataset.spec)).toEqual(["vanilla-rag"]);
