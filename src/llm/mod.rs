@@ -4,6 +4,7 @@
 //! cancelled, time out, and report usage and per-token log-probabilities.
 
 pub mod calibration;
+pub mod discovery;
 mod embedded;
 mod error;
 mod openai;
