@@ -814,8 +814,19 @@ fn models_reports_what_loads() {
     let report = json_of(&folio(data, &["--json", "models"], &[]));
     assert_eq!(report["llm"]["error"], Value::Null);
     assert_eq!(report["llm"]["info"]["backend"], "embedded");
+    assert_eq!(report["llm"]["kit"]["name"], SMOLLM2.name);
+    assert_eq!(report["llm"]["bytes"], SMOLLM2.bytes);
+    let pace = &report["llm"]["pace"];
+    for rate in ["prompt_tokens_per_s", "tokens_per_s", "seconds_per_question"] {
+        assert!(pace[rate].as_f64().is_some_and(|r| r > 0.0), "{pace}");
+    }
     assert_eq!(report["embedding"]["dimensions"], 384);
     assert_eq!(report["prompts"]["error"], Value::Null);
+    let text = folio(data, &["models"], &[]);
+    let printed = String::from_utf8_lossy(&text.stdout);
+    assert!(printed.contains("answers with  SmolLM2-135M-Instruct (Q4_1)"), "{printed}");
+    assert!(printed.contains("size          0.1 GB"), "{printed}");
+    assert!(printed.contains("s a question"), "{printed}");
     let out = folio(
         data,
         &["--json", "models"],

@@ -257,8 +257,25 @@ fn print_report(r: &ModelReport) {
     }
     let s = &r.llm.settings;
     println!("\nlanguage model: {}", status(&r.llm.error));
+    if let Some(kit) = &r.llm.kit {
+        println!("  answers with  {} (the kit's {}: {})", kit.label, kit.name, kit.role);
+    }
     println!("  backend       {:?}", s.backend);
     println!("  model         {}", s.model);
+    if let Some(bytes) = r.llm.bytes {
+        println!("  size          {:.1} GB", bytes as f64 / 1e9);
+    }
+    if let Some(pace) = &r.llm.pace {
+        println!(
+            "  speed here    about {:.0} s a question ({:.0} prompt tokens/s read, {:.1} tokens/s written; \
+             measured just now on a probe, estimated for a question of {} prompt and {} answer tokens)",
+            pace.seconds_per_question,
+            pace.prompt_tokens_per_s,
+            pace.tokens_per_s,
+            folio::llm::pace::TYPICAL_PROMPT_TOKENS,
+            folio::llm::pace::TYPICAL_ANSWER_TOKENS
+        );
+    }
     if s.backend == folio::llm::Backend::Openai {
         println!("  base_url      {}", s.base_url);
         println!("  api_key       {}", s.api_key_shown());
