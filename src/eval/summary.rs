@@ -493,6 +493,7 @@ mod tests {
         let mut rows = rows;
         rows[0].evidence_hit = Some(true);
         rows[1].evidence_hit = Some(false);
+        rows[2].cut_off = true;
         let recall = |r: &Row| (r.wall_ms < 3000).then_some(0.5 + r.wall_ms as f64 / 5000.0);
         let table = markdown(&summarize(
             &["pager:variant=parallel".into()],
@@ -505,7 +506,7 @@ mod tests {
         assert!(lines[0].starts_with("| method | n | Cover-EM | EM | F1 |"));
         assert_eq!(
             lines[2],
-            "| pager:variant=parallel | 3 | 66.7% | 33.3% | 33.3% | 50.0% | 90.0% | 0 | 0.0% | 2.0 (2–2) | 200 | 20 | 2.5 s | 3.5 s |"
+            "| pager:variant=parallel | 3 | 66.7% | 33.3% | 33.3% | 50.0% | 90.0% | 0 | 1 | 0.0% | 2.0 (2–2) | 200 | 20 | 2.5 s | 3.5 s |"
         );
     }
 }

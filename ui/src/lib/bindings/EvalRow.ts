@@ -26,4 +26,9 @@ evidence_hit: boolean | null,
  * The method declined to answer (its trace says `refused`), as
  * CRP-RAG does when no reasoning path has enough knowledge.
  */
-refused: boolean, em: boolean, f1: number, cover_em: boolean, };
+refused: boolean, 
+/**
+ * The answer reached `max_tokens` before it finished; it is scored as
+ * written and counted apart.
+ */
+cut_off: boolean, em: boolean, f1: number, cover_em: boolean, };

@@ -7,6 +7,11 @@ import type { Spread } from "./Spread";
  */
 export type SpecSummary = { spec: string, n: number, cover_em_percent: number, em_percent: number, f1_percent: number, failures: number, 
 /**
+ * Answers that reached `max_tokens` before they finished (scored as
+ * written, not failures).
+ */
+cut_offs: number, 
+/**
  * Share of the questions the method declined to answer.
  */
 refused_percent: number, 
