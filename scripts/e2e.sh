@@ -28,6 +28,12 @@ export FOLIO_E2E_HOTPOTQA="${FOLIO_E2E_HOTPOTQA:-$root/samples/hotpotqa/corpus.j
 export FOLIO_CLI="$root/target/$profile/folio"
 export FOLIO_PROMPTS_DIR="$root/ui/e2e/prompts"
 export FOLIO_LLM_TEMPERATURE=0 FOLIO_LLM_MAX_TOKENS=120
+# The kit's fastest model answers: the suite checks plumbing, not answers,
+# and the default (Qwen2.5-Coder-1.5B) would take minutes a method.
+export FOLIO_LLM_MODEL="$root/models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+# The Hugging Face cache Settings looks in is one the suite fills, so what
+# it lists is known (the other apps' folders are the machine's own).
+export HF_HUB_CACHE="$out/hf-hub"
 # The functional suite closes the window between two commits of an ingest,
 # and the sample's 2,006 passages would nearly all go in one commit of the
 # default size; a measured suite (FOLIO_E2E_SUITE) keeps the default.

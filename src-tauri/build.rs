@@ -4,6 +4,7 @@
 fn main() {
     let manifest = tauri_build::AppManifest::new().commands(&[
         "app_info",
+        "model_pace",
         "library_overview",
         "folder_documents",
         "pick_folder",
@@ -40,6 +41,7 @@ fn main() {
         "pick_model_file",
         "served_models",
         "server_support",
+        "found_models",
     ]);
     tauri_build::try_build(tauri_build::Attributes::new().app_manifest(manifest))
         .expect("tauri build configuration");

@@ -3,15 +3,19 @@
 //! lane that resumes evaluations) and forwarding engine events to the UI.
 //! Saving settings swaps the whole engine; closing the app stops it cleanly,
 //! so a running ingest pass commits its batch and resumes on the next start.
+//! The engine also keeps how fast its model answered, measured once: a new
+//! engine (new settings, perhaps a new model) measures again.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use folio::eval::job::EvalJobs;
 use folio::events::EngineEvent;
+use folio::llm::pace::Pace;
 use folio::{Config, Library};
 use tauri::{AppHandle, Emitter};
 use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::OnceCell;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -27,6 +31,10 @@ const WATCH_RETRY: Duration = Duration::from_secs(5);
 pub struct Engine {
     pub library: Arc<Library>,
     pub config: Config,
+    /// The configured model's pace, once measured: timing it takes seconds
+    /// of the model's full attention, so it happens once per engine, and a
+    /// second caller waits for the first's measurement.
+    pub pace: Arc<OnceCell<Pace>>,
     stop: CancellationToken,
     tasks: Vec<JoinHandle<()>>,
 }
@@ -43,6 +51,7 @@ impl Engine {
         Ok(Engine {
             library,
             config,
+            pace: Arc::default(),
             stop,
             tasks,
         })

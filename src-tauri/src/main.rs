@@ -49,6 +49,7 @@ fn main() {
         })
         .invoke_handler(tauri::generate_handler![
             settings_commands::app_info,
+            settings_commands::model_pace,
             library::library_overview,
             library::folder_documents,
             library::pick_folder,
@@ -85,6 +86,7 @@ fn main() {
             settings_commands::pick_model_file,
             settings_commands::served_models,
             settings_commands::server_support,
+            settings_commands::found_models,
         ])
         .build(tauri::generate_context!())
         .unwrap_or_else(|e| {

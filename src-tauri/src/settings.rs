@@ -8,11 +8,11 @@
 
 use std::path::{Path, PathBuf};
 
-use folio::config::{config_file_path, ConfigFile};
+use folio::config::{config_file_path, default_models_dir, ConfigFile};
 use folio::embed::EmbeddingBackend;
 use folio::ingest::loaders::ocr::installed_languages;
 use folio::ingest::loaders::OcrSettings;
-use folio::llm::settings::KIT_MODEL;
+use folio::llm::settings::{KitModel, KIT_DEFAULT, KIT_MODELS};
 use folio::llm::{ApiKey, Backend, LlmSettings};
 use folio::Config;
 use serde::{Deserialize, Serialize};
@@ -39,8 +39,9 @@ pub struct SettingsView {
     pub embedding_model: String,
     pub data_dir: String,
     pub config_file: String,
-    /// The tiny model of the offline kit, to offer as the default.
-    pub kit_model: String,
+    /// The offline kit's models that are in place here, the default first,
+    /// offered beside the models found elsewhere on the computer.
+    pub kit_models: Vec<KitFile>,
     pub api_key_storage: ApiKeyStorage,
     pub ocr: OcrSettings,
     /// The languages Tesseract has here, to choose from.
@@ -69,8 +70,75 @@ pub struct SettingsInput {
     pub ocr: OcrSettings,
 }
 
-pub fn kit_model(config: &Config) -> PathBuf {
-    config.models_dir.join(KIT_MODEL)
+/// A model of the offline kit, where it lies on this computer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[ts(export)]
+pub struct KitFile {
+    /// The model in words, as its makers name it.
+    pub label: String,
+    pub path: String,
+    pub bytes: u64,
+    /// What it is for, in words.
+    pub role: String,
+    /// Whether it answers when nothing else is configured.
+    pub default: bool,
+}
+
+/// The kit's models whose files are in `models_dir`.
+fn kit_files(models_dir: &Path) -> Vec<KitFile> {
+    KIT_MODELS
+        .into_iter()
+        .filter(|m| m.path(models_dir).is_file())
+        .map(|m| KitFile {
+            label: m.label.to_string(),
+            path: m.path(models_dir).display().to_string(),
+            bytes: m.bytes,
+            role: m.role.to_string(),
+            default: m == KIT_DEFAULT,
+        })
+        .collect()
+}
+
+/// The model that answers, as the app names it to the person.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[ts(export)]
+pub struct AnsweringModel {
+    /// In words: a kit model's label, else the GGUF file's name, else the
+    /// name the server knows the model by.
+    pub name: String,
+    /// The server's API root, when a server answers.
+    pub server: Option<String>,
+    /// The GGUF file's size, when the model is a file here that can be read.
+    pub bytes: Option<u64>,
+    /// Whether it is one of the offline kit's models.
+    pub kit: bool,
+}
+
+pub fn answering_model(config: &Config) -> AnsweringModel {
+    let llm = &config.llm;
+    match llm.backend {
+        Backend::Embedded => {
+            let path = Path::new(&llm.model);
+            let kit = KitModel::at(&config.models_dir, path);
+            let name = match (kit, path.file_name()) {
+                (Some(kit), _) => kit.label.to_string(),
+                (None, Some(file)) => file.to_string_lossy().into_owned(),
+                (None, None) => llm.model.clone(),
+            };
+            AnsweringModel {
+                name,
+                server: None,
+                bytes: std::fs::metadata(path).ok().map(|m| m.len()),
+                kit: kit.is_some(),
+            }
+        }
+        Backend::Openai => AnsweringModel {
+            name: llm.model.clone(),
+            server: Some(llm.base_url.clone()),
+            bytes: None,
+            kit: false,
+        },
+    }
 }
 
 pub fn view(config: &Config, secrets: &Secrets) -> SettingsView {
@@ -93,7 +161,7 @@ pub fn view(config: &Config, secrets: &Secrets) -> SettingsView {
         embedding_model: config.embedding_server.model.clone(),
         data_dir: config.data_dir.display().to_string(),
         config_file: config_file_path().display().to_string(),
-        kit_model: kit_model(config).display().to_string(),
+        kit_models: kit_files(&config.models_dir),
         api_key_storage: secrets.storage().clone(),
         ocr: config.ocr.clone(),
         ocr_languages_installed,
@@ -190,6 +258,9 @@ fn is_api_root(url: &str) -> bool {
 /// dialog, in words for a confirmation: a new model server (it will be sent
 /// questions and passages of the documents), or files and folders typed
 /// rather than picked. `current` is the configuration in use, if it loads.
+/// What Folio offered itself is not typed: the kit's model files, and the
+/// files and loopback servers it found this session (granted as it listed
+/// them, `commands::settings::found_models`).
 pub fn unconfirmed_changes(
     input: &SettingsInput,
     current: Option<&Config>,
@@ -200,7 +271,7 @@ pub fn unconfirmed_changes(
     let server_changed = current.is_none_or(|c| {
         c.llm.backend != Backend::Openai || !same_server(&c.llm.base_url, base_url)
     });
-    if input.backend == Backend::Openai && server_changed {
+    if input.backend == Backend::Openai && server_changed && !grants.server_found(base_url) {
         changes.push(format!(
             "send your questions and passages of your documents to the model server {base_url}"
         ));
@@ -227,12 +298,14 @@ pub fn unconfirmed_changes(
             current.map(|c| c.data_dir.clone()),
         ),
     ];
-    if input.backend == Backend::Embedded {
+    let models_dir = current.map_or_else(default_models_dir, |c| c.models_dir.clone());
+    let model = PathBuf::from(input.model.trim());
+    if input.backend == Backend::Embedded && KitModel::at(&models_dir, &model).is_none() {
         paths.insert(
             0,
             (
                 "load the model file",
-                PathBuf::from(input.model.trim()),
+                model,
                 current
                     .filter(|c| c.llm.backend == Backend::Embedded)
                     .map(|c| PathBuf::from(&c.llm.model)),
@@ -321,6 +394,8 @@ pub fn save(input: &SettingsInput, secrets: &Secrets) -> Result<(), IpcError> {
 
 #[cfg(test)]
 mod tests {
+    use folio::llm::settings::{QWEN_0_5B, SMOLLM2};
+
     use super::*;
 
     #[test]
@@ -437,6 +512,113 @@ mod tests {
         let changes = unconfirmed_changes(&embedded, Some(&current), &grants);
         assert_eq!(changes.len(), 1, "{changes:?}");
         assert!(changes[0].contains("typed-data"), "{changes:?}");
+    }
+
+    #[test]
+    fn the_kit_files_and_what_folio_found_need_no_confirming() {
+        let dir = tempfile::tempdir().unwrap();
+        let typed = input(dir.path());
+        let mut current = Config::new(Some(typed.data_dir.clone().into()), None);
+        current.embedding_model_dir = typed.embedding_model_dir.clone().into();
+        current.models_dir = dir.path().join("models");
+        let grants = PathGrants::default();
+
+        let kit = SettingsInput {
+            backend: Backend::Embedded,
+            model: QWEN_0_5B.path(&current.models_dir).display().to_string(),
+            ..typed.clone()
+        };
+        assert_eq!(
+            unconfirmed_changes(&kit, Some(&current), &grants),
+            Vec::<String>::new()
+        );
+        let lookalike = SettingsInput {
+            model: QWEN_0_5B.path(&dir.path().join("elsewhere")).display().to_string(),
+            ..kit.clone()
+        };
+        let changes = unconfirmed_changes(&lookalike, Some(&current), &grants);
+        assert_eq!(changes.len(), 1, "{changes:?}");
+        assert!(changes[0].starts_with("load the model file"), "{changes:?}");
+
+        let changes = unconfirmed_changes(&typed, Some(&current), &grants);
+        assert_eq!(changes.len(), 1, "{changes:?}");
+        assert!(changes[0].contains("model server"), "{changes:?}");
+        grants.grant_server("http://127.0.0.1:8080/v1/");
+        assert_eq!(
+            unconfirmed_changes(&typed, Some(&current), &grants),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn the_answering_model_is_named_by_its_label_its_file_or_its_server() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = Config::new(Some(dir.path().join("data")), None);
+        config.models_dir = dir.path().join("models");
+        let kit = SMOLLM2.path(&config.models_dir);
+        std::fs::create_dir_all(kit.parent().unwrap()).unwrap();
+        std::fs::write(&kit, b"GGUF").unwrap();
+        config.llm.backend = Backend::Embedded;
+        config.llm.model = kit.display().to_string();
+        assert_eq!(
+            answering_model(&config),
+            AnsweringModel {
+                name: "SmolLM2-135M-Instruct (Q4_1)".into(),
+                server: None,
+                bytes: Some(4),
+                kit: true,
+            }
+        );
+
+        let own = dir.path().join("mine.Q8_0.gguf");
+        std::fs::write(&own, b"GGUF and more").unwrap();
+        config.llm.model = own.display().to_string();
+        assert_eq!(
+            answering_model(&config),
+            AnsweringModel {
+                name: "mine.Q8_0.gguf".into(),
+                server: None,
+                bytes: Some(13),
+                kit: false,
+            }
+        );
+        config.llm.model = dir.path().join("gone.gguf").display().to_string();
+        assert_eq!(answering_model(&config).bytes, None);
+
+        config.llm.backend = Backend::Openai;
+        config.llm.model = "qwen2.5:7b".into();
+        config.llm.base_url = "http://127.0.0.1:11434/v1".into();
+        assert_eq!(
+            answering_model(&config),
+            AnsweringModel {
+                name: "qwen2.5:7b".into(),
+                server: Some("http://127.0.0.1:11434/v1".into()),
+                bytes: None,
+                kit: false,
+            }
+        );
+    }
+
+    #[test]
+    fn only_the_kit_files_in_place_are_offered() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(kit_files(dir.path()), Vec::<KitFile>::new());
+        for model in [QWEN_0_5B, KIT_DEFAULT] {
+            let path = model.path(dir.path());
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, b"GGUF").unwrap();
+        }
+        let offered = kit_files(dir.path());
+        let labels: Vec<(&str, bool)> = offered
+            .iter()
+            .map(|k| (k.label.as_str(), k.default))
+            .collect();
+        assert_eq!(
+            labels,
+            [(KIT_DEFAULT.label, true), (QWEN_0_5B.label, false)],
+            "the default first, SmolLM2 absent"
+        );
+        assert_eq!(offered[0].bytes, KIT_DEFAULT.bytes);
     }
 
     #[test]

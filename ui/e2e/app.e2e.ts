@@ -1,5 +1,6 @@
 // The real app in a real window (Xvfb + tauri-driver + WebKitWebDriver), on
-// the embedded models: add the rust-book folder, wait for indexing, ask
+// the embedded models: name the model that answers and time a question on
+// it at first start, add the rust-book folder, wait for indexing, ask
 // with vanilla-rag, open a citation, hold a two-turn conversation and take
 // it to Compare, hold one within a scope, keep a collection, open a
 // passage of a PDF on its rendered page with its lines boxed, compare two
@@ -9,12 +10,13 @@
 // vanilla-rag's trace over the same walk as its retriever, draw CRP-RAG's
 // reasoning graph and open one of its steps, evaluate two
 // methods on two rust-book questions and open their runs side by side,
+// list the models on this computer in Settings and use one found there,
 // check hostile document text renders inert, and close the window in the
 // middle of ingesting the hotpotqa sample's 2,006 passages. Screenshots of every view go
 // to $FOLIO_E2E_OUT/screenshots. Run through scripts/e2e.sh.
 
 import { execFileSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -37,6 +39,9 @@ const MINUTE = 60_000;
 let app: Session;
 
 async function shot(name: string) {
+  // A screenshot is of the last frame painted, which under load can be from
+  // before the test's last step: wait for the page to paint twice more.
+  await app.execute("return new Promise((painted) => requestAnimationFrame(() => requestAnimationFrame(painted)));");
   writeFileSync(join(shots, `${name}.png`), await app.screenshot());
 }
 
@@ -188,9 +193,15 @@ afterAll(async () => {
 });
 
 describe("Folio in a real window", () => {
-  it("explains the tiny default model on first run", async () => {
+  it("names the model that answers on first run, its size, and the time a question takes here", async () => {
     const banner = await app.byTestId("first-run");
-    expect(await banner.text()).toMatch(/SmolLM2/);
+    // scripts/e2e.sh has the kit's SmolLM2 answer.
+    expect(await banner.text()).toMatch(/Folio answers with SmolLM2-135M-Instruct \(Q4_1\), built in \(94 MiB\)\./);
+    const pace = await app.byTestId("first-run-pace");
+    await shot("01-first-run-measuring");
+    await app.waitFor("a question timed on the model", 4 * MINUTE, async () =>
+      /On this computer a question takes (about \d+ s|under a second)\./.test(await pace.text()),
+    );
     await shot("01-first-run");
   });
 
@@ -427,6 +438,8 @@ describe("Folio in a real window", () => {
     await (await app.byTestId("scope-clear")).click();
     await (await app.byTestId("scope-done")).click();
 
+    // The saved collection's toast would cover Delete once it is scrolled to the window's foot.
+    await dismissToasts();
     await open("library");
     await (await app.find('[data-testid="collection-row"][data-name="rust basics"] [data-testid="collection-delete"]', 15_000)).click();
     await (await app.byTestId("confirm-accept")).click();
@@ -815,6 +828,35 @@ describe("Folio in a real window", () => {
     expect(await job.text()).toMatch(/Evaluation[\s\S]*4 \/ 4/);
     await app.execute("document.querySelector('[data-testid=\"job-row\"][data-kind=\"eval\"]').scrollIntoView();");
     await shot("20-evaluation-job");
+  });
+
+  it("settings: lists the models on this computer, and one found is used without a confirmation", async () => {
+    // A Hugging Face cache (scripts/e2e.sh points HF_HUB_CACHE here) holding
+    // the kit's SmolLM2 the way the hub stores a download.
+    const snapshot = join(out, "hf-hub", "models--HuggingFaceTB--SmolLM2-135M-Instruct-GGUF", "snapshots", "4e1f6a2");
+    mkdirSync(snapshot, { recursive: true });
+    const cached = join(snapshot, "SmolLM2-135M-Instruct.Q4_1.gguf");
+    symlinkSync(env("FOLIO_LLM_MODEL"), cached);
+
+    await open("settings");
+    const kit = await app.find('[data-testid="kit-model"]', 10_000, async (row) => /SmolLM2/.test(await row.text()));
+    expect(await kit.text()).toMatch(/SmolLM2-135M-Instruct \(Q4_1\)[\s\S]*94 MiB[\s\S]*In use/);
+    const file = await app.find(`[data-testid="found-file"][data-path="${cached}"]`, 30_000);
+    expect(await file.text()).toMatch(/Hugging Face cache[\s\S]*SmolLM2[\s\S]*94 MiB[\s\S]*Q4_1[\s\S]*yes/);
+    await app.execute('document.querySelector("[data-testid=found-models]").scrollIntoView()');
+    await shot("15a-settings-found-models");
+
+    await (await app.find(`[data-testid="found-file"][data-path="${cached}"] [data-testid="found-model-use"]`)).click();
+    expect(await app.execute<string>('return document.getElementById("model-file").value;')).toBe(cached);
+    await app.byTestId("found-model-chosen");
+    await app.execute('document.querySelector("[data-testid=found-model-chosen]").scrollIntoView({ block: "center" })');
+    await shot("15a2-settings-found-model-chosen");
+    // Found by Folio, not typed: saving asks nothing (a confirmation would
+    // hold the save, and its toast would not come).
+    await dismissToasts();
+    await (await app.byTestId("settings-save")).click();
+    await app.find('[data-testid="toast"]', 60_000, async (toast) => /Settings saved/.test(await toast.text()));
+    await dismissToasts();
   });
 
   it("settings: key storage stated, bad input refused inline, dark theme", async () => {

@@ -79,10 +79,11 @@ const responses: Record<string, (args: Record<string, unknown>) => unknown> = {
     data_dir: "/data",
     config_file: "/config/folio.toml",
     first_run: true,
-    using_kit_model: true,
-    llm_label: "SmolLM2-135M-Instruct.Q4_1.gguf (embedded)",
+    model: { name: "SmolLM2-135M-Instruct (Q4_1)", server: null, bytes: 98_362_432, kit: true },
     api_key_storage: { kind: "keyring" },
   }),
+  model_pace: () => ({ prompt_tokens_per_s: 900, tokens_per_s: 80, seconds_per_question: 3.2 }),
+  found_models: () => ({ files: [], servers: [], passed_over: [] }),
   methods: () => [
     { id: "llm-only", name: "LLM only", summary: "The model alone.", retrieves: false, defaults: COMMON_DEFAULTS, options: [] },
     {
@@ -188,7 +189,15 @@ const responses: Record<string, (args: Record<string, unknown>) => unknown> = {
     embedding_model: "",
     data_dir: "/data",
     config_file: "/config/folio.toml",
-    kit_model: "/kit/smollm2.gguf",
+    kit_models: [
+      {
+        label: "SmolLM2-135M-Instruct (Q4_1)",
+        path: "/kit/smollm2.gguf",
+        bytes: 98_362_432,
+        role: "for tests of plumbing: fast, answers poorly",
+        default: false,
+      },
+    ],
     api_key_storage: { kind: "file", path: "/config/api-key" },
     ocr: { enabled: true, languages: ["eng"] },
     ocr_languages_installed: ["eng", "deu"],
@@ -254,7 +263,10 @@ describe("the app against a fake shell", () => {
 
   it("is ready once app_info and methods have loaded, with the first-run panel", () => {
     expect(document.querySelector("main")?.dataset.ready).toBe("true");
-    expect(byTestId("first-run")?.textContent).toContain("SmolLM2-135M");
+    const card = byTestId("first-run")?.textContent?.replace(/\s+/g, " ");
+    expect(card).toContain("Folio answers with SmolLM2-135M-Instruct (Q4_1), built in (94 MiB).");
+    expect(card).toContain("On this computer a question takes about 3 s.");
+    expect(byTestId("nav-library")?.closest("nav")?.textContent).toContain("SmolLM2-135M-Instruct (Q4_1)");
   });
 
   it("shows the library: counts, folders, errors and jobs with progress", async () => {

@@ -1,12 +1,14 @@
 //! The settings view and what the app says about itself on start.
 
+use folio::llm::discovery::{self, Found, Places};
+use folio::llm::pace::{self, Pace};
 use folio::llm::{ApiKey, Backend, Llm, LlmSettings, OpenAiLlm, Support};
 use serde::Serialize;
 use tauri::{AppHandle, State};
 
 use super::{dialogs, CommandResult};
 use crate::secrets::ApiKeyStorage;
-use crate::settings::{self, SettingsInput, SettingsView};
+use crate::settings::{self, AnsweringModel, SettingsInput, SettingsView};
 use crate::state::{load_config, AppState};
 
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
@@ -17,10 +19,8 @@ pub struct AppInfo {
     pub config_file: String,
     /// No settings saved and no folders yet: the UI explains where to start.
     pub first_run: bool,
-    /// Answers come from the offline kit's tiny model.
-    pub using_kit_model: bool,
-    /// The model in words, e.g. "SmolLM2-135M-Instruct.Q4_1.gguf (embedded)".
-    pub llm_label: String,
+    /// The model that answers.
+    pub model: AnsweringModel,
     pub api_key_storage: ApiKeyStorage,
 }
 
@@ -31,26 +31,35 @@ pub async fn app_info(state: State<'_, AppState>) -> CommandResult<AppInfo> {
         .await?;
     let config_file = folio::config::config_file_path();
     let no_folders = library.roots().await?.is_empty();
-    let llm = &config.llm;
-    let llm_label = match llm.backend {
-        Backend::Embedded => {
-            let file = std::path::Path::new(&llm.model)
-                .file_name()
-                .map(|f| f.to_string_lossy().into_owned());
-            format!("{} (embedded)", file.unwrap_or_else(|| llm.model.clone()))
-        }
-        Backend::Openai => format!("{} at {}", llm.model, llm.base_url),
-    };
     Ok(AppInfo {
         version: env!("CARGO_PKG_VERSION").to_string(),
         data_dir: config.data_dir.display().to_string(),
         config_file: config_file.display().to_string(),
         first_run: no_folders && !config_file.exists(),
-        using_kit_model: llm.backend == Backend::Embedded
-            && std::path::Path::new(&llm.model) == settings::kit_model(&config),
-        llm_label,
+        model: settings::answering_model(&config),
         api_key_storage: state.secrets().storage().clone(),
     })
+}
+
+/// How fast the configured model answers on this computer, for the
+/// first-start card. Timed the first time it is asked for, on the model the
+/// answers use (loaded once, not a second copy beside it), and kept for as
+/// long as the engine runs; a caller meanwhile waits for that measurement.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn model_pace(state: State<'_, AppState>) -> CommandResult<Pace> {
+    let (library, pace) = state
+        .with_engine(|e| (e.library.clone(), e.pace.clone()))
+        .await?;
+    let measured = pace
+        .get_or_try_init(|| async {
+            let llm = library.llm().await?;
+            // Stopping the engine (closing the app, saving settings) stops it.
+            pace::measure(llm.as_ref(), library.stop_token())
+                .await
+                .map_err(folio::Error::Llm)
+        })
+        .await?;
+    Ok(*measured)
 }
 
 #[tauri::command(rename_all = "snake_case")]
@@ -143,4 +152,35 @@ pub async fn pick_model_file(app: AppHandle) -> CommandResult<Option<String>> {
     Ok(dialogs::gguf_file(&app)
         .await?
         .map(|p| p.display().to_string()))
+}
+
+/// The language models already on this computer: GGUF files other apps
+/// keep, and servers answering on loopback at those apps' ports (each asked
+/// with a bounded wait, the folders walked off the async threads). What is
+/// listed is granted, so using it in Settings is not taken for a path or a
+/// server someone typed.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn found_models(state: State<'_, AppState>) -> CommandResult<Found> {
+    let found = discovery::discover(&Places::from_env()).await;
+    for file in &found.files {
+        state.grants().grant(&file.path);
+    }
+    for server in found.servers.iter().filter(|s| s.error.is_none()) {
+        state.grants().grant_server(&server.base_url);
+    }
+    Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use ts_rs::TS;
+
+    use super::*;
+
+    /// What `found_models` returns crosses to the UI, and the engine
+    /// derives its TypeScript type without writing it: the app does.
+    #[test]
+    fn export_found_models_bindings() {
+        Found::export_all(&ts_rs::Config::from_env()).unwrap();
+    }
 }

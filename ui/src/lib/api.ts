@@ -14,10 +14,12 @@ import type { EvalForm } from "$lib/bindings/EvalForm";
 import type { EvalPick } from "$lib/bindings/EvalPick";
 import type { EvalReport } from "$lib/bindings/EvalReport";
 import type { EvalRun } from "$lib/bindings/EvalRun";
+import type { Found } from "$lib/bindings/Found";
 import type { GraphStatus } from "$lib/bindings/GraphStatus";
 import type { IpcError } from "$lib/bindings/IpcError";
 import type { LibraryOverview } from "$lib/bindings/LibraryOverview";
 import type { MethodInfo } from "$lib/bindings/MethodInfo";
+import type { Pace } from "$lib/bindings/Pace";
 import type { PassageBoxes } from "$lib/bindings/PassageBoxes";
 import type { Rubric } from "$lib/bindings/Rubric";
 import type { RunEvent } from "$lib/bindings/RunEvent";
@@ -54,6 +56,8 @@ async function call<T>(command: string, args?: Record<string, unknown>): Promise
 
 export const api = {
   appInfo: () => call<AppInfo>("app_info"),
+  /** How fast the model answers here: timed on the first call (seconds), the same answer after. */
+  modelPace: () => call<Pace>("model_pace"),
   libraryOverview: () => call<LibraryOverview>("library_overview"),
   folderDocuments: (folder: string, offset: number, limit: number) =>
     call<DocumentPage>("folder_documents", { folder, offset, limit }),
@@ -108,6 +112,8 @@ export const api = {
   serverSupport: (baseUrl: string, model: string, apiKey?: string) =>
     call<Support>("server_support", { base_url: baseUrl, api_key: apiKey ?? null, model }),
   pickModelFile: () => call<string | null>("pick_model_file"),
+  /** GGUF files other apps keep and servers answering on 127.0.0.1; takes up to a few seconds. */
+  foundModels: () => call<Found>("found_models"),
   pickEvalPath: (pick: EvalPick) => call<string | null>("pick_eval_path", { pick }),
   /**
    * Runs a whole evaluation, streaming one event per message. Cancelled while

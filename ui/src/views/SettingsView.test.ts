@@ -2,9 +2,12 @@
 // the server is asked for its models only when the person presses the
 // button, with the URL and key as typed; the ids (hostile text) are offered
 // to pick from, a model the server does not serve is pointed out, a failure
-// is shown beside the field, and a list never outlives its URL.
+// is shown beside the field, and a list never outlives its URL. And the
+// models on this computer (the kit's, other apps' files, loopback servers),
+// each of which fills the form's model fields for the save to check.
 import { flushSync, mount, unmount } from "svelte";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { Found } from "$lib/bindings/Found";
 import type { SettingsView as Settings } from "$lib/bindings/SettingsView";
 import { settle, type } from "$lib/testing/settle";
 
@@ -28,13 +31,81 @@ const stored: Settings = {
   embedding_model: "",
   data_dir: "/data",
   config_file: "/config/folio.toml",
-  kit_model: "/kit/smollm2.gguf",
+  kit_models: [
+    {
+      label: "Qwen2.5-Coder-1.5B-Instruct (Q4_K_M)",
+      path: "/kit/qwen-1.5b.gguf",
+      bytes: 1_117_320_768,
+      role: "the default: answers correctly, about 3× slower than the 0.5B",
+      default: true,
+    },
+    {
+      label: "Qwen2.5-Coder-0.5B-Instruct (Q4_K_M)",
+      path: "/kit/qwen-0.5b.gguf",
+      bytes: 491_400_064,
+      role: "faster, weaker on knowledge the documents lack",
+      default: false,
+    },
+  ],
   api_key_storage: { kind: "keyring" },
   ocr: { enabled: false, languages: [] },
   ocr_languages_installed: [],
   ocr_unavailable: null,
 };
 
+const header = {
+  version: 3,
+  name: null,
+  architecture: "qwen2",
+  context_length: 32768,
+  file_type: 15,
+  quantization: "Q4_K_M",
+  chat_template: null,
+  split: null,
+};
+
+/** Other apps' models and loopback servers, as found_models reports them. */
+const onThisComputer: Found = {
+  files: [
+    {
+      app: "ollama",
+      name: "qwen2.5:0.5b",
+      path: "/home/me/.ollama/models/blobs/sha256-c5396e06",
+      bytes: 397_807_936,
+      header: { ...header, chat_template: { family: "chat-ml", first_line: "{%- if tools %}", bytes: 2_500 } },
+    },
+    {
+      app: "lm-studio",
+      name: "Llama-3.2-1B-Instruct",
+      path: "/home/me/.lmstudio/models/bartowski/llama-1b/Llama-3.2-1B-Instruct-Q8_0.gguf",
+      bytes: 1_321_083_072,
+      header: { ...header, architecture: "llama", file_type: 7, quantization: "Q8_0" },
+    },
+  ],
+  servers: [
+    {
+      port: 11434,
+      usual_app: "ollama",
+      base_url: "http://127.0.0.1:11434/v1",
+      models: [
+        { id: "llama3:8b", capabilities: ["completion", "tools"] },
+        { id: "qwen2.5:0.5b", capabilities: ["completion"] },
+      ],
+      error: null,
+    },
+    {
+      port: 8080,
+      usual_app: "llama-cpp",
+      base_url: "http://127.0.0.1:8080/v1",
+      models: [],
+      error: "the reply is not a model list: <html>",
+    },
+  ],
+  passed_over: [{ path: "/home/me/.lmstudio/models/x/mmproj.gguf", reason: "a vision projector" }],
+};
+
+/** What found_models answers next. */
+let found: () => Promise<Found>;
 /** What served_models answers next: ids, or an error to reject with. */
 let served: () => Promise<string[]>;
 /** What server_support answers next. */
@@ -56,11 +127,13 @@ async function list() {
 
 beforeEach(async () => {
   served = async () => ["qwen2.5:7b-instruct", "llama3:8b"];
+  found = async () => onThisComputer;
   supported = async () => ({ usage: false, logprobs: true, shapes: "json_object" });
   shell.invoke.mockReset();
   shell.invoke.mockImplementation(async (command: string) => {
     if (command === "settings") return stored;
     if (command === "served_models") return served();
+    if (command === "found_models") return found();
     if (command === "server_support") return supported();
     // The person declines the confirmation: the form keeps what they typed.
     if (command === "save_settings") throw { code: "not_confirmed", message: "declined", details: null };
@@ -82,7 +155,9 @@ describe("SettingsView: the server's models", () => {
     type(modelInput(), "qwen");
     type(target.querySelector<HTMLInputElement>("#api-key")!, "sk-typed");
     await settle();
-    expect(shell.invoke.mock.calls.map(([command]) => command)).toEqual(["settings"]);
+    // Looking for models on this computer asks only 127.0.0.1, never the URL typed.
+    expect(shell.invoke.mock.calls.map(([command]) => command)).toEqual(["settings", "found_models"]);
+    expect(calls("found_models")).toEqual([undefined]);
     expect(button().textContent).toContain("List the server's models");
     expect(select()).toBeNull();
   });
@@ -281,5 +356,119 @@ describe("SettingsView: the embedding server", () => {
     await settle();
     expect(calls("save_settings")).toEqual([]);
     expect(target.textContent).toContain("Enter the name the server knows the embedding model by");
+  });
+});
+
+describe("SettingsView: the models on this computer", () => {
+  const section = () => q("found-models")!;
+  const rows = (id: string) => [...section().querySelectorAll<HTMLElement>(`[data-testid="${id}"]`)];
+  const cells = (row: HTMLElement) => [...row.querySelectorAll("td")].map((td) => td.textContent!.replace(/\s+/g, " ").trim());
+  const use = (row: HTMLElement) => row.querySelector<HTMLButtonElement>('[data-testid="found-model-use"]')!;
+
+  it("lists the kit's models, other apps' files and the loopback servers, the saved one in use", () => {
+    expect(rows("kit-model").map(cells)).toEqual([
+      [
+        "Qwen2.5-Coder-1.5B-Instruct (Q4_K_M) default",
+        "1.0 GiB",
+        "the default: answers correctly, about 3× slower than the 0.5B",
+        "Use",
+      ],
+      ["Qwen2.5-Coder-0.5B-Instruct (Q4_K_M)", "469 MiB", "faster, weaker on knowledge the documents lack", "Use"],
+    ]);
+    expect(rows("found-file").map(cells)).toEqual([
+      ["Ollama", "qwen2.5:0.5b /home/me/.ollama/models/blobs/sha256-c5396e06", "379 MiB", "Q4_K_M", "yes", "Use"],
+      [
+        "LM Studio",
+        "Llama-3.2-1B-Instruct /home/me/.lmstudio/models/bartowski/llama-1b/Llama-3.2-1B-Instruct-Q8_0.gguf",
+        "1.2 GiB",
+        "Q8_0",
+        "no",
+        "Use",
+      ],
+    ]);
+    const [ollama, llamaCpp] = rows("found-server");
+    expect(ollama.textContent).toContain("http://127.0.0.1:11434/v1");
+    expect(ollama.textContent).toContain("the port Ollama usually listens on");
+    expect([...ollama.querySelectorAll("tr[data-model]")].map((r) => cells(r as HTMLElement))).toEqual([
+      ["llama3:8b", "completion, tools", "In use"],
+      ["qwen2.5:0.5b", "completion", "Use"],
+    ]);
+    expect(llamaCpp.textContent).toContain("Answered, but not with a list of models: the reply is not a model list: <html>");
+    expect(q("found-passed-over")!.textContent).toContain("1 file or folder passed over");
+  });
+
+  it("fills the file field from a file, and saves it as the embedded model", async () => {
+    use(rows("found-file")[1]).click();
+    await settle();
+    expect(q<HTMLInputElement>("settings-backend-embedded")!.checked).toBe(true);
+    const path = onThisComputer.files[1].path;
+    expect(target.querySelector<HTMLInputElement>("#model-file")!.value).toBe(path);
+    expect(rows("found-file")[1].querySelector('[data-testid="found-model-chosen"]')!.textContent).toBe("Chosen");
+    expect(rows("found-file")[0].querySelector('[data-testid="found-model-use"]')).not.toBeNull();
+    q<HTMLButtonElement>("settings-save")!.click();
+    await settle();
+    expect(calls("save_settings")[0]).toMatchObject({ input: { backend: "embedded", model: path } });
+  });
+
+  it("fills the server's address and model from a served model", async () => {
+    q<HTMLInputElement>("settings-backend-embedded")!.click();
+    await settle();
+    const qwen = section().querySelector<HTMLElement>('tr[data-model="qwen2.5:0.5b"]')!;
+    use(qwen).click();
+    await settle();
+    expect(q<HTMLInputElement>("settings-backend-openai")!.checked).toBe(true);
+    expect(target.querySelector<HTMLInputElement>("#base-url")!.value).toBe("http://127.0.0.1:11434/v1");
+    expect(modelInput().value).toBe("qwen2.5:0.5b");
+    q<HTMLButtonElement>("settings-save")!.click();
+    await settle();
+    expect(calls("save_settings")[0]).toMatchObject({
+      input: { backend: "openai", base_url: "http://127.0.0.1:11434/v1", model: "qwen2.5:0.5b" },
+    });
+  });
+
+  it("names a kit model beside the file field once one is used", async () => {
+    use(rows("kit-model")[1]).click();
+    await settle();
+    expect(target.querySelector<HTMLInputElement>("#model-file")!.value).toBe("/kit/qwen-0.5b.gguf");
+    expect(q("model-file-hint")!.textContent!.trim()).toBe("Qwen2.5-Coder-0.5B-Instruct (Q4_K_M), built into Folio.");
+  });
+
+  it("shows the kit while looking, then what was found; a failure is shown in the section", async () => {
+    unmount(instance);
+    target.remove();
+    let answer!: (found: Found) => void;
+    found = () => new Promise((resolve) => (answer = resolve));
+    target = document.body.appendChild(document.createElement("div"));
+    instance = mount(SettingsView, { target });
+    await settle();
+    expect(rows("kit-model")).toHaveLength(2);
+    expect(q("found-models-looking")!.textContent).toContain("Looking in the folders of Ollama");
+    expect(q<HTMLButtonElement>("found-models-again")!.disabled).toBe(true);
+    answer({ files: [], servers: [], passed_over: [] });
+    await settle();
+    expect(section().textContent).toContain("None: no GGUF file in those apps' folders.");
+    expect(section().textContent).toContain("None answered at the ports");
+
+    found = async () => {
+      throw { code: "internal", message: "the search stopped", details: null };
+    };
+    const looked = calls("found_models").length;
+    q<HTMLButtonElement>("found-models-again")!.click();
+    await settle();
+    expect(section().querySelector('[role="alert"]')!.textContent).toContain("the search stopped");
+    expect(calls("found_models")).toHaveLength(looked + 1);
+  });
+
+  it("renders names from files and servers as text", async () => {
+    const names = HOSTILE_PAYLOADS.map((p) => p.text);
+    found = async () => ({
+      ...onThisComputer,
+      files: names.map((name, i) => ({ ...onThisComputer.files[0], name, path: `/m/${i}.gguf` })),
+      servers: [{ ...onThisComputer.servers[0], models: names.map((id) => ({ id, capabilities: [id] })) }],
+    });
+    q<HTMLButtonElement>("found-models-again")!.click();
+    await settle();
+    expectVisible(section(), HOSTILE_PAYLOADS);
+    expectInert(section());
   });
 });

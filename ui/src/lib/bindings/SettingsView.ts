@@ -2,6 +2,7 @@
 import type { ApiKeyStorage } from "./ApiKeyStorage";
 import type { Backend } from "./Backend";
 import type { EmbeddingBackend } from "./EmbeddingBackend";
+import type { KitFile } from "./KitFile";
 import type { OcrSettings } from "./OcrSettings";
 
 export type SettingsView = { backend: Backend, 
@@ -14,9 +15,10 @@ model: string, base_url: string, has_api_key: boolean, context_size: number, tem
  */
 embedding_base_url: string, embedding_model: string, data_dir: string, config_file: string, 
 /**
- * The tiny model of the offline kit, to offer as the default.
+ * The offline kit's models that are in place here, the default first,
+ * offered beside the models found elsewhere on the computer.
  */
-kit_model: string, api_key_storage: ApiKeyStorage, ocr: OcrSettings, 
+kit_models: Array<KitFile>, api_key_storage: ApiKeyStorage, ocr: OcrSettings, 
 /**
  * The languages Tesseract has here, to choose from.
  */

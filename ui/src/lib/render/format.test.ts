@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatBytes, formatDuration, formatEta, formatRate, percent, plural } from "./format";
+import { formatAbout, formatBytes, formatDuration, formatEta, formatRate, percent, plural } from "./format";
 
 describe("formatRate", () => {
   it("shows docs per second with sensible precision", () => {
@@ -29,6 +29,21 @@ describe("formatEta", () => {
     expect(formatEta(undefined)).toBe("");
     expect(formatEta(-1)).toBe("");
     expect(formatEta(Number.POSITIVE_INFINITY)).toBe("");
+  });
+});
+
+describe("formatAbout", () => {
+  it("says an estimated wait roughly, in minutes once it is long", () => {
+    expect(formatAbout(0.4)).toBe("under a second");
+    expect(formatAbout(13.6)).toBe("about 14 s");
+    expect(formatAbout(89)).toBe("about 89 s");
+    expect(formatAbout(150)).toBe("about 3 min");
+  });
+
+  it("is empty when there is nothing to say", () => {
+    expect(formatAbout(Number.NaN)).toBe("");
+    expect(formatAbout(Number.POSITIVE_INFINITY)).toBe("");
+    expect(formatAbout(-1)).toBe("");
   });
 });
 

@@ -18,6 +18,14 @@ export function formatEta(seconds: number | null | undefined): string {
   return rest === 0 ? `about ${hours} h left` : `about ${hours} h ${rest} min left`;
 }
 
+/** A wait that was estimated, said as roughly as it is known. */
+export function formatAbout(seconds: number): string {
+  if (!Number.isFinite(seconds) || seconds < 0) return "";
+  if (seconds < 1) return "under a second";
+  if (seconds < 90) return `about ${Math.round(seconds)} s`;
+  return `about ${Math.round(seconds / 60)} min`;
+}
+
 /** done/total as 0..100, or null when the total is not known yet. */
 export function percent(done: number, total: number): number | null {
   if (total <= 0) return null;

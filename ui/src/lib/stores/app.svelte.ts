@@ -1,9 +1,11 @@
 // App-wide state: the current view, what the shell told us at start-up,
 // and the source viewer that any view can open.
 import { api, toIpcError } from "$lib/api";
+import type { AnsweringModel } from "$lib/bindings/AnsweringModel";
 import type { AppInfo } from "$lib/bindings/AppInfo";
 import type { IpcError } from "$lib/bindings/IpcError";
 import type { MethodInfo } from "$lib/bindings/MethodInfo";
+import type { Pace } from "$lib/bindings/Pace";
 import type { SourceTarget } from "$lib/source";
 
 export const VIEWS = [
@@ -24,6 +26,12 @@ export const app = $state({
   loadError: null as IpcError | null,
   ready: false,
   source: null as SourceTarget | null,
+  /**
+   * How fast the answering model is here, once the shell has timed it, and
+   * the model it was timed on: the first-start card shows it again on every
+   * visit to Library or Ask without a "measuring…" flash in between.
+   */
+  modelPace: null as { model: AnsweringModel; pace: Pace } | null,
 });
 
 export async function loadApp(): Promise<void> {
