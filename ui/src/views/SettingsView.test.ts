@@ -72,7 +72,7 @@ const onThisComputer: Found = {
       name: "qwen2.5:0.5b",
       path: "/home/me/.ollama/models/blobs/sha256-c5396e06",
       bytes: 397_807_936,
-      header: { ...header, chat_template: { family: "chat-ml", first_line: "{%- if tools %}", bytes: 2_500 } },
+      header: { ...header, chat_template: { family: "chatml", first_line: "{%- if tools %}", bytes: 2_500 } },
     },
     {
       app: "lm-studio",

@@ -3,4 +3,4 @@
 /**
  * The apps whose folders and ports are looked at.
  */
-export type App = "ollama" | "lm-studio" | "gpt4-all" | "jan" | "hugging-face" | "llama-cpp" | "vllm";
+export type App = "ollama" | "lm-studio" | "gpt4all" | "jan" | "hugging-face" | "llama-cpp" | "vllm";

@@ -4,4 +4,4 @@
  * Chat formats named by the marker tokens only they write, so a name here
  * is read off the template, never guessed from the model's name.
  */
-export type TemplateFamily = "chat-ml" | "llama3" | "gemma" | "phi3" | "inst" | "command-r" | "deep-seek" | "granite" | "harmony";
+export type TemplateFamily = "chatml" | "llama3" | "gemma" | "phi3" | "inst" | "command-r" | "deep-seek" | "granite" | "harmony";
