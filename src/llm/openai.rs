@@ -440,14 +440,16 @@ fn request_body(
     body
 }
 
+/// A server's `GET /models` reply, as much of it as Folio reads (also
+/// `discovery`'s probes).
 #[derive(Deserialize)]
-struct ModelList {
-    data: Vec<ModelEntry>,
+pub(super) struct ModelList {
+    pub(super) data: Vec<ModelEntry>,
 }
 
 #[derive(Deserialize)]
-struct ModelEntry {
-    id: String,
+pub(super) struct ModelEntry {
+    pub(super) id: String,
 }
 
 #[derive(Deserialize)]

@@ -13,6 +13,7 @@ use reqwest::{Client, RequestBuilder};
 use serde::{Deserialize, Serialize};
 
 use super::error::ProbeError;
+use crate::llm::openai::ModelList;
 use super::{printable, App, ServerPort};
 
 /// The longest one request may take, connecting included. Loopback
@@ -177,16 +178,6 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
         cause = source;
     }
     printable(&cause.to_string(), EXCERPT_CHARS)
-}
-
-#[derive(Deserialize)]
-struct ModelList {
-    data: Vec<ModelEntry>,
-}
-
-#[derive(Deserialize)]
-struct ModelEntry {
-    id: String,
 }
 
 fn model_ids(body: &[u8]) -> Result<Vec<String>, ProbeError> {
