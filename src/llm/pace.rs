@@ -97,11 +97,7 @@ pub async fn measure(llm: &dyn Llm, cancel: &CancellationToken) -> Result<Pace> 
         })
         .await?;
     let ended = Instant::now();
-    let first = first_token
-        .into_inner()
-        .ok()
-        .flatten()
-        .unwrap_or(ended);
+    let first = first_token.into_inner().ok().flatten().unwrap_or(ended);
     let reading = first.duration_since(started).max(Duration::from_millis(1));
     let writing = ended.duration_since(first).max(Duration::from_millis(1));
     let usage = completion.usage;

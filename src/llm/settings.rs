@@ -120,9 +120,7 @@ impl KitModel {
 
     /// The kit model whose file `path` is, if it is one.
     pub fn at(models_dir: &Path, path: &Path) -> Option<KitModel> {
-        KIT_MODELS
-            .into_iter()
-            .find(|m| m.path(models_dir) == path)
+        KIT_MODELS.into_iter().find(|m| m.path(models_dir) == path)
     }
 }
 

@@ -258,7 +258,10 @@ fn print_report(r: &ModelReport) {
     let s = &r.llm.settings;
     println!("\nlanguage model: {}", status(&r.llm.error));
     if let Some(kit) = &r.llm.kit {
-        println!("  answers with  {} (the kit's {}: {})", kit.label, kit.name, kit.role);
+        println!(
+            "  answers with  {} (the kit's {}: {})",
+            kit.label, kit.name, kit.role
+        );
     }
     println!("  backend       {:?}", s.backend);
     println!("  model         {}", s.model);

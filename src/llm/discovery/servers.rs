@@ -13,8 +13,8 @@ use reqwest::{Client, RequestBuilder};
 use serde::{Deserialize, Serialize};
 
 use super::error::ProbeError;
-use crate::llm::openai::ModelList;
 use super::{printable, App, ServerPort};
+use crate::llm::openai::ModelList;
 
 /// The longest one request may take, connecting included. Loopback
 /// servers answer a model list in milliseconds; a port that holds a
