@@ -469,7 +469,14 @@ fn a_cut_off_answer_is_kept_marked_and_not_a_failure() {
     let env = [(var, model.as_str())];
     let question = "Explain ownership in detail.";
     let args = |json: bool| {
-        let mut args = vec!["ask", question, "--method", "vanilla-rag", "--max-tokens", "6"];
+        let mut args = vec![
+            "ask",
+            question,
+            "--method",
+            "vanilla-rag",
+            "--max-tokens",
+            "6",
+        ];
         if json {
             args.insert(0, "--json");
         }
@@ -477,8 +484,14 @@ fn a_cut_off_answer_is_kept_marked_and_not_a_failure() {
     };
     let out = folio(data, &args(true), &env);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "a cut-off answer is an answer: {stderr}");
-    assert!(stderr.contains("warning: the answer reached max_tokens (6)"), "{stderr}");
+    assert!(
+        out.status.success(),
+        "a cut-off answer is an answer: {stderr}"
+    );
+    assert!(
+        stderr.contains("warning: the answer reached max_tokens (6)"),
+        "{stderr}"
+    );
     let result = json_of(&out);
     let run = &result["run"];
     assert_eq!(run["status"], "done");
@@ -497,10 +510,177 @@ fn a_cut_off_answer_is_kept_marked_and_not_a_failure() {
     let shown = folio(data, &["show", &id], &[]);
     assert!(String::from_utf8_lossy(&shown.stdout).contains("[cut off at 6 tokens]"));
     let exported = data.join("cut-off.md");
-    let out = folio(data, &["export", &id, "-o", exported.to_str().unwrap()], &[]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = folio(
+        data,
+        &["export", &id, "-o", exported.to_str().unwrap()],
+        &[],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let markdown = std::fs::read_to_string(&exported).unwrap();
-    assert!(markdown.contains("**Cut off:** the answer reached its limit of 6 tokens"), "{markdown}");
+    assert!(
+        markdown.contains("**Cut off:** the answer reached its limit of 6 tokens"),
+        "{markdown}"
+    );
+}
+
+/// On the kit's 0.5B Qwen: the prompt's document marker stops the answer
+/// where the model writes it. The override has the model copy a line with
+/// `</document>` in its middle; only the text before it is the answer, so
+/// the words after it were never written, not stripped afterwards.
+#[test]
+fn a_document_marker_in_the_answer_stops_it() {
+    let book = book();
+    let prompts = tempfile::tempdir().unwrap();
+    std::fs::create_dir(prompts.path().join("llm-only")).unwrap();
+    std::fs::write(
+        prompts.path().join("llm-only/answer.j2"),
+        "Repeat the next line exactly as it is written, and write nothing else:\n\
+         The answer is four.</document> Ignore everything after the marker.\n",
+    )
+    .unwrap();
+    let [(var, model)] = qwen(QWEN_0_5B);
+    let env = [
+        (var, model.as_str()),
+        ("FOLIO_PROMPTS_DIR", prompts.path().to_str().unwrap()),
+    ];
+    let result = book.ask(&["What is two plus two?", "--method", "llm-only"], &env);
+    assert_eq!(result["run"]["answer"], "The answer is four.", "{result}");
+    assert_eq!(result["calls"][0]["finish"], "stop");
+    assert!(
+        result["calls"][0]["completion_tokens"].as_i64().unwrap() < 12,
+        "the model stopped at the marker: {}",
+        result["calls"][0]
+    );
+}
+
+/// On the kit's 0.5B Qwen, which answers this without a `[n]`: the
+/// sentence is matched to the passage it draws on, and that source is
+/// marked attributed (not cited) in the run, `show` and the export.
+#[test]
+fn an_answer_the_model_left_unmarked_gets_attributed_sources() {
+    let book = book();
+    let [(var, model)] = qwen(QWEN_0_5B);
+    let result = book.ask(
+        &[
+            "How do I make a variable mutable?",
+            "--method",
+            "vanilla-rag",
+            "-k",
+            "4",
+        ],
+        &[(var, model.as_str())],
+    );
+    let run = &result["run"];
+    let answer = run["answer"].as_str().unwrap();
+    let citations = run["citations"].as_array().unwrap();
+    let attributed: Vec<&Value> = citations
+        .iter()
+        .filter(|c| c["by"] == "attribution")
+        .collect();
+    assert!(!attributed.is_empty(), "{answer}\n{citations:?}");
+    for source in &attributed {
+        book.assert_resolves(source);
+        let number = format!("[{}]", source["number"]);
+        assert!(
+            !answer.contains(&number),
+            "the model cited {number} itself: {answer}"
+        );
+        for sentence in source["supports"].as_array().unwrap() {
+            assert!(
+                answer.contains(sentence.as_str().unwrap()),
+                "{sentence} is not in {answer}"
+            );
+        }
+    }
+    assert!(
+        attributed.iter().any(|c| c["path"]
+            .as_str()
+            .unwrap()
+            .ends_with("ch03-01-variables-and-mutability.md")),
+        "{attributed:?}"
+    );
+
+    let id = run["id"].to_string();
+    let shown = folio(&book.data, &["show", &id], &[]);
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    assert!(
+        shown.contains("attributed: the answer did not mark it"),
+        "{shown}"
+    );
+    let exported = book.data.join("attributed.md");
+    let out = folio(
+        &book.data,
+        &["export", &id, "-o", exported.to_str().unwrap()],
+        &[],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let markdown = std::fs::read_to_string(&exported).unwrap();
+    assert!(
+        markdown.contains(" — *attributed* (unmarked in the answer; matches “"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains(" — attributed\n"),
+        "the trace marks the passage: {markdown}"
+    );
+}
+
+/// On the kit's 0.5B Qwen: a follow-up whose point is "it" is searched with
+/// what "it" is, from the model's rewrite or, where the rewrite loses the
+/// point (this model often repeats the follow-up), joined to the question
+/// before it; never as the bare follow-up.
+#[test]
+fn a_follow_up_on_the_small_qwen_is_searched_with_what_it_refers_to() {
+    let book = book();
+    let [(var, model)] = qwen(QWEN_0_5B);
+    let env = [(var, model.as_str())];
+    let first = book.ask(
+        &[
+            "How do I make a variable mutable?",
+            "--method",
+            "vanilla-rag",
+        ],
+        &env,
+    );
+    let thread = first["run"]["thread_id"].to_string();
+    let follow_up = book.ask(
+        &[
+            "Can I use it on a constant?",
+            "--method",
+            "vanilla-rag",
+            "--thread",
+            &thread,
+        ],
+        &env,
+    );
+    let run = &follow_up["run"];
+    let rewrite = &run["turn"]["rewrite"];
+    let kind = rewrite["kind"].as_str().unwrap();
+    assert!(kind == "standalone" || kind == "joined", "{rewrite}");
+    let query = rewrite["query"].as_str().unwrap().to_lowercase();
+    assert!(
+        query.contains("mut") && query.contains("constant"),
+        "{rewrite}"
+    );
+    assert_eq!(
+        run["trace"]["query"], rewrite["query"],
+        "retrieval read the rewrite"
+    );
+    assert!(
+        files_of(&run["trace"]["passages"])
+            .iter()
+            .any(|f| f == "ch03-01-variables-and-mutability.md"),
+        "{}",
+        run["trace"]["passages"]
+    );
 }
 
 #[test]
@@ -729,15 +909,13 @@ fn a_follow_up_finds_its_file_only_through_the_rewrite() {
         run["turn"]["history"],
         serde_json::json!([first["run"]["id"]])
     );
+    // SmolLM2 may rewrite the follow-up or repeat the question before it;
+    // either way the search carries what "it" is.
     let rewrite = &run["turn"]["rewrite"];
-    assert_eq!(rewrite["kind"], "standalone", "{rewrite}");
-    assert!(
-        rewrite["query"]
-            .as_str()
-            .unwrap()
-            .contains("question mark operator"),
-        "{rewrite}"
-    );
+    let kind = rewrite["kind"].as_str().unwrap();
+    assert!(kind == "standalone" || kind == "joined", "{rewrite}");
+    let query = rewrite["query"].as_str().unwrap();
+    assert!(query.contains("question mark operator"), "{rewrite}");
     assert_eq!(call_steps(&follow_up), ["rewrite", "answer"]);
     let passages = &run["trace"]["passages"];
     for p in passages.as_array().unwrap() {
@@ -770,7 +948,11 @@ fn a_follow_up_finds_its_file_only_through_the_rewrite() {
     let text = std::fs::read_to_string(&out).unwrap();
     assert!(text.contains("## What does the question mark operator do?"));
     assert!(text.contains("## Can I use it in main?"));
-    assert!(text.contains("rewritten as *Can I use the question mark operator"));
+    let asked = match kind {
+        "standalone" => format!("rewritten as *{query}*"),
+        _ => format!("searched as *{query}*, the earlier question and the follow-up together"),
+    };
+    assert!(text.contains(&asked), "{asked} is not in {text}");
 }
 
 #[test]
@@ -817,14 +999,21 @@ fn models_reports_what_loads() {
     assert_eq!(report["llm"]["kit"]["name"], SMOLLM2.name);
     assert_eq!(report["llm"]["bytes"], SMOLLM2.bytes);
     let pace = &report["llm"]["pace"];
-    for rate in ["prompt_tokens_per_s", "tokens_per_s", "seconds_per_question"] {
+    for rate in [
+        "prompt_tokens_per_s",
+        "tokens_per_s",
+        "seconds_per_question",
+    ] {
         assert!(pace[rate].as_f64().is_some_and(|r| r > 0.0), "{pace}");
     }
     assert_eq!(report["embedding"]["dimensions"], 384);
     assert_eq!(report["prompts"]["error"], Value::Null);
     let text = folio(data, &["models"], &[]);
     let printed = String::from_utf8_lossy(&text.stdout);
-    assert!(printed.contains("answers with  SmolLM2-135M-Instruct (Q4_1)"), "{printed}");
+    assert!(
+        printed.contains("answers with  SmolLM2-135M-Instruct (Q4_1)"),
+        "{printed}"
+    );
     assert!(printed.contains("size          0.1 GB"), "{printed}");
     assert!(printed.contains("s a question"), "{printed}");
     let out = folio(

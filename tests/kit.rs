@@ -44,7 +44,13 @@ impl Kit {
     /// unless `wrong` names one to get wrong.
     fn manifest(&self, wrong: Option<&str>) -> PathBuf {
         let bad = "0".repeat(64);
-        let pick = |what: &str, right: String| if wrong == Some(what) { bad.clone() } else { right };
+        let pick = |what: &str, right: String| {
+            if wrong == Some(what) {
+                bad.clone()
+            } else {
+                right
+            }
+        };
         let joined = sha256(&[PART_ONE, PART_TWO].concat());
         let text = format!(
             "# a probe kit\nfile {DEST} {}\npart folio-kit-probe-part1==1.0.0 {} folio_kit_probe_part1/data/part.bin\npart folio-kit-probe-part2==1.0.0 {} folio_kit_probe_part2/data/part.bin\n",
@@ -128,23 +134,45 @@ fn the_kit_joins_checked_parts_and_a_second_run_fetches_nothing() {
     let manifest = kit.manifest(None);
     let first = kit.run(&manifest, true);
     assert!(first.status.success(), "{}", stderr(&first));
-    assert_eq!(stderr(&first).matches("downloading").count(), 2, "{}", stderr(&first));
+    assert_eq!(
+        stderr(&first).matches("downloading").count(),
+        2,
+        "{}",
+        stderr(&first)
+    );
     let placed = kit.models().join(DEST);
-    assert_eq!(std::fs::read(&placed).unwrap(), [PART_ONE, PART_TWO].concat());
+    assert_eq!(
+        std::fs::read(&placed).unwrap(),
+        [PART_ONE, PART_TWO].concat()
+    );
     let modified = std::fs::metadata(&placed).unwrap().modified().unwrap();
 
     // No registry now: a second run must not need one.
     let second = kit.run(&manifest, false);
     assert!(second.status.success(), "{}", stderr(&second));
-    assert!(!stderr(&second).contains("downloading"), "{}", stderr(&second));
-    assert_eq!(std::fs::metadata(&placed).unwrap().modified().unwrap(), modified);
+    assert!(
+        !stderr(&second).contains("downloading"),
+        "{}",
+        stderr(&second)
+    );
+    assert_eq!(
+        std::fs::metadata(&placed).unwrap().modified().unwrap(),
+        modified
+    );
 
     // A fresh checkout on the same machine links the cached file.
     std::fs::remove_dir_all(kit.models()).unwrap();
     let fresh = kit.run(&manifest, false);
     assert!(fresh.status.success(), "{}", stderr(&fresh));
-    assert!(!stderr(&fresh).contains("downloading"), "{}", stderr(&fresh));
-    assert_eq!(std::fs::read(&placed).unwrap(), [PART_ONE, PART_TWO].concat());
+    assert!(
+        !stderr(&fresh).contains("downloading"),
+        "{}",
+        stderr(&fresh)
+    );
+    assert_eq!(
+        std::fs::read(&placed).unwrap(),
+        [PART_ONE, PART_TWO].concat()
+    );
 }
 
 #[test]
@@ -169,8 +197,9 @@ fn a_joined_file_with_the_wrong_hash_is_refused_with_a_message() {
     assert!(!out.status.success());
     let said = stderr(&out);
     assert!(
-        said.contains(&format!("checksum mismatch for {DEST} joined from 2 part(s)"))
-            && said.contains("refusing to place it"),
+        said.contains(&format!(
+            "checksum mismatch for {DEST} joined from 2 part(s)"
+        )) && said.contains("refusing to place it"),
         "{said}"
     );
     assert!(!kit.models().join(DEST).exists());
@@ -188,5 +217,8 @@ fn a_placed_file_that_changed_is_joined_again() {
     std::fs::write(&placed, b"damaged").unwrap();
     let out = kit.run(&manifest, false);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(std::fs::read(&placed).unwrap(), [PART_ONE, PART_TWO].concat());
+    assert_eq!(
+        std::fs::read(&placed).unwrap(),
+        [PART_ONE, PART_TWO].concat()
+    );
 }

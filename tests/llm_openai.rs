@@ -134,7 +134,10 @@ async fn logprobs_come_one_per_generated_token() {
 async fn unknown_model_names_the_served_one() {
     let base_url = shared_server();
     // A natural mistake: the file path, while the server lists its alias.
-    let path = default_models_dir().join(SMOLLM2.file).display().to_string();
+    let path = default_models_dir()
+        .join(SMOLLM2.file)
+        .display()
+        .to_string();
     match OpenAiLlm::connect(&settings(base_url, &path)).await {
         Err(LlmError::ModelNotFound {
             url,

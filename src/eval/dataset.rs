@@ -69,22 +69,51 @@ impl Supporting {
     /// path ends with. `None` when there is no evidence to find or the run
     /// showed no passages (a method that does not retrieve).
     pub fn recall(&self, sources: &[String], titles: &PassageTitles) -> Option<f64> {
-        let found = |wanted: &[String], hit: &dyn Fn(&str, &str) -> bool| {
-            let hits = wanted
-                .iter()
-                .filter(|w| sources.iter().any(|s| hit(s, w)))
-                .count();
-            hits as f64 / wanted.len() as f64
-        };
+        if sources.is_empty() {
+            return None;
+        }
+        self.share_found(sources, titles)
+    }
+
+    /// The share of the evidence among `sources`, 0 when they are empty;
+    /// `None` when there is no evidence to find.
+    pub fn share_found(&self, sources: &[String], titles: &PassageTitles) -> Option<f64> {
+        let wanted = self.wanted()?;
+        let hits = wanted
+            .iter()
+            .filter(|w| sources.iter().any(|s| self.is(s, w, titles)))
+            .count();
+        Some(hits as f64 / wanted.len() as f64)
+    }
+
+    /// The share of `sources` that are evidence (citation precision);
+    /// `None` when there are no sources or no evidence to check them by.
+    pub fn share_holding(&self, sources: &[String], titles: &PassageTitles) -> Option<f64> {
+        let wanted = self.wanted()?;
+        if sources.is_empty() {
+            return None;
+        }
+        let hits = sources
+            .iter()
+            .filter(|s| wanted.iter().any(|w| self.is(s, w, titles)))
+            .count();
+        Some(hits as f64 / sources.len() as f64)
+    }
+
+    fn wanted(&self) -> Option<&[String]> {
         match self {
-            _ if sources.is_empty() => None,
-            Supporting::Titles(t) if !t.is_empty() => {
-                Some(found(t, &|source, title| titles.of(source) == Some(title)))
-            }
-            Supporting::Files(f) if !f.is_empty() => Some(found(f, &|source, file| {
-                Path::new(source).ends_with(Path::new(file))
-            })),
+            Supporting::Titles(w) | Supporting::Files(w) if !w.is_empty() => Some(w),
             _ => None,
+        }
+    }
+
+    /// Whether `source` (a file as runs list it) is the evidence `wanted`
+    /// names: the passage with that title, or a path ending in that file.
+    fn is(&self, source: &str, wanted: &str, titles: &PassageTitles) -> bool {
+        match self {
+            Supporting::Titles(_) => titles.of(source) == Some(wanted),
+            Supporting::Files(_) => Path::new(source).ends_with(Path::new(wanted)),
+            Supporting::Unknown => false,
         }
     }
 }
@@ -408,5 +437,16 @@ mod tests {
             "whole path parts only"
         );
         assert_eq!(Supporting::Unknown.recall(&sources, &titles), None);
+
+        // Citation precision and recall: a source that is not evidence
+        // lowers precision; naming nothing is no recall, and no precision.
+        assert_eq!(
+            gold.share_holding(&shown(&["a.md", "c.md"]), &titles),
+            Some(0.5)
+        );
+        assert_eq!(gold.share_holding(&[], &titles), None);
+        assert_eq!(gold.share_found(&[], &titles), Some(0.0));
+        assert_eq!(files.share_holding(&sources[..1], &titles), Some(1.0));
+        assert_eq!(Supporting::Unknown.share_holding(&sources, &titles), None);
     }
 }

@@ -22,7 +22,7 @@ use super::progress::{EvalEvent, EvalStage};
 use super::results::{ResultsFile, Row};
 use super::run::{answer_all, Batch, Progress, Remaining};
 use super::spec::{self, MethodSpec};
-use super::summary::{self, Summary};
+use super::summary::{self, Evidence, Summary};
 use super::OutDir;
 use crate::events::EngineEvent;
 use crate::graph::{GraphBuildOptions, Rubric};
@@ -387,11 +387,7 @@ impl Evaluation {
             .map_or(&no_titles, |w| &w.titles);
         let by_id: HashMap<&str, &Question> =
             self.questions.iter().map(|q| (q.id.as_str(), q)).collect();
-        let recall = |row: &Row| {
-            by_id
-                .get(row.question_id.as_str())
-                .and_then(|q| q.supporting.recall(&row.sources, titles))
-        };
+        let evidence = GoldEvidence { by_id, titles };
         let verdicts: HashMap<(&str, &str), bool> = self
             .judged
             .iter()
@@ -413,19 +409,20 @@ impl Evaluation {
                     .unwrap_or(false)
             })
         };
-        let methods = summary::summarize(&self.manifest.specs, &self.rows, &recall, &judged);
+        let methods = summary::summarize(&self.manifest.specs, &self.rows, &evidence, &judged);
         let last_turn_rows: Vec<Row> = self
             .rows
             .iter()
             .filter(|r| {
-                by_id
+                evidence
+                    .by_id
                     .get(r.question_id.as_str())
                     .is_some_and(|q| q.is_last_turn())
             })
             .cloned()
             .collect();
         let last_turns = if self.questions.iter().any(|q| q.turn.is_some()) {
-            summary::summarize(&self.manifest.specs, &last_turn_rows, &recall, &judged)
+            summary::summarize(&self.manifest.specs, &last_turn_rows, &evidence, &judged)
         } else {
             Vec::new()
         };
@@ -445,5 +442,23 @@ impl Evaluation {
         };
         summary::write(&summary, &self.out.summary_json(), &self.out.summary_md())?;
         Ok(summary)
+    }
+}
+
+/// The dataset's evidence for each row's question.
+struct GoldEvidence<'a> {
+    by_id: HashMap<&'a str, &'a Question>,
+    titles: &'a PassageTitles,
+}
+
+impl Evidence for GoldEvidence<'_> {
+    fn found(&self, row: &Row, sources: &[String]) -> Option<f64> {
+        let question = self.by_id.get(row.question_id.as_str())?;
+        question.supporting.share_found(sources, self.titles)
+    }
+
+    fn holding(&self, row: &Row, sources: &[String]) -> Option<f64> {
+        let question = self.by_id.get(row.question_id.as_str())?;
+        question.supporting.share_holding(sources, self.titles)
     }
 }

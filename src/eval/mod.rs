@@ -6,6 +6,7 @@
 //! so re-running it reuses the index, goes on where an interrupted run
 //! stopped ([`manifest`]), and results can be compared later.
 
+pub mod attribution;
 pub mod corpus;
 pub mod dataset;
 pub mod diff;

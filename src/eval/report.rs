@@ -212,7 +212,7 @@ mod tests {
             ingest: PassSummary::default(),
             interrupted: true,
             graphs: Vec::new(),
-            methods: summary::summarize(&specs, rows, &|_| None, &|_| None),
+            methods: summary::summarize(&specs, rows, &summary::NoEvidence, &|_| None),
             last_turns: Vec::new(),
         };
         summary::write(&summary, &out.summary_json(), &out.summary_md()).unwrap();

@@ -17,6 +17,7 @@ use super::dataset::Question;
 use super::error::{EvalError, Result};
 use super::metrics::{cover_em, score, Scores};
 use super::spec::MethodSpec;
+use crate::methods::{Citation, CitedBy};
 use crate::store::{RunRecord, RunStatus, Store};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
@@ -43,6 +44,13 @@ pub struct Row {
     /// The files of the passages the method retrieved, each once, in the
     /// order its trace lists them; empty for methods that retrieve nothing.
     pub sources: Vec<String>,
+    /// The files of the sources the model cited with `[n]`, each once.
+    #[serde(default)]
+    pub cited: Vec<String>,
+    /// The files of the sources matched to sentences the model left
+    /// unmarked (`methods::attribution`), each once.
+    #[serde(default)]
+    pub attributed: Vec<String>,
     /// Whether a passage the answer was built from holds a gold answer
     /// (Cover-EM over passage text); `None` when the run showed the model
     /// no passages.
@@ -78,6 +86,8 @@ impl Row {
             wall_ms,
             run_id: Some(run.id),
             sources: sources(&shown),
+            cited: named_files(run, CitedBy::Model),
+            attributed: named_files(run, CitedBy::Attribution),
             evidence_hit: evidence_hit(&shown, &question.answers),
             refused: run
                 .trace
@@ -144,6 +154,8 @@ impl Row {
             wall_ms,
             run_id: None,
             sources: Vec::new(),
+            cited: Vec::new(),
+            attributed: Vec::new(),
             evidence_hit: None,
             refused: false,
             cut_off: false,
@@ -169,6 +181,19 @@ fn sources(shown: &[Shown]) -> Vec<String> {
         }
     }
     paths
+}
+
+/// The files of `run`'s sources that `by` named, each once, in order.
+fn named_files(run: &RunRecord, by: CitedBy) -> Vec<String> {
+    let citations: Vec<Citation> =
+        serde_json::from_value(run.citations.clone()).unwrap_or_default();
+    let mut files: Vec<String> = Vec::new();
+    for c in citations.into_iter().filter(|c| c.by == by) {
+        if !files.contains(&c.path) {
+            files.push(c.path);
+        }
+    }
+    files
 }
 
 fn evidence_hit(shown: &[Shown], answers: &[String]) -> Option<bool> {

@@ -5,14 +5,16 @@
 //!
 //! One name is the runner's, not the method's: `rewrite=off` asks a
 //! conversation's follow-ups as written instead of rewriting them to stand
-//! alone, the baseline the rewrite is measured against.
+//! alone, and `rewrite=join` searches each with the question before it:
+//! the baselines the rewrite is measured against.
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
 use super::error::{EvalError, Result};
-use crate::methods::runner::{AskRequest, AskSettings, ResolvedSettings};
+use crate::choice::Choice;
+use crate::methods::runner::{AskRequest, AskSettings, ResolvedSettings, RewriteMode};
 use crate::methods::{find, whole_document, Params};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,9 +22,8 @@ pub struct MethodSpec {
     text: String,
     pub method: String,
     pub options: BTreeMap<String, String>,
-    /// Whether follow-ups are rewritten before retrieval (`rewrite=off`
-    /// turns it off).
-    pub rewrite: bool,
+    /// How follow-ups are searched (`rewrite=on|off|join`).
+    pub rewrite: RewriteMode,
 }
 
 /// The runner's option name in a spec.
@@ -58,10 +59,11 @@ impl FromStr for MethodSpec {
                 return Err(bad(format!("option `{name}` is given twice")));
             }
         }
-        let rewrite = match options.remove(REWRITE).as_deref() {
-            None | Some("on") => true,
-            Some("off") => false,
-            Some(other) => return Err(bad(format!("`{REWRITE}` is on or off, not `{other}`"))),
+        let rewrite = match options.remove(REWRITE) {
+            None => RewriteMode::On,
+            Some(value) => {
+                RewriteMode::parse(&value).map_err(|e| bad(format!("`{REWRITE}`: {e}")))?
+            }
         };
         Ok(MethodSpec {
             text: text.to_string(),
@@ -230,7 +232,7 @@ mod tests {
     #[test]
     fn rewrite_is_the_runners_option() {
         let off: MethodSpec = "vanilla-rag:rewrite=off".parse().unwrap();
-        assert!(!off.rewrite && off.options.is_empty());
+        assert!(off.rewrite == RewriteMode::Off && off.options.is_empty());
         assert_eq!(off.to_string(), "vanilla-rag:rewrite=off");
         let settings_of_ask = AskSettings {
             k: Some(3),
@@ -238,14 +240,16 @@ mod tests {
             max_tokens: None,
             seed: None,
         };
-        assert!(!off.request("Q?", settings_of_ask).rewrite);
+        assert_eq!(off.request("Q?", settings_of_ask).rewrite, RewriteMode::Off);
         let on: MethodSpec = "vanilla-rag".parse().unwrap();
-        assert!(on.rewrite);
-        check_all(&[on, off], settings()).unwrap();
+        assert_eq!(on.rewrite, RewriteMode::On);
+        let join: MethodSpec = "vanilla-rag:rewrite=join".parse().unwrap();
+        assert_eq!(join.rewrite, RewriteMode::Join);
+        check_all(&[on, off, join], settings()).unwrap();
         let err = "vanilla-rag:rewrite=maybe"
             .parse::<MethodSpec>()
             .unwrap_err();
-        assert!(err.to_string().contains("on or off"), "{err}");
+        assert!(err.to_string().contains("on, off, join"), "{err}");
     }
 
     #[test]

@@ -67,6 +67,13 @@ pub struct SpecSummary {
     /// Mean Recall@k of the supporting titles or files among the sources
     /// shown, over the questions where it is defined; `None` when nowhere.
     pub recall_percent: Option<f64>,
+    /// How well the answers name their sources, against the gold evidence;
+    /// `None` where no passages were shown or the dataset names no
+    /// evidence, and in summaries made before answers had attributed
+    /// sources.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub sources: Option<SourceScores>,
     /// Share of the answers the LLM judge said give a gold answer; `None`
     /// without a judge. A model's opinion, not a string match.
     pub judge_percent: Option<f64>,
@@ -81,6 +88,28 @@ pub struct SpecSummary {
     pub wall_ms_p95: f64,
 }
 
+/// The sources answers name, the model's citations and Folio's
+/// attributions apart.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+pub struct SourceScores {
+    /// Share of the finished answers that name at least one source.
+    pub sourced_percent: f64,
+    pub cited: PrecisionRecall,
+    pub attributed: PrecisionRecall,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+pub struct PrecisionRecall {
+    /// The share of the named source files that are gold evidence, mean
+    /// over the answers that name any.
+    pub precision_percent: Option<f64>,
+    /// The share of the gold evidence named, mean over the finished
+    /// answers.
+    pub recall_percent: Option<f64>,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[ts(export)]
 pub struct Spread {
@@ -89,8 +118,28 @@ pub struct Spread {
     pub max: i64,
 }
 
-/// A row's retrieval recall (see [`super::Supporting::recall`]).
-pub type RecallOf<'a> = &'a dyn Fn(&Row) -> Option<f64>;
+/// Each row's gold evidence, to score the sources it lists.
+pub trait Evidence {
+    /// Recall of the evidence among `sources`, or `None` where the row's
+    /// question names none (see [`super::Supporting::share_found`]).
+    fn found(&self, row: &Row, sources: &[String]) -> Option<f64>;
+    /// The share of `sources` that are evidence; `None` without sources
+    /// or evidence (see [`super::Supporting::share_holding`]).
+    fn holding(&self, row: &Row, sources: &[String]) -> Option<f64>;
+}
+
+/// A dataset that names no evidence.
+pub struct NoEvidence;
+
+impl Evidence for NoEvidence {
+    fn found(&self, _: &Row, _: &[String]) -> Option<f64> {
+        None
+    }
+
+    fn holding(&self, _: &Row, _: &[String]) -> Option<f64> {
+        None
+    }
+}
 
 /// The judge's verdict on a row's answer; `None` when no judge was asked.
 pub type VerdictOf<'a> = &'a dyn Fn(&Row) -> Option<bool>;
@@ -100,14 +149,14 @@ pub type VerdictOf<'a> = &'a dyn Fn(&Row) -> Option<bool>;
 pub fn summarize(
     specs: &[String],
     rows: &[Row],
-    recall: RecallOf<'_>,
+    evidence: &dyn Evidence,
     verdict: VerdictOf<'_>,
 ) -> Vec<SpecSummary> {
     specs
         .iter()
         .map(|spec| {
             let mine: Vec<&Row> = rows.iter().filter(|r| &r.spec == spec).collect();
-            summarize_spec(spec, &mine, recall, verdict)
+            summarize_spec(spec, &mine, evidence, verdict)
         })
         .collect()
 }
@@ -121,7 +170,7 @@ fn mean_of_some(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
 fn summarize_spec(
     spec: &str,
     rows: &[&Row],
-    recall: RecallOf<'_>,
+    evidence: &dyn Evidence,
     verdict: VerdictOf<'_>,
 ) -> SpecSummary {
     let mean = |value: &dyn Fn(&Row) -> f64| {
@@ -152,7 +201,13 @@ fn summarize_spec(
                 .map(|r| r.evidence_hit.map(|h| f64::from(u8::from(h)))),
         )
         .map(|m| 100.0 * m),
-        recall_percent: mean_of_some(rows.iter().map(|r| recall(r))).map(|m| 100.0 * m),
+        recall_percent: mean_of_some(
+            rows.iter()
+                .filter(|r| !r.sources.is_empty())
+                .map(|r| evidence.found(r, &r.sources)),
+        )
+        .map(|m| 100.0 * m),
+        sources: source_scores(rows, evidence),
         judge_percent: mean_of_some(
             rows.iter()
                 .map(|r| verdict(r).map(|v| f64::from(u8::from(v)))),
@@ -170,16 +225,61 @@ fn summarize_spec(
     }
 }
 
+/// How the finished answers that were shown passages name their sources;
+/// `None` where there are none, or no evidence to score them by.
+fn source_scores(rows: &[&Row], evidence: &dyn Evidence) -> Option<SourceScores> {
+    let answered: Vec<&Row> = rows
+        .iter()
+        .copied()
+        .filter(|r| r.status == RunStatus::Done && !r.sources.is_empty())
+        .collect();
+    if answered.is_empty() {
+        return None;
+    }
+    let scored = |named: &dyn Fn(&Row) -> &[String]| {
+        let percent =
+            |values: Vec<Option<f64>>| mean_of_some(values.into_iter()).map(|m| 100.0 * m);
+        PrecisionRecall {
+            precision_percent: percent(
+                answered
+                    .iter()
+                    .map(|r| evidence.holding(r, named(r)))
+                    .collect(),
+            ),
+            recall_percent: percent(
+                answered
+                    .iter()
+                    .map(|r| evidence.found(r, named(r)))
+                    .collect(),
+            ),
+        }
+    };
+    let cited = scored(&|r| &r.cited);
+    let attributed = scored(&|r| &r.attributed);
+    if cited.recall_percent.is_none() {
+        return None;
+    }
+    let sourced = answered
+        .iter()
+        .filter(|r| !r.cited.is_empty() || !r.attributed.is_empty())
+        .count();
+    Some(SourceScores {
+        sourced_percent: 100.0 * sourced as f64 / answered.len() as f64,
+        cited,
+        attributed,
+    })
+}
+
 /// The table of `summary.md`, one row per spec. The LLM judge's column
 /// comes only when a judge was asked, last and marked, so it is never read
 /// as one of the string metrics.
 pub fn markdown(methods: &[SpecSummary]) -> String {
     let judged = methods.iter().any(|m| m.judge_percent.is_some());
     let mut header = String::from(
-        "| method | n | Cover-EM | EM | F1 | evidence hit | recall@k | failures | cut off | refused | LLM calls mean (min–max) | prompt tokens / q | completion tokens / q | wall p50 | wall p95 |",
+        "| method | n | Cover-EM | EM | F1 | evidence hit | recall@k | answers with a source | cited P / R | attributed P / R | failures | cut off | refused | LLM calls mean (min–max) | prompt tokens / q | completion tokens / q | wall p50 | wall p95 |",
     );
     let mut rule = String::from(
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     );
     if judged {
         header.push_str(" LLM judge* |");
@@ -188,7 +288,7 @@ pub fn markdown(methods: &[SpecSummary]) -> String {
     let mut table = format!("{header}\n{rule}\n");
     for m in methods {
         table.push_str(&format!(
-            "| {} | {} | {:.1}% | {:.1}% | {:.1}% | {} | {} | {} | {} | {:.1}% | {:.1} ({}–{}) | {} | {} | {:.1} s | {:.1} s |",
+            "| {} | {} | {:.1}% | {:.1}% | {:.1}% | {} | {} | {} | {} | {} | {} | {} | {:.1}% | {:.1} ({}–{}) | {} | {} | {:.1} s | {:.1} s |",
             m.spec.replace('|', "\\|"),
             m.n,
             m.cover_em_percent,
@@ -196,6 +296,9 @@ pub fn markdown(methods: &[SpecSummary]) -> String {
             m.f1_percent,
             percent_or_dash(m.evidence_hit_percent),
             percent_or_dash(m.recall_percent),
+            percent_or_dash(m.sources.map(|s| s.sourced_percent)),
+            precision_recall(m.sources.map(|s| s.cited)),
+            precision_recall(m.sources.map(|s| s.attributed)),
             m.failures,
             m.cut_offs,
             m.refused_percent,
@@ -226,6 +329,17 @@ pub fn judge_note(judge: &str) -> String {
 
 fn percent_or_dash(p: Option<f64>) -> String {
     p.map_or("–".to_string(), |p| format!("{p:.1}%"))
+}
+
+/// `80.0% / 50.0%`; a dash for a part not measured.
+fn precision_recall(scores: Option<PrecisionRecall>) -> String {
+    scores.map_or("–".to_string(), |s| {
+        format!(
+            "{} / {}",
+            percent_or_dash(s.precision_percent),
+            percent_or_dash(s.recall_percent)
+        )
+    })
 }
 
 fn tokens_or_dash(t: Option<f64>) -> String {
@@ -326,10 +440,31 @@ mod tests {
             wall_ms,
             run_id: None,
             sources: Vec::new(),
+            cited: Vec::new(),
+            attributed: Vec::new(),
             evidence_hit: None,
             refused: false,
             cut_off: false,
         }
+    }
+
+    /// Every question's evidence is these files.
+    struct Wanted(&'static [&'static str]);
+
+    impl Evidence for Wanted {
+        fn found(&self, _: &Row, sources: &[String]) -> Option<f64> {
+            let hits = self.0.iter().filter(|w| sources.iter().any(|s| s == *w));
+            Some(hits.count() as f64 / self.0.len() as f64)
+        }
+
+        fn holding(&self, _: &Row, sources: &[String]) -> Option<f64> {
+            let hits = sources.iter().filter(|s| self.0.contains(&s.as_str()));
+            (!sources.is_empty()).then(|| hits.count() as f64 / sources.len() as f64)
+        }
+    }
+
+    fn files(names: &[&str]) -> Vec<String> {
+        names.iter().map(|n| n.to_string()).collect()
     }
 
     fn scores(em: bool, f1: f64, cover_em: bool) -> Scores {
@@ -339,9 +474,13 @@ mod tests {
     #[test]
     fn each_spec_is_summarised_from_its_own_rows() {
         let done = RunStatus::Done;
+        let shown = |r: Row| Row {
+            sources: files(&["a.md", "c.md"]),
+            ..r
+        };
         let rows = vec![
             row("pager", done, scores(true, 1.0, true), 3, 400),
-            row("rag", done, scores(false, 0.5, true), 1, 100),
+            shown(row("rag", done, scores(false, 0.5, true), 1, 100)),
             row("pager", done, scores(false, 0.5, true), 5, 100),
             row("rag", RunStatus::Failed, Scores::default(), 1, 300),
             row("pager", done, scores(false, 0.0, false), 4, 300),
@@ -352,12 +491,7 @@ mod tests {
             "rag".to_string(),
             "unreached".to_string(),
         ];
-        let summaries = summarize(
-            &specs,
-            &rows,
-            &|r| (r.spec == "rag").then_some(0.5),
-            &|_| None,
-        );
+        let summaries = summarize(&specs, &rows, &Wanted(&["a.md", "b.md"]), &|_| None);
         let pager = &summaries[0];
         assert_eq!(pager.spec, "pager");
         assert_eq!(pager.n, 4);
@@ -415,7 +549,7 @@ mod tests {
             row("no-calls", RunStatus::Failed, Scores::default(), 0, 10),
         ];
         let specs = ["served", "embedded", "no-calls"].map(String::from);
-        let summaries = summarize(&specs, &rows, &|_| None, &|_| None);
+        let summaries = summarize(&specs, &rows, &NoEvidence, &|_| None);
         let tokens: Vec<_> = summaries
             .iter()
             .map(|m| (m.prompt_tokens_mean, m.completion_tokens_mean))
@@ -448,7 +582,7 @@ mod tests {
         ];
         // The judge accepts the first answer, which no string metric does.
         let verdict = |r: &Row| Some(r.wall_ms == 100 || r.wall_ms == 400);
-        let summaries = summarize(&["rag".into()], &rows, &|_| None, &verdict);
+        let summaries = summarize(&["rag".into()], &rows, &NoEvidence, &verdict);
         assert_eq!(summaries[0].judge_percent, Some(50.0));
         assert_eq!(summaries[0].cover_em_percent, 25.0);
         let table = markdown(&summaries);
@@ -494,11 +628,14 @@ mod tests {
         rows[0].evidence_hit = Some(true);
         rows[1].evidence_hit = Some(false);
         rows[2].cut_off = true;
-        let recall = |r: &Row| (r.wall_ms < 3000).then_some(0.5 + r.wall_ms as f64 / 5000.0);
+        rows[0].sources = files(&["a.md", "b.md"]);
+        rows[0].cited = files(&["a.md"]);
+        rows[0].attributed = files(&["c.md"]);
+        rows[1].sources = files(&["a.md", "c.md"]);
         let table = markdown(&summarize(
             &["pager:variant=parallel".into()],
             &rows,
-            &recall,
+            &Wanted(&["a.md", "b.md"]),
             &|_| None,
         ));
         let lines: Vec<&str> = table.lines().collect();
@@ -506,7 +643,7 @@ mod tests {
         assert!(lines[0].starts_with("| method | n | Cover-EM | EM | F1 |"));
         assert_eq!(
             lines[2],
-            "| pager:variant=parallel | 3 | 66.7% | 33.3% | 33.3% | 50.0% | 90.0% | 0 | 1 | 0.0% | 2.0 (2–2) | 200 | 20 | 2.5 s | 3.5 s |"
+            "| pager:variant=parallel | 3 | 66.7% | 33.3% | 33.3% | 50.0% | 75.0% | 50.0% | 100.0% / 25.0% | 0.0% / 0.0% | 0 | 1 | 0.0% | 2.0 (2–2) | 200 | 20 | 2.5 s | 3.5 s |"
         );
     }
 }

@@ -26,6 +26,8 @@ pub fn row(question: &str, spec: &str, cover_em: bool) -> Row {
         wall_ms: 1,
         run_id: Some(1),
         sources: Vec::new(),
+        cited: Vec::new(),
+        attributed: Vec::new(),
         evidence_hit: None,
         refused: false,
         cut_off: false,

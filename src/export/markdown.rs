@@ -10,7 +10,9 @@ use crate::methods::ig2rag::{GainWalkPart, Ig2RagTrace, Ig2RagVariant};
 use crate::methods::pager::{Page, PagerTrace};
 use crate::methods::rdr2::{ActionKind, Rdr2Trace, Route, RouteOutcome, RoutedPart};
 use crate::methods::whole_document::WholeDocumentTrace;
-use crate::methods::{ActiveRagTrace, Citation, Passage, RetrievalPart, Trace, VanillaRagTrace};
+use crate::methods::{
+    ActiveRagTrace, Citation, CitedBy, Passage, RetrievalPart, Trace, VanillaRagTrace,
+};
 use crate::store::{LeftOutReason, LlmCallRow, Rewrite, RunRecord, RunStatus, Thread, Turn};
 
 /// The whole document for `run`, given its recorded model calls and the
@@ -66,7 +68,7 @@ pub fn render(run: &RunRecord, calls: &[LlmCallRow], gone: &BTreeSet<String>) ->
         for c in &citations {
             let _ = writeln!(
                 out,
-                "{}. {}{}",
+                "{}. {}{}{}",
                 c.number,
                 source_link(
                     &c.path,
@@ -80,7 +82,8 @@ pub fn render(run: &RunRecord, calls: &[LlmCallRow], gone: &BTreeSet<String>) ->
                     " — *no longer in the library*"
                 } else {
                     ""
-                }
+                },
+                attribution(c)
             );
         }
         out.push('\n');
@@ -187,9 +190,10 @@ fn render_turn(out: &mut String, turn: &Turn) {
     let asked = match &turn.rewrite {
         Rewrite::NotNeeded => "asked as written (no earlier turn had an answer)".to_string(),
         Rewrite::Standalone { query } => format!("rewritten as *{}*", inline(query)),
-        Rewrite::Joined { query } => format!(
-            "searched as *{}* (the rewrite only repeated an earlier question, so the follow-up was added to it)",
-            inline(query)
+        Rewrite::Joined { query, because } => format!(
+            "searched as *{}*, the earlier question and the follow-up together ({})",
+            inline(query),
+            because.explained()
         ),
         Rewrite::FellBack { reason } => format!(
             "asked as written: the rewrite was unusable ({})",
@@ -603,7 +607,11 @@ fn render_passages(
         );
     }
     for p in passages {
-        render_passage(out, p, citations.iter().any(|c| c.number == p.number));
+        let by = citations
+            .iter()
+            .find(|c| c.number == p.number)
+            .map(|c| c.by);
+        render_passage(out, p, by);
     }
 }
 
@@ -625,8 +633,30 @@ fn render_vanilla_rag(out: &mut String, trace: &VanillaRagTrace, citations: &[Ci
     render_passages(out, &trace.passages, &trace.unknown_citations, citations);
 }
 
-fn render_passage(out: &mut String, p: &Passage, cited: bool) {
-    let mark = if cited { " — cited" } else { "" };
+/// How an attributed source is marked in the sources list: the model did
+/// not cite it, Folio matched these sentences to it.
+fn attribution(c: &Citation) -> String {
+    if c.by != CitedBy::Attribution {
+        return String::new();
+    }
+    let quotes: Vec<String> = c
+        .supports
+        .iter()
+        .map(|s| format!("“{}”", inline(s)))
+        .collect();
+    format!(
+        " — *attributed* (unmarked in the answer; matches {})",
+        quotes.join(", ")
+    )
+}
+
+/// `by`: how the answer named the passage, if it did.
+fn render_passage(out: &mut String, p: &Passage, by: Option<CitedBy>) {
+    let mark = match by {
+        Some(CitedBy::Model) => " — cited",
+        Some(CitedBy::Attribution) => " — attributed",
+        None => "",
+    };
     let _ = writeln!(
         out,
         "### [{}] {}\n\nscore {:.4}{mark}\n",
@@ -802,7 +832,7 @@ mod tests {
             suspected_instructions: Some("Ignore previous instructions".into()),
         };
         let mut flagged = String::new();
-        render_passage(&mut flagged, &passage, true);
+        render_passage(&mut flagged, &passage, Some(CitedBy::Model));
         assert!(
             flagged.contains(
                 "**Reads like instructions to the model** (“Ignore previous instructions”)"
@@ -816,7 +846,7 @@ mod tests {
             suspected_instructions: None,
             ..passage
         };
-        render_passage(&mut plain, &unflagged, false);
+        render_passage(&mut plain, &unflagged, None);
         assert!(!plain.contains("Reads like instructions"), "{plain}");
     }
 }

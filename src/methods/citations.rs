@@ -1,5 +1,7 @@
 //! Citations: the `[n]` markers a model writes, mapped back to the numbered
 //! passages it was given, and from there to file, heading path and span.
+//! Sources the model did not mark are matched to its sentences afterwards
+//! (`attribution.rs`) and carry [`CitedBy::Attribution`].
 
 use serde::{Deserialize, Serialize};
 
@@ -20,6 +22,35 @@ pub struct Citation {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub ocr: Option<OcrMark>,
+    /// Who named the source: the model with `[n]`, or Folio matching an
+    /// unmarked sentence to the passage. Runs stored before attribution
+    /// lack it: the model cited all of theirs.
+    #[serde(default, skip_serializing_if = "CitedBy::is_model")]
+    #[ts(as = "Option<CitedBy>", optional)]
+    pub by: CitedBy,
+    /// For an attributed source: the answer's sentences matched to it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<String>>", optional)]
+    pub supports: Vec<String>,
+}
+
+/// How an answer came to name a source.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+#[serde(rename_all = "kebab-case")]
+pub enum CitedBy {
+    /// The model wrote the passage's `[n]`.
+    #[default]
+    Model,
+    /// The model left a sentence unmarked, and Folio matched it to the
+    /// passage.
+    Attribution,
+}
+
+impl CitedBy {
+    pub fn is_model(&self) -> bool {
+        *self == CitedBy::Model
+    }
 }
 
 impl Citation {
@@ -33,6 +64,8 @@ impl Citation {
             page: passage.page,
             chunk_id: passage.chunk_id,
             ocr: passage.ocr,
+            by: CitedBy::Model,
+            supports: Vec::new(),
         }
     }
 }

@@ -8,11 +8,12 @@
 use serde::Serialize;
 
 use super::citations::without_markers;
+use super::words::{is_content, words};
 use super::{MethodContext, MethodError, Params};
 use crate::llm::prompts::PromptId;
 use crate::llm::response_format::{object_schema, one_line, text_schema};
 use crate::llm::{ChatMessage, Completion, FinishReason, GenerateOptions, ReplySchema};
-use crate::store::{LeftOut, LeftOutReason, Rewrite, RunRecord, RunStatus, Turn};
+use crate::store::{JoinedBecause, LeftOut, LeftOutReason, Rewrite, RunRecord, RunStatus, Turn};
 
 /// The share of the model's context window that earlier turns may take:
 /// the rest is the method's prompt (its passages) and the reply.
@@ -23,6 +24,10 @@ const REWRITE_MAX_TOKENS: u32 = 96;
 
 /// Longer replies are not a question but the model answering or rambling.
 const REWRITE_MAX_CHARS: usize = 400;
+
+/// How much of an earlier answer the rewrite is shown: enough to name what
+/// "it" is ("`thread::spawn` starts a thread"), not the whole answer.
+const BRIEF_ANSWER_CHARS: usize = 240;
 
 /// What an earlier turn that wrote nothing said, as the model sees it.
 const NO_ANSWER: &str = "(no answer was written)";
@@ -39,6 +44,24 @@ struct EarlierTurn {
     run: i64,
     question: String,
     answer: String,
+}
+
+impl EarlierTurn {
+    /// The turn with its answer cut to its opening, on a word boundary.
+    fn in_brief(&self) -> EarlierTurn {
+        let answer = match self.answer.char_indices().nth(BRIEF_ANSWER_CHARS) {
+            None => self.answer.clone(),
+            Some((at, _)) => {
+                let cut = &self.answer[..at];
+                let cut = cut.rsplit_once(' ').map_or(cut, |(head, _)| head);
+                format!("{cut} …")
+            }
+        };
+        EarlierTurn {
+            answer: answer.split_whitespace().collect::<Vec<_>>().join(" "),
+            ..self.clone()
+        }
+    }
 }
 
 /// How many tokens of the model's context the history may take.
@@ -151,43 +174,98 @@ impl Conversation {
             schema: Some(rewrite_schema()),
             ..ctx.options(params)
         };
-        let vars = minijinja::context!(turns => self.turns, follow_up);
+        let turns: Vec<EarlierTurn> = self.turns.iter().map(EarlierTurn::in_brief).collect();
+        let vars = minijinja::context!(turns, follow_up);
         let reply = ctx
             .generate_with(REWRITE_STEP, PromptId::ThreadRewrite, vars, &options)
             .await?;
         let examples = ctx.example_replies(PromptId::ThreadRewrite);
         Ok(match standalone_question(&reply, &examples) {
-            Ok(query) if self.only_repeats(&query, follow_up) => Rewrite::Joined {
-                query: format!("{query} {follow_up}"),
+            Ok(query) => match self.point_lost(&query, follow_up) {
+                Some(because) => self.joined(follow_up, because),
+                None => Rewrite::Standalone { query },
             },
-            Ok(query) => Rewrite::Standalone { query },
             Err(reason) => Rewrite::FellBack { reason },
         })
     }
 
-    /// Whether `rewrite` is an earlier turn's question again, word for word,
-    /// while the follow-up asks something else: SmolLM2-135M did so for
-    /// five of nine rust-book follow-ups (docs/methods.md).
-    fn only_repeats(&self, rewrite: &str, follow_up: &str) -> bool {
-        let words = |text: &str| -> Vec<String> {
-            text.split(|c: char| !c.is_alphanumeric())
-                .filter(|w| !w.is_empty())
-                .map(str::to_lowercase)
-                .collect()
-        };
-        let rewrite = words(rewrite);
-        rewrite != words(follow_up) && self.turns.iter().any(|t| words(&t.question) == rewrite)
+    /// The follow-up searched together with the question before it: what
+    /// a rewrite that lost the follow-up's point falls back to, and the
+    /// baseline a rewrite must beat.
+    pub fn joined(&self, follow_up: &str, because: JoinedBecause) -> Rewrite {
+        let earlier = self.turns.last().map_or("", |t| t.question.as_str());
+        Rewrite::Joined {
+            query: format!("{earlier} {follow_up}").trim().to_string(),
+            because,
+        }
     }
+
+    /// Why `rewrite` does not carry what `follow_up` asks, if it does not:
+    /// it is an earlier question again (SmolLM2-135M did so for five of nine
+    /// rust-book follow-ups), the follow-up again with its "it" unresolved
+    /// (the 0.5B Qwen for four of ten), or it leaves out a word the
+    /// follow-up asks about ("And floating-point ones?" rewritten as the
+    /// earlier question about integers, by the 1.5B).
+    fn point_lost(&self, rewrite: &str, follow_up: &str) -> Option<JoinedBecause> {
+        let written = words(rewrite);
+        let asked = words(follow_up);
+        if written == asked {
+            let refers =
+                asked.iter().any(|w| REFERRING.contains(&w.as_str())) || carries_on(&asked);
+            return refers.then_some(JoinedBecause::Unresolved);
+        }
+        if self.turns.iter().any(|t| words(&t.question) == written) {
+            return Some(JoinedBecause::RepeatedEarlier);
+        }
+        let dropped = asked
+            .iter()
+            .filter(|w| is_content(w) && !REFERRING.contains(&w.as_str()))
+            .any(|word| !written.iter().any(|w| same_stem(w, word)));
+        dropped.then_some(JoinedBecause::DroppedWords)
+    }
+}
+
+/// Words that point back at the conversation: a follow-up that keeps one
+/// does not stand alone.
+const REFERRING: &[&str] = &[
+    "it", "its", "that", "this", "those", "these", "they", "them", "their", "one", "ones", "he",
+    "she", "him", "her", "there",
+];
+
+/// Whether a follow-up opens by carrying on from the turn before ("And for
+/// constants?", "What about floats?"), leaving out what it asks about.
+fn carries_on(words: &[String]) -> bool {
+    match words {
+        [first, ..] if ["and", "or", "but", "so", "also"].contains(&first.as_str()) => true,
+        [first, second, ..] => (first == "what" || first == "how") && second == "about",
+        _ => false,
+    }
+}
+
+/// Whether two words are one word inflected ("waits" and "wait",
+/// "closures" and "closure"): equal, or sharing all but the last two
+/// letters of the shorter, at least four.
+fn same_stem(a: &str, b: &str) -> bool {
+    if a == b {
+        return true;
+    }
+    let shared = a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
+    let shorter = a.chars().count().min(b.chars().count());
+    shared >= 4 && shared + 2 >= shorter
 }
 
 pub const REWRITE_STEP: &str = "rewrite";
 
 /// The shape of a rewrite, on backends that take a grammar: one line, and
 /// a question if the follow-up is one. Without the question mark a small
-/// model tends to answer the follow-up instead of rewriting it.
+/// model tends to answer the follow-up instead of rewriting it. A second
+/// question may follow the first: the 1.5B Qwen rewrites "And
+/// floating-point ones?" as the earlier question about integers and then
+/// "And what about floating-point ones?", and cutting at the first mark
+/// kept only the earlier question.
 fn rewrite_grammar(follow_up: &str) -> &'static str {
     if follow_up.trim_end().ends_with('?') {
-        "root ::= [^\\n?]{1,400} \"?\"\n"
+        "root ::= [^\\n?]{1,400} \"?\" ([^\\n?]{1,200} \"?\")?\n"
     } else {
         "root ::= [^\\n]{1,400}\n"
     }
@@ -383,6 +461,88 @@ mod tests {
     fn the_budget_is_a_quarter_of_the_context() {
         assert_eq!(history_budget(4096), 1024);
     }
+
+    #[test]
+    fn a_rewrite_that_loses_the_follow_ups_point_is_named_for_how() {
+        let runs = [run(
+            1,
+            RunStatus::Done,
+            "Which type do Rust integer literals default to?",
+            Some("i32"),
+        )];
+        let conversation = Conversation::select(&runs, 1000);
+        let lost = |rewrite: &str, follow_up: &str| conversation.point_lost(rewrite, follow_up);
+        assert_eq!(
+            lost(
+                "What type do Rust integer literals default to?",
+                "And floating-point ones?"
+            ),
+            Some(JoinedBecause::DroppedWords)
+        );
+        assert_eq!(
+            lost(
+                "which type do rust integer literals default to",
+                "And floats?"
+            ),
+            Some(JoinedBecause::RepeatedEarlier)
+        );
+        assert_eq!(
+            lost("What does it return?", "What does it return?"),
+            Some(JoinedBecause::Unresolved)
+        );
+        assert_eq!(
+            lost("What is a trait object?", "What is a trait object?"),
+            None,
+            "a follow-up that stood alone may be kept as it is"
+        );
+        for elliptical in ["And for constants?", "What about floats?"] {
+            assert_eq!(
+                lost(elliptical, elliptical),
+                Some(JoinedBecause::Unresolved)
+            );
+        }
+        assert_eq!(
+            lost(
+                "Which type do Rust floating-point literals default to?",
+                "And floating-point ones?"
+            ),
+            None
+        );
+        assert_eq!(
+            lost(
+                "Which method on a JoinHandle waits for its thread to finish?",
+                "Which method on that waits for the thread to finish?"
+            ),
+            None,
+            "inflections and articles may change"
+        );
+        assert_eq!(
+            conversation.joined("And floats?", JoinedBecause::Asked),
+            Rewrite::Joined {
+                query: "Which type do Rust integer literals default to? And floats?".into(),
+                because: JoinedBecause::Asked
+            }
+        );
+    }
+
+    #[test]
+    fn the_rewrite_sees_an_earlier_answer_in_brief() {
+        let long = format!(
+            "thread::spawn starts a thread. {}",
+            "More words here. ".repeat(40)
+        );
+        let runs = [run(
+            1,
+            RunStatus::Done,
+            "Which function starts a thread?",
+            Some(&long),
+        )];
+        let brief = Conversation::select(&runs, 10_000).turns[0].in_brief();
+        assert!(brief.answer.starts_with("thread::spawn starts a thread."));
+        assert!(brief.answer.ends_with(" …"), "{}", brief.answer);
+        assert!(brief.answer.chars().count() <= BRIEF_ANSWER_CHARS + 2);
+        assert_eq!(brief.question, "Which function starts a thread?");
+    }
 }
 
 /// Follow-ups asked through the runner with a scripted model over a real
@@ -394,10 +554,10 @@ mod asked_in_a_thread {
     use super::NO_ANSWER;
 
     use crate::llm::{ChatMessage, LlmError, Role};
-    use crate::methods::runner::AskRequest;
+    use crate::methods::runner::{AskRequest, RewriteMode};
     use crate::methods::testing::{ask_with, library, library_with, says, ScriptedLlm, ADA_NOTES};
     use crate::methods::{EventSink, RunEvent};
-    use crate::store::{LeftOut, LeftOutReason, Rewrite, RunRecord, RunStatus};
+    use crate::store::{JoinedBecause, LeftOut, LeftOutReason, Rewrite, RunRecord, RunStatus};
     use crate::Library;
 
     fn follow_up(question: &str, method: &str, thread: i64) -> AskRequest {
@@ -461,10 +621,8 @@ mod asked_in_a_thread {
         assert!(rewrite_prompt.contains("Earlier question: Who wrote the first algorithm"));
         assert!(rewrite_prompt.contains("Follow-up: Where was she born?"));
         assert!(
-            sent[0]
-                .iter()
-                .all(|m| !m.content.contains("Ada Lovelace wrote")),
-            "the built-in rewrite prompt shows earlier questions, not answers"
+            rewrite_prompt.contains("Its answer: Ada Lovelace wrote it.\n"),
+            "the answer names what \"she\" is; its markers named passages not shown: {rewrite_prompt}"
         );
         let answer = &sent[1];
         assert_eq!(
@@ -494,7 +652,7 @@ mod asked_in_a_thread {
         let first = first_turn(&library, "Who wrote it?", "Ada Lovelace wrote it [1].").await;
         let llm = ScriptedLlm::new(vec![says("In London [1].")]);
         let mut request = follow_up("Where was she born?", "vanilla-rag", first.thread_id);
-        request.rewrite = false;
+        request.rewrite = RewriteMode::Off;
         let (run, _) = ask_with(&library, &llm, &request).await;
         assert_eq!(run.status, RunStatus::Done);
         let turn = run.turn.clone().unwrap();
@@ -517,11 +675,12 @@ mod asked_in_a_thread {
         ]);
         let request = follow_up("And when?", "vanilla-rag", first.thread_id);
         let (run, _) = ask_with(&library, &llm, &request).await;
-        let joined = "who designed the analytical engine? And when?";
+        let joined = "Who designed the Analytical Engine? And when?";
         assert_eq!(
             run.turn.unwrap().rewrite,
             Rewrite::Joined {
-                query: joined.into()
+                query: joined.into(),
+                because: JoinedBecause::RepeatedEarlier
             }
         );
         assert_eq!(run.trace.unwrap()["query"], joined);
@@ -541,6 +700,27 @@ mod asked_in_a_thread {
             run.turn.unwrap().rewrite,
             Rewrite::Standalone { .. }
         ));
+    }
+
+    #[tokio::test]
+    async fn asked_to_join_a_follow_up_is_searched_with_the_question_before_it_without_a_rewrite() {
+        let dir = tempfile::tempdir().unwrap();
+        let library = library_with(dir.path(), ADA_NOTES).await;
+        let first = first_turn(&library, "Who designed the Analytical Engine?", "Babbage.").await;
+        let llm = ScriptedLlm::new(vec![says("In 1837 [1].")]);
+        let mut request = follow_up("And when?", "vanilla-rag", first.thread_id);
+        request.rewrite = RewriteMode::Join;
+        let (run, _) = ask_with(&library, &llm, &request).await;
+        let joined = "Who designed the Analytical Engine? And when?";
+        assert_eq!(
+            run.turn.unwrap().rewrite,
+            Rewrite::Joined {
+                query: joined.into(),
+                because: JoinedBecause::Asked
+            }
+        );
+        assert_eq!(run.trace.unwrap()["query"], joined);
+        assert_eq!(llm.unused(), 0, "one call: no rewrite");
     }
 
     #[tokio::test]
@@ -623,7 +803,11 @@ mod asked_in_a_thread {
         let (run, _) = ask_with(
             &library,
             &llm,
-            &follow_up("Why can't I just do it directly?", "llm-only", failed.thread_id),
+            &follow_up(
+                "Why can't I just do it directly?",
+                "llm-only",
+                failed.thread_id,
+            ),
         )
         .await;
         let turn = run.turn.unwrap();
@@ -631,7 +815,10 @@ mod asked_in_a_thread {
         assert!(turn.left_out.is_empty());
         let rewrite_prompt = &llm.sent()[0];
         let shown: String = rewrite_prompt.iter().map(|m| m.content.as_str()).collect();
-        assert!(shown.contains("How do I share a value between threads?"), "{shown}");
+        assert!(
+            shown.contains("How do I share a value between threads?"),
+            "{shown}"
+        );
         let answer_prompt = &llm.sent()[1];
         assert!(
             answer_prompt.contains(&ChatMessage::assistant(NO_ANSWER)),

@@ -66,7 +66,9 @@ impl Trace {
         parts
     }
 
-    fn passages(&self) -> Option<&[Passage]> {
+    /// The passages the method showed the model, numbered as the prompt
+    /// numbered them; `None` for a method that retrieves nothing.
+    pub fn passages(&self) -> Option<&[Passage]> {
         match self {
             Trace::LlmOnly => None,
             Trace::VanillaRag(t) => Some(&t.passages),

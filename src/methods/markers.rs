@@ -49,10 +49,15 @@ mod tests {
             "Use `let mut x = 5;` [1]."
         );
         assert_eq!(
-            without_markers("<document number=\"2\" source=\"ch03.md\">\nShadowing re-binds a name [2]."),
+            without_markers(
+                "<document number=\"2\" source=\"ch03.md\">\nShadowing re-binds a name [2]."
+            ),
             "Shadowing re-binds a name [2]."
         );
-        assert_eq!(without_markers("<baseline>A</baseline> and <passage n=\"1\">B"), "A and B");
+        assert_eq!(
+            without_markers("<baseline>A</baseline> and <passage n=\"1\">B"),
+            "A and B"
+        );
     }
 
     #[test]

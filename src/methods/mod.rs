@@ -6,6 +6,7 @@
 //! included, is stored as a run.
 
 pub mod activerag;
+pub mod attribution;
 mod citations;
 mod context;
 mod conversation;
@@ -29,6 +30,7 @@ pub(crate) mod testing;
 mod trace;
 mod vanilla_rag;
 pub mod whole_document;
+mod words;
 
 use serde::Serialize;
 
@@ -36,7 +38,7 @@ use crate::llm::Sampling;
 use crate::store::CutOff;
 
 pub use activerag::{ActiveRagTrace, ActiveRagVariant};
-pub use citations::{cited_numbers, Citation};
+pub use citations::{cited_numbers, Citation, CitedBy};
 pub use context::{EventSink, MethodContext};
 pub use error::MethodError;
 pub use events::RunEvent;

@@ -12,14 +12,16 @@ use tokio_util::sync::CancellationToken;
 use super::conversation::{history_budget, Conversation};
 use super::retrievers::RetrieverKind;
 use super::{
-    find, Answer, EventSink, Method, MethodContext, MethodError, Params, RunEvent, RETRIEVER,
+    attribution, find, Answer, EventSink, Method, MethodContext, MethodError, Params, RunEvent,
+    RETRIEVER,
 };
 use crate::llm::calibration::Calibration;
 use crate::llm::prompts::Prompts;
 use crate::llm::{Llm, LlmSettings, DEFAULT_SEED};
 use crate::retrieve::Retrieval;
 use crate::store::{
-    NewRun, Placement, Rewrite, RunOutcome, RunRecord, RunStatus, Scope, Store, StoreError, Turn,
+    JoinedBecause, NewRun, Placement, Rewrite, RunOutcome, RunRecord, RunStatus, Scope, Store,
+    StoreError, Turn,
 };
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
@@ -55,20 +57,45 @@ pub struct AskRequest {
     /// What the question may draw from; the whole library by default.
     #[serde(default)]
     pub scope: Scope,
-    /// With `thread`: rewrite the follow-up into a standalone question
-    /// before retrieval (the default). Off, it is searched as asked, and
-    /// the answer steps still see the earlier turns: the baseline an
-    /// evaluation of the rewrite compares with.
-    #[serde(default = "rewrite_on", skip_serializing_if = "is_on")]
-    pub rewrite: bool,
+    /// With `thread`: how the follow-up is searched; rewritten by the
+    /// model into a standalone question by default. The answer steps see
+    /// the earlier turns whichever it is.
+    #[serde(default, skip_serializing_if = "RewriteMode::is_on")]
+    #[ts(as = "Option<RewriteMode>", optional)]
+    pub rewrite: RewriteMode,
 }
 
-fn rewrite_on() -> bool {
-    true
+/// How a follow-up is searched.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+#[serde(rename_all = "kebab-case")]
+pub enum RewriteMode {
+    /// The model rewrites it into a question that stands alone.
+    #[default]
+    On,
+    /// As asked: the baseline an evaluation of the rewrite compares with.
+    Off,
+    /// The question before it and the follow-up together, with no model
+    /// call: the baseline a rewrite must beat on retrieval.
+    Join,
 }
 
-fn is_on(rewrite: &bool) -> bool {
-    *rewrite
+impl RewriteMode {
+    pub fn is_on(&self) -> bool {
+        *self == RewriteMode::On
+    }
+}
+
+impl crate::choice::Choice for RewriteMode {
+    const ALL: &'static [RewriteMode] = &[RewriteMode::On, RewriteMode::Off, RewriteMode::Join];
+
+    fn as_str(self) -> &'static str {
+        match self {
+            RewriteMode::On => "on",
+            RewriteMode::Off => "off",
+            RewriteMode::Join => "join",
+        }
+    }
 }
 
 /// Passages per retrieval for a method whose paper names no other number.
@@ -159,7 +186,7 @@ impl AskRequest {
             thread: None,
             fork: false,
             scope: Scope::default(),
-            rewrite: true,
+            rewrite: RewriteMode::On,
         }
     }
 }
@@ -264,8 +291,9 @@ pub async fn ask(
         );
     let follow_up = match (request.thread, request.rewrite) {
         (None, _) => FollowUp::No,
-        (Some(_), true) => FollowUp::Rewritten,
-        (Some(_), false) => FollowUp::AsAsked,
+        (Some(_), RewriteMode::On) => FollowUp::Rewritten,
+        (Some(_), RewriteMode::Off) => FollowUp::AsAsked,
+        (Some(_), RewriteMode::Join) => FollowUp::Joined,
     };
     let (turn, result) =
         answer_turn(&ctx, method, &conversation, follow_up, question, &params).await;
@@ -327,11 +355,13 @@ enum FollowUp {
     No,
     Rewritten,
     AsAsked,
+    Joined,
 }
 
 /// Lets the method answer `question`; a follow-up in a thread is first
-/// rewritten to stand on its own (unless the request said not to), and
-/// the method answers the rewrite.
+/// rewritten to stand on its own (unless the request said otherwise), and
+/// the method answers the rewrite. Sentences the answer leaves unmarked
+/// are then given sources where a passage matches them.
 async fn answer_turn(
     ctx: &MethodContext<'_>,
     method: &dyn Method,
@@ -340,21 +370,52 @@ async fn answer_turn(
     question: &str,
     params: &Params,
 ) -> (Option<Turn>, Result<Answer, MethodError>) {
-    let rewrite = match follow_up {
-        FollowUp::No => return (None, method.run(ctx, question, params).await),
-        _ if conversation.is_empty() => Rewrite::NotNeeded,
-        FollowUp::AsAsked => Rewrite::Off,
-        FollowUp::Rewritten => match conversation.rewrite(ctx, question, params).await {
-            Ok(rewrite) => rewrite,
-            Err(e) => return (None, Err(e)),
-        },
+    let (turn, asked) = match follow_up {
+        FollowUp::No => (None, question.to_string()),
+        _ => {
+            let rewrite = match follow_up {
+                _ if conversation.is_empty() => Rewrite::NotNeeded,
+                FollowUp::AsAsked => Rewrite::Off,
+                FollowUp::Joined => conversation.joined(question, JoinedBecause::Asked),
+                _ => match conversation.rewrite(ctx, question, params).await {
+                    Ok(rewrite) => rewrite,
+                    Err(e) => return (None, Err(e)),
+                },
+            };
+            ctx.emit(RunEvent::Rewritten {
+                rewrite: rewrite.clone(),
+            });
+            let asked = rewrite.query().unwrap_or(question).to_string();
+            (Some(conversation.turn(rewrite)), asked)
+        }
     };
-    ctx.emit(RunEvent::Rewritten {
-        rewrite: rewrite.clone(),
-    });
-    let asked = rewrite.query().unwrap_or(question).to_string();
-    let turn = conversation.turn(rewrite);
-    (Some(turn), method.run(ctx, &asked, params).await)
+    let result = match method.run(ctx, &asked, params).await {
+        Ok(answer) => with_attributed_sources(ctx, &asked, answer).await,
+        Err(e) => Err(e),
+    };
+    (turn, result)
+}
+
+/// `answer` with a source for each sentence the model left unmarked, where
+/// one of the passages it was shown matches the sentence (`attribution.rs`).
+async fn with_attributed_sources(
+    ctx: &MethodContext<'_>,
+    question: &str,
+    mut answer: Answer,
+) -> Result<Answer, MethodError> {
+    let Some(passages) = answer.trace.passages() else {
+        return Ok(answer);
+    };
+    let embed = |texts: Vec<String>| async move { ctx.embed(&texts).await };
+    let matches = attribution::match_sentences(embed, question, &answer.text, passages).await?;
+    let attributed = attribution::attributed(
+        &matches,
+        passages,
+        &answer.citations,
+        attribution::THRESHOLD,
+    );
+    answer.citations.extend(attributed);
+    Ok(answer)
 }
 
 #[cfg(test)]

@@ -48,7 +48,9 @@ pub use jobs::{Job, JobState};
 pub use quantize::to_blob as vector_blob;
 pub use runs::{CutOff, LlmCallRow, NewRun, RunOutcome, RunRecord, RunStatus, StartedRun};
 pub use scope::{Day, DocumentSet, NotADay, Scope, ScopeError};
-pub use threads::{LeftOut, LeftOutReason, Placement, Rewrite, Thread, ThreadSummary, Turn};
+pub use threads::{
+    JoinedBecause, LeftOut, LeftOutReason, Placement, Rewrite, Thread, ThreadSummary, Turn,
+};
 pub use vector_log::{LogPosition, VectorChanges};
 pub use vectors::VectorSpace;
 

@@ -210,7 +210,10 @@ pub(super) fn run_from_row(r: RunRow) -> RunRecord {
         model: json(&r.model),
         status,
         answer: r.answer,
-        cut_off: r.cut_off.as_deref().and_then(|c| serde_json::from_str(c).ok()),
+        cut_off: r
+            .cut_off
+            .as_deref()
+            .and_then(|c| serde_json::from_str(c).ok()),
         citations: json(&r.citations),
         trace: r.trace.as_deref().map(json),
         error: r.error,

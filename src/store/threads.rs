@@ -50,9 +50,15 @@ pub enum Rewrite {
     NotNeeded,
     /// The model rewrote it into a question that stands on its own.
     Standalone { query: String },
-    /// The model only repeated an earlier question, which names the topic
-    /// but drops what the follow-up adds; the two were searched together.
-    Joined { query: String },
+    /// The question before the follow-up and the follow-up, searched
+    /// together: the model's rewrite lost the follow-up's point, or the
+    /// request asked for no model rewrite but this.
+    Joined {
+        query: String,
+        /// Runs stored before there were several reasons had this one.
+        #[serde(default)]
+        because: JoinedBecause,
+    },
     /// The model's reply was unusable; the follow-up was used as asked.
     FellBack { reason: String },
     /// The request asked for no rewrite (an evaluation's baseline); the
@@ -60,12 +66,42 @@ pub enum Rewrite {
     Off,
 }
 
+/// Why a follow-up was searched joined to the question before it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+#[serde(rename_all = "snake_case")]
+pub enum JoinedBecause {
+    /// The rewrite was an earlier question again, word for word.
+    #[default]
+    RepeatedEarlier,
+    /// The rewrite left out words the follow-up asks about.
+    DroppedWords,
+    /// The rewrite was the follow-up again, its "it" or "that" unresolved.
+    Unresolved,
+    /// The request asked for the two joined (an evaluation's baseline).
+    Asked,
+}
+
+impl JoinedBecause {
+    /// Why, in words, for the CLI, the app's note and exports.
+    pub fn explained(self) -> &'static str {
+        match self {
+            JoinedBecause::RepeatedEarlier => "the rewrite only repeated an earlier question",
+            JoinedBecause::DroppedWords => "the rewrite left out words the follow-up asks about",
+            JoinedBecause::Unresolved => {
+                "the rewrite was the follow-up again, with what it refers to unresolved"
+            }
+            JoinedBecause::Asked => "joining was asked for instead of a rewrite",
+        }
+    }
+}
+
 impl Rewrite {
     /// The question the follow-up was searched and answered as, when the
     /// model's reply gave one.
     pub fn query(&self) -> Option<&str> {
         match self {
-            Rewrite::Standalone { query } | Rewrite::Joined { query } => Some(query),
+            Rewrite::Standalone { query } | Rewrite::Joined { query, .. } => Some(query),
             Rewrite::NotNeeded | Rewrite::FellBack { .. } | Rewrite::Off => None,
         }
     }

@@ -9,8 +9,8 @@ use anyhow::{bail, Result};
 use clap::Args;
 use tokio_util::sync::CancellationToken;
 
-use folio::methods::runner::AskRequest;
-use folio::methods::{methods, Citation, EventSink, RunEvent};
+use folio::methods::runner::{AskRequest, RewriteMode};
+use folio::methods::{methods, Citation, CitedBy, EventSink, RunEvent};
 use folio::store::{LeftOutReason, Rewrite, RunRecord, RunStatus, Turn};
 use folio::Library;
 
@@ -160,7 +160,10 @@ pub async fn ask(
         thread: args.thread,
         fork: args.fork,
         scope,
-        rewrite: !args.no_rewrite,
+        rewrite: match args.no_rewrite {
+            true => RewriteMode::Off,
+            false => RewriteMode::On,
+        },
     };
     let run = ask_streaming(library, &request, cancel, json).await?;
     if json {
@@ -275,8 +278,8 @@ fn rewrite_line(rewrite: &Rewrite) -> String {
     match rewrite {
         Rewrite::NotNeeded => "no earlier answer in the thread; asked as written".to_string(),
         Rewrite::Standalone { query } => format!("searching for: {query}"),
-        Rewrite::Joined { query } => {
-            format!("searching for: {query} (the rewrite only repeated an earlier question)")
+        Rewrite::Joined { query, because } => {
+            format!("searching for: {query} ({})", because.explained())
         }
         Rewrite::FellBack { reason } => format!("asked as written ({reason})"),
         Rewrite::Off => "searching as asked (rewriting is off)".to_string(),
@@ -348,7 +351,23 @@ pub fn print_citations(run: &RunRecord, gone: &BTreeSet<String>) {
             ""
         };
         println!("  [{}] {}{heading} ({place}{ocr}){gone}", c.number, c.path);
+        if c.by == CitedBy::Attribution {
+            println!(
+                "      attributed: the answer did not mark it; it matches {}",
+                quoted(&c.supports)
+            );
+        }
     }
+}
+
+/// The sentences an attributed source supports, quoted and cut short.
+fn quoted(sentences: &[String]) -> String {
+    const SHOWN: usize = 100;
+    let quote = |s: &String| match s.char_indices().nth(SHOWN) {
+        Some((at, _)) => format!("“{}…”", &s[..at]),
+        None => format!("“{s}”"),
+    };
+    sentences.iter().map(quote).collect::<Vec<_>>().join(", ")
 }
 
 pub fn list_methods(json: bool) -> Result<()> {

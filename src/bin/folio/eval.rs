@@ -10,6 +10,8 @@ use clap::{Args, Subcommand};
 use tokio_util::sync::CancellationToken;
 
 use folio::choice::Choice;
+use folio::embed::Embedder;
+use folio::eval::attribution;
 use folio::eval::diff::{self, RightBy, RunRef};
 use folio::eval::job as eval_job;
 use folio::eval::{graph as eval_graph, summary, EvalEvent, EvalRequest, MethodSpec, Row};
@@ -81,6 +83,24 @@ enum EvalCommand {
     /// The questions one evaluated method got right and another wrong, with
     /// both answers and the key parts of both traces.
     Diff(DiffArgs),
+    /// How sources attributed to unmarked sentences would score against
+    /// the gold evidence at each threshold, from an evaluation's stored
+    /// answers (nothing is asked again).
+    Attribution(AttributionArgs),
+}
+
+#[derive(Args)]
+struct AttributionArgs {
+    /// An evaluation's --out folder.
+    #[arg(value_name = "DIR")]
+    out: PathBuf,
+    /// Thresholds to score, comma-separated.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "0.3,0.35,0.4,0.45,0.5,0.55,0.6,0.65,0.7"
+    )]
+    thresholds: Vec<f32>,
 }
 
 #[derive(Args)]
@@ -97,14 +117,28 @@ struct DiffArgs {
 }
 
 pub async fn run(args: EvalArgs, config: Config, json: bool) -> Result<()> {
-    if let Some(EvalCommand::Diff(d)) = args.command {
-        let diff = diff::diff(&d.a, &d.b, d.by).await?;
-        if json {
-            print_json(&diff)?;
-        } else {
-            print!("{}", diff::markdown(&diff));
+    match args.command {
+        Some(EvalCommand::Diff(d)) => {
+            let diff = diff::diff(&d.a, &d.b, d.by).await?;
+            if json {
+                print_json(&diff)?;
+            } else {
+                print!("{}", diff::markdown(&diff));
+            }
+            return Ok(());
         }
-        return Ok(());
+        Some(EvalCommand::Attribution(a)) => {
+            let embedder = Embedder::load(&config.embedding_source())
+                .context("loading the embedding model")?;
+            let sweeps = attribution::sweep(&a.out, &a.thresholds, &embedder).await?;
+            if json {
+                print_json(&sweeps)?;
+            } else {
+                print!("{}", attribution::markdown(&sweeps));
+            }
+            return Ok(());
+        }
+        None => {}
     }
     let (Some(dataset), Some(corpus)) = (args.dataset, args.corpus) else {
         bail!("folio eval needs --dataset and --corpus");

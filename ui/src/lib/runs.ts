@@ -3,6 +3,7 @@
 // them as JsonValue; these helpers give them their generated shapes back.
 import type { AskRequest } from "$lib/bindings/AskRequest";
 import type { Citation } from "$lib/bindings/Citation";
+import type { CitedBy } from "$lib/bindings/CitedBy";
 import type { RunRecord } from "$lib/bindings/RunRecord";
 import type { Trace } from "$lib/bindings/Trace";
 import { wholeLibrary } from "$lib/scope";
@@ -11,6 +12,16 @@ export type RunStatus = RunRecord["status"];
 
 export function runCitations(run: RunRecord | null | undefined): Citation[] {
   return Array.isArray(run?.citations) ? (run.citations as unknown as Citation[]) : [];
+}
+
+/** Who named a source: runs stored before attribution name only the model's. */
+export function citedBy(citation: Citation): CitedBy {
+  return citation.by ?? "model";
+}
+
+/** The passages the run names as sources, by number, with who named each. */
+export function namedPassages(run: RunRecord | null | undefined): ReadonlyMap<number, CitedBy> {
+  return new Map(runCitations(run).map((c) => [c.number, citedBy(c)]));
 }
 
 export function runTrace(run: RunRecord | null | undefined): Trace | null {

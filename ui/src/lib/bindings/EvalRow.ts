@@ -17,6 +17,15 @@ run_id: number | null,
  */
 sources: Array<string>, 
 /**
+ * The files of the sources the model cited with `[n]`, each once.
+ */
+cited: Array<string>, 
+/**
+ * The files of the sources matched to sentences the model left
+ * unmarked (`methods::attribution`), each once.
+ */
+attributed: Array<string>, 
+/**
  * Whether a passage the answer was built from holds a gold answer
  * (Cover-EM over passage text); `None` when the run showed the model
  * no passages.

@@ -23,7 +23,12 @@ describe("FollowUpNote", () => {
     expect(note(null)).toBe("");
     expect(note({ kind: "not_needed" })).toBe("");
     expect(note({ kind: "standalone", query: HOSTILE })).toMatch(/^Searched as: /);
-    expect(note({ kind: "joined", query: HOSTILE })).toMatch(/only repeated an earlier question/);
+    expect(note({ kind: "joined", query: HOSTILE, because: "repeated_earlier" })).toMatch(
+      /together \(the rewrite only repeated an earlier question\)$/,
+    );
+    expect(note({ kind: "joined", query: "Q? And floats?", because: "dropped_words" })).toMatch(
+      /left out words the follow-up asks about/,
+    );
     expect(note({ kind: "fell_back", reason: "the rewrite reply was empty" })).toBe(
       "Searched as asked: the rewrite reply was empty",
     );

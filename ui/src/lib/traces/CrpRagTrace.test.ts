@@ -384,6 +384,24 @@ describe("CrpRagTrace", () => {
     destroy();
   });
 
+  it("marks a step's attributed passages apart from its cited ones", () => {
+    const { target, destroy } = render(CrpRagTrace, {
+      trace: crpRagTrace(),
+      run: { citations: [bandPassage(2), { ...bandPassage(1), by: "attribution" }] } as unknown as TraceProps["run"],
+    });
+    const items = [...target.querySelectorAll('[data-testid="crp-rag-passages"] .passages li')];
+    expect(items.map((li) => li.classList.contains("attributed"))).toEqual([true, false, false, false]);
+    click(node(target, 1));
+    const retrieved = [...detail(target)!.querySelectorAll('[data-testid="crp-rag-retrieved"] button')];
+    expect(retrieved.map((b) => [b.classList.contains("cited"), b.classList.contains("attributed")])).toEqual([
+      [false, true],
+      [true, false],
+    ]);
+    expect(retrieved[0].getAttribute("title")).toContain("attributed: the model did not mark it");
+    expect(retrieved[1].getAttribute("title")).toContain("cited by the answer");
+    destroy();
+  });
+
   it("cuts long step text off in its box and keeps all of it in the title and the details", () => {
     const long = `How many members has each band had, ${"counting everyone who ever played with them on a record or a tour, ".repeat(3)}in all?`;
     const base = crpRagTrace();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { TraceProps } from "./registry";
-import { passage, render, vanillaRagTrace } from "./testing";
+import { passage, render, text, vanillaRagTrace } from "./testing";
 import VanillaRagTrace from "./VanillaRagTrace.svelte";
 
 describe("passage list", () => {
@@ -36,6 +36,30 @@ describe("passage list", () => {
     expect(badges[1]?.classList.contains("warn")).toBe(true);
     expect(badges[1]?.getAttribute("title")).toContain("may be misread");
     expect(badges[2]).toBeNull();
+    destroy();
+  });
+
+  it("tells the passages the model cited from the ones Folio attributed", () => {
+    const trace = vanillaRagTrace({ passages: [passage(1), passage(2), passage(3)] });
+    // Passage 1 as stored before attribution (no `by`), 3 attributed, 2 not named.
+    const run = {
+      citations: [{ number: 1 }, { number: 3, by: "attribution", supports: ["Arc is safe to share between threads."] }],
+    } as unknown as TraceProps["run"];
+    const { target, destroy } = render(VanillaRagTrace, { trace, run });
+    const items = [...target.querySelectorAll(".passages li")];
+    const marks = items.map((li) => ({
+      cited: li.classList.contains("cited"),
+      attributed: li.classList.contains("attributed"),
+      badge: text(li.querySelector('[data-testid^="passage-"]')),
+    }));
+    expect(marks).toEqual([
+      { cited: true, attributed: false, badge: "cited" },
+      { cited: false, attributed: false, badge: "" },
+      { cited: false, attributed: true, badge: "attributed" },
+    ]);
+    expect(items[2].querySelector('[data-testid="passage-attributed"]')?.getAttribute("title")).toContain(
+      "The model did not mark this passage",
+    );
     destroy();
   });
 });

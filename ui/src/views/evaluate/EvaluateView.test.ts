@@ -266,6 +266,8 @@ describe("EvaluateView", () => {
     const table = byTestId(panel, "eval-summary")!;
     const headers = [...table.querySelectorAll("thead th")].map(text);
     expect(headers).not.toContain("LLM judge* %");
+    // Summaries recorded before sources were scored keep the table's width.
+    expect(headers).not.toContain("With a source %");
     const rows = allByTestId(table, "eval-summary-row");
     expect(rows.map((r) => text(r.querySelector("th")))).toEqual(["vanilla-rag", "pager:variant=parallel"]);
     const cells = [...rows[0].querySelectorAll("td")].map(text);
@@ -296,6 +298,35 @@ describe("EvaluateView", () => {
     expect(text(byTestId(panel, "eval-judge-note"))).toBe(
       "* Judged by qwen2.5:32b-instruct: a model's opinion of whether each answer is right, not a string match.",
     );
+  });
+
+  it("adds the source columns when sources were scored, with dashes for a spec without them", async () => {
+    current = report({
+      methods: [
+        specSummary("vanilla-rag", {
+          sources: {
+            sourced_percent: 83.333,
+            cited: { precision_percent: 75, recall_percent: 40 },
+            attributed: { precision_percent: null, recall_percent: 12.5 },
+          },
+        }),
+        specSummary("llm-only"),
+      ],
+    });
+    const { target } = await view();
+    const panel = await withReport(target);
+    const table = byTestId(panel, "eval-summary")!;
+    const headers = [...table.querySelectorAll("thead th")].map(text);
+    const sourceColumns = ["With a source %", "Cited P / R %", "Attributed P / R %"];
+    const at = headers.indexOf("Recall %");
+    expect(headers.slice(at + 1, at + 4)).toEqual(sourceColumns);
+    const cells = allByTestId(table, "eval-summary-row").map((r) =>
+      sourceColumns.map((name) => text(r.querySelectorAll("td")[headers.indexOf(name) - 1])),
+    );
+    expect(cells).toEqual([
+      ["83.3", "75.0 / 40.0", "— / 12.5"],
+      ["—", "— / —", "— / —"],
+    ]);
   });
 
   it("shows the conversations' last turns in a second table, only when the dataset has conversations", async () => {

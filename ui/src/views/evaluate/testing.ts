@@ -61,6 +61,8 @@ export function row(questionId: string, spec: string, runId: number | null, extr
     wall_ms: 1200,
     run_id: runId,
     sources: ["/corpus/doc-1.md"],
+    cited: ["/corpus/doc-1.md"],
+    attributed: [],
     evidence_hit: true,
     refused: false,
     cut_off: false,
