@@ -533,7 +533,10 @@ mod tests {
             Vec::<String>::new()
         );
         let lookalike = SettingsInput {
-            model: QWEN_0_5B.path(&dir.path().join("elsewhere")).display().to_string(),
+            model: QWEN_0_5B
+                .path(&dir.path().join("elsewhere"))
+                .display()
+                .to_string(),
             ..kit.clone()
         };
         let changes = unconfirmed_changes(&lookalike, Some(&current), &grants);
