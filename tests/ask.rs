@@ -186,6 +186,18 @@ fn qwen(model: KitModel) -> [(&'static str, String); 1] {
     [("FOLIO_LLM_MODEL", kit_model(model))]
 }
 
+/// Run `id` exported as markdown by `folio export`.
+fn exported(data: &Path, id: &str) -> String {
+    let file = data.join(format!("run-{id}.md"));
+    let out = folio(data, &["export", id, "-o", file.to_str().unwrap()], &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::read_to_string(&file).unwrap()
+}
+
 fn json_of(out: &Output) -> Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
@@ -509,18 +521,7 @@ fn a_cut_off_answer_is_kept_marked_and_not_a_failure() {
     let id = run["id"].to_string();
     let shown = folio(data, &["show", &id], &[]);
     assert!(String::from_utf8_lossy(&shown.stdout).contains("[cut off at 6 tokens]"));
-    let exported = data.join("cut-off.md");
-    let out = folio(
-        data,
-        &["export", &id, "-o", exported.to_str().unwrap()],
-        &[],
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let markdown = std::fs::read_to_string(&exported).unwrap();
+    let markdown = exported(data, &id);
     assert!(
         markdown.contains("**Cut off:** the answer reached its limit of 6 tokens"),
         "{markdown}"
@@ -611,18 +612,7 @@ fn an_answer_the_model_left_unmarked_gets_attributed_sources() {
         shown.contains("attributed: the answer did not mark it"),
         "{shown}"
     );
-    let exported = book.data.join("attributed.md");
-    let out = folio(
-        &book.data,
-        &["export", &id, "-o", exported.to_str().unwrap()],
-        &[],
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let markdown = std::fs::read_to_string(&exported).unwrap();
+    let markdown = exported(&book.data, &id);
     assert!(
         markdown.contains(" — *attributed* (unmarked in the answer; matches “"),
         "{markdown}"

@@ -13,14 +13,13 @@ use serde::Serialize;
 
 use super::corpus::{self, PassageTitles};
 use super::dataset::{self, Question};
-use super::error::{EvalError, Result};
-use super::manifest::Manifest;
+use super::error::Result;
+use super::report;
 use super::results::{read_rows, Row};
-use super::OutDir;
 use crate::embed::{EmbedError, Embedder};
 use crate::methods::attribution::{attributed, match_sentences, Match};
 use crate::methods::{Citation, CitedBy, Passage, Trace};
-use crate::store::{RunStatus, Store};
+use crate::store::RunStatus;
 
 /// One spec's answers scored at each threshold.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -67,13 +66,7 @@ struct Answered<'a> {
 /// Scores every spec of the evaluation in `out` at each of `thresholds`,
 /// embedding with `embedder` (the model the evaluation retrieved with).
 pub async fn sweep(out: &Path, thresholds: &[f32], embedder: &Embedder) -> Result<Vec<Sweep>> {
-    let dir = OutDir(out.to_path_buf());
-    let manifest = Manifest::read(&dir.manifest())?
-        .ok_or_else(|| EvalError::NotAnEvaluation(out.to_path_buf()))?;
-    let database = dir.index().join("folio.sqlite");
-    if !database.exists() {
-        return Err(EvalError::NotAnEvaluation(out.to_path_buf()));
-    }
+    let (dir, manifest, store) = report::with_runs(out).await?;
     let questions = dataset::read(&manifest.dataset.path, None)?;
     let titles = corpus::prepare(&manifest.corpus.path, &dir.passages())?
         .written
@@ -85,7 +78,6 @@ pub async fn sweep(out: &Path, thresholds: &[f32], embedder: &Embedder) -> Resul
         .into_iter()
         .map(|r| ((r.spec.clone(), r.question_id.clone()), r))
         .collect();
-    let store = Store::open(&database).await.map_err(crate::Error::from)?;
     let mut sweeps = Vec::new();
     for spec in &manifest.specs {
         let mut answered = Vec::new();
@@ -239,19 +231,7 @@ mod tests {
     use crate::eval::Supporting;
 
     fn passage(number: usize, file: &str) -> Passage {
-        Passage {
-            number,
-            chunk_id: number as i64,
-            path: format!("/book/{file}"),
-            heading_path: String::new(),
-            span_start: 0,
-            span_end: 1,
-            page: None,
-            score: 1.0,
-            text: String::new(),
-            ocr: None,
-            suspected_instructions: None,
-        }
+        Passage::for_test(number, number as i64, &format!("/book/{file}"), "")
     }
 
     #[test]

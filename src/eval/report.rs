@@ -106,13 +106,7 @@ pub struct SpecRun {
 /// answer was given and the row's run id now names another run
 /// ([`Row::is_from`]).
 pub async fn runs(out: &Path, question_id: &str) -> Result<Vec<SpecRun>> {
-    let dir = OutDir(out.to_path_buf());
-    let manifest = Manifest::read(&dir.manifest())?
-        .ok_or_else(|| EvalError::NotAnEvaluation(out.to_path_buf()))?;
-    let database = dir.index().join("folio.sqlite");
-    if !database.exists() {
-        return Err(EvalError::NotAnEvaluation(out.to_path_buf()));
-    }
+    let (dir, manifest, store) = with_runs(out).await?;
     // A later row for the same spec replaces an earlier one, as in `load`.
     let rows: HashMap<String, Row> = read_rows::<Row>(&dir.results())?
         .rows
@@ -122,7 +116,6 @@ pub async fn runs(out: &Path, question_id: &str) -> Result<Vec<SpecRun>> {
         .collect();
     let texts = dataset::texts_by_id(&manifest.dataset.path);
     let question = texts.get(question_id).map(|t| t.0.as_str());
-    let store = Store::open(&database).await.map_err(crate::Error::from)?;
     let mut runs = Vec::with_capacity(rows.len());
     for spec in &manifest.specs {
         let Some(row) = rows.get(spec) else { continue };
@@ -136,6 +129,20 @@ pub async fn runs(out: &Path, question_id: &str) -> Result<Vec<SpecRun>> {
     }
     store.close().await;
     Ok(runs)
+}
+
+/// The evaluation in `out` with its own library opened, for reading the
+/// runs its rows name.
+pub(super) async fn with_runs(out: &Path) -> Result<(OutDir, Manifest, Store)> {
+    let dir = OutDir(out.to_path_buf());
+    let manifest = Manifest::read(&dir.manifest())?
+        .ok_or_else(|| EvalError::NotAnEvaluation(out.to_path_buf()))?;
+    let database = dir.index().join("folio.sqlite");
+    if !database.exists() {
+        return Err(EvalError::NotAnEvaluation(out.to_path_buf()));
+    }
+    let store = Store::open(&database).await.map_err(crate::Error::from)?;
+    Ok((dir, manifest, store))
 }
 
 /// The report as markdown: what was evaluated and how, then `summary.md`.

@@ -223,19 +223,7 @@ mod tests {
     use super::*;
 
     fn passage(number: usize, text: &str) -> Passage {
-        Passage {
-            number,
-            chunk_id: number as i64,
-            path: format!("/d/{number}.md"),
-            heading_path: String::new(),
-            span_start: 0,
-            span_end: 1,
-            page: None,
-            score: 1.0,
-            text: text.into(),
-            ocr: None,
-            suspected_instructions: None,
-        }
+        Passage::for_test(number, number as i64, &format!("/d/{number}.md"), text)
     }
 
     #[test]

@@ -61,19 +61,12 @@ mod tests {
     use super::*;
 
     fn passage(chunk_id: i64, number: usize) -> Passage {
-        Passage {
+        Passage::for_test(
             number,
             chunk_id,
-            path: format!("/notes/{chunk_id}.md"),
-            heading_path: String::new(),
-            span_start: 0,
-            span_end: 1,
-            page: None,
-            ocr: None,
-            score: 1.0,
-            text: format!("text {chunk_id}"),
-            suspected_instructions: None,
-        }
+            &format!("/notes/{chunk_id}.md"),
+            &format!("text {chunk_id}"),
+        )
     }
 
     #[test]

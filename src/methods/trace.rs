@@ -37,6 +37,27 @@ pub struct Passage {
     pub suspected_instructions: Option<String>,
 }
 
+#[cfg(test)]
+impl Passage {
+    /// A passage for unit tests: `number` in the prompt, chunk `chunk_id`,
+    /// of the file at `path`, reading `text`.
+    pub fn for_test(number: usize, chunk_id: i64, path: &str, text: &str) -> Passage {
+        Passage {
+            number,
+            chunk_id,
+            path: path.into(),
+            heading_path: String::new(),
+            span_start: 0,
+            span_end: 1,
+            page: None,
+            score: 1.0,
+            text: text.into(),
+            ocr: None,
+            suspected_instructions: None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[ts(export)]
 pub struct VanillaRagTrace {
