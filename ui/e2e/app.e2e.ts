@@ -285,6 +285,18 @@ describe("Folio in a real window", () => {
     await closeViewer();
   });
 
+  it("gives an answer the model left unmarked a source, marked attributed, with the sentence it supports", async () => {
+    await open("ask");
+    await chooseMethod("vanilla-rag");
+    await askQuestion("Which keyword makes a variable mutable?");
+    await app.waitFor("the answer to finish", 5 * MINUTE, answered);
+    expect(await (await app.byTestId("answer")).text()).not.toMatch(/\[\d+\]/);
+    const badge = await app.byTestId("citation-attributed", 15_000);
+    expect((await badge.text()).trim()).toBe("attributed");
+    expect(await (await app.byTestId("citation-supports")).text()).toMatch(/mutable/i);
+    await shot("05a-attributed-source");
+  });
+
   it("holds a conversation: the follow-up is read as a standalone question and answered below the first turn", async () => {
     await open("ask");
     await chooseMethod("vanilla-rag");
