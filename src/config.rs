@@ -269,6 +269,9 @@ impl Config {
             Ok(llm.timeout_secs = parse(v)?)
         })?;
         env_override("FOLIO_LLM_PARALLEL", |v| Ok(llm.parallel = parse(v)?))?;
+        env_override("FOLIO_LLM_REUSE_PREFIX", |v| {
+            Ok(llm.reuse_prefix = parse(v)?)
+        })?;
         env_override("FOLIO_COMMIT_CHUNKS", |v| match parse(v)? {
             0 => Err("a commit holds at least one chunk".to_string()),
             n => Ok(self.commit_chunks = n),

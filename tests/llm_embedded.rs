@@ -1,8 +1,9 @@
 //! The embedded llama.cpp backend on the kit's real SmolLM2-135M: answers with
 //! usage and log-probabilities, streams exactly what it returns, honours
 //! max_tokens, stop strings, cancellation and timeouts, serves concurrent
-//! callers from one shared model (background requests last), and turns bad files and oversized prompts
-//! into typed errors instead of crashes.
+//! callers from one shared model (background requests last), starts a
+//! request from the prefix it shares with a kept prompt, and turns bad files
+//! and oversized prompts into typed errors instead of crashes.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -472,4 +473,111 @@ async fn control_tokens_inside_content_stay_plain_text() {
     // As control tokens the forgery would add 2 tokens (plus "system"); as
     // text each marker takes several.
     assert!(forged >= plain + 8, "plain {plain}, forged {forged}");
+}
+
+/// A document of `sentences` distinct sentences about `topic`.
+fn document(topic: &str, sentences: usize) -> String {
+    (0..sentences)
+        .map(|i| {
+            format!(
+                "Fact {i} about {topic}: the {topic} record number {i} was filed in year {}.",
+                1900 + i
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+async fn ask_messages(
+    llm: &dyn Llm,
+    messages: &[ChatMessage],
+    options: &GenerateOptions,
+) -> Completion {
+    let cancel = CancellationToken::new();
+    llm.chat(ChatRequest {
+        messages,
+        options,
+        on_token: None,
+        cancel: &cancel,
+    })
+    .await
+    .expect("the model answers")
+}
+
+fn about(doc: &str, question: &str) -> Vec<ChatMessage> {
+    vec![
+        ChatMessage::system("You answer from the document."),
+        ChatMessage::user(format!(
+            "<document>\n{doc}\n</document>\n\nQuestion: {question}"
+        )),
+    ]
+}
+
+#[tokio::test]
+async fn kept_prompts_let_a_request_start_from_the_prefix_it_shares_with_any_of_them() {
+    // A context size of its own: a model instance no other test uses.
+    let llm = EmbeddedLlm::load(&settings(kit_model(), 1280))
+        .await
+        .unwrap();
+    let cached = GenerateOptions {
+        cache_prefix: true,
+        ..greedy(8)
+    };
+    let (lighthouse, harbour) = (document("lighthouse", 12), document("harbour", 12));
+
+    let first = ask_messages(&*llm, &about(&lighthouse, "When was it built?"), &cached).await;
+    assert_eq!(first.usage.cached_tokens, 0, "nothing was kept yet");
+    let other = ask_messages(&*llm, &about(&harbour, "Who runs it?"), &cached).await;
+    assert!(
+        other.usage.cached_tokens > 0 && other.usage.cached_tokens < other.usage.prompt_tokens / 8,
+        "only the beginning up to the topic is shared: {:?}",
+        other.usage
+    );
+    // The lighthouse prompt is still kept, behind the harbour one.
+    let again = ask_messages(&*llm, &about(&lighthouse, "Who kept it?"), &cached).await;
+    assert!(
+        again.usage.cached_tokens > first.usage.prompt_tokens * 3 / 4,
+        "the document comes from the cache: {:?} after {:?}",
+        again.usage,
+        first.usage
+    );
+
+    // A prompt that needs most of the context evicts kept ones and answers.
+    let long = document("quarry", 40);
+    let crowded = ask_messages(
+        &*llm,
+        &about(&long, "What was filed?"),
+        &GenerateOptions {
+            cache_prefix: true,
+            ..greedy(64)
+        },
+    )
+    .await;
+    assert!(crowded.usage.prompt_tokens > 700, "{:?}", crowded.usage);
+    assert!(!crowded.text.is_empty());
+
+    // A request that does not ask for the cache clears it.
+    let fresh = ask_messages(&*llm, &about(&long, "What was filed?"), &greedy(8)).await;
+    assert_eq!(fresh.usage.cached_tokens, 0);
+    let after = ask_messages(&*llm, &about(&long, "What was filed?"), &cached).await;
+    assert_eq!(after.usage.cached_tokens, 0, "nothing is kept after it");
+}
+
+#[tokio::test]
+async fn with_reuse_off_in_the_settings_nothing_comes_from_the_cache() {
+    let llm = EmbeddedLlm::load(&LlmSettings {
+        reuse_prefix: false,
+        ..settings(kit_model(), 1280)
+    })
+    .await
+    .unwrap();
+    let cached = GenerateOptions {
+        cache_prefix: true,
+        ..greedy(4)
+    };
+    let doc = document("lighthouse", 6);
+    for question in ["When was it built?", "Who kept it?"] {
+        let reply = ask_messages(&*llm, &about(&doc, question), &cached).await;
+        assert_eq!(reply.usage.cached_tokens, 0);
+    }
 }

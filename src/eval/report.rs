@@ -329,6 +329,7 @@ mod tests {
         let call = LlmCallRow {
             step: "answer".into(),
             prompt_tokens: 1,
+            cached_tokens: 0,
             completion_tokens: 1,
             wall_ms: 1,
             finish: None,

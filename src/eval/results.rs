@@ -35,6 +35,10 @@ pub struct Row {
     pub scores: Scores,
     pub llm_calls: i64,
     pub prompt_tokens: i64,
+    /// Of `prompt_tokens`, those the model took from its cache rather
+    /// than computing them.
+    #[serde(default)]
+    pub cached_tokens: i64,
     pub completion_tokens: i64,
     /// The whole question as the harness saw it: retrieval, every model
     /// call and storing the run.
@@ -82,6 +86,7 @@ impl Row {
             scores,
             llm_calls: run.llm_calls,
             prompt_tokens: run.prompt_tokens,
+            cached_tokens: run.cached_tokens,
             completion_tokens: run.completion_tokens,
             wall_ms,
             run_id: Some(run.id),
@@ -150,6 +155,7 @@ impl Row {
             scores: Scores::default(),
             llm_calls: 0,
             prompt_tokens: 0,
+            cached_tokens: 0,
             completion_tokens: 0,
             wall_ms,
             run_id: None,
@@ -417,6 +423,7 @@ mod tests {
             timings: json!({}),
             llm_calls: 4,
             prompt_tokens: 900,
+            cached_tokens: 300,
             completion_tokens: 40,
             created_at: 1,
             finished_at: Some(2),

@@ -82,6 +82,12 @@ pub struct SpecSummary {
     /// server reported no counts (llama-cpp-python's does not while
     /// streaming): not reported, which is not zero.
     pub prompt_tokens_mean: Option<f64>,
+    /// The prompt tokens the model computed over those it was sent: below
+    /// 1 where calls started from a prefix already in its cache. `None`
+    /// where tokens were not reported, and in summaries made before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub computed_ratio: Option<f64>,
     pub completion_tokens_mean: Option<f64>,
     /// Nearest-rank percentiles (the same as `folio bench` reports).
     pub wall_ms_p50: f64,
@@ -219,10 +225,18 @@ fn summarize_spec(
             max: rows.iter().map(|r| r.llm_calls).max().unwrap_or(0),
         },
         prompt_tokens_mean: tokens_reported.then(|| mean(&|r| r.prompt_tokens as f64)),
+        computed_ratio: computed_ratio(rows).filter(|_| tokens_reported),
         completion_tokens_mean: tokens_reported.then(|| mean(&|r| r.completion_tokens as f64)),
         wall_ms_p50: or_zero(percentile(&walls, 50.0)),
         wall_ms_p95: or_zero(percentile(&walls, 95.0)),
     }
+}
+
+/// Prompt tokens computed over prompt tokens sent, over all `rows`.
+fn computed_ratio(rows: &[&Row]) -> Option<f64> {
+    let sent: i64 = rows.iter().map(|r| r.prompt_tokens).sum();
+    let cached: i64 = rows.iter().map(|r| r.cached_tokens).sum();
+    (sent > 0).then(|| (sent - cached) as f64 / sent as f64)
 }
 
 /// How the finished answers that were shown passages name their sources;
@@ -276,10 +290,10 @@ fn source_scores(rows: &[&Row], evidence: &dyn Evidence) -> Option<SourceScores>
 pub fn markdown(methods: &[SpecSummary]) -> String {
     let judged = methods.iter().any(|m| m.judge_percent.is_some());
     let mut header = String::from(
-        "| method | n | Cover-EM | EM | F1 | evidence hit | recall@k | answers with a source | cited P / R | attributed P / R | failures | cut off | refused | LLM calls mean (min–max) | prompt tokens / q | completion tokens / q | wall p50 | wall p95 |",
+        "| method | n | Cover-EM | EM | F1 | evidence hit | recall@k | answers with a source | cited P / R | attributed P / R | failures | cut off | refused | LLM calls mean (min–max) | prompt tokens / q | computed / sent | completion tokens / q | wall p50 | wall p95 |",
     );
     let mut rule = String::from(
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     );
     if judged {
         header.push_str(" LLM judge* |");
@@ -288,7 +302,7 @@ pub fn markdown(methods: &[SpecSummary]) -> String {
     let mut table = format!("{header}\n{rule}\n");
     for m in methods {
         table.push_str(&format!(
-            "| {} | {} | {:.1}% | {:.1}% | {:.1}% | {} | {} | {} | {} | {} | {} | {} | {:.1}% | {:.1} ({}–{}) | {} | {} | {:.1} s | {:.1} s |",
+            "| {} | {} | {:.1}% | {:.1}% | {:.1}% | {} | {} | {} | {} | {} | {} | {} | {:.1}% | {:.1} ({}–{}) | {} | {} | {} | {:.1} s | {:.1} s |",
             m.spec.replace('|', "\\|"),
             m.n,
             m.cover_em_percent,
@@ -306,6 +320,8 @@ pub fn markdown(methods: &[SpecSummary]) -> String {
             m.llm_calls.min,
             m.llm_calls.max,
             tokens_or_dash(m.prompt_tokens_mean),
+            m.computed_ratio
+                .map_or("–".to_string(), |r| format!("{r:.2}×")),
             tokens_or_dash(m.completion_tokens_mean),
             m.wall_ms_p50 / 1000.0,
             m.wall_ms_p95 / 1000.0,
@@ -436,6 +452,7 @@ mod tests {
             scores,
             llm_calls: calls,
             prompt_tokens: 100 * calls,
+            cached_tokens: 40 * calls,
             completion_tokens: 10 * calls,
             wall_ms,
             run_id: None,
@@ -510,6 +527,8 @@ mod tests {
             }
         );
         assert_eq!(pager.prompt_tokens_mean, Some(300.0));
+        // 40 of every 100 prompt tokens from the cache.
+        assert!((pager.computed_ratio.unwrap() - 0.6).abs() < 1e-9);
         assert_eq!(pager.completion_tokens_mean, Some(30.0));
         // Walls sorted 100, 200, 300, 400: nearest rank ceil(0.5·4) = 2nd,
         // ceil(0.95·4) = 4th.
@@ -539,6 +558,7 @@ mod tests {
         let done = RunStatus::Done;
         let unreported = |r: Row| Row {
             prompt_tokens: 0,
+            cached_tokens: 0,
             completion_tokens: 0,
             ..r
         };
@@ -563,8 +583,11 @@ mod tests {
             ]
         );
         let table = markdown(&summaries);
-        assert!(table.contains("| 1.5 (1–2) | – | – |"), "{table}");
-        assert!(table.contains("| 2.0 (2–2) | 200 | 20 |"), "{table}");
+        assert!(table.contains("| 1.5 (1–2) | – | – | – |"), "{table}");
+        assert!(
+            table.contains("| 2.0 (2–2) | 200 | 0.60× | 20 |"),
+            "{table}"
+        );
         assert!(tokens_note(&summaries)
             .unwrap()
             .contains("reported no token counts"));
@@ -643,7 +666,7 @@ mod tests {
         assert!(lines[0].starts_with("| method | n | Cover-EM | EM | F1 |"));
         assert_eq!(
             lines[2],
-            "| pager:variant=parallel | 3 | 66.7% | 33.3% | 33.3% | 50.0% | 75.0% | 50.0% | 100.0% / 25.0% | 0.0% / 0.0% | 0 | 1 | 0.0% | 2.0 (2–2) | 200 | 20 | 2.5 s | 3.5 s |"
+            "| pager:variant=parallel | 3 | 66.7% | 33.3% | 33.3% | 50.0% | 75.0% | 50.0% | 100.0% / 25.0% | 0.0% / 0.0% | 0 | 1 | 0.0% | 2.0 (2–2) | 200 | 0.60× | 20 | 2.5 s | 3.5 s |"
         );
     }
 }

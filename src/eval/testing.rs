@@ -22,6 +22,7 @@ pub fn row(question: &str, spec: &str, cover_em: bool) -> Row {
         },
         llm_calls: 1,
         prompt_tokens: 1,
+        cached_tokens: 0,
         completion_tokens: 1,
         wall_ms: 1,
         run_id: Some(1),

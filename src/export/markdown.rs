@@ -697,7 +697,7 @@ fn render_calls(out: &mut String, calls: &[LlmCallRow], timings: &serde_json::Va
                 out,
                 "| {} | {} | {} | {:.1} s | {} |",
                 inline(&c.step),
-                c.prompt_tokens,
+                super::prompt_tokens(c.prompt_tokens, c.cached_tokens),
                 c.completion_tokens,
                 c.wall_ms as f64 / 1000.0,
                 result.replace('|', "\\|")

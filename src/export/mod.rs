@@ -9,6 +9,16 @@ use std::path::{Path, PathBuf};
 
 pub use markdown::{render, render_thread};
 
+/// Prompt tokens in words: `812`, or `812 (600 from the cache)` where the
+/// model took some from its cache rather than computing them.
+pub fn prompt_tokens(sent: i64, cached: i64) -> String {
+    if cached > 0 {
+        format!("{sent} ({cached} from the cache)")
+    } else {
+        sent.to_string()
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
     #[error("{0} is a directory; give a file name such as answer.md")]

@@ -8,8 +8,9 @@
 //!   later caller the same [`Arc`] while anyone still holds it.
 //! - One worker thread owns the model and its single context and answers
 //!   requests one at a time, with an empty KV cache each time unless a
-//!   request asks to reuse the prefix it shares with the previous such
-//!   request (`cache_prefix`). Concurrent [`Llm::chat`] calls queue: those
+//!   request asks to start from the longest prefix it shares with a few
+//!   earlier such requests (`cache_prefix`, kept as in [`super::prefix_cache`];
+//!   `reuse_prefix = false` in the settings turns that off). Concurrent [`Llm::chat`] calls queue: those
 //!   someone waits for in arrival order, `background` ones only when no
 //!   other request waits.
 //! - `timeout` bounds the work on one request: its clock starts when the
@@ -36,10 +37,12 @@ use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
 use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::LlamaToken;
 use llama_cpp_2::{send_logs_to_tracing, LogOptions};
 use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
 use tokio_util::sync::CancellationToken;
 
+use super::prefix_cache::{PrefixCache, KEPT_PROMPTS};
 use super::*;
 
 /// A prompt must leave at least this many tokens (or `max_tokens`, if
@@ -70,6 +73,7 @@ struct Key {
     context_size: u32,
     gpu_layers: u32,
     threads: u32,
+    reuse_prefix: bool,
 }
 
 /// Models loaded in this process. An async lock, held across a load, so two
@@ -188,6 +192,7 @@ impl EmbeddedLlm {
             context_size: settings.context_size,
             gpu_layers: settings.gpu_layers,
             threads: settings.threads.unwrap_or_else(cores).max(1),
+            reuse_prefix: settings.reuse_prefix,
         };
         let mut loaded = LOADED.lock().await;
         loaded.retain(|(_, weak)| weak.strong_count() > 0);
@@ -347,6 +352,10 @@ fn start(key: Key) -> Result<EmbeddedLlm> {
         .with_n_ctx(NonZeroU32::new(key.context_size))
         .with_n_threads(threads)
         .with_n_threads_batch(threads)
+        // Sequence 0 computes; the others keep earlier prompts, sharing
+        // cells with it (see `prefix_cache`).
+        .with_n_seq_max(1 + KEPT_PROMPTS as u32)
+        .with_kv_unified(true)
         // llama.cpp skips its perf counters unless asked; the benchmark reads them.
         .with_no_perf(false);
     let last_timings = Arc::new(Mutex::new(None));
@@ -358,6 +367,7 @@ fn start(key: Key) -> Result<EmbeddedLlm> {
         template,
         control_texts,
         last_timings: Arc::clone(&last_timings),
+        reuse_prefix: key.reuse_prefix,
     };
     let worker = std::thread::Builder::new()
         .name("folio-llm".to_string())
@@ -412,6 +422,8 @@ struct Worker {
     /// first; see [`defuse_control_tokens`].
     control_texts: Vec<String>,
     last_timings: Arc<Mutex<Option<LlamaCppTimings>>>,
+    /// Whether `cache_prefix` requests may start from kept prompts.
+    reuse_prefix: bool,
 }
 
 impl Worker {
@@ -433,7 +445,7 @@ impl Worker {
             return;
         }
         // Ends when the last `EmbeddedLlm` handle drops its sender.
-        let mut kept = KeptPrompt::default();
+        let mut kept = PrefixCache::new(ctx.n_ctx() as usize);
         let mut waiting = Waiting::default();
         while let Some(job) = waiting.next(&queue) {
             // A poisoned lock only means another model's request panicked.
@@ -461,9 +473,9 @@ impl Worker {
                     generation_ms: t.t_eval_ms(),
                 });
             }
-            if result.is_err() || !kept.keep(&mut ctx) {
+            if result.is_err() {
                 ctx.clear_kv_cache();
-                kept.tokens.clear();
+                kept.clear();
             }
             let _ = job.events.send(Event::Done(result));
         }
@@ -473,7 +485,7 @@ impl Worker {
         &self,
         ctx: &mut LlamaContext<'_>,
         job: &Job,
-        kept: &mut KeptPrompt,
+        kept: &mut PrefixCache<LlamaToken>,
     ) -> Result<Completion> {
         let options = &job.options;
         let vocab = self.model.vocab();
@@ -492,26 +504,20 @@ impl Worker {
         // A long answer ends at the context's edge rather than failing.
         let limit = max_tokens.min(n_ctx - tokens.len());
 
-        let cached = kept.reuse(ctx, &tokens, options.cache_prefix);
-        let n_batch = (ctx.n_batch() as usize).max(1);
-        let mut batch = LlamaBatch::new(n_batch, 1);
-        for (i, chunk) in tokens[cached..].chunks(n_batch).enumerate() {
-            if stopped() {
-                return Err(LlmError::Cancelled);
+        let mut reuse = options.cache_prefix && self.reuse_prefix;
+        let mut cached = ready_cache(ctx, kept, &tokens, limit, reuse)?;
+        if let Err(e) = feed_prompt(ctx, &tokens, cached, &stopped) {
+            // A cache crowded by kept prompts can refuse a batch that an
+            // empty one takes: start again from nothing before failing.
+            if matches!(e, LlmError::Cancelled) || (cached == 0 && kept.is_empty()) {
+                return Err(e);
             }
-            batch.clear();
-            for (j, token) in chunk.iter().enumerate() {
-                let pos = cached + i * n_batch + j;
-                batch
-                    .add(*token, pos as i32, &[0], pos + 1 == tokens.len())
-                    .map_err(backend_error)?;
-            }
-            ctx.decode(&mut batch).map_err(backend_error)?;
-        }
-        if options.cache_prefix {
-            kept.tokens.clone_from(&tokens);
+            reuse = false;
+            cached = ready_cache(ctx, kept, &tokens, limit, reuse)?;
+            feed_prompt(ctx, &tokens, cached, &stopped)?;
         }
 
+        let mut batch = LlamaBatch::new(1, 1);
         let mut sampler = sampler(&self.model, options)?;
         let mut decoder = encoding_rs::UTF_8.new_decoder();
         let mut out = Output::new(&options.stop);
@@ -563,6 +569,9 @@ impl Worker {
         }
         if let Some(piece) = out.ready(true) {
             let _ = job.events.send(Event::Piece(piece));
+        }
+        if reuse {
+            keep_prompt(ctx, kept, tokens.clone());
         }
         Ok(Completion {
             text: out.text,
@@ -623,6 +632,83 @@ fn defuse_control_tokens(content: &str, control_texts: &[String]) -> String {
     out
 }
 
+/// Applies the cache's plan for a request of `tokens` with `room` for
+/// its answer, and returns how many of them the cache already holds.
+fn ready_cache(
+    ctx: &mut LlamaContext<'_>,
+    kept: &mut PrefixCache<LlamaToken>,
+    tokens: &[LlamaToken],
+    room: usize,
+    reuse: bool,
+) -> Result<usize> {
+    let plan = kept.plan(tokens, room, reuse);
+    if !reuse {
+        ctx.clear_kv_cache();
+        return Ok(0);
+    }
+    let seq = |slot: usize| i32::try_from(slot + 1).map_err(backend_error);
+    ctx.clear_kv_cache_seq(Some(0), None, None)
+        .map_err(backend_error)?;
+    if let Some(from) = plan.from {
+        let shared = u32::try_from(plan.shared).map_err(backend_error)?;
+        ctx.copy_kv_cache_seq(seq(from)?, 0, Some(0), Some(shared))
+            .map_err(backend_error)?;
+    }
+    for slot in plan.evict {
+        ctx.clear_kv_cache_seq(Some(seq(slot)? as u32), None, None)
+            .map_err(backend_error)?;
+    }
+    Ok(plan.shared)
+}
+
+/// Computes `tokens[from..]` in sequence 0, logits for the last only.
+fn feed_prompt(
+    ctx: &mut LlamaContext<'_>,
+    tokens: &[LlamaToken],
+    from: usize,
+    stopped: &dyn Fn() -> bool,
+) -> Result<()> {
+    let n_batch = (ctx.n_batch() as usize).max(1);
+    let mut batch = LlamaBatch::new(n_batch, 1);
+    for (i, chunk) in tokens[from..].chunks(n_batch).enumerate() {
+        if stopped() {
+            return Err(LlmError::Cancelled);
+        }
+        batch.clear();
+        for (j, token) in chunk.iter().enumerate() {
+            let pos = from + i * n_batch + j;
+            batch
+                .add(*token, pos as i32, &[0], pos + 1 == tokens.len())
+                .map_err(backend_error)?;
+        }
+        ctx.decode(&mut batch).map_err(backend_error)?;
+    }
+    Ok(())
+}
+
+/// After an answer: drops its tokens from sequence 0 and keeps the prompt
+/// in a slot. A cache that refuses is cleared, which costs only speed.
+fn keep_prompt(
+    ctx: &mut LlamaContext<'_>,
+    kept: &mut PrefixCache<LlamaToken>,
+    tokens: Vec<LlamaToken>,
+) {
+    let len = u32::try_from(tokens.len()).ok();
+    let slot = kept.keep(tokens).slot;
+    let seq = u32::try_from(slot + 1).ok();
+    let moved = (|| {
+        let (len, seq) = (len?, seq?);
+        let dropped = ctx.clear_kv_cache_seq(Some(0), Some(len), None).ok()?;
+        let cleared = ctx.clear_kv_cache_seq(Some(seq), None, None).ok()?;
+        ctx.copy_kv_cache_seq(0, seq as i32, None, None).ok()?;
+        (dropped && cleared).then_some(())
+    })();
+    if moved.is_none() {
+        ctx.clear_kv_cache();
+        kept.clear();
+    }
+}
+
 fn backend_error(e: impl std::fmt::Display) -> LlmError {
     LlmError::Backend(e.to_string())
 }
@@ -658,57 +744,6 @@ fn sampler(model: &LlamaModel, options: &GenerateOptions) -> Result<LlamaSampler
     Ok(LlamaSampler::chain_simple(
         grammar.into_iter().chain([penalties]).chain(draw),
     ))
-}
-
-/// The prompt a `cache_prefix` request left in the context's KV cache.
-#[derive(Default)]
-struct KeptPrompt {
-    tokens: Vec<llama_cpp_2::token::LlamaToken>,
-}
-
-impl KeptPrompt {
-    /// Readies the cache for `tokens` and returns how many of them it
-    /// already holds. At least the last token is always computed again, for
-    /// the logits the first sample needs.
-    fn reuse(
-        &mut self,
-        ctx: &mut LlamaContext<'_>,
-        tokens: &[llama_cpp_2::token::LlamaToken],
-        wanted: bool,
-    ) -> usize {
-        let shared = if wanted {
-            self.tokens
-                .iter()
-                .zip(tokens)
-                .take_while(|(a, b)| a == b)
-                .count()
-                .min(tokens.len().saturating_sub(1))
-        } else {
-            0
-        };
-        let trimmed = shared > 0
-            && u32::try_from(shared)
-                .ok()
-                .and_then(|p0| ctx.clear_kv_cache_seq(Some(0), Some(p0), None).ok())
-                .unwrap_or(false);
-        self.tokens.clear();
-        if trimmed {
-            shared
-        } else {
-            ctx.clear_kv_cache();
-            0
-        }
-    }
-
-    /// After a request: drops the generated tokens and keeps the prompt, if
-    /// the request asked for that. `false` means the cache must be cleared.
-    fn keep(&mut self, ctx: &mut LlamaContext<'_>) -> bool {
-        !self.tokens.is_empty()
-            && u32::try_from(self.tokens.len())
-                .ok()
-                .and_then(|p0| ctx.clear_kv_cache_seq(Some(0), Some(p0), None).ok())
-                .unwrap_or(false)
-    }
 }
 
 /// Decodes a token's bytes, keeping a character split across tokens in the

@@ -9,6 +9,7 @@ mod embedded;
 mod error;
 mod openai;
 pub mod pace;
+mod prefix_cache;
 pub mod prompts;
 pub mod response_format;
 pub mod settings;
@@ -100,11 +101,12 @@ pub struct GenerateOptions {
     pub grammar: Option<String>,
     /// The same shape as a JSON schema, for a server that takes one.
     pub schema: Option<ReplySchema>,
-    /// Keep this prompt in the embedded model's cache and start the next
-    /// such request from the prefix the two share. For long runs of prompts
-    /// with a common beginning (the graph build's instructions); off
-    /// otherwise, so every other answer is computed from scratch and stays
-    /// reproducible to the bit.
+    /// Keep this prompt in the embedded model's cache and start it from
+    /// the longest prefix it shares with a few earlier such prompts: a
+    /// method's calls and the graph build's share instructions and
+    /// passages. A request without it clears the cache and is computed
+    /// from scratch, exactly as in a fresh context; so is every request
+    /// when the settings turn `reuse_prefix` off.
     pub cache_prefix: bool,
     /// Nobody is waiting on this reply (the graph build): the embedded
     /// model answers every other queued request first, so background work

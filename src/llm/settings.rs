@@ -54,6 +54,11 @@ pub struct LlmSettings {
     /// cuts a stream short when another request arrives. Raise it for a
     /// server that serves several (llama.cpp's server with `-np`, vLLM).
     pub parallel: u32,
+    /// For `embedded`: let a method's calls start from the prefix they
+    /// share with a few earlier prompts kept in the model's cache, as
+    /// llama.cpp's server does. Off computes every prompt from scratch:
+    /// slower, but an answer then never depends on what was asked before.
+    pub reuse_prefix: bool,
 }
 
 /// A language model of the offline kit, which `scripts/setup.sh` places
@@ -164,6 +169,7 @@ impl Default for LlmSettings {
             gpu_layers: 0,
             timeout_secs: 300,
             parallel: 1,
+            reuse_prefix: true,
         }
     }
 }

@@ -399,6 +399,9 @@ impl<'a> MethodContext<'a> {
             sampling: params.sampling,
             seed: params.seed,
             timeout: self.timeout,
+            // A method's calls share instructions and passages; the
+            // embedded model starts each from what it already computed.
+            cache_prefix: true,
             ..GenerateOptions::default()
         }
     }
@@ -507,6 +510,7 @@ impl<'a> MethodContext<'a> {
             calls.push(LlmCallRow {
                 step: step.to_string(),
                 prompt_tokens: usage.prompt_tokens.into(),
+                cached_tokens: usage.cached_tokens.into(),
                 completion_tokens: usage.completion_tokens.into(),
                 wall_ms: wall_ms as i64,
                 finish: finish.map(|f| f.as_str().to_string()),

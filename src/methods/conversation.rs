@@ -346,6 +346,7 @@ mod tests {
             timings: json!({}),
             llm_calls: 1,
             prompt_tokens: 1,
+            cached_tokens: 0,
             completion_tokens: 1,
             created_at: 0,
             finished_at: None,

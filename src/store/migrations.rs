@@ -16,7 +16,7 @@ use sqlx::migrate::{Migration, MigrationSource, MigrationType, Migrator};
 /// Version, description (the file name's, underscores as spaces) and SQL
 /// of each file in `migrations/`, in order. A new migration is a new file
 /// there and a new line here.
-const MIGRATIONS: [(i64, &str, &str); 12] = [
+const MIGRATIONS: [(i64, &str, &str); 13] = [
     (1, "init", include_str!("../../migrations/0001_init.sql")),
     (2, "runs", include_str!("../../migrations/0002_runs.sql")),
     (
@@ -64,6 +64,11 @@ const MIGRATIONS: [(i64, &str, &str); 12] = [
         12,
         "cut off",
         include_str!("../../migrations/0012_cut_off.sql"),
+    ),
+    (
+        13,
+        "cached tokens",
+        include_str!("../../migrations/0013_cached_tokens.sql"),
     ),
 ];
 

@@ -59,6 +59,9 @@ pub struct NewRun<'a> {
 pub struct LlmCallRow {
     pub step: String,
     pub prompt_tokens: i64,
+    /// Of `prompt_tokens`, those the model took from its cache.
+    #[serde(default)]
+    pub cached_tokens: i64,
     pub completion_tokens: i64,
     pub wall_ms: i64,
     pub finish: Option<String>,
@@ -127,6 +130,8 @@ pub struct RunRecord {
     pub timings: Value,
     pub llm_calls: i64,
     pub prompt_tokens: i64,
+    /// Of `prompt_tokens`, those the model took from its cache.
+    pub cached_tokens: i64,
     pub completion_tokens: i64,
     pub created_at: i64,
     pub finished_at: Option<i64>,
@@ -151,6 +156,7 @@ pub(super) struct RunRow {
     timings: String,
     llm_calls: i64,
     prompt_tokens: i64,
+    cached_tokens: i64,
     completion_tokens: i64,
     created_at: i64,
     finished_at: Option<i64>,
@@ -175,6 +181,7 @@ from_row!(RunRow {
     timings,
     llm_calls,
     prompt_tokens,
+    cached_tokens,
     completion_tokens,
     created_at,
     finished_at
@@ -182,7 +189,7 @@ from_row!(RunRow {
 
 pub(super) const RUN_COLUMNS: &str =
     "id, thread_id, turn, question, method, scope, params, model, status, owner_pid, answer, cut_off, citations, \
-     trace, error, timings, llm_calls, prompt_tokens, completion_tokens, created_at, finished_at";
+     trace, error, timings, llm_calls, prompt_tokens, cached_tokens, completion_tokens, created_at, finished_at";
 
 fn json(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or(Value::Null)
@@ -220,6 +227,7 @@ pub(super) fn run_from_row(r: RunRow) -> RunRecord {
         timings: json(&r.timings),
         llm_calls: r.llm_calls,
         prompt_tokens: r.prompt_tokens,
+        cached_tokens: r.cached_tokens,
         completion_tokens: r.completion_tokens,
         created_at: r.created_at,
         finished_at: r.finished_at,
@@ -262,10 +270,12 @@ impl Store {
     pub async fn finish_run(&self, id: i64, outcome: &RunOutcome) -> Result<()> {
         let mut tx = self.begin_write().await?;
         let prompt_tokens: i64 = outcome.calls.iter().map(|c| c.prompt_tokens).sum();
+        let cached_tokens: i64 = outcome.calls.iter().map(|c| c.cached_tokens).sum();
         let completion_tokens: i64 = outcome.calls.iter().map(|c| c.completion_tokens).sum();
         sqlx::query(
             "UPDATE runs SET status = ?, owner_pid = NULL, turn = ?, answer = ?, cut_off = ?, citations = ?, trace = ?, \
-             error = ?, timings = ?, llm_calls = ?, prompt_tokens = ?, completion_tokens = ?, finished_at = ? \
+             error = ?, timings = ?, llm_calls = ?, prompt_tokens = ?, cached_tokens = ?, completion_tokens = ?, \
+             finished_at = ? \
              WHERE id = ?",
         )
         .bind(outcome.status.as_str())
@@ -288,6 +298,7 @@ impl Store {
         .bind(outcome.timings.to_string())
         .bind(outcome.calls.len() as i64)
         .bind(prompt_tokens)
+        .bind(cached_tokens)
         .bind(completion_tokens)
         .bind(now_ms())
         .bind(id)
@@ -295,13 +306,14 @@ impl Store {
         .await?;
         for (ordinal, call) in outcome.calls.iter().enumerate() {
             sqlx::query(
-                "INSERT INTO llm_calls(run_id, ordinal, step, prompt_tokens, completion_tokens, wall_ms, finish, error, shaping) \
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO llm_calls(run_id, ordinal, step, prompt_tokens, cached_tokens, completion_tokens, wall_ms, \
+                 finish, error, shaping) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             )
             .bind(id)
             .bind(ordinal as i64)
             .bind(&call.step)
             .bind(call.prompt_tokens)
+            .bind(call.cached_tokens)
             .bind(call.completion_tokens)
             .bind(call.wall_ms)
             .bind(&call.finish)
@@ -341,17 +353,8 @@ impl Store {
     }
 
     pub async fn llm_calls(&self, run_id: i64) -> Result<Vec<LlmCallRow>> {
-        type Row = (
-            String,
-            i64,
-            i64,
-            i64,
-            Option<String>,
-            Option<String>,
-            Option<String>,
-        );
-        let rows: Vec<Row> = sqlx::query_as(
-            "SELECT step, prompt_tokens, completion_tokens, wall_ms, finish, error, shaping \
+        let rows: Vec<CallRow> = sqlx::query_as(
+            "SELECT step, prompt_tokens, cached_tokens, completion_tokens, wall_ms, finish, error, shaping \
              FROM llm_calls WHERE run_id = ? ORDER BY ordinal",
         )
         .bind(run_id)
@@ -359,19 +362,38 @@ impl Store {
         .await?;
         Ok(rows
             .into_iter()
-            .map(
-                |(step, prompt_tokens, completion_tokens, wall_ms, finish, error, shaping)| {
-                    LlmCallRow {
-                        step,
-                        prompt_tokens,
-                        completion_tokens,
-                        wall_ms,
-                        finish,
-                        error,
-                        shaping: shaping.as_deref().and_then(Shaping::parse),
-                    }
-                },
-            )
+            .map(|r| LlmCallRow {
+                step: r.step,
+                prompt_tokens: r.prompt_tokens,
+                cached_tokens: r.cached_tokens,
+                completion_tokens: r.completion_tokens,
+                wall_ms: r.wall_ms,
+                finish: r.finish,
+                error: r.error,
+                shaping: r.shaping.as_deref().and_then(Shaping::parse),
+            })
             .collect())
     }
 }
+
+struct CallRow {
+    step: String,
+    prompt_tokens: i64,
+    cached_tokens: i64,
+    completion_tokens: i64,
+    wall_ms: i64,
+    finish: Option<String>,
+    error: Option<String>,
+    shaping: Option<String>,
+}
+
+from_row!(CallRow {
+    step,
+    prompt_tokens,
+    cached_tokens,
+    completion_tokens,
+    wall_ms,
+    finish,
+    error,
+    shaping
+});

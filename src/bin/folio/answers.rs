@@ -206,7 +206,7 @@ pub fn print_footer(run: &RunRecord) {
         run.id,
         run.thread_id,
         status_words(run),
-        run.prompt_tokens,
+        folio::export::prompt_tokens(run.prompt_tokens, run.cached_tokens),
         run.completion_tokens
     );
     print_scope(run);
@@ -460,7 +460,7 @@ pub async fn show(library: &Library, id: i64, json: bool) -> Result<()> {
         println!(
             "  {:<10} {:>6} in {:>6} out {:>7.1}s  {result}",
             c.step,
-            c.prompt_tokens,
+            folio::export::prompt_tokens(c.prompt_tokens, c.cached_tokens),
             c.completion_tokens,
             c.wall_ms as f64 / 1000.0
         );

@@ -30,14 +30,7 @@ pub(crate) async fn run(ctx: &Context) -> Result<Report> {
     let questions = dev_questions(ctx)?;
     let questions = &questions[..if ctx.quick { 3 } else { questions.len() }];
     let dir = TempDir::new("llm-overhead")?;
-    let config = Config {
-        data_dir: dir.path().join("data"),
-        ..ctx.config.clone()
-    };
-    let library = Library::open(config).await?;
-    eprintln!("llm: indexing the rust-book for the overhead questions");
-    let job = library.add(&[ctx.rust_book()]).await?;
-    library.run_job(job).await?;
+    let library = rust_book_library(ctx, &dir, "the overhead questions").await?;
     library.retrieval().warm_vectors().await?;
 
     let cancel = tokio_util::sync::CancellationToken::new();
@@ -127,7 +120,20 @@ pub(crate) async fn run(ctx: &Context) -> Result<Report> {
     })
 }
 
-fn dev_questions(ctx: &Context) -> Result<Vec<String>> {
+/// A library of its own in `dir` with the rust-book indexed, for `what`.
+pub(super) async fn rust_book_library(ctx: &Context, dir: &TempDir, what: &str) -> Result<Library> {
+    let config = Config {
+        data_dir: dir.path().join("data"),
+        ..ctx.config.clone()
+    };
+    let library = Library::open(config).await?;
+    eprintln!("llm: indexing the rust-book for {what}");
+    let job = library.add(&[ctx.rust_book()]).await?;
+    library.run_job(job).await?;
+    Ok(library)
+}
+
+pub(super) fn dev_questions(ctx: &Context) -> Result<Vec<String>> {
     let path = ctx.eval_dir.join("rust-book/dev.jsonl");
     let text =
         std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;

@@ -17,6 +17,7 @@ mod llm;
 mod ocr;
 mod pdf_text;
 mod ppr;
+mod prefix_reuse;
 mod process;
 mod python;
 mod report;
@@ -87,8 +88,9 @@ enum BenchCommand {
     /// model, with and without prompt-prefix reuse.
     Graph,
     /// The configured model's tokens/s against llama.cpp's own count,
-    /// vanilla-rag's per-question overhead outside the model, and what kept
-    /// section summaries save a second whole-document question.
+    /// vanilla-rag's per-question overhead outside the model, what kept
+    /// section summaries save a second whole-document question, and what
+    /// kept prompts save the multi-call methods and a follow-up.
     Llm {
         /// Run only these (default: all, in this order).
         #[arg(value_enum)]
@@ -123,6 +125,7 @@ enum LlmBench {
     TokensPerSecond,
     AnswerOverhead,
     WholeDocument,
+    PrefixReuse,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -236,6 +239,7 @@ pub async fn run(args: BenchArgs, config: Config, json: bool) -> Result<()> {
                     LlmBench::TokensPerSecond,
                     LlmBench::AnswerOverhead,
                     LlmBench::WholeDocument,
+                    LlmBench::PrefixReuse,
                 ]
             } else {
                 only
@@ -247,6 +251,7 @@ pub async fn run(args: BenchArgs, config: Config, json: bool) -> Result<()> {
                     }
                     LlmBench::AnswerOverhead => answer_overhead::run(&ctx).await?,
                     LlmBench::WholeDocument => whole_document::run(&ctx).await?,
+                    LlmBench::PrefixReuse => prefix_reuse::run(&ctx).await?,
                 };
                 out.write(&report)?;
             }

@@ -19,4 +19,8 @@ scope: Scope, params: JsonValue, model: JsonValue, status: RunStatus, answer: st
  * Set when the answer reached `max_tokens` before it finished: what it
  * wrote is the answer, shown with a "cut off" mark.
  */
-cut_off?: CutOff | null, citations: JsonValue, trace: JsonValue | null, error: string | null, timings: JsonValue, llm_calls: number, prompt_tokens: number, completion_tokens: number, created_at: number, finished_at: number | null, };
+cut_off?: CutOff | null, citations: JsonValue, trace: JsonValue | null, error: string | null, timings: JsonValue, llm_calls: number, prompt_tokens: number, 
+/**
+ * Of `prompt_tokens`, those the model took from its cache.
+ */
+cached_tokens: number, completion_tokens: number, created_at: number, finished_at: number | null, };

@@ -43,7 +43,13 @@ judge_percent: number | null, llm_calls: Spread,
  * server reported no counts (llama-cpp-python's does not while
  * streaming): not reported, which is not zero.
  */
-prompt_tokens_mean: number | null, completion_tokens_mean: number | null, 
+prompt_tokens_mean: number | null, 
+/**
+ * The prompt tokens the model computed over those it was sent: below
+ * 1 where calls started from a prefix already in its cache. `None`
+ * where tokens were not reported, and in summaries made before.
+ */
+computed_ratio?: number, completion_tokens_mean: number | null, 
 /**
  * Nearest-rank percentiles (the same as `folio bench` reports).
  */

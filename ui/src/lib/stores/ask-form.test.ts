@@ -42,6 +42,7 @@ function stored(id: number, thread: number, question: string): RunRecord {
     timings: { total_ms: 10 },
     llm_calls: 1,
     prompt_tokens: 1,
+    cached_tokens: 0,
     completion_tokens: 1,
     created_at: 0,
     finished_at: 1,

@@ -40,6 +40,7 @@ function record(status: "done" | "failed" | "cancelled", extra: object = {}) {
     timings: { total_ms: 1234 },
     llm_calls: 1,
     prompt_tokens: 100,
+    cached_tokens: 0,
     completion_tokens: 20,
     created_at: 0,
     finished_at: 1,

@@ -137,6 +137,7 @@ export function hostileRun(trace: RunRecord["trace"] = null, method = "vanilla-r
     timings: { total_ms: 1000 },
     llm_calls: 1,
     prompt_tokens: 10,
+    cached_tokens: 0,
     completion_tokens: 5,
     created_at: 0,
     finished_at: 0,

@@ -266,8 +266,10 @@ describe("EvaluateView", () => {
     const table = byTestId(panel, "eval-summary")!;
     const headers = [...table.querySelectorAll("thead th")].map(text);
     expect(headers).not.toContain("LLM judge* %");
-    // Summaries recorded before sources were scored keep the table's width.
+    // Summaries recorded before sources were scored, or cached tokens
+    // counted, keep the table's width.
     expect(headers).not.toContain("With a source %");
+    expect(headers).not.toContain("Computed / sent");
     const rows = allByTestId(table, "eval-summary-row");
     expect(rows.map((r) => text(r.querySelector("th")))).toEqual(["vanilla-rag", "pager:variant=parallel"]);
     const cells = [...rows[0].querySelectorAll("td")].map(text);
@@ -326,6 +328,22 @@ describe("EvaluateView", () => {
     expect(cells).toEqual([
       ["83.3", "75.0 / 40.0", "— / 12.5"],
       ["—", "— / —", "— / —"],
+    ]);
+  });
+
+  it("adds the computed-over-sent column when the cache was counted", async () => {
+    current = report({
+      methods: [specSummary("rdr2", { computed_ratio: 0.4567 }), specSummary("llm-only")],
+    });
+    const { target } = await view();
+    const panel = await withReport(target);
+    const table = byTestId(panel, "eval-summary")!;
+    const headers = [...table.querySelectorAll("thead th")].map(text);
+    const at = headers.indexOf("Computed / sent");
+    expect(headers[at - 1]).toBe("Prompt tok/q");
+    expect(allByTestId(table, "eval-summary-row").map((r) => text(r.querySelectorAll("td")[at - 1]))).toEqual([
+      "0.46×",
+      "—",
     ]);
   });
 

@@ -1,6 +1,7 @@
 // The model-calls table: how each reply was held to its shape, and a call a
-// server could not hold marked as read leniently; no column where no call
-// asked for a shape.
+// server could not hold marked as read leniently; the prompt tokens taken
+// from the model's cache; no column where no call asked for a shape or
+// took any from the cache.
 import { mount, unmount } from "svelte";
 import { afterEach, describe, expect, it } from "vitest";
 import type { LlmCallRow } from "$lib/bindings/LlmCallRow";
@@ -15,8 +16,8 @@ afterEach(() => {
   target.innerHTML = "";
 });
 
-function call(step: string, shaping: LlmCallRow["shaping"]): LlmCallRow {
-  return { step, prompt_tokens: 10, completion_tokens: 3, wall_ms: 40, finish: "stop", error: null, shaping };
+function call(step: string, shaping: LlmCallRow["shaping"], cached_tokens = 0): LlmCallRow {
+  return { step, prompt_tokens: 10, cached_tokens, completion_tokens: 3, wall_ms: 40, finish: "stop", error: null, shaping };
 }
 
 const cells = () => [...target.querySelectorAll("tbody tr")].map((r) => [...r.querySelectorAll("td")].map((d) => d.textContent?.trim()));
@@ -35,5 +36,15 @@ describe("LlmCallsTable", () => {
   it("leaves the column out when no call asked for a shape", () => {
     instance = mount(LlmCallsTable, { target, props: { calls: [call("answer", null)] } });
     expect(target.querySelector("thead")?.textContent).not.toContain("Reply shape");
+    expect(target.querySelector("thead")?.textContent).not.toContain("From cache");
+  });
+
+  it("shows the prompt tokens each call took from the model's cache", () => {
+    instance = mount(LlmCallsTable, { target, props: { calls: [call("route", null), call("route", null, 7)] } });
+    expect(target.querySelector("thead")?.textContent).toContain("From cache");
+    expect(cells().map((r) => r.slice(1, 3))).toEqual([
+      ["10", "0"],
+      ["10", "7"],
+    ]);
   });
 });
