@@ -881,6 +881,32 @@ fn files_of(passages: &Value) -> Vec<String> {
 }
 
 #[test]
+fn a_method_starts_from_kept_prompts_only_when_the_settings_allow() {
+    let ix = five_chapters();
+    let question = [
+        "What does the question mark operator do?",
+        "--method",
+        "rdr2",
+    ];
+    let run = |env: &[(&str, &str)]| ix.ask(&question, env)["run"].clone();
+    let fresh = run(&[]);
+    assert!(fresh["llm_calls"].as_i64().unwrap() >= 2, "{fresh}");
+    assert_eq!(fresh["cached_tokens"], 0, "off by default: {fresh}");
+    let reused = run(&[("FOLIO_LLM_REUSE_PREFIX", "true")]);
+    let cached = reused["cached_tokens"].as_i64().unwrap();
+    assert!(
+        cached > 0 && cached < reused["prompt_tokens"].as_i64().unwrap(),
+        "RDR²'s calls share their system prompt at least: {reused}"
+    );
+    let show = folio(&ix.data, &["show", &reused["id"].to_string()], &[]);
+    assert!(
+        String::from_utf8_lossy(&show.stdout).contains("from the cache"),
+        "{}",
+        String::from_utf8_lossy(&show.stdout)
+    );
+}
+
+#[test]
 fn a_follow_up_finds_its_file_only_through_the_rewrite() {
     let ix = five_chapters();
     let first = ix.ask(

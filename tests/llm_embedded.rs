@@ -562,22 +562,3 @@ async fn kept_prompts_let_a_request_start_from_the_prefix_it_shares_with_any_of_
     let after = ask_messages(&*llm, &about(&long, "What was filed?"), &cached).await;
     assert_eq!(after.usage.cached_tokens, 0, "nothing is kept after it");
 }
-
-#[tokio::test]
-async fn with_reuse_off_in_the_settings_nothing_comes_from_the_cache() {
-    let llm = EmbeddedLlm::load(&LlmSettings {
-        reuse_prefix: false,
-        ..settings(kit_model(), 1280)
-    })
-    .await
-    .unwrap();
-    let cached = GenerateOptions {
-        cache_prefix: true,
-        ..greedy(4)
-    };
-    let doc = document("lighthouse", 6);
-    for question in ["When was it built?", "Who kept it?"] {
-        let reply = ask_messages(&*llm, &about(&doc, question), &cached).await;
-        assert_eq!(reply.usage.cached_tokens, 0);
-    }
-}

@@ -9,8 +9,8 @@
 //! - One worker thread owns the model and its single context and answers
 //!   requests one at a time, with an empty KV cache each time unless a
 //!   request asks to start from the longest prefix it shares with a few
-//!   earlier such requests (`cache_prefix`, kept as in [`super::prefix_cache`];
-//!   `reuse_prefix = false` in the settings turns that off). Concurrent [`Llm::chat`] calls queue: those
+//!   earlier such requests (`cache_prefix`, kept as in [`super::prefix_cache`]).
+//!   Concurrent [`Llm::chat`] calls queue: those
 //!   someone waits for in arrival order, `background` ones only when no
 //!   other request waits.
 //! - `timeout` bounds the work on one request: its clock starts when the
@@ -73,7 +73,6 @@ struct Key {
     context_size: u32,
     gpu_layers: u32,
     threads: u32,
-    reuse_prefix: bool,
 }
 
 /// Models loaded in this process. An async lock, held across a load, so two
@@ -192,7 +191,6 @@ impl EmbeddedLlm {
             context_size: settings.context_size,
             gpu_layers: settings.gpu_layers,
             threads: settings.threads.unwrap_or_else(cores).max(1),
-            reuse_prefix: settings.reuse_prefix,
         };
         let mut loaded = LOADED.lock().await;
         loaded.retain(|(_, weak)| weak.strong_count() > 0);
@@ -367,7 +365,6 @@ fn start(key: Key) -> Result<EmbeddedLlm> {
         template,
         control_texts,
         last_timings: Arc::clone(&last_timings),
-        reuse_prefix: key.reuse_prefix,
     };
     let worker = std::thread::Builder::new()
         .name("folio-llm".to_string())
@@ -422,8 +419,6 @@ struct Worker {
     /// first; see [`defuse_control_tokens`].
     control_texts: Vec<String>,
     last_timings: Arc<Mutex<Option<LlamaCppTimings>>>,
-    /// Whether `cache_prefix` requests may start from kept prompts.
-    reuse_prefix: bool,
 }
 
 impl Worker {
@@ -504,7 +499,7 @@ impl Worker {
         // A long answer ends at the context's edge rather than failing.
         let limit = max_tokens.min(n_ctx - tokens.len());
 
-        let mut reuse = options.cache_prefix && self.reuse_prefix;
+        let mut reuse = options.cache_prefix;
         let mut cached = ready_cache(ctx, kept, &tokens, limit, reuse)?;
         if let Err(e) = feed_prompt(ctx, &tokens, cached, &stopped) {
             // A cache crowded by kept prompts can refuse a batch that an

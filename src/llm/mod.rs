@@ -102,11 +102,11 @@ pub struct GenerateOptions {
     /// The same shape as a JSON schema, for a server that takes one.
     pub schema: Option<ReplySchema>,
     /// Keep this prompt in the embedded model's cache and start it from
-    /// the longest prefix it shares with a few earlier such prompts: a
-    /// method's calls and the graph build's share instructions and
-    /// passages. A request without it clears the cache and is computed
-    /// from scratch, exactly as in a fresh context; so is every request
-    /// when the settings turn `reuse_prefix` off.
+    /// the longest prefix it shares with a few earlier such prompts: the
+    /// graph build's calls share their instructions, and a method's do
+    /// where the settings' `reuse_prefix` allows. A request without it
+    /// clears the cache and is computed from scratch, exactly as in a
+    /// fresh context, so its answer never depends on earlier requests.
     pub cache_prefix: bool,
     /// Nobody is waiting on this reply (the graph build): the embedded
     /// model answers every other queued request first, so background work

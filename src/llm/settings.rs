@@ -56,8 +56,11 @@ pub struct LlmSettings {
     pub parallel: u32,
     /// For `embedded`: let a method's calls start from the prefix they
     /// share with a few earlier prompts kept in the model's cache, as
-    /// llama.cpp's server does. Off computes every prompt from scratch:
-    /// slower, but an answer then never depends on what was asked before.
+    /// llama.cpp's server does. Off by default: a prefix from the cache is
+    /// computed in other batches, the last bits of the logits differ, and
+    /// a small model decoding greedily then sometimes answers otherwise,
+    /// so an answer would depend on what was asked before (an evaluation
+    /// resumed after a crash would not give an uninterrupted run's answers).
     pub reuse_prefix: bool,
 }
 
@@ -169,7 +172,7 @@ impl Default for LlmSettings {
             gpu_layers: 0,
             timeout_secs: 300,
             parallel: 1,
-            reuse_prefix: true,
+            reuse_prefix: false,
         }
     }
 }

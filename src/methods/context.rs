@@ -67,6 +67,8 @@ pub struct MethodContext<'a> {
     prompts: &'a Prompts,
     events: &'a EventSink,
     timeout: Duration,
+    /// Whether the model calls ask to start from kept prompts.
+    reuse_prefix: bool,
     /// A thread's earlier turns, shown to the steps that write the answer.
     earlier: Vec<ChatMessage>,
     /// The model's calibrated sufficiency threshold, if it was measured,
@@ -146,6 +148,7 @@ impl<'a> MethodContext<'a> {
             prompts,
             events,
             timeout,
+            reuse_prefix: false,
             earlier: Vec::new(),
             calibration: Ok(None),
             calls: Mutex::new(Vec::new()),
@@ -153,6 +156,13 @@ impl<'a> MethodContext<'a> {
             retrieval_ms: AtomicU64::new(0),
             llm_busy: Mutex::new(Busy::default()),
         }
+    }
+
+    /// Lets every model call start from the prefix it shares with a kept
+    /// prompt (`reuse_prefix` in the settings).
+    pub(super) fn with_prefix_reuse(mut self, reuse: bool) -> Self {
+        self.reuse_prefix = reuse;
+        self
     }
 
     /// Shows `earlier` (a thread's turns as chat messages) to the steps
@@ -399,9 +409,9 @@ impl<'a> MethodContext<'a> {
             sampling: params.sampling,
             seed: params.seed,
             timeout: self.timeout,
-            // A method's calls share instructions and passages; the
-            // embedded model starts each from what it already computed.
-            cache_prefix: true,
+            // A method's calls share instructions; where the settings
+            // allow, the embedded model starts each from what it kept.
+            cache_prefix: self.reuse_prefix,
             ..GenerateOptions::default()
         }
     }

@@ -283,6 +283,7 @@ pub async fn ask(
     let timeout = std::time::Duration::from_secs(settings.timeout_secs);
     let ctx = MethodContext::new(retrieval, retriever, llm, prompts, events, cancel, timeout)
         .with_history(conversation.messages())
+        .with_prefix_reuse(settings.reuse_prefix)
         .with_scope(documents)
         .with_calibration(
             calibration
