@@ -11,7 +11,7 @@ use crate::config::Config;
 use crate::embed::Embedder;
 use crate::llm::calibration::Calibration;
 use crate::llm::pace::{self, Pace};
-use crate::llm::prompts::{PromptSource, Prompts};
+use crate::llm::prompts::PromptSource;
 use crate::llm::settings::KitModel;
 use crate::llm::{
     Backend, Capabilities, ChatMessage, ChatRequest, GenerateOptions, LlmSettings, ModelInfo,
@@ -183,7 +183,7 @@ fn check_prompts(config: &Config) -> PromptsCheck {
         sources: Vec::new(),
         error: None,
     };
-    match Prompts::load(Some(&config.prompts_dir)) {
+    match crate::library::load_prompts(&config.prompts_dir) {
         Ok(prompts) => check.sources = prompts.sources().to_vec(),
         Err(e) => check.error = Some(e.to_string()),
     }

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::choice::Choice;
-use crate::llm::prompts::PromptId;
+use crate::llm::prompts::Prompt;
 use crate::llm::response_format::object_schema;
 use crate::llm::ReplySchema;
 
@@ -112,12 +112,24 @@ impl Choice for Rubric {
     }
 }
 
+static COARSE: Prompt = crate::prompt!(
+    "graph/coarse.j2",
+    ["baseline", "passages", "labels", "retry"]
+);
+static FINE: Prompt = crate::prompt!("graph/fine.j2", ["baseline", "passages", "labels", "retry"]);
+static BINARY: Prompt = crate::prompt!(
+    "graph/binary.j2",
+    ["baseline", "passages", "labels", "retry"]
+);
+/// The graph build's grading prompts, one per rubric.
+pub static PROMPTS: &[&Prompt] = &[&COARSE, &FINE, &BINARY];
+
 impl Rubric {
-    pub fn prompt(self) -> PromptId {
+    pub fn prompt(self) -> &'static Prompt {
         match self {
-            Rubric::Coarse => PromptId::GainCoarse,
-            Rubric::Fine => PromptId::GainFine,
-            Rubric::Binary => PromptId::GainBinary,
+            Rubric::Coarse => &COARSE,
+            Rubric::Fine => &FINE,
+            Rubric::Binary => &BINARY,
         }
     }
 

@@ -21,13 +21,16 @@ use super::dataset::Question;
 use super::manifest::ModelId;
 use super::results::Row;
 use crate::library::Library;
-use crate::llm::prompts::{PromptId, Prompts};
+use crate::llm::prompts::{Prompt, Prompts};
 use crate::llm::verdict::{verdict, verdict_schema, VERDICT_GRAMMAR};
 use crate::llm::{GenerateOptions, Llm};
 use crate::store::RunStatus;
 
 /// Enough for the verdict and its reason in a few words.
 const JUDGE_MAX_TOKENS: u32 = 64;
+
+/// The judge's prompt: the question, the gold answers and the answer to grade.
+pub static JUDGE: Prompt = crate::prompt!("eval/judge.j2", ["question", "golds", "answer"]);
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Judgement {
@@ -105,7 +108,7 @@ impl Judge {
             golds => question.answers,
             answer,
         );
-        let messages = self.prompts.messages(PromptId::EvalJudge, vars)?;
+        let messages = self.prompts.messages(&JUDGE, vars)?;
         let options = GenerateOptions {
             max_tokens: JUDGE_MAX_TOKENS,
             temperature: 0.0,

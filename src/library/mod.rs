@@ -23,7 +23,7 @@ use crate::graph::{GraphStatus, GRAPH_JOB};
 use crate::ingest::loaders::Format;
 use crate::ingest::pipeline::Root;
 use crate::ingest::structure_tree::StructureTree;
-use crate::llm::prompts::Prompts;
+use crate::llm::prompts::{Prompt, PromptError, Prompts};
 use crate::llm::Llm;
 use crate::methods::runner::{Answering, AskRequest};
 use crate::methods::{Citation, EventSink, MethodError};
@@ -35,6 +35,16 @@ use crate::store::{
 };
 use jobs::{IngestPayload, JobControl};
 use tokio_util::sync::CancellationToken;
+
+/// Every step's prompt (each method's, the thread rewrite's, the gain
+/// graph's grades and the judge's) with the user's overrides from `dir`.
+pub fn load_prompts(dir: &Path) -> std::result::Result<Prompts, PromptError> {
+    let steps: Vec<&'static Prompt> = crate::methods::prompts()
+        .chain(crate::rubric::PROMPTS.iter().copied())
+        .chain([&crate::eval::judge::JUDGE])
+        .collect();
+    Prompts::load(Some(dir), &steps)
+}
 
 pub use jobs::{JobKind, Pass, WatchingGuard, INGEST_JOB};
 
@@ -378,9 +388,7 @@ impl Library {
     /// The prompt templates, with the user's overrides, checked on first use.
     pub async fn prompts(&self) -> Result<Arc<Prompts>> {
         self.prompts
-            .get_or_try_init(|| async {
-                Prompts::load(Some(&self.config.prompts_dir)).map(Arc::new)
-            })
+            .get_or_try_init(|| async { load_prompts(&self.config.prompts_dir).map(Arc::new) })
             .await
             .cloned()
             .map_err(Error::from)
@@ -613,6 +621,32 @@ impl Library {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every template under `prompts/` is some step's, and every step's
+    /// template is there: a file no step declares would be dead text.
+    #[test]
+    fn every_prompt_file_is_a_declared_step() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("prompts");
+        let mut on_disk: Vec<String> = walkdir::WalkDir::new(&root)
+            .into_iter()
+            .map(|e| e.unwrap())
+            .filter(|e| e.file_type().is_file())
+            .map(|e| {
+                let relative = e.path().strip_prefix(&root).unwrap();
+                relative.to_string_lossy().replace('\\', "/")
+            })
+            .collect();
+        on_disk.sort();
+        let empty = tempfile::tempdir().unwrap();
+        let mut declared: Vec<String> = load_prompts(empty.path())
+            .unwrap()
+            .sources()
+            .iter()
+            .map(|s| s.file.to_string())
+            .collect();
+        declared.sort();
+        assert_eq!(declared, on_disk);
+    }
 
     /// A FIFO says it is empty and then delivers whatever is written to it,
     /// like a file that grows after its size was checked.

@@ -1,12 +1,13 @@
-//! Prompt templates: one minijinja file per method step under `prompts/`,
-//! compiled into the binary and overridable file by file from a user folder.
+//! Prompt templates: one minijinja file per step under `prompts/`, declared
+//! as a [`Prompt`] by the code that sends it, compiled into the binary and
+//! overridable file by file from a user folder.
 //! Every template is parsed and its placeholders checked when the set is
 //! loaded, so a typo in an override fails at start-up, not mid-answer.
 //!
 //! A step's template renders the user message; `system.j2` is the system
 //! message the steps share. A step may have its own system message and
-//! worked examples, shown as earlier chat turns ([`PromptId::ThreadRewrite`]:
-//! a small model told it answers questions answers the follow-up instead of
+//! worked examples, shown as earlier chat turns (the thread rewrite: a
+//! small model told it answers questions answers the follow-up instead of
 //! rewriting it). Roles come from this structure, never from rendered text,
 //! so a document cannot forge a message boundary: only an examples file,
 //! which takes no placeholders, is split into turns, at its `[user]` and
@@ -22,214 +23,116 @@ use serde::Serialize;
 
 use super::{ChatMessage, Role};
 
-/// A method step that has a prompt. The file under `prompts/` is
-/// `<method>/<step>.j2`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-pub enum PromptId {
-    System,
-    LlmOnlyAnswer,
-    VanillaRagAnswer,
-    PagerOutline,
-    PagerSubQuery,
-    PagerSubQueries,
-    PagerFill,
-    PagerSummary,
-    PagerAnswer,
-    ActiveRagSelfInquiry,
-    ActiveRagAssimilate,
-    ActiveRagAccommodate,
-    ActiveRagConclude,
-    Rdr2Route,
-    Rdr2Read,
-    GainCoarse,
-    GainFine,
-    GainBinary,
-    CrpRagNextSteps,
-    CrpRagFuse,
-    CrpRagKnowledge,
-    CrpRagCheck,
-    CrpRagAssess,
-    CrpRagReason,
-    CrpRagReasonOnce,
-    CrpRagMerge,
-    ThreadRewrite,
-    ThreadRewriteSystem,
-    ThreadRewriteExamples,
-    EvalJudge,
-    WholeDocumentSummarize,
-    WholeDocumentAnswer,
-}
-
-impl PromptId {
-    /// The system message the step is sent under, and the worked examples
-    /// shown before its own message, if it has any.
-    fn framing(self) -> (PromptId, Option<PromptId>) {
-        match self {
-            PromptId::ThreadRewrite => (
-                PromptId::ThreadRewriteSystem,
-                Some(PromptId::ThreadRewriteExamples),
-            ),
-            _ => (PromptId::System, None),
-        }
-    }
-
+/// One step's prompt: the template under `prompts/` its user message is
+/// rendered from, the names that template may use (anything else is a
+/// load-time error) and the text built into the binary. Whoever owns the
+/// step declares it beside the code that sends it (a method in its
+/// folder, the gain graph's grades in `rubric.rs`, the judge in
+/// `eval/judge.rs`) with [`crate::prompt!`], and hands it to
+/// [`Prompts::load`] with the others. Steps are told apart by `file`.
+#[derive(Debug)]
+pub struct Prompt {
+    pub file: &'static str,
+    placeholders: &'static [&'static str],
+    builtin: &'static str,
+    /// The system message the step is sent under; `None` for a system
+    /// message itself.
+    system: Option<&'static Prompt>,
+    /// Worked examples shown before the step's own message, as earlier
+    /// chat turns ([`crate::methods`]' thread rewrite: a small model told
+    /// it answers questions answers the follow-up instead of rewriting it).
+    examples: Option<&'static Prompt>,
     /// Whether the step writes text the person reads as the answer. In a
     /// thread, these steps see the earlier turns; the steps that plan,
     /// search, grade or route read only the standalone question, so the
     /// history costs tokens once per answer rather than once per step.
-    pub fn writes_the_answer(self) -> bool {
-        matches!(
-            self,
-            PromptId::LlmOnlyAnswer
-                | PromptId::VanillaRagAnswer
-                | PromptId::PagerAnswer
-                | PromptId::ActiveRagAccommodate
-                | PromptId::Rdr2Read
-                | PromptId::CrpRagReason
-                | PromptId::CrpRagReasonOnce
-                | PromptId::CrpRagMerge
-                | PromptId::WholeDocumentAnswer
-        )
+    pub writes_the_answer: bool,
+}
+
+/// The system message every step is sent under unless it names its own.
+pub static SYSTEM: Prompt = Prompt::system(
+    "system.j2",
+    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/prompts/system.j2")),
+);
+
+impl Prompt {
+    /// A step under the shared [`SYSTEM`] message. Use [`crate::prompt!`],
+    /// which reads `builtin` from `prompts/<file>`.
+    pub const fn new(
+        file: &'static str,
+        placeholders: &'static [&'static str],
+        builtin: &'static str,
+    ) -> Prompt {
+        Prompt {
+            file,
+            placeholders,
+            builtin,
+            system: Some(&SYSTEM),
+            examples: None,
+            writes_the_answer: false,
+        }
+    }
+
+    /// A system message, or worked examples: a template without placeholders.
+    pub const fn system(file: &'static str, builtin: &'static str) -> Prompt {
+        Prompt {
+            file,
+            placeholders: &[],
+            builtin,
+            system: None,
+            examples: None,
+            writes_the_answer: false,
+        }
+    }
+
+    /// The step writes the answer (see [`Prompt::writes_the_answer`]).
+    pub const fn writing_the_answer(self) -> Prompt {
+        Prompt {
+            writes_the_answer: true,
+            ..self
+        }
+    }
+
+    /// The step is sent under its own system message, after worked examples.
+    pub const fn framed(self, system: &'static Prompt, examples: &'static Prompt) -> Prompt {
+        Prompt {
+            system: Some(system),
+            examples: Some(examples),
+            ..self
+        }
+    }
+
+    /// The templates the step's messages are rendered from, its own last.
+    fn templates(&'static self) -> impl Iterator<Item = &'static Prompt> {
+        [self.system, self.examples, Some(self)]
+            .into_iter()
+            .flatten()
     }
 }
 
-struct PromptSpec {
-    id: PromptId,
-    file: &'static str,
-    /// The names a template may use; anything else is a load-time error.
-    placeholders: &'static [&'static str],
-    builtin: &'static str,
-}
-
-macro_rules! spec {
-    ($id:ident, $file:literal, [$($p:literal),*]) => {
-        PromptSpec {
-            id: PromptId::$id,
-            file: $file,
-            placeholders: &[$($p),*],
-            builtin: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/prompts/", $file)),
-        }
+/// A [`Prompt`] whose built-in text is `prompts/<file>`:
+/// `prompt!("vanilla-rag/answer.j2", ["question", "passages"])`.
+#[macro_export]
+macro_rules! prompt {
+    ($file:literal, [$($name:literal),* $(,)?]) => {
+        $crate::llm::prompts::Prompt::new(
+            $file,
+            &[$($name),*],
+            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/prompts/", $file)),
+        )
     };
 }
 
-const SPECS: &[PromptSpec] = &[
-    spec!(System, "system.j2", []),
-    spec!(LlmOnlyAnswer, "llm-only/answer.j2", ["question"]),
-    spec!(
-        VanillaRagAnswer,
-        "vanilla-rag/answer.j2",
-        ["question", "passages"]
-    ),
-    spec!(PagerOutline, "pager/outline.j2", ["question", "retry"]),
-    spec!(
-        PagerSubQuery,
-        "pager/sub-query.j2",
-        ["question", "heading", "page"]
-    ),
-    spec!(
-        PagerSubQueries,
-        "pager/sub-queries.j2",
-        ["question", "headings", "page"]
-    ),
-    spec!(
-        PagerFill,
-        "pager/fill.j2",
-        [
-            "question",
-            "sub_query",
-            "heading",
-            "page",
-            "passages",
-            "last",
-            "retry"
-        ]
-    ),
-    spec!(
-        PagerSummary,
-        "pager/summary.j2",
-        ["question", "sub_query", "summaries", "passages", "retry"]
-    ),
-    spec!(PagerAnswer, "pager/answer.j2", ["question", "page"]),
-    spec!(
-        ActiveRagSelfInquiry,
-        "activerag/self-inquiry.j2",
-        ["question"]
-    ),
-    spec!(
-        ActiveRagAssimilate,
-        "activerag/assimilate.j2",
-        ["question", "passages", "variant"]
-    ),
-    spec!(
-        ActiveRagAccommodate,
-        "activerag/accommodate.j2",
-        ["question", "thought", "knowledge", "variant", "passages"]
-    ),
-    spec!(
-        ActiveRagConclude,
-        "activerag/conclude.j2",
-        ["question", "reasoning"]
-    ),
-    spec!(
-        Rdr2Route,
-        "rdr2/route.j2",
-        ["question", "title", "tree", "expand", "refuse"]
-    ),
-    spec!(Rdr2Read, "rdr2/read.j2", ["question", "passages"]),
-    spec!(
-        GainCoarse,
-        "graph/coarse.j2",
-        ["baseline", "passages", "labels", "retry"]
-    ),
-    spec!(
-        GainFine,
-        "graph/fine.j2",
-        ["baseline", "passages", "labels", "retry"]
-    ),
-    spec!(
-        GainBinary,
-        "graph/binary.j2",
-        ["baseline", "passages", "labels", "retry"]
-    ),
-    spec!(
-        CrpRagNextSteps,
-        "crp-rag/next-steps.j2",
-        ["question", "conditions", "branching", "retry"]
-    ),
-    spec!(CrpRagFuse, "crp-rag/fuse.j2", ["question", "steps"]),
-    spec!(
-        CrpRagKnowledge,
-        "crp-rag/knowledge.j2",
-        ["question", "step", "passages"]
-    ),
-    spec!(CrpRagCheck, "crp-rag/check.j2", ["step", "knowledge"]),
-    spec!(CrpRagAssess, "crp-rag/assess.j2", ["step", "knowledge"]),
-    spec!(
-        CrpRagReason,
-        "crp-rag/reason.j2",
-        ["question", "known", "step", "knowledge", "last"]
-    ),
-    spec!(
-        CrpRagReasonOnce,
-        "crp-rag/reason-once.j2",
-        ["question", "steps"]
-    ),
-    spec!(CrpRagMerge, "crp-rag/merge.j2", ["question", "answers"]),
-    spec!(ThreadRewrite, "thread/rewrite.j2", ["turns", "follow_up"]),
-    spec!(ThreadRewriteSystem, "thread/rewrite-system.j2", []),
-    spec!(ThreadRewriteExamples, "thread/rewrite-examples.j2", []),
-    spec!(EvalJudge, "eval/judge.j2", ["question", "golds", "answer"]),
-    spec!(
-        WholeDocumentSummarize,
-        "whole-document/summarize.j2",
-        ["title", "heading", "text", "parts"]
-    ),
-    spec!(
-        WholeDocumentAnswer,
-        "whole-document/answer.j2",
-        ["question", "title", "sections"]
-    ),
-];
+/// A system message or worked examples whose text is `prompts/<file>`.
+#[macro_export]
+macro_rules! system_prompt {
+    ($file:literal) => {
+        $crate::llm::prompts::Prompt::system(
+            $file,
+            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/prompts/", $file)),
+        )
+    };
+}
 
 /// Names minijinja itself provides inside templates.
 const TEMPLATE_BUILTINS: &[&str] = &["loop", "range", "dict", "namespace", "debug", "self"];
@@ -268,45 +171,58 @@ pub struct PromptSource {
 pub struct Prompts {
     env: Environment<'static>,
     sources: Vec<PromptSource>,
-    /// Each examples file split into turns when the set is loaded.
-    examples: HashMap<PromptId, Vec<ChatMessage>>,
+    /// Each examples file split into turns when the set is loaded, by file.
+    examples: HashMap<&'static str, Vec<ChatMessage>>,
 }
 
 impl Prompts {
-    /// The built-in templates with any files in `override_dir` (if it exists)
-    /// replacing them.
-    pub fn load(override_dir: Option<&Path>) -> Result<Prompts, PromptError> {
+    /// The built-in templates of `steps` (with the system messages and
+    /// examples they are framed by), with any files in `override_dir` (if
+    /// it exists) replacing them.
+    pub fn load(
+        override_dir: Option<&Path>,
+        steps: &[&'static Prompt],
+    ) -> Result<Prompts, PromptError> {
+        let mut set: Vec<&'static Prompt> = Vec::new();
+        for template in steps.iter().flat_map(|s| s.templates()) {
+            if !set.iter().any(|p| p.file == template.file) {
+                set.push(template);
+            }
+        }
         let overrides = match override_dir.filter(|d| d.is_dir()) {
-            Some(dir) => read_overrides(dir)?,
+            Some(dir) => read_overrides(dir, &set)?,
             None => Vec::new(),
         };
         let mut env = Environment::new();
         env.set_undefined_behavior(UndefinedBehavior::Strict);
         env.set_trim_blocks(true);
         env.set_lstrip_blocks(true);
-        let mut sources = Vec::with_capacity(SPECS.len());
+        let mut sources = Vec::with_capacity(set.len());
         let mut examples = HashMap::new();
-        for spec in SPECS {
-            let chosen = overrides.iter().find(|(file, _, _)| file == spec.file);
+        for prompt in &set {
+            let chosen = overrides.iter().find(|(file, _, _)| file == prompt.file);
             let (path, source) = match chosen {
                 Some((_, path, text)) => (path.clone(), text.clone()),
                 None => (
-                    Path::new("prompts").join(spec.file),
-                    spec.builtin.to_string(),
+                    Path::new("prompts").join(prompt.file),
+                    prompt.builtin.to_string(),
                 ),
             };
-            env.add_template_owned(spec.file, source)
+            env.add_template_owned(prompt.file, source)
                 .map_err(|e| PromptError::Syntax {
                     path: path.clone(),
                     message: e.to_string(),
                 })?;
-            check_placeholders(&env, spec, &path)?;
-            if SPECS.iter().any(|s| s.id.framing().1 == Some(spec.id)) {
-                let text = render(&env, spec, ())?;
-                examples.insert(spec.id, turns(&text, &path)?);
+            check_placeholders(&env, prompt, &path)?;
+            if set
+                .iter()
+                .any(|s| s.examples.is_some_and(|e| e.file == prompt.file))
+            {
+                let text = render(&env, prompt, ())?;
+                examples.insert(prompt.file, turns(&text, &path)?);
             }
             sources.push(PromptSource {
-                file: spec.file,
+                file: prompt.file,
                 overridden_by: chosen.map(|(_, p, _)| p.clone()),
             });
         }
@@ -324,21 +240,19 @@ impl Prompts {
     /// The system message and the step's user message, rendered from `vars`.
     pub fn messages(
         &self,
-        id: PromptId,
+        prompt: &'static Prompt,
         vars: impl Serialize,
     ) -> Result<Vec<ChatMessage>, PromptError> {
-        self.messages_after(&[], id, vars)
+        self.messages_after(&[], prompt, vars)
     }
 
-    /// The templates `id`'s messages are rendered from (its system message's
-    /// included), as loaded: what a cache of the step's replies must key
-    /// on, so an edited prompt never reuses replies to the old one.
-    pub fn fingerprint(&self, id: PromptId) -> String {
-        let (system, examples) = id.framing();
-        [Some(system), examples, Some(id)]
-            .into_iter()
-            .flatten()
-            .filter_map(|p| self.env.get_template(spec_of(p).file).ok())
+    /// The templates `prompt`'s messages are rendered from (its system
+    /// message's included), as loaded: what a cache of the step's replies
+    /// must key on, so an edited prompt never reuses replies to the old one.
+    pub fn fingerprint(&self, prompt: &'static Prompt) -> String {
+        prompt
+            .templates()
+            .filter_map(|p| self.env.get_template(p.file).ok())
             .map(|t| t.source().to_string())
             .collect::<Vec<_>>()
             .join("\n\u{1f}\n")
@@ -346,10 +260,10 @@ impl Prompts {
 
     /// The replies of the step's worked examples: a reply that repeats one
     /// is the model copying, not doing the step.
-    pub fn example_replies(&self, id: PromptId) -> Vec<&str> {
-        id.framing()
-            .1
-            .and_then(|e| self.examples.get(&e))
+    pub fn example_replies(&self, prompt: &'static Prompt) -> Vec<&str> {
+        prompt
+            .examples
+            .and_then(|e| self.examples.get(e.file))
             .map_or_else(Vec::new, |turns| {
                 turns
                     .iter()
@@ -365,32 +279,36 @@ impl Prompts {
     pub fn messages_after(
         &self,
         earlier: &[ChatMessage],
-        id: PromptId,
+        prompt: &'static Prompt,
         vars: impl Serialize,
     ) -> Result<Vec<ChatMessage>, PromptError> {
-        let (system, examples) = id.framing();
-        let examples = examples
-            .and_then(|e| self.examples.get(&e))
+        let examples = prompt
+            .examples
+            .and_then(|e| self.examples.get(e.file))
             .map_or(&[][..], Vec::as_slice);
         let mut messages = Vec::with_capacity(examples.len() + earlier.len() + 2);
-        messages.push(ChatMessage::system(render(&self.env, spec_of(system), ())?));
+        if let Some(system) = prompt.system {
+            messages.push(ChatMessage::system(render(&self.env, system, ())?));
+        }
         messages.extend_from_slice(examples);
         messages.extend_from_slice(earlier);
-        messages.push(ChatMessage::user(render(&self.env, spec_of(id), vars)?));
+        messages.push(ChatMessage::user(render(&self.env, prompt, vars)?));
         Ok(messages)
     }
 }
 
+/// `prompt` rendered from `vars`; a step the set was not loaded with is a
+/// render error that names it.
 fn render(
     env: &Environment<'static>,
-    spec: &PromptSpec,
+    prompt: &'static Prompt,
     vars: impl Serialize,
 ) -> Result<String, PromptError> {
     let render_err = |e: minijinja::Error| PromptError::Render {
-        file: spec.file,
+        file: prompt.file,
         message: e.to_string(),
     };
-    let template = env.get_template(spec.file).map_err(render_err)?;
+    let template = env.get_template(prompt.file).map_err(render_err)?;
     Ok(template
         .render(vars)
         .map_err(render_err)?
@@ -448,21 +366,13 @@ fn turns(text: &str, path: &Path) -> Result<Vec<ChatMessage>, PromptError> {
     Ok(messages)
 }
 
-fn spec_of(id: PromptId) -> &'static PromptSpec {
-    SPECS
-        .iter()
-        .find(|s| s.id == id)
-        .expect("every PromptId has a spec")
-}
-
-fn known_files() -> Vec<String> {
-    SPECS.iter().map(|s| s.file.to_string()).collect()
-}
-
 /// Every `*.j2` file below `dir` as (name relative to `dir`, path, text).
 /// Files that match no step are an error: a misspelt override would
 /// otherwise be silently ignored.
-fn read_overrides(dir: &Path) -> Result<Vec<(String, PathBuf, String)>, PromptError> {
+fn read_overrides(
+    dir: &Path,
+    set: &[&'static Prompt],
+) -> Result<Vec<(String, PathBuf, String)>, PromptError> {
     let mut found = Vec::new();
     for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
         let entry = entry.map_err(|e| PromptError::Read {
@@ -484,10 +394,10 @@ fn read_overrides(dir: &Path) -> Result<Vec<(String, PathBuf, String)>, PromptEr
                     .join("/")
             })
             .unwrap_or_default();
-        if !SPECS.iter().any(|s| s.file == name) {
+        if !set.iter().any(|s| s.file == name) {
             return Err(PromptError::UnknownFile {
                 path: path.to_path_buf(),
-                known: known_files(),
+                known: set.iter().map(|s| s.file.to_string()).collect(),
             });
         }
         let text = std::fs::read_to_string(path).map_err(|source| PromptError::Read {
@@ -501,7 +411,7 @@ fn read_overrides(dir: &Path) -> Result<Vec<(String, PathBuf, String)>, PromptEr
 
 fn check_placeholders(
     env: &Environment<'_>,
-    spec: &PromptSpec,
+    spec: &Prompt,
     path: &Path,
 ) -> Result<(), PromptError> {
     let template = env
@@ -548,6 +458,24 @@ pub fn as_document_data(text: &str) -> String {
 mod tests {
     use super::*;
 
+    static ASK: Prompt = Prompt::new("test/ask.j2", &["question"], "Q: {{ question }}");
+    static READ: Prompt = Prompt::new(
+        "test/read.j2",
+        &["question", "passages"],
+        "{% for p in passages %}{{ p }}{% endfor %} {{ question }}",
+    );
+    static OWN_SYSTEM: Prompt = Prompt::system("test/own-system.j2", "Never answer.");
+    static EXAMPLES: Prompt = Prompt::system(
+        "test/examples.j2",
+        "[user]\nWhat is X?\n[assistant]\nWhat is X exactly?\n",
+    );
+    static FRAMED: Prompt = Prompt::new(
+        "test/framed.j2",
+        &["follow_up"],
+        "Follow-up: {{ follow_up }}",
+    )
+    .framed(&OWN_SYSTEM, &EXAMPLES);
+
     fn write(dir: &Path, file: &str, text: &str) {
         let path = dir.join(file);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -555,47 +483,66 @@ mod tests {
     }
 
     #[test]
-    fn builtins_load_and_render() {
-        let prompts = Prompts::load(None).unwrap();
+    fn builtins_load_and_render_under_the_shared_system_message() {
+        let prompts = Prompts::load(None, &[&ASK]).unwrap();
         let messages = prompts
-            .messages(
-                PromptId::LlmOnlyAnswer,
-                minijinja::context!(question => "Why?"),
-            )
+            .messages(&ASK, minijinja::context!(question => "Why?"))
             .unwrap();
         assert_eq!(messages.len(), 2);
-        assert!(messages[1].content.contains("Why?"));
+        assert_eq!(
+            messages[0].content,
+            render(&prompts.env, &SYSTEM, ()).unwrap()
+        );
+        assert_eq!(messages[1].content, "Q: Why?");
+        let files: Vec<&str> = prompts.sources().iter().map(|s| s.file).collect();
+        assert_eq!(files, ["system.j2", "test/ask.j2"]);
         assert!(prompts.sources().iter().all(|s| s.overridden_by.is_none()));
     }
 
     #[test]
-    fn the_rewrite_has_its_own_system_message_and_worked_examples() {
-        let prompts = Prompts::load(None).unwrap();
-        let turns = vec![minijinja::context!(question => "What is X?", answer => "Y.")];
+    fn a_step_the_set_was_not_loaded_with_is_a_render_error_naming_it() {
+        let prompts = Prompts::load(None, &[&ASK]).unwrap();
+        match prompts.messages(
+            &READ,
+            minijinja::context!(question => "x", passages => ["p"]),
+        ) {
+            Err(PromptError::Render { file, .. }) => assert_eq!(file, "test/read.j2"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_framed_step_has_its_own_system_message_and_worked_examples() {
+        let prompts = Prompts::load(None, &[&FRAMED]).unwrap();
+        let earlier = [
+            ChatMessage::user("What is Y?"),
+            ChatMessage::assistant("Z."),
+        ];
         let messages = prompts
-            .messages(
-                PromptId::ThreadRewrite,
-                minijinja::context!(turns, follow_up => "And Z?"),
+            .messages_after(
+                &earlier,
+                &FRAMED,
+                minijinja::context!(follow_up => "And W?"),
             )
             .unwrap();
-        let roles: Vec<Role> = messages.iter().map(|m| m.role).collect();
+        let shown: Vec<(Role, &str)> = messages
+            .iter()
+            .map(|m| (m.role, m.content.as_str()))
+            .collect();
         assert_eq!(
-            roles,
+            shown,
             [
-                Role::System,
-                Role::User,
-                Role::Assistant,
-                Role::User,
-                Role::Assistant,
-                Role::User,
-                Role::Assistant,
-                Role::User
+                (Role::System, "Never answer."),
+                (Role::User, "What is X?"),
+                (Role::Assistant, "What is X exactly?"),
+                (Role::User, "What is Y?"),
+                (Role::Assistant, "Z."),
+                (Role::User, "Follow-up: And W?"),
             ]
         );
-        assert!(messages[0].content.contains("never answer"));
-        assert!(messages[2].content.ends_with('?'), "{:?}", messages[2]);
-        let own = &messages.last().unwrap().content;
-        assert!(own.contains("Earlier question: What is X?") && own.contains("Follow-up: And Z?"));
+        assert_eq!(prompts.example_replies(&FRAMED), ["What is X exactly?"]);
+        assert!(prompts.example_replies(&ASK).is_empty());
+        assert!(prompts.fingerprint(&FRAMED).contains("Never answer."));
     }
 
     #[test]
@@ -610,8 +557,8 @@ mod tests {
             ("[user]\n\n[assistant]\na", "empty"),
         ] {
             let dir = tempfile::tempdir().unwrap();
-            write(dir.path(), "thread/rewrite-examples.j2", text);
-            match Prompts::load(Some(dir.path())) {
+            write(dir.path(), "test/examples.j2", text);
+            match Prompts::load(Some(dir.path()), &[&FRAMED]) {
                 Err(e @ PromptError::Examples { .. }) => {
                     assert!(e.to_string().contains(says), "{e}")
                 }
@@ -622,11 +569,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         write(
             dir.path(),
-            "thread/rewrite-examples.j2",
+            "test/examples.j2",
             "[user]\n{{ follow_up }}\n[assistant]\na",
         );
         assert!(matches!(
-            Prompts::load(Some(dir.path())),
+            Prompts::load(Some(dir.path()), &[&FRAMED]),
             Err(PromptError::UnknownPlaceholder { .. })
         ));
     }
@@ -634,24 +581,22 @@ mod tests {
     #[test]
     fn override_replaces_one_step() {
         let dir = tempfile::tempdir().unwrap();
-        write(dir.path(), "llm-only/answer.j2", "Q: {{ question }}");
-        let prompts = Prompts::load(Some(dir.path())).unwrap();
+        write(dir.path(), "test/ask.j2", "Asked: {{ question }}");
+        let prompts = Prompts::load(Some(dir.path()), &[&ASK, &READ]).unwrap();
         let messages = prompts
-            .messages(
-                PromptId::LlmOnlyAnswer,
-                minijinja::context!(question => "x"),
-            )
+            .messages(&ASK, minijinja::context!(question => "x"))
             .unwrap();
-        assert_eq!(messages[1].content, "Q: x");
+        assert_eq!(messages[1].content, "Asked: x");
         let source = prompts
             .sources()
             .iter()
-            .find(|s| s.file == "llm-only/answer.j2")
+            .find(|s| s.file == "test/ask.j2")
             .unwrap();
         assert_eq!(
             source.overridden_by.as_deref(),
-            Some(dir.path().join("llm-only/answer.j2").as_path())
+            Some(dir.path().join("test/ask.j2").as_path())
         );
+        assert!(prompts.fingerprint(&ASK).contains("Asked:"));
     }
 
     #[test]
@@ -659,10 +604,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         write(
             dir.path(),
-            "vanilla-rag/answer.j2",
+            "test/read.j2",
             "{{ question }} {% for p in passages %}{{ p.text }}{% endfor %} {{ qustion }}",
         );
-        let err = Prompts::load(Some(dir.path())).err().unwrap();
+        let err = Prompts::load(Some(dir.path()), &[&READ]).err().unwrap();
         assert!(
             matches!(&err, PromptError::UnknownPlaceholder { name, .. } if name == "qustion"),
             "{err}"
@@ -672,25 +617,25 @@ mod tests {
     #[test]
     fn syntax_error_and_stray_file_fail_at_load() {
         let dir = tempfile::tempdir().unwrap();
-        write(dir.path(), "llm-only/answer.j2", "{{ question ");
+        write(dir.path(), "test/ask.j2", "{{ question ");
         assert!(matches!(
-            Prompts::load(Some(dir.path())),
+            Prompts::load(Some(dir.path()), &[&ASK]),
             Err(PromptError::Syntax { .. })
         ));
         let dir = tempfile::tempdir().unwrap();
-        write(dir.path(), "llm-only/anser.j2", "{{ question }}");
-        assert!(matches!(
-            Prompts::load(Some(dir.path())),
-            Err(PromptError::UnknownFile { .. })
-        ));
+        write(dir.path(), "test/aks.j2", "{{ question }}");
+        match Prompts::load(Some(dir.path()), &[&ASK]) {
+            Err(PromptError::UnknownFile { known, .. }) => {
+                assert_eq!(known, ["system.j2", "test/ask.j2"])
+            }
+            other => panic!("{:?}", other.err()),
+        }
     }
 
     #[test]
     fn missing_value_is_a_render_error() {
-        let prompts = Prompts::load(None).unwrap();
-        let err = prompts
-            .messages(PromptId::LlmOnlyAnswer, minijinja::context!())
-            .unwrap_err();
+        let prompts = Prompts::load(None, &[&ASK]).unwrap();
+        let err = prompts.messages(&ASK, minijinja::context!()).unwrap_err();
         assert!(matches!(err, PromptError::Render { .. }));
     }
 

@@ -15,11 +15,10 @@ use super::citations::resolve;
 use super::injection::suspected_instructions;
 use super::markers::{with_marker_stops, without_markers};
 use super::retrievers::{gather, RetrievalPart, RetrieverKind};
-use super::shown::shown;
 use super::{Citation, MethodError, Params, Passage, RunEvent, Trace};
 use crate::ingest::loaders::ocr::OcrMark;
 use crate::llm::calibration::Calibration;
-use crate::llm::prompts::{PromptId, Prompts};
+use crate::llm::prompts::{Prompt, Prompts};
 use crate::llm::{ChatMessage, ChatRequest, Completion, FinishReason, GenerateOptions, Llm};
 use crate::retrieve::{DocumentParts, Ranking, Retrieval, RetrieveError, Retriever, SearchMode};
 use crate::rubric::Rubric;
@@ -371,7 +370,7 @@ impl<'a> MethodContext<'a> {
     }
 
     /// The templates a step is rendered from (see `Prompts::fingerprint`).
-    pub fn prompt_fingerprint(&self, prompt: PromptId) -> String {
+    pub fn prompt_fingerprint(&self, prompt: &'static Prompt) -> String {
         self.prompts.fingerprint(prompt)
     }
 
@@ -392,7 +391,7 @@ impl<'a> MethodContext<'a> {
     pub async fn generate(
         &self,
         step: &'static str,
-        prompt: PromptId,
+        prompt: &'static Prompt,
         vars: impl Serialize,
         params: &Params,
     ) -> Result<Completion, MethodError> {
@@ -422,11 +421,11 @@ impl<'a> MethodContext<'a> {
     pub async fn generate_with(
         &self,
         step: &'static str,
-        prompt: PromptId,
+        prompt: &'static Prompt,
         vars: impl Serialize,
         options: &GenerateOptions,
     ) -> Result<Completion, MethodError> {
-        if !prompt.writes_the_answer() {
+        if !prompt.writes_the_answer {
             let messages = self.prompts.messages_after(&[], prompt, vars)?;
             return self.complete(step, &messages, options).await;
         }
@@ -440,7 +439,7 @@ impl<'a> MethodContext<'a> {
 
     /// The replies of `prompt`'s worked examples, to tell a reply that
     /// copies one from a reply that does the step.
-    pub fn example_replies(&self, prompt: PromptId) -> Vec<&str> {
+    pub fn example_replies(&self, prompt: &'static Prompt) -> Vec<&str> {
         self.prompts.example_replies(prompt)
     }
 
@@ -455,7 +454,7 @@ impl<'a> MethodContext<'a> {
     pub async fn cited_answer(
         &self,
         step: &'static str,
-        prompt: PromptId,
+        prompt: &'static Prompt,
         vars: impl Serialize,
         params: &Params,
         passages: &[Passage],
@@ -469,19 +468,6 @@ impl<'a> MethodContext<'a> {
             unknown,
             cut_off,
         })
-    }
-
-    /// The one answer call of a method that retrieves and then answers
-    /// (vanilla-rag, ig2rag): the numbered passages under the question.
-    pub async fn answer_from_passages(
-        &self,
-        question: &str,
-        passages: &[Passage],
-        params: &Params,
-    ) -> Result<CitedAnswer, MethodError> {
-        let vars = minijinja::context!(question, passages => shown(passages));
-        self.cited_answer("answer", PromptId::VanillaRagAnswer, vars, params, passages)
-            .await
     }
 
     /// One model call, streamed to the event sink and recorded whether it

@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::citations::without_markers;
 use super::words::{is_content, words};
 use super::{MethodContext, MethodError, Params};
-use crate::llm::prompts::PromptId;
+use crate::llm::prompts::Prompt;
 use crate::llm::response_format::{object_schema, one_line, text_schema};
 use crate::llm::{ChatMessage, Completion, FinishReason, GenerateOptions, ReplySchema};
 use crate::store::{JoinedBecause, LeftOut, LeftOutReason, Rewrite, RunRecord, RunStatus, Turn};
@@ -177,9 +177,9 @@ impl Conversation {
         let turns: Vec<EarlierTurn> = self.turns.iter().map(EarlierTurn::in_brief).collect();
         let vars = minijinja::context!(turns, follow_up);
         let reply = ctx
-            .generate_with(REWRITE_STEP, PromptId::ThreadRewrite, vars, &options)
+            .generate_with(REWRITE_STEP, &REWRITE, vars, &options)
             .await?;
-        let examples = ctx.example_replies(PromptId::ThreadRewrite);
+        let examples = ctx.example_replies(&REWRITE);
         Ok(match standalone_question(&reply, &examples) {
             Ok(query) => match self.point_lost(&query, follow_up) {
                 Some(because) => self.joined(follow_up, because),
@@ -255,6 +255,14 @@ fn same_stem(a: &str, b: &str) -> bool {
 }
 
 pub const REWRITE_STEP: &str = "rewrite";
+
+static REWRITE_SYSTEM: Prompt = crate::system_prompt!("thread/rewrite-system.j2");
+static REWRITE_EXAMPLES: Prompt = crate::system_prompt!("thread/rewrite-examples.j2");
+/// The rewrite is sent under its own system message, after worked
+/// examples: a small model told it answers questions answers the
+/// follow-up instead of rewriting it.
+pub(super) static REWRITE: Prompt = crate::prompt!("thread/rewrite.j2", ["turns", "follow_up"])
+    .framed(&REWRITE_SYSTEM, &REWRITE_EXAMPLES);
 
 /// The shape of a rewrite, on backends that take a grammar: one line, and
 /// a question if the follow-up is one. Without the question mark a small

@@ -15,8 +15,8 @@ mod error;
 mod events;
 pub mod ig2rag;
 mod injection;
-mod key_parts;
 mod llm_only;
+pub mod markdown;
 mod markers;
 mod options;
 pub mod pager;
@@ -32,8 +32,9 @@ mod vanilla_rag;
 pub mod whole_document;
 mod words;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
+use crate::llm::prompts::Prompt;
 use crate::llm::Sampling;
 use crate::store::CutOff;
 
@@ -42,10 +43,12 @@ pub use citations::{cited_numbers, Citation, CitedBy};
 pub use context::{EventSink, MethodContext};
 pub use error::MethodError;
 pub use events::RunEvent;
+pub use llm_only::LlmOnlyTrace;
 pub use options::{Count, Number, OptionRange, Pick, RETRIEVER};
 pub use params::{MethodOption, Params};
 pub use retrievers::{RetrievalPart, RetrieverKind};
-pub use trace::{Passage, Trace, VanillaRagTrace};
+pub use trace::{brief, MethodTrace, Passage};
+pub use vanilla_rag::VanillaRagTrace;
 
 /// What a method produced. Failures are [`MethodError`]s; the runner keeps
 /// the trace the method last checkpointed on the context.
@@ -114,6 +117,8 @@ impl MethodDefaults {
 #[async_trait::async_trait]
 pub trait Method: Send + Sync {
     fn info(&self) -> MethodInfo;
+    /// The prompts of the method's steps, loaded and checked with the others.
+    fn prompts(&self) -> &'static [&'static Prompt];
     async fn run(
         &self,
         ctx: &MethodContext<'_>,
@@ -122,19 +127,66 @@ pub trait Method: Send + Sync {
     ) -> Result<Answer, MethodError>;
 }
 
-static REGISTRY: &[&dyn Method] = &[
-    &llm_only::LlmOnly,
-    &vanilla_rag::VanillaRag,
-    &pager::Pager,
-    &activerag::ActiveRag,
-    &rdr2::Rdr2,
-    &ig2rag::Ig2Rag,
-    &crp_rag::CrpRag,
-    &whole_document::WholeDocument,
-];
+/// Makes the registry from one line per method: its trace's variant of
+/// [`Trace`] (stored as `{"method": "<id>", ...}`, the id the method's
+/// `info` gives), the trace type, and the method.
+macro_rules! registry {
+    ($($(#[$doc:meta])* $variant:ident($trace:ty) = $id:literal => $method:expr;)*) => {
+        /// How an answer was built, one variant per method, stored as JSON
+        /// with the run and rendered by the app and by markdown export.
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+        #[ts(export)]
+        #[serde(tag = "method")]
+        pub enum Trace {
+            $($(#[$doc])* #[serde(rename = $id)] $variant($trace),)*
+        }
+
+        impl Trace {
+            /// What the method's trace tells about its run.
+            pub fn method_trace(&self) -> &dyn MethodTrace {
+                match self {
+                    $(Trace::$variant(t) => t,)*
+                }
+            }
+
+            fn method_trace_mut(&mut self) -> &mut dyn MethodTrace {
+                match self {
+                    $(Trace::$variant(t) => t,)*
+                }
+            }
+        }
+
+        static REGISTRY: &[&dyn Method] = &[$(&$method),*];
+
+        /// Each line's trace tag, in order, to check against its method's id.
+        #[cfg(test)]
+        const TRACE_TAGS: &[&str] = &[$($id),*];
+    };
+}
+
+registry! {
+    /// The model answered from its own weights; there is nothing to retrieve.
+    LlmOnly(llm_only::LlmOnlyTrace) = "llm-only" => llm_only::LlmOnly;
+    VanillaRag(VanillaRagTrace) = "vanilla-rag" => vanilla_rag::VanillaRag;
+    Pager(pager::PagerTrace) = "pager" => pager::Pager;
+    ActiveRag(ActiveRagTrace) = "activerag" => activerag::ActiveRag;
+    Rdr2(rdr2::Rdr2Trace) = "rdr2" => rdr2::Rdr2;
+    Ig2rag(ig2rag::Ig2RagTrace) = "ig2rag" => ig2rag::Ig2Rag;
+    CrpRag(crp_rag::CrpRagTrace) = "crp-rag" => crp_rag::CrpRag;
+    WholeDocument(whole_document::WholeDocumentTrace) = "whole-document" => whole_document::WholeDocument;
+}
 
 pub fn methods() -> &'static [&'static dyn Method] {
     REGISTRY
+}
+
+/// Every prompt a method's run may send: each method's steps, and the
+/// rewrite that makes a thread's follow-up a standalone question.
+pub fn prompts() -> impl Iterator<Item = &'static Prompt> {
+    REGISTRY
+        .iter()
+        .flat_map(|m| m.prompts().iter().copied())
+        .chain([&conversation::REWRITE])
 }
 
 pub fn find(id: &str) -> Result<&'static dyn Method, MethodError> {
@@ -158,6 +210,39 @@ mod tests {
 
     use super::runner::ResolvedSettings;
     use super::*;
+
+    #[test]
+    fn each_trace_is_tagged_with_its_methods_id() {
+        let ids: Vec<&str> = methods().iter().map(|m| m.info().id).collect();
+        assert_eq!(ids, TRACE_TAGS);
+    }
+
+    #[test]
+    fn a_stored_trace_reads_back_as_it_was_written() {
+        for stored in [
+            serde_json::json!({"method": "llm-only"}),
+            serde_json::json!({
+                "method": "vanilla-rag",
+                "query": "q",
+                "mode": "hybrid",
+                "k": 5,
+                "passages": [],
+                "unknown_citations": [],
+            }),
+        ] {
+            let trace: Trace = serde_json::from_value(stored.clone()).unwrap();
+            assert_eq!(serde_json::to_value(&trace).unwrap(), stored);
+        }
+    }
+
+    #[test]
+    fn every_method_declares_prompts_that_load() {
+        for method in methods() {
+            assert!(!method.prompts().is_empty(), "{}", method.info().id);
+        }
+        let all: Vec<&Prompt> = prompts().collect();
+        crate::llm::prompts::Prompts::load(None, &all).unwrap();
+    }
 
     /// Every declaration is consistent with itself: its default passes its
     /// own check, and every method that retrieves through the context lets

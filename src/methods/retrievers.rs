@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::ig2rag::{self, GainWalkPart, WalkSettings};
 use super::rdr2::{self, RoutedPart};
+use super::trace::brief;
 use super::{MethodContext, MethodError, Params, Passage};
 use crate::choice::Choice;
 use crate::retrieve::SearchMode;
@@ -77,6 +78,43 @@ impl From<SearchMode> for RetrieverKind {
 pub enum RetrievalPart {
     Ig2rag(GainWalkPart),
     Rdr2(RoutedPart),
+}
+
+impl RetrievalPart {
+    /// One line on how the retriever found a query's passages, for a
+    /// trace's key parts.
+    pub fn key_part(&self) -> String {
+        match self {
+            RetrievalPart::Ig2rag(walk) => format!(
+                "gain walk for {}: {} seeds, {} nodes",
+                brief(&walk.query),
+                walk.seeds.len(),
+                walk.nodes.len()
+            ),
+            RetrievalPart::Rdr2(routing) => {
+                let selected: usize = routing.routes.iter().map(|r| r.selected.len()).sum();
+                format!(
+                    "RDR² routing for {}: {} documents, {selected} passages selected",
+                    brief(&routing.query),
+                    routing.routes.len()
+                )
+            }
+        }
+    }
+
+    /// How the retriever found the passages, in an exported answer.
+    pub fn write_markdown(&self, out: &mut String) {
+        match self {
+            RetrievalPart::Ig2rag(walk) => {
+                out.push_str("**Retrieved by the gain walk** ");
+                ig2rag::write_walk(out, walk);
+            }
+            RetrievalPart::Rdr2(routing) => {
+                out.push_str("**Retrieved by RDR²'s routing**: ");
+                rdr2::write_routing(out, routing);
+            }
+        }
+    }
 }
 
 /// The passages `kind` finds for `query`, numbered from 1, and how it found

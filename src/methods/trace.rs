@@ -1,16 +1,18 @@
-//! How an answer was built, one variant per method, stored as JSON with the
-//! run and rendered by the app and by markdown export.
+//! How an answer was built. Each method's trace type lives in its folder
+//! and says, through [`MethodTrace`], what every reader of a trace needs:
+//! the passages shown, how retrieval found them, the trace in a few lines
+//! (`folio eval diff`) and its section of an exported answer. [`Trace`],
+//! one variant per method, is made by the registry in `methods/mod.rs`
+//! and stored as JSON with the run.
 
 use serde::{Deserialize, Serialize};
 
-use super::crp_rag::CrpRagTrace;
-use super::ig2rag::Ig2RagTrace;
-use super::pager::PagerTrace;
-use super::rdr2::Rdr2Trace;
-use super::whole_document::WholeDocumentTrace;
-use super::ActiveRagTrace;
-use super::{RetrievalPart, RetrieverKind};
+use super::{Citation, RetrievalPart, Trace};
 use crate::ingest::loaders::ocr::OcrMark;
+
+/// Longest a step, outline heading or agent note is shown in a trace's
+/// key parts before it is cut.
+const SHOWN_CHARS: usize = 160;
 
 /// A retrieved chunk as it was shown to the model, numbered as in the prompt.
 /// The text is kept so a run still explains itself after the file changes.
@@ -58,62 +60,159 @@ impl Passage {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
-#[ts(export)]
-pub struct VanillaRagTrace {
-    pub query: String,
-    pub mode: RetrieverKind,
-    pub k: usize,
-    pub passages: Vec<Passage>,
-    /// Citation markers in the answer that name no passage; they are left
-    /// out of the citations.
-    pub unknown_citations: Vec<usize>,
-    /// How the retriever found the passages, when it is more than a search.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[ts(as = "Option<Vec<RetrievalPart>>", optional)]
-    pub retrieval: Vec<RetrievalPart>,
-}
+/// What a method's trace tells about its run, whatever the method.
+pub trait MethodTrace {
+    /// The passages the method showed the model, numbered as the prompt
+    /// numbered them; `None` for a method that retrieves nothing.
+    fn passages(&self) -> Option<&[Passage]>;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
-#[ts(export)]
-#[serde(tag = "method", rename_all = "kebab-case")]
-pub enum Trace {
-    /// The model answered from its own weights; there is nothing to retrieve.
-    LlmOnly,
-    VanillaRag(VanillaRagTrace),
-    Pager(PagerTrace),
-    #[serde(rename = "activerag")]
-    ActiveRag(ActiveRagTrace),
-    Rdr2(Rdr2Trace),
-    Ig2rag(Ig2RagTrace),
-    CrpRag(CrpRagTrace),
-    WholeDocument(WholeDocumentTrace),
+    /// Where the run's retriever records how it found the passages, for a
+    /// method that reasons over any retriever (`--retriever`); `None` for
+    /// one that keeps its own retrieval in its trace or retrieves nothing.
+    fn retrieval_mut(&mut self) -> Option<&mut Vec<RetrievalPart>> {
+        None
+    }
+
+    /// What [`MethodTrace::retrieval_mut`] recorded.
+    fn retrieval(&self) -> &[RetrievalPart] {
+        &[]
+    }
+
+    /// The method's own lines of the trace in a few lines: what a reader
+    /// comparing two answers needs to see why they differ (the outline,
+    /// the route, the reasoning steps). The retrieval's and passages'
+    /// lines are added around them.
+    fn key_parts(&self) -> Vec<String>;
+
+    /// Whether the method refused to answer from what it read.
+    fn refused(&self) -> bool {
+        false
+    }
+
+    /// What an exported answer shows right under the answer, before its
+    /// sources: the body the answer was read from (PAGER's page).
+    fn write_body(&self, _out: &mut String) {}
+
+    /// The method's part of "How this answer was built" in an exported
+    /// answer, after how the retriever found the passages.
+    fn write_markdown(&self, out: &mut String, citations: &[Citation]);
 }
 
 impl Trace {
     /// Records how the run's retriever found the passages, on the traces of
-    /// the methods that reason over any retriever. iG²RAG and RDR² keep
-    /// their own retrieval in their traces; the others retrieve nothing.
+    /// the methods that reason over any retriever.
     pub fn attach_retrieval(&mut self, parts: &[RetrievalPart]) {
-        let slot = match self {
-            Trace::VanillaRag(t) => &mut t.retrieval,
-            Trace::Pager(t) => &mut t.retrieval,
-            Trace::ActiveRag(t) => &mut t.retrieval,
-            Trace::CrpRag(t) => &mut t.retrieval,
-            Trace::LlmOnly | Trace::Rdr2(_) | Trace::Ig2rag(_) | Trace::WholeDocument(_) => return,
-        };
-        *slot = parts.to_vec();
+        if let Some(slot) = self.method_trace_mut().retrieval_mut() {
+            *slot = parts.to_vec();
+        }
     }
 
     /// How the retriever found the passages, when it is more than a search
     /// and the method reasons over any retriever.
     pub fn retrieval(&self) -> &[RetrievalPart] {
-        match self {
-            Trace::VanillaRag(t) => &t.retrieval,
-            Trace::Pager(t) => &t.retrieval,
-            Trace::ActiveRag(t) => &t.retrieval,
-            Trace::CrpRag(t) => &t.retrieval,
-            Trace::LlmOnly | Trace::Rdr2(_) | Trace::Ig2rag(_) | Trace::WholeDocument(_) => &[],
+        self.method_trace().retrieval()
+    }
+
+    /// The passages the method showed the model (see [`MethodTrace::passages`]).
+    pub fn passages(&self) -> Option<&[Passage]> {
+        self.method_trace().passages()
+    }
+
+    /// The trace in a few lines, as `folio eval diff` prints it: how the
+    /// retriever found the passages, the method's own parts, the passages
+    /// read, and a refusal.
+    pub fn key_parts(&self) -> Vec<String> {
+        let trace = self.method_trace();
+        let mut parts: Vec<String> = trace
+            .retrieval()
+            .iter()
+            .map(RetrievalPart::key_part)
+            .collect();
+        parts.extend(trace.key_parts());
+        if let Some(passages) = trace.passages() {
+            parts.push(format!("passages: {}", passage_list(passages)));
         }
+        if trace.refused() {
+            parts.push("refused to answer".into());
+        }
+        parts
+    }
+
+    /// The body shown under the answer (see [`MethodTrace::write_body`]).
+    pub fn write_body(&self, out: &mut String) {
+        self.method_trace().write_body(out);
+    }
+
+    /// "How this answer was built", less its heading: how the retriever
+    /// found the passages, then the method's own section.
+    pub fn write_markdown(&self, out: &mut String, citations: &[Citation]) {
+        for part in self.retrieval() {
+            part.write_markdown(out);
+        }
+        self.method_trace().write_markdown(out, citations);
+    }
+}
+
+/// Each passage's headings (its file name where it has none), once, in
+/// order: a corpus of generated file names is told apart by its titles.
+fn passage_list(passages: &[Passage]) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for p in passages {
+        let name = match p.heading_path.trim() {
+            "" => p.path.rsplit('/').next().unwrap_or(&p.path),
+            headings => headings,
+        };
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    if names.is_empty() {
+        "none".into()
+    } else {
+        names.join(", ")
+    }
+}
+
+/// `text` on one line, cut after [`SHOWN_CHARS`] characters: a step,
+/// heading or note as a trace's key parts show it.
+pub fn brief(text: &str) -> String {
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match text.char_indices().nth(SHOWN_CHARS) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::methods::LlmOnlyTrace;
+
+    #[test]
+    fn long_text_is_cut_on_a_character_boundary_and_spaces_folded() {
+        assert_eq!(brief("a  b\nc"), "a b c");
+        let long = "é".repeat(SHOWN_CHARS + 5);
+        let shown = brief(&long);
+        assert_eq!(shown.chars().count(), SHOWN_CHARS + 1);
+        assert!(shown.ends_with('…'));
+    }
+
+    #[test]
+    fn passages_are_named_by_heading_or_file_once() {
+        let passage = |path: &str, heading: &str| Passage {
+            heading_path: heading.into(),
+            ..Passage::for_test(1, 1, path, "")
+        };
+        let list = passage_list(&[
+            passage("/c/a.md", ""),
+            passage("/c/b.md", "Rc"),
+            passage("/c/a.md", ""),
+        ]);
+        assert_eq!(list, "a.md, Rc");
+        assert_eq!(passage_list(&[]), "none");
+        assert_eq!(
+            Trace::LlmOnly(LlmOnlyTrace {}).key_parts(),
+            ["answered from the model's own knowledge"]
+        );
     }
 }

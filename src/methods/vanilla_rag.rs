@@ -2,12 +2,72 @@
 //! them to the model as numbered documents, and map the `[n]` markers in its
 //! answer back to files, heading paths and spans.
 
+use std::fmt::Write as _;
+
+use minijinja::context;
+use serde::{Deserialize, Serialize};
+
+use super::context::CitedAnswer;
+use super::markdown::write_passages;
+use super::shown::shown;
 use super::{
-    Answer, Method, MethodContext, MethodDefaults, MethodError, MethodInfo, Params, Trace,
-    VanillaRagTrace, RETRIEVER,
+    Answer, Citation, Method, MethodContext, MethodDefaults, MethodError, MethodInfo, MethodTrace,
+    Params, Passage, RetrievalPart, RetrieverKind, Trace, RETRIEVER,
 };
+use crate::choice::Choice;
+use crate::llm::prompts::Prompt;
+
+/// The one answer call of a method that retrieves and then answers
+/// (vanilla-rag, ig2rag): the numbered passages under the question.
+pub(super) static ANSWER: Prompt =
+    crate::prompt!("vanilla-rag/answer.j2", ["question", "passages"]).writing_the_answer();
+static PROMPTS: &[&Prompt] = &[&ANSWER];
 
 pub struct VanillaRag;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+pub struct VanillaRagTrace {
+    pub query: String,
+    pub mode: RetrieverKind,
+    pub k: usize,
+    pub passages: Vec<Passage>,
+    /// Citation markers in the answer that name no passage; they are left
+    /// out of the citations.
+    pub unknown_citations: Vec<usize>,
+    /// How the retriever found the passages, when it is more than a search.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<RetrievalPart>>", optional)]
+    pub retrieval: Vec<RetrievalPart>,
+}
+
+impl MethodTrace for VanillaRagTrace {
+    fn passages(&self) -> Option<&[Passage]> {
+        Some(&self.passages)
+    }
+
+    fn retrieval_mut(&mut self) -> Option<&mut Vec<RetrievalPart>> {
+        Some(&mut self.retrieval)
+    }
+
+    fn retrieval(&self) -> &[RetrievalPart] {
+        &self.retrieval
+    }
+
+    fn key_parts(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    fn write_markdown(&self, out: &mut String, citations: &[Citation]) {
+        let _ = writeln!(
+            out,
+            "{} passages were retrieved with {} search for the question and shown to the model as numbered documents.\n",
+            self.passages.len(),
+            self.mode.as_str(),
+        );
+        write_passages(out, &self.passages, &self.unknown_citations, citations);
+    }
+}
 
 #[async_trait::async_trait]
 impl Method for VanillaRag {
@@ -20,6 +80,10 @@ impl Method for VanillaRag {
             defaults: MethodDefaults::COMMON,
             options: vec![RETRIEVER.declare()],
         }
+    }
+
+    fn prompts(&self) -> &'static [&'static Prompt] {
+        PROMPTS
     }
 
     async fn run(
@@ -41,9 +105,7 @@ impl Method for VanillaRag {
             retrieval: Vec::new(),
         };
         ctx.checkpoint(&Trace::VanillaRag(trace.clone()));
-        let answer = ctx
-            .answer_from_passages(question, &trace.passages, params)
-            .await?;
+        let answer = answer_from_passages(ctx, question, &trace.passages, params).await?;
         trace.unknown_citations = answer.unknown;
         Ok(Answer {
             text: answer.text,
@@ -52,4 +114,16 @@ impl Method for VanillaRag {
             cut_off: answer.cut_off,
         })
     }
+}
+
+/// The numbered passages under the question, answered with [`ANSWER`].
+pub(super) async fn answer_from_passages(
+    ctx: &MethodContext<'_>,
+    question: &str,
+    passages: &[Passage],
+    params: &Params,
+) -> Result<CitedAnswer, MethodError> {
+    let vars = context!(question, passages => shown(passages));
+    ctx.cited_answer("answer", &ANSWER, vars, params, passages)
+        .await
 }

@@ -11,7 +11,6 @@ use tokio_util::sync::CancellationToken;
 use folio::choice::Choice;
 use folio::config::{config_file_path, ConfigFile};
 use folio::llm::discovery::{choose, discover, Chosen, Found, Places};
-use folio::llm::prompts::Prompts;
 use folio::llm::{Backend, LlmSettings};
 use folio::methods::crp_rag::calibrate::calibrate;
 use folio::model_check::{check, ModelReport};
@@ -154,7 +153,7 @@ async fn calibrate_model(config: &Config, json: bool) -> Result<()> {
     let llm = folio::llm::connect(&config.llm)
         .await
         .context("loading the language model")?;
-    let prompts = Prompts::load(Some(&config.prompts_dir))?;
+    let prompts = folio::library::load_prompts(&config.prompts_dir)?;
     let cancel = CancellationToken::new();
     let stop = cancel.clone();
     tokio::spawn(async move {

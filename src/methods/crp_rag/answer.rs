@@ -4,6 +4,7 @@
 //! answers are merged. With no such path the method refuses and names the
 //! steps that lacked knowledge.
 
+use super::prompts;
 use std::collections::{BTreeSet, HashMap};
 
 use futures::future::try_join_all;
@@ -14,7 +15,7 @@ use super::graph::{Graph, SOURCE};
 use super::knowledge::knowledge_for_prompt;
 use super::trace::{CrpRagVariant, ReasoningNode, ReasoningPath, SufficiencyTest};
 use crate::eval::metrics::normalize;
-use crate::llm::prompts::{as_document_data, PromptId};
+use crate::llm::prompts::as_document_data;
 use crate::llm::Completion;
 use crate::methods::context::{answer_text, note_if_cut_off, Written};
 use crate::methods::{MethodContext, MethodError, Params, Passage};
@@ -157,7 +158,7 @@ impl Answering<'_> {
                     .collect();
                 ctx.generate(
                     REASON,
-                    PromptId::CrpRagReasonOnce,
+                    &prompts::REASON_ONCE,
                     context!(question => self.question, steps),
                     params,
                 )
@@ -202,7 +203,7 @@ impl Answering<'_> {
                     knowledge => joined_knowledge(graph, node, prefix, passages),
                     last => paths.iter().any(|p| p.as_slice() == *prefix),
                 );
-                ctx.generate(REASON, PromptId::CrpRagReason, vars, params)
+                ctx.generate(REASON, &prompts::REASON, vars, params)
             }))
             .await?;
             for (prefix, completion) in prefixes.into_iter().zip(replies) {
@@ -251,7 +252,7 @@ impl Answering<'_> {
             let completion = ctx
                 .generate(
                     MERGE,
-                    PromptId::CrpRagMerge,
+                    &prompts::MERGE,
                     context!(question => self.question, answers),
                     params,
                 )

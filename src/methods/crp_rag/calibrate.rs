@@ -6,13 +6,14 @@
 //! greedy, the same token cap), and the threshold that best separates the
 //! two sets of perplexities becomes the model's.
 
+use super::prompts;
 use minijinja::context;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
 use super::sufficiency::{check_options, perplexity};
 use crate::llm::calibration::{held_out_accuracy, separate, Calibration};
-use crate::llm::prompts::{as_document_data, PromptError, PromptId, Prompts};
+use crate::llm::prompts::{as_document_data, PromptError, Prompts};
 use crate::llm::{ChatRequest, Llm, LlmError};
 
 /// One made-up subject, a step about it, and knowledge with and without
@@ -66,7 +67,7 @@ pub async fn calibrate(
     for (i, probe) in probes().iter().enumerate() {
         for (holds_it, knowledge) in [(true, &probe.known), (false, &probe.unknown)] {
             let vars = context!(step => probe.step, knowledge => as_document_data(knowledge));
-            let messages = prompts.messages(PromptId::CrpRagCheck, vars)?;
+            let messages = prompts.messages(&prompts::CHECK, vars)?;
             let completion = llm
                 .chat(ChatRequest {
                     messages: &messages,
@@ -130,7 +131,7 @@ mod tests {
             })
             .collect();
         let llm = ScriptedLlm::new(script).with_logprobs();
-        let prompts = Prompts::load(None).unwrap();
+        let prompts = Prompts::load(None, &[&prompts::CHECK]).unwrap();
         let heard = std::sync::Mutex::new(Vec::new());
         let progress = |done, total| heard.lock().unwrap().push((done, total));
         let measured = calibrate(&llm, &prompts, &progress, &CancellationToken::new())
@@ -148,7 +149,7 @@ mod tests {
     #[tokio::test]
     async fn a_backend_without_log_probabilities_is_told_why_it_needs_no_threshold() {
         let llm = ScriptedLlm::new(Vec::new());
-        let prompts = Prompts::load(None).unwrap();
+        let prompts = Prompts::load(None, &[&prompts::CHECK]).unwrap();
         let err = calibrate(&llm, &prompts, &|_, _| {}, &CancellationToken::new())
             .await
             .unwrap_err();

@@ -4,6 +4,7 @@
 //! incoming edges; the graph stops growing when every open step is final
 //! or a budget runs out.
 
+use super::prompts;
 use std::collections::BTreeSet;
 
 use futures::future::try_join_all;
@@ -13,7 +14,6 @@ use super::graph::{Graph, SOURCE};
 use super::steps::{self, Step};
 use super::trace::{GraphBudget, GraphStop, NodeMerge};
 use crate::eval::metrics::normalize;
-use crate::llm::prompts::PromptId;
 use crate::llm::{FinishReason, GenerateOptions};
 use crate::methods::context::partial_text;
 use crate::methods::{MethodContext, MethodError, Params};
@@ -191,7 +191,7 @@ impl Growth<'_> {
                 retry,
             );
             let completion = ctx
-                .generate_with(NEXT_STEPS, PromptId::CrpRagNextSteps, vars, &options)
+                .generate_with(NEXT_STEPS, &prompts::NEXT_STEPS, vars, &options)
                 .await?;
             let cut_off = completion.finish == FinishReason::Length;
             match steps::parse(&completion.text, cut_off, self.budget.branching, &known) {
@@ -301,7 +301,7 @@ impl Growth<'_> {
         let completion = ctx
             .generate(
                 FUSE,
-                PromptId::CrpRagFuse,
+                &prompts::FUSE,
                 context!(question => self.question, steps),
                 params,
             )

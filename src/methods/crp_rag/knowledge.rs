@@ -1,13 +1,14 @@
 //! Knowledge retrieval and aggregation (section 3.3) and the sufficiency
 //! check (section 3.4, eqs. 9–10), for every step of the graph at once.
 
+use super::prompts;
 use futures::future::try_join_all;
 use minijinja::context;
 
 use super::graph::Graph;
 use super::sufficiency::{check_options, perplexity};
 use super::trace::{CrpRagVariant, SufficiencyCheck, SufficiencyTest};
-use crate::llm::prompts::{as_document_data, PromptId};
+use crate::llm::prompts::as_document_data;
 use crate::llm::verdict::{verdict, verdict_schema, VERDICT_GRAMMAR};
 use crate::llm::GenerateOptions;
 use crate::methods::context::partial_text;
@@ -86,7 +87,7 @@ impl Gathering<'_> {
             let vars =
                 context!(question => self.question, step, passages => shown(mine.iter().copied()));
             let completion = ctx
-                .generate(KNOWLEDGE, PromptId::CrpRagKnowledge, vars, params)
+                .generate(KNOWLEDGE, &prompts::KNOWLEDGE, vars, params)
                 .await?;
             match partial_text(KNOWLEDGE, completion, &mut notes) {
                 Ok(text) => Some(text),
@@ -129,7 +130,7 @@ impl Gathering<'_> {
         let vars = context!(step, knowledge);
         if ctx.llm_capabilities().logprobs {
             let completion = ctx
-                .generate_with(CHECK, PromptId::CrpRagCheck, &vars, &options)
+                .generate_with(CHECK, &prompts::CHECK, &vars, &options)
                 .await?;
             match completion.logprobs.as_deref().map(perplexity) {
                 Some(Some(p)) => {
@@ -147,7 +148,7 @@ impl Gathering<'_> {
         let completion = ctx
             .generate_with(
                 ASSESS,
-                PromptId::CrpRagAssess,
+                &prompts::ASSESS,
                 &vars,
                 &GenerateOptions {
                     grammar: Some(VERDICT_GRAMMAR.into()),

@@ -10,6 +10,7 @@ pub mod calibrate;
 mod construct;
 mod graph;
 mod knowledge;
+mod prompts;
 pub mod steps;
 mod sufficiency;
 mod trace;
@@ -28,6 +29,7 @@ use super::{
     Answer, Count, Method, MethodContext, MethodDefaults, MethodError, MethodInfo, Number,
     OptionRange, Params, Pick, Trace, RETRIEVER,
 };
+use crate::llm::prompts::Prompt;
 
 pub struct CrpRag;
 
@@ -170,6 +172,10 @@ impl Method for CrpRag {
                 SAMPLE_TEMPERATURE.declare(),
             ],
         }
+    }
+
+    fn prompts(&self) -> &'static [&'static Prompt] {
+        prompts::ALL
     }
 
     async fn run(

@@ -2,10 +2,13 @@
 //! merges), each step's knowledge and sufficiency check, the paths the
 //! answer was reasoned along, and the passages behind it all.
 
+use std::fmt::Write as _;
+
 use serde::{Deserialize, Serialize};
 
 use crate::choice::Choice;
-use crate::methods::{Passage, RetrievalPart};
+use crate::methods::markdown::{block, ids, inline, option_name, write_notes, write_passages};
+use crate::methods::{brief, Citation, MethodTrace, Passage, RetrievalPart};
 
 /// The method, or one of the paper's ablations (its section 5.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ts_rs::TS)]
@@ -201,4 +204,133 @@ pub struct ReasoningPath {
     /// under `no-iterative`.
     pub results: Vec<String>,
     pub answer: String,
+}
+
+impl MethodTrace for CrpRagTrace {
+    fn passages(&self) -> Option<&[Passage]> {
+        Some(&self.passages)
+    }
+
+    fn retrieval_mut(&mut self) -> Option<&mut Vec<RetrievalPart>> {
+        Some(&mut self.retrieval)
+    }
+
+    fn retrieval(&self) -> &[RetrievalPart] {
+        &self.retrieval
+    }
+
+    fn key_parts(&self) -> Vec<String> {
+        let mut parts: Vec<String> = self
+            .nodes
+            .iter()
+            .skip(1)
+            .map(|node| {
+                let check = match &node.check {
+                    Some(c) if c.sufficient => "sufficient",
+                    Some(_) => "insufficient",
+                    None => "not checked",
+                };
+                format!("step {}: {} ({check})", node.id, brief(&node.text))
+            })
+            .collect();
+        parts.push(format!("paths: {}", self.paths.len()));
+        parts
+    }
+
+    fn refused(&self) -> bool {
+        self.refused
+    }
+
+    fn write_markdown(&self, out: &mut String, citations: &[Citation]) {
+        let _ = writeln!(
+            out,
+            "CRP-RAG ({} variant) grew a reasoning graph of {} steps from the question (at most {} rounds, {} steps), retrieved {} passages for each step and reasoned along {} path(s).\n",
+            option_name(self.variant),
+            self.nodes.len().saturating_sub(1),
+            self.budget.depth,
+            self.budget.nodes,
+            self.k,
+            self.paths.len(),
+        );
+        out.push_str("| Step | After | Text | Passages | Check |\n|---|---|---|---|---|\n");
+        for node in &self.nodes {
+            let after: Vec<usize> = self
+                .edges
+                .iter()
+                .filter(|e| e.to == node.id)
+                .map(|e| e.from)
+                .collect();
+            let passages: Vec<String> = node.passages.iter().map(|n| format!("[{n}]")).collect();
+            let _ = writeln!(
+                out,
+                "| {}{} | {} | {} | {} | {} |",
+                node.id,
+                if node.is_final { " (final)" } else { "" },
+                if node.id == 0 {
+                    "question".into()
+                } else {
+                    ids(&after)
+                },
+                inline(&node.text),
+                passages.join(" "),
+                check_summary(node),
+            );
+        }
+        out.push('\n');
+        for merge in &self.merges {
+            let texts: Vec<String> = merge.texts.iter().map(|t| inline(t)).collect();
+            let _ = writeln!(
+                out,
+                "- Step {} merges {} similar steps (similarity ≥ {:.2}): {}",
+                merge.node,
+                merge.texts.len(),
+                merge.similarity,
+                texts.join(" · ")
+            );
+        }
+        if !self.merges.is_empty() {
+            out.push('\n');
+        }
+        for node in self.nodes.iter().filter(|n| n.knowledge.is_some()) {
+            let knowledge = node.knowledge.as_deref().unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "### Knowledge for step {}\n\n{}\n",
+                node.id,
+                block(knowledge)
+            );
+        }
+        for path in &self.paths {
+            let _ = writeln!(out, "### Path {}\n", path_label(&path.nodes));
+            for (step, result) in path.nodes.iter().skip(1).zip(&path.results) {
+                let _ = writeln!(out, "- Step {step}: {}", inline(result));
+            }
+            let _ = writeln!(out, "\n**Path answer:** {}\n", block(&path.answer));
+        }
+        write_notes(out, "Reasoning", &self.notes);
+        write_passages(out, &self.passages, &self.unknown_citations, citations);
+    }
+}
+
+fn check_summary(node: &ReasoningNode) -> String {
+    let Some(check) = &node.check else {
+        return String::new();
+    };
+    let verdict = if check.sufficient {
+        "sufficient"
+    } else {
+        "insufficient"
+    };
+    match (check.test, check.perplexity) {
+        (SufficiencyTest::Perplexity, Some(p)) => format!("{verdict}, perplexity {p:.2}"),
+        _ => format!("{verdict} (self-assessed)"),
+    }
+}
+
+fn path_label(nodes: &[usize]) -> String {
+    nodes
+        .iter()
+        .map(usize::to_string)
+        .collect::<Vec<_>>()
+        .join(" → ")
 }

@@ -12,15 +12,21 @@ mod trace;
 mod walk;
 
 pub use trace::{
-    GainWalkPart, GraphCoverage, GraphEdge, GraphNode, Ig2RagTrace, Ig2RagVariant, Seed, WalkStats,
+    write_walk, GainWalkPart, GraphCoverage, GraphEdge, GraphNode, Ig2RagTrace, Ig2RagVariant,
+    Seed, WalkStats,
 };
 pub use walk::{walk, WalkSettings};
 
+use super::vanilla_rag::{answer_from_passages, ANSWER};
 use super::{
     Answer, Count, Method, MethodContext, MethodDefaults, MethodError, MethodInfo, Number,
     OptionRange, Params, Pick, Trace,
 };
 use crate::graph::Rubric;
+use crate::llm::prompts::Prompt;
+
+/// The walk's passages are answered as vanilla-rag answers its own.
+static PROMPTS: &[&Prompt] = &[&ANSWER];
 
 pub struct Ig2Rag;
 
@@ -78,6 +84,10 @@ impl Method for Ig2Rag {
         }
     }
 
+    fn prompts(&self) -> &'static [&'static Prompt] {
+        PROMPTS
+    }
+
     async fn run(
         &self,
         ctx: &MethodContext<'_>,
@@ -97,9 +107,7 @@ impl Method for Ig2Rag {
             unknown_citations: Vec::new(),
         };
         ctx.checkpoint(&Trace::Ig2rag(trace.clone()));
-        let answer = ctx
-            .answer_from_passages(question, &trace.passages, params)
-            .await?;
+        let answer = answer_from_passages(ctx, question, &trace.passages, params).await?;
         trace.unknown_citations = answer.unknown;
         Ok(Answer {
             text: answer.text,

@@ -1,11 +1,14 @@
 //! What an iG²RAG answer was built from: the seeds, the walk, the part of
 //! the graph around the chosen passages, and the passages themselves.
 
+use std::fmt::Write as _;
+
 use serde::{Deserialize, Serialize};
 
 use crate::choice::Choice;
 use crate::graph::{GainClass, Rubric};
-use crate::methods::Passage;
+use crate::methods::markdown::{inline, write_notes, write_passages};
+use crate::methods::{Citation, MethodTrace, Passage};
 pub use crate::retrieve::{Seed, WalkStats};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ts_rs::TS)]
@@ -109,4 +112,76 @@ pub struct GraphEdge {
     /// The gain class; none for the similarity graph of `sim-ppr`.
     pub class: Option<GainClass>,
     pub weight: f64,
+}
+
+impl MethodTrace for Ig2RagTrace {
+    fn passages(&self) -> Option<&[Passage]> {
+        Some(&self.passages)
+    }
+
+    fn key_parts(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    fn write_markdown(&self, out: &mut String, citations: &[Citation]) {
+        out.push_str("iG²RAG ");
+        write_walk(out, &self.ranking);
+        write_passages(out, &self.passages, &self.unknown_citations, citations);
+    }
+}
+
+/// A gain walk in an exported answer, after the words that introduce it:
+/// how it ran, its nodes and its notes.
+pub fn write_walk(out: &mut String, part: &GainWalkPart) {
+    let how = match part.variant {
+        Ig2RagVariant::Greedy => "followed the strongest gain edges".to_string(),
+        v => format!(
+            "walked the {} graph (Personalized PageRank, α = {})",
+            if v == Ig2RagVariant::SimPpr {
+                "similarity"
+            } else {
+                "information-gain"
+            },
+            part.alpha
+        ),
+    };
+    let _ = writeln!(
+        out,
+        "({} variant, {} rubric) started from the {} passages most similar to *{}* and {how}, keeping the top {}. The graph covered {} of {} chunks with {} edges.\n",
+        part.variant.as_str(),
+        part.rubric.as_str(),
+        part.seeds.len(),
+        inline(&part.query),
+        part.k,
+        part.coverage.scored,
+        part.coverage.chunks,
+        part.coverage.edges,
+    );
+    if let Some(walk) = &part.walk {
+        let _ = writeln!(
+            out,
+            "The walk took {} iterations ({}) over {} nodes and {} edges.\n",
+            walk.iterations,
+            if walk.converged {
+                "converged"
+            } else {
+                "did not converge"
+            },
+            walk.graph_nodes,
+            walk.graph_edges
+        );
+    }
+    out.push_str("| Node | Score | Seed | Passage |\n|---|---|---|---|\n");
+    for node in &part.nodes {
+        let _ = writeln!(
+            out,
+            "| {} | {:.4} | {} | {} |",
+            inline(&node.label),
+            node.score,
+            if node.seed { "yes" } else { "" },
+            node.passage.map(|n| format!("[{n}]")).unwrap_or_default()
+        );
+    }
+    out.push('\n');
+    write_notes(out, "Walk", &part.notes);
 }

@@ -2,6 +2,7 @@
 //! method), all at once (`parallel`), or from one retrieval for the
 //! question (`no-iter`). Each filled slot is one step in the trace.
 
+use super::prompts;
 use std::collections::HashSet;
 
 use minijinja::context;
@@ -9,7 +10,6 @@ use minijinja::context;
 use super::page::Page;
 use super::parse;
 use super::{ask_until_usable, page_for_prompt, PagerStep, PagerTrace};
-use crate::llm::prompts::PromptId;
 use crate::llm::GenerateOptions;
 use crate::methods::shown::{pool, shown};
 use crate::methods::{MethodContext, MethodError, Params, Passage, Trace};
@@ -31,7 +31,7 @@ pub async fn iteratively(
         let completion = ctx
             .generate_with(
                 SUB_QUERY,
-                PromptId::PagerSubQuery,
+                &prompts::SUB_QUERY,
                 context!(question, heading, page => page_for_prompt(&trace.page)),
                 &query_options(ctx, params, 1),
             )
@@ -61,7 +61,7 @@ pub async fn in_parallel(
     let completion = ctx
         .generate_with(
             SUB_QUERIES,
-            PromptId::PagerSubQueries,
+            &prompts::SUB_QUERIES,
             context!(question, headings, page => page_for_prompt(&trace.page)),
             &query_options(ctx, params, headings.len()),
         )
@@ -151,7 +151,7 @@ async fn fill_slot(
     slot.text = ask_until_usable(
         ctx,
         FILL,
-        PromptId::PagerFill,
+        &prompts::FILL,
         |retry| {
             context!(question, sub_query, heading, passages, last, retry, page => page_for_prompt(page))
         },

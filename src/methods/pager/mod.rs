@@ -7,6 +7,7 @@
 mod fill;
 mod page;
 pub mod parse;
+mod prompts;
 mod summaries;
 mod trace;
 
@@ -21,7 +22,7 @@ use super::{
     Answer, Count, Method, MethodContext, MethodDefaults, MethodError, MethodInfo, Params, Pick,
     Trace, RETRIEVER,
 };
-use crate::llm::prompts::{as_document_data, PromptId};
+use crate::llm::prompts::{as_document_data, Prompt};
 use crate::llm::{GenerateOptions, Sampling};
 
 pub struct Pager;
@@ -64,6 +65,10 @@ impl Method for Pager {
             defaults: PAPER,
             options: vec![RETRIEVER.declare(), VARIANT.declare(), SLOTS_MAX.declare()],
         }
+    }
+
+    fn prompts(&self) -> &'static [&'static Prompt] {
+        prompts::ALL
     }
 
     async fn run(
@@ -119,7 +124,7 @@ async fn outline(
     let parsed = ask_until_usable(
         ctx,
         OUTLINE,
-        PromptId::PagerOutline,
+        &prompts::OUTLINE,
         |retry| context!(question, retry),
         &GenerateOptions {
             grammar: Some(parse::outline_grammar(size)),
@@ -154,7 +159,7 @@ async fn answer(
 ) -> Result<Answer, MethodError> {
     let vars = context!(question, page => page_for_prompt(&trace.page));
     let answer = ctx
-        .cited_answer(ANSWER, PromptId::PagerAnswer, vars, params, &trace.passages)
+        .cited_answer(ANSWER, &prompts::ANSWER, vars, params, &trace.passages)
         .await?;
     trace.unknown_citations = answer.unknown;
     Ok(Answer {
@@ -177,7 +182,7 @@ fn page_for_prompt(page: &Page) -> String {
 async fn ask_until_usable<T>(
     ctx: &MethodContext<'_>,
     step: &'static str,
-    prompt: PromptId,
+    prompt: &'static Prompt,
     vars: impl Fn(bool) -> Vars,
     options: &GenerateOptions,
     parse: impl Fn(&str) -> Result<Repaired<T>, ReplyError>,

@@ -4,12 +4,12 @@
 //! summaries become the page's sections, so trace, app and export treat
 //! them like slots.
 
+use super::prompts;
 use minijinja::context;
 
 use super::fill::{fallback_query, query_options, record, retrieve, Slot};
 use super::page::Section;
 use super::{ask_until_usable, page_for_prompt, parse, PagerTrace};
-use crate::llm::prompts::PromptId;
 use crate::methods::shown::shown;
 use crate::methods::{MethodContext, MethodError, Params};
 
@@ -31,7 +31,7 @@ pub async fn summarise(
             let completion = ctx
                 .generate_with(
                     SUB_QUERY,
-                    PromptId::PagerSubQuery,
+                    &prompts::SUB_QUERY,
                     context!(question, heading => (), page => page_for_prompt(&trace.page)),
                     &query_options(ctx, params, 1),
                 )
@@ -46,7 +46,7 @@ pub async fn summarise(
         let summary = ask_until_usable(
             ctx,
             SUMMARY,
-            PromptId::PagerSummary,
+            &prompts::SUMMARY,
             |retry| context!(question, sub_query, passages, retry, summaries),
             &ctx.options(params),
             parse::summary,

@@ -1,11 +1,14 @@
 //! How a PAGER answer was built: the outline, then one step per filled slot
 //! with the page as it stood afterwards.
 
+use std::fmt::Write as _;
+
 use serde::{Deserialize, Serialize};
 
 use super::page::Page;
 use crate::choice::Choice;
-use crate::methods::{Passage, RetrievalPart};
+use crate::methods::markdown::{block, inline, option_name, write_notes, write_passages};
+use crate::methods::{brief, Citation, MethodTrace, Passage, RetrievalPart};
 
 /// The paper's method and its ablations (PAGER, section 5.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
@@ -85,4 +88,76 @@ pub struct PagerStep {
     pub sufficient: Option<bool>,
     /// The page in markdown right after this step.
     pub page_after: String,
+}
+
+impl MethodTrace for PagerTrace {
+    fn passages(&self) -> Option<&[Passage]> {
+        Some(&self.passages)
+    }
+
+    fn retrieval_mut(&mut self) -> Option<&mut Vec<RetrievalPart>> {
+        Some(&mut self.retrieval)
+    }
+
+    fn retrieval(&self) -> &[RetrievalPart] {
+        &self.retrieval
+    }
+
+    fn key_parts(&self) -> Vec<String> {
+        let headings: Vec<String> = self
+            .outline
+            .sections
+            .iter()
+            .map(|s| brief(&s.heading))
+            .collect();
+        vec![format!("outline: {}", headings.join(" / "))]
+    }
+
+    /// The page is what the answer was read from: it is the body.
+    fn write_body(&self, out: &mut String) {
+        let _ = writeln!(out, "## {}\n", inline(&self.page.title));
+        for section in &self.page.sections {
+            let _ = writeln!(out, "### {}\n", inline(&section.heading));
+            let body = section.body.as_deref().unwrap_or("(not filled)");
+            let _ = writeln!(out, "{}\n", block(body));
+        }
+    }
+
+    fn write_markdown(&self, out: &mut String, citations: &[Citation]) {
+        let _ = writeln!(
+            out,
+            "PAGER ({} variant) planned the page above, then filled its {} section(s) one step at a time, retrieving {} passages for each.\n",
+            option_name(self.variant),
+            self.page.sections.len(),
+            self.k,
+        );
+        if !self.reasoning.is_empty() {
+            let _ = writeln!(out, "**Planning:** {}\n", block(&self.reasoning));
+        }
+        write_notes(out, "Outline", &self.outline_notes);
+        for step in &self.steps {
+            let sources: Vec<String> = step.sources.iter().map(|n| format!("[{n}]")).collect();
+            let overlap = step
+                .overlap
+                .map(|o| format!("; overlap with earlier steps {o:.2}"))
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "- **{}** searched *{}* → {}{overlap}{}",
+                inline(&step.heading),
+                inline(&step.sub_query),
+                sources.join(" "),
+                if step.failed {
+                    " — no usable text"
+                } else {
+                    ""
+                }
+            );
+            for note in &step.notes {
+                let _ = writeln!(out, "  - {}", inline(note));
+            }
+        }
+        out.push('\n');
+        write_passages(out, &self.passages, &self.unknown_citations, citations);
+    }
 }

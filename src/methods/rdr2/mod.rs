@@ -6,6 +6,7 @@
 //! The paper's ablations are variants: `no-structure`, `no-expand`.
 
 pub mod parse;
+mod prompts;
 mod read;
 mod route;
 mod subtree;
@@ -18,14 +19,15 @@ use std::sync::Mutex;
 use futures::future::try_join_all;
 
 pub use trace::{
-    ActionKind, IgnoredAction, Rdr2Trace, Rdr2Variant, Route, RouteAction, RouteNode, RouteOutcome,
-    RouteStep, RoutedPart,
+    write_routing, ActionKind, IgnoredAction, Rdr2Trace, Rdr2Variant, Route, RouteAction,
+    RouteNode, RouteOutcome, RouteStep, RoutedPart,
 };
 
 use super::{
     Answer, Count, Method, MethodContext, MethodDefaults, MethodError, MethodInfo, Params, Passage,
     Pick, Trace,
 };
+use crate::llm::prompts::Prompt;
 use crate::retrieve::{Retriever, SearchMode};
 
 pub struct Rdr2;
@@ -86,6 +88,10 @@ impl Method for Rdr2 {
                 BUDGET_TOKENS.declare(),
             ],
         }
+    }
+
+    fn prompts(&self) -> &'static [&'static Prompt] {
+        prompts::ALL
     }
 
     async fn run(

@@ -4,6 +4,7 @@
 //! retrieved chunks; a refused one gives nothing. When every document was
 //! refused the reader still answers, from no passages, as the paper's does.
 
+use super::prompts;
 use std::collections::BTreeSet;
 
 use minijinja::context;
@@ -12,7 +13,6 @@ use super::trace::{Rdr2Trace, RouteOutcome, RoutedPart};
 use super::units::{Routable, Unit};
 use super::view::shortened;
 use super::CHARS_PER_TOKEN;
-use crate::llm::prompts::PromptId;
 use crate::methods::injection::suspected_instructions;
 use crate::methods::shown::shown;
 use crate::methods::{Answer, MethodContext, MethodError, Params, Passage, Trace};
@@ -44,7 +44,7 @@ pub async fn read(
     ctx.checkpoint(&Trace::Rdr2(trace.clone()));
     let vars = context!(question, passages => shown(&trace.passages));
     let answer = ctx
-        .cited_answer(READ, PromptId::Rdr2Read, vars, params, &trace.passages)
+        .cited_answer(READ, &prompts::READ, vars, params, &trace.passages)
         .await?;
     trace.unknown_citations = answer.unknown;
     Ok(Answer {

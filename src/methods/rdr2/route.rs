@@ -7,6 +7,7 @@
 //! Each step is reported as it finishes, so the app can follow the route
 //! live.
 
+use super::prompts;
 use std::collections::{BTreeSet, VecDeque};
 
 use minijinja::context;
@@ -19,7 +20,7 @@ use super::trace::{
 use super::units::{Routable, Unit};
 use super::view::{render, shortened, Layout, View};
 use crate::ingest::structure_tree::NodeKind;
-use crate::llm::prompts::{as_document_data, PromptId};
+use crate::llm::prompts::as_document_data;
 use crate::llm::GenerateOptions;
 use crate::methods::context::note_if_cut_off;
 use crate::methods::{MethodContext, MethodError, Params};
@@ -120,7 +121,7 @@ pub async fn route(
         let completion = ctx
             .generate_with(
                 ROUTE,
-                PromptId::Rdr2Route,
+                &prompts::ROUTE,
                 context!(
                     question,
                     title => as_document_data(&route.title).replace('"', "'"),

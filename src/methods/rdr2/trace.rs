@@ -2,11 +2,16 @@
 //! where retrieval lit it, and every routing step's actions, so the app can
 //! replay the route one step at a time.
 
+use std::fmt::Write as _;
+
 use serde::{Deserialize, Serialize};
 
 use crate::choice::Choice;
 use crate::ingest::structure_tree::NodeKind;
-use crate::methods::Passage;
+use crate::methods::markdown::{
+    escape_label, file_url, ids, inline, option_name, write_notes, write_passages,
+};
+use crate::methods::{Citation, MethodTrace, Passage};
 
 /// The paper's method and its ablations (RDR², section 5.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
@@ -165,4 +170,104 @@ pub struct RouteAction {
 pub struct IgnoredAction {
     pub text: String,
     pub reason: String,
+}
+
+impl MethodTrace for Rdr2Trace {
+    fn passages(&self) -> Option<&[Passage]> {
+        Some(&self.passages)
+    }
+
+    fn key_parts(&self) -> Vec<String> {
+        let routes: Vec<String> = self
+            .routing
+            .routes
+            .iter()
+            .map(|r| {
+                format!(
+                    "{} ({:?}, {} selected)",
+                    r.title,
+                    r.outcome,
+                    r.selected.len()
+                )
+            })
+            .collect();
+        vec![format!("routes: {}", routes.join("; "))]
+    }
+
+    fn refused(&self) -> bool {
+        self.refused
+    }
+
+    fn write_markdown(&self, out: &mut String, citations: &[Citation]) {
+        out.push_str("RDR² ");
+        write_routing(out, &self.routing);
+        write_passages(out, &self.passages, &self.unknown_citations, citations);
+    }
+}
+
+/// RDR²'s routes through the searched documents in an exported answer,
+/// after the words that introduce them, and its notes.
+pub fn write_routing(out: &mut String, part: &RoutedPart) {
+    let _ = writeln!(
+        out,
+        "({} variant) retrieved {} passages and routed through {} of their documents' structure trees (up to {} expansions each), keeping the passages the routes selected.\n",
+        option_name(part.variant),
+        part.retrieved.len(),
+        part.routes.len(),
+        part.expand_iter,
+    );
+    for route in &part.routes {
+        write_route(out, route);
+    }
+    out.push('\n');
+    write_notes(out, "Reading", &part.notes);
+}
+
+fn write_route(out: &mut String, route: &Route) {
+    let outcome = match route.outcome {
+        RouteOutcome::Routing => "unfinished".to_string(),
+        RouteOutcome::Selected => format!("selected nodes {}", ids(&route.selected)),
+        RouteOutcome::Refused => "refused".to_string(),
+        RouteOutcome::FellBack => "fell back to its retrieved passages".to_string(),
+    };
+    let _ = writeln!(
+        out,
+        "- [{}]({}) — started from nodes {}; {outcome}",
+        escape_label(&route.title),
+        file_url(&route.path),
+        ids(&route.hits),
+    );
+    for (i, step) in route.steps.iter().enumerate() {
+        let actions: Vec<String> = step
+            .actions
+            .iter()
+            .map(|a| match a.kind {
+                ActionKind::Answer => format!("answer {}", a.node),
+                ActionKind::Expand => format!("expand {}", a.node),
+            })
+            .chain(step.refused.then(|| "refuse".to_string()))
+            .collect();
+        let _ = writeln!(
+            out,
+            "  - step {}: saw passages {}; {}",
+            i + 1,
+            ids(&step.visible),
+            if actions.is_empty() {
+                "no usable action".to_string()
+            } else {
+                actions.join(", ")
+            }
+        );
+        for ignored in &step.ignored {
+            let _ = writeln!(
+                out,
+                "    - ignored `{}`: {}",
+                ignored.text.replace('`', "'"),
+                inline(&ignored.reason)
+            );
+        }
+    }
+    for note in &route.notes {
+        let _ = writeln!(out, "  - {}", inline(note));
+    }
 }

@@ -13,6 +13,7 @@
 //! and refuses a document that needs more than `max-calls`.
 
 mod plan;
+mod prompts;
 mod trace;
 
 use std::collections::HashMap;
@@ -27,7 +28,8 @@ use super::{
     Answer, Count, Method, MethodContext, MethodDefaults, MethodError, MethodInfo, Params, Passage,
     Trace,
 };
-use crate::llm::prompts::{as_document_data, PromptId};
+use crate::llm::prompts::as_document_data;
+use crate::llm::prompts::Prompt;
 use crate::llm::Completion;
 use crate::retrieve::DocumentParts;
 use plan::{depth_that_fits, Plan, Section};
@@ -64,6 +66,10 @@ impl Method for WholeDocument {
         }
     }
 
+    fn prompts(&self) -> &'static [&'static Prompt] {
+        prompts::ALL
+    }
+
     async fn run(
         &self,
         ctx: &MethodContext<'_>,
@@ -75,7 +81,7 @@ impl Method for WholeDocument {
         let writer = format!(
             "{}\n{}",
             ctx.model_name(),
-            ctx.prompt_fingerprint(PromptId::WholeDocumentSummarize)
+            ctx.prompt_fingerprint(&prompts::SUMMARIZE)
         );
         let plan = Plan::of(&parts.tree, &writer);
         let keys: Vec<&str> = plan
@@ -155,13 +161,7 @@ impl Method for WholeDocument {
         ctx.checkpoint(&Trace::WholeDocument(trace.clone()));
         let vars = context!(question, title => as_document_data(&title), sections => shown(&trace.passages));
         let answer = ctx
-            .cited_answer(
-                "answer",
-                PromptId::WholeDocumentAnswer,
-                vars,
-                params,
-                &trace.passages,
-            )
+            .cited_answer("answer", &prompts::ANSWER, vars, params, &trace.passages)
             .await?;
         trace.unknown_citations = answer.unknown;
         Ok(Answer {
@@ -275,7 +275,7 @@ impl Summarizer<'_> {
         options.max_tokens = options.max_tokens.min(SUMMARY_TOKENS);
         let completion: Completion = self
             .ctx
-            .generate_with(step, PromptId::WholeDocumentSummarize, vars, &options)
+            .generate_with(step, &prompts::SUMMARIZE, vars, &options)
             .await?;
         // A summary cut off at its length is still a summary; an empty one
         // says the section holds nothing worth repeating.

@@ -2,10 +2,13 @@
 //! with its summary (kept from an earlier answer, or written now), the
 //! calls it was expected to take, and which summaries the answer read.
 
+use std::fmt::Write as _;
+
 use serde::{Deserialize, Serialize};
 
 use super::plan::Section;
-use crate::methods::Passage;
+use crate::methods::markdown::{inline, write_passages};
+use crate::methods::{Citation, MethodTrace, Passage};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[ts(export)]
@@ -61,5 +64,34 @@ impl SectionSummary {
             kept: kept.is_some(),
             number: None,
         }
+    }
+}
+
+impl MethodTrace for WholeDocumentTrace {
+    fn passages(&self) -> Option<&[Passage]> {
+        Some(&self.passages)
+    }
+
+    fn key_parts(&self) -> Vec<String> {
+        vec![format!(
+            "read all of {} ({} sections, headings down to level {})",
+            self.title,
+            self.sections.len(),
+            self.shown_depth
+        )]
+    }
+
+    fn write_markdown(&self, out: &mut String, citations: &[Citation]) {
+        let kept = self.sections.iter().filter(|s| s.kept).count();
+        let _ = writeln!(
+            out,
+            "The whole of *{}* was read: each of its {} sections summarised from its own text and the summaries of the sections under it ({kept} summaries kept from earlier answers; {} model calls expected, at most {}). The answer read the summaries down to heading level {}, numbered below.\n",
+            inline(&self.title),
+            self.sections.len(),
+            self.estimated_calls,
+            self.max_calls,
+            self.shown_depth,
+        );
+        write_passages(out, &self.passages, &self.unknown_citations, citations);
     }
 }

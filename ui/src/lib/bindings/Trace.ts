@@ -2,9 +2,14 @@
 import type { ActiveRagTrace } from "./ActiveRagTrace";
 import type { CrpRagTrace } from "./CrpRagTrace";
 import type { Ig2RagTrace } from "./Ig2RagTrace";
+import type { LlmOnlyTrace } from "./LlmOnlyTrace";
 import type { PagerTrace } from "./PagerTrace";
 import type { Rdr2Trace } from "./Rdr2Trace";
 import type { VanillaRagTrace } from "./VanillaRagTrace";
 import type { WholeDocumentTrace } from "./WholeDocumentTrace";
 
-export type Trace = { "method": "llm-only" } | { "method": "vanilla-rag" } & VanillaRagTrace | { "method": "pager" } & PagerTrace | { "method": "activerag" } & ActiveRagTrace | { "method": "rdr2" } & Rdr2Trace | { "method": "ig2rag" } & Ig2RagTrace | { "method": "crp-rag" } & CrpRagTrace | { "method": "whole-document" } & WholeDocumentTrace;
+/**
+ * How an answer was built, one variant per method, stored as JSON
+ * with the run and rendered by the app and by markdown export.
+ */
+export type Trace = { "method": "llm-only" } & LlmOnlyTrace | { "method": "vanilla-rag" } & VanillaRagTrace | { "method": "pager" } & PagerTrace | { "method": "activerag" } & ActiveRagTrace | { "method": "rdr2" } & Rdr2Trace | { "method": "ig2rag" } & Ig2RagTrace | { "method": "crp-rag" } & CrpRagTrace | { "method": "whole-document" } & WholeDocumentTrace;

@@ -4,20 +4,23 @@
 //! instructions; thought accommodation checks the first reasoning against
 //! what was assimilated and answers.
 
-use minijinja::context;
-use serde::{Deserialize, Serialize};
+mod prompts;
+mod trace;
 
-use super::citations::resolve;
-use super::context::{finished_text, partial_text};
-use super::shown::shown;
-use super::{
-    Answer, Method, MethodContext, MethodDefaults, MethodError, MethodInfo, Params, Passage, Pick,
-    RetrievalPart, Trace, RETRIEVER,
-};
-use crate::choice::Choice;
-use crate::llm::prompts::{as_document_data, PromptId};
+pub use trace::{ActiveRagAgents, ActiveRagTrace, ActiveRagVariant};
+
+use minijinja::context;
+
+use crate::llm::prompts::{as_document_data, Prompt};
 use crate::llm::response_format::{object_schema, one_line, text_schema};
 use crate::llm::{FinishReason, GenerateOptions, ReplySchema};
+use crate::methods::citations::resolve;
+use crate::methods::context::{finished_text, partial_text};
+use crate::methods::shown::shown;
+use crate::methods::{
+    Answer, Method, MethodContext, MethodDefaults, MethodError, MethodInfo, Params, Pick, Trace,
+    RETRIEVER,
+};
 
 pub struct ActiveRag;
 
@@ -47,98 +50,6 @@ const ACCOMMODATION: &str = "accommodation";
 const CONCLUSION: &str = "conclusion";
 const ANSWER_LABEL: &str = "answer:";
 
-/// The learning behaviour the assimilation and accommodation agents mimic
-/// (the paper's section 3.2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
-#[ts(export)]
-#[serde(rename_all = "lowercase")]
-pub enum ActiveRagVariant {
-    Anchoring,
-    Association,
-    Reasoning,
-    Reflection,
-}
-
-impl Choice for ActiveRagVariant {
-    const ALL: &'static [ActiveRagVariant] = &[
-        ActiveRagVariant::Association,
-        ActiveRagVariant::Anchoring,
-        ActiveRagVariant::Reasoning,
-        ActiveRagVariant::Reflection,
-    ];
-
-    fn as_str(self) -> &'static str {
-        match self {
-            ActiveRagVariant::Association => "association",
-            ActiveRagVariant::Anchoring => "anchoring",
-            ActiveRagVariant::Reasoning => "reasoning",
-            ActiveRagVariant::Reflection => "reflection",
-        }
-    }
-}
-
-/// Which agents run: all of them, or one of the paper's ablations
-/// (ActiveRAG §5.2, Table 3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ts_rs::TS)]
-#[ts(export)]
-#[serde(rename_all = "kebab-case")]
-pub enum ActiveRagAgents {
-    #[default]
-    All,
-    /// No knowledge assimilation: the accommodation reads the passages
-    /// themselves instead of notes taken from them.
-    NoAssimilation,
-    /// No thought accommodation: the answer is written from the notes
-    /// alone, with no first attempt to correct (so none is made).
-    NoAccommodation,
-}
-
-impl Choice for ActiveRagAgents {
-    const ALL: &'static [ActiveRagAgents] = &[
-        ActiveRagAgents::All,
-        ActiveRagAgents::NoAssimilation,
-        ActiveRagAgents::NoAccommodation,
-    ];
-
-    fn as_str(self) -> &'static str {
-        match self {
-            ActiveRagAgents::All => "all",
-            ActiveRagAgents::NoAssimilation => "no-assimilation",
-            ActiveRagAgents::NoAccommodation => "no-accommodation",
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
-#[ts(export)]
-pub struct ActiveRagTrace {
-    pub variant: ActiveRagVariant,
-    /// Absent in runs from before the ablations: all agents ran.
-    #[serde(default)]
-    pub agents: ActiveRagAgents,
-    pub k: usize,
-    pub passages: Vec<Passage>,
-    /// Self-inquiry: the model's chain of thought without sources (empty
-    /// for `no-accommodation`, which has no use for it).
-    pub self_inquiry: String,
-    /// Knowledge assimilation: what it took from the passages (empty for
-    /// `no-assimilation`).
-    pub assimilation: String,
-    /// Thought accommodation: the corrected reasoning, ending in the
-    /// answer; for `no-accommodation`, the reasoning from the notes alone.
-    pub accommodation: String,
-    /// Set when the accommodation had no "Answer:" line, so the whole
-    /// reply became the answer.
-    pub answer_line_missing: bool,
-    pub unknown_citations: Vec<usize>,
-    /// How the retriever found the passages, when it is more than a search.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[ts(as = "Option<Vec<RetrievalPart>>", optional)]
-    pub retrieval: Vec<RetrievalPart>,
-    /// Agents' replies cut off at max_tokens, kept as they were.
-    pub notes: Vec<String>,
-}
-
 #[async_trait::async_trait]
 impl Method for ActiveRag {
     fn info(&self) -> MethodInfo {
@@ -150,6 +61,10 @@ impl Method for ActiveRag {
             defaults: PAPER,
             options: vec![RETRIEVER.declare(), VARIANT.declare(), AGENTS.declare()],
         }
+    }
+
+    fn prompts(&self) -> &'static [&'static Prompt] {
+        prompts::ALL
     }
 
     async fn run(
@@ -168,7 +83,7 @@ impl Method for ActiveRag {
             let thought = ctx
                 .generate(
                     SELF_INQUIRY,
-                    PromptId::ActiveRagSelfInquiry,
+                    &prompts::SELF_INQUIRY,
                     context!(question),
                     params,
                 )
@@ -199,7 +114,7 @@ impl Method for ActiveRag {
             let completion = ctx
                 .generate(
                     ASSIMILATION,
-                    PromptId::ActiveRagAssimilate,
+                    &prompts::ASSIMILATE,
                     context!(question, variant, passages => shown(&trace.passages)),
                     params,
                 )
@@ -216,7 +131,7 @@ impl Method for ActiveRag {
         let completion = ctx
             .generate_with(
                 ACCOMMODATION,
-                PromptId::ActiveRagAccommodate,
+                &prompts::ACCOMMODATE,
                 context!(
                     question,
                     variant,
@@ -325,7 +240,7 @@ async fn conclude(
     let completion = ctx
         .generate_with(
             CONCLUSION,
-            PromptId::ActiveRagConclude,
+            &prompts::CONCLUDE,
             context!(question, reasoning => as_document_data(reasoning)),
             &options,
         )
