@@ -15,6 +15,7 @@ mod error;
 mod events;
 pub mod ig2rag;
 mod injection;
+pub mod ircot;
 mod llm_only;
 pub mod markdown;
 mod markers;
@@ -174,6 +175,7 @@ registry! {
     Ig2rag(ig2rag::Ig2RagTrace) = "ig2rag" => ig2rag::Ig2Rag;
     CrpRag(crp_rag::CrpRagTrace) = "crp-rag" => crp_rag::CrpRag;
     WholeDocument(whole_document::WholeDocumentTrace) = "whole-document" => whole_document::WholeDocument;
+    Ircot(ircot::IrcotTrace) = "ircot" => ircot::Ircot;
 }
 
 pub fn methods() -> &'static [&'static dyn Method] {

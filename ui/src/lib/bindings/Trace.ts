@@ -2,6 +2,7 @@
 import type { ActiveRagTrace } from "./ActiveRagTrace";
 import type { CrpRagTrace } from "./CrpRagTrace";
 import type { Ig2RagTrace } from "./Ig2RagTrace";
+import type { IrcotTrace } from "./IrcotTrace";
 import type { LlmOnlyTrace } from "./LlmOnlyTrace";
 import type { PagerTrace } from "./PagerTrace";
 import type { Rdr2Trace } from "./Rdr2Trace";
@@ -12,4 +13,4 @@ import type { WholeDocumentTrace } from "./WholeDocumentTrace";
  * How an answer was built, one variant per method, stored as JSON
  * with the run and rendered by the app and by markdown export.
  */
-export type Trace = { "method": "llm-only" } & LlmOnlyTrace | { "method": "vanilla-rag" } & VanillaRagTrace | { "method": "pager" } & PagerTrace | { "method": "activerag" } & ActiveRagTrace | { "method": "rdr2" } & Rdr2Trace | { "method": "ig2rag" } & Ig2RagTrace | { "method": "crp-rag" } & CrpRagTrace | { "method": "whole-document" } & WholeDocumentTrace;
+export type Trace = { "method": "llm-only" } & LlmOnlyTrace | { "method": "vanilla-rag" } & VanillaRagTrace | { "method": "pager" } & PagerTrace | { "method": "activerag" } & ActiveRagTrace | { "method": "rdr2" } & Rdr2Trace | { "method": "ig2rag" } & Ig2RagTrace | { "method": "crp-rag" } & CrpRagTrace | { "method": "whole-document" } & WholeDocumentTrace | { "method": "ircot" } & IrcotTrace;

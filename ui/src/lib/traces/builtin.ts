@@ -3,6 +3,7 @@
 import ActiveRagTrace from "./ActiveRagTrace.svelte";
 import CrpRagTrace from "./CrpRagTrace.svelte";
 import Ig2RagTrace from "./Ig2RagTrace.svelte";
+import IrcotTrace from "./IrcotTrace.svelte";
 import LlmOnlyTrace from "./LlmOnlyTrace.svelte";
 import PagerTrace from "./PagerTrace.svelte";
 import Rdr2Trace from "./Rdr2Trace.svelte";
@@ -19,4 +20,5 @@ export function registerBuiltinTraceRenderers(): void {
   registerTraceRenderer("ig2rag", Ig2RagTrace);
   registerTraceRenderer("crp-rag", CrpRagTrace);
   registerTraceRenderer("whole-document", WholeDocumentTrace);
+  registerTraceRenderer("ircot", IrcotTrace);
 }
