@@ -1820,3 +1820,72 @@ fn crp_rag_grows_a_reasoning_graph_checks_each_step_and_answers_along_paths() {
     assert!(count("reason") >= 1);
     assert_usage_counted(&result, steps.len());
 }
+
+#[test]
+fn ircot_reasons_a_sentence_at_a_time_retrieving_for_each_and_exports_its_chain() {
+    let ix = hotpotqa();
+    let question = hotpotqa_question(1);
+    let result = ix.ask(
+        &[
+            &question,
+            "--method",
+            "ircot",
+            "-k",
+            "2",
+            "--max-steps",
+            "3",
+            "--max-passages",
+            "5",
+            "--retriever",
+            "bm25",
+            "--max-tokens",
+            "200",
+        ],
+        &[],
+    );
+    let trace = &result["run"]["trace"];
+    assert_eq!(trace["method"], "ircot");
+    let steps = trace["steps"].as_array().unwrap();
+    assert!(!steps.is_empty() && steps.len() <= 3, "{trace}");
+    for step in steps {
+        let sentence = step["sentence"].as_str().unwrap();
+        assert!(!sentence.trim().is_empty() && !sentence.contains('\n'));
+    }
+    let passages = trace["passages"].as_array().unwrap();
+    assert!(!passages.is_empty() && passages.len() <= 5, "{trace}");
+    for (i, passage) in passages.iter().enumerate() {
+        assert_eq!(
+            passage["number"],
+            i + 1,
+            "numbered once each, in order found"
+        );
+        ix.assert_resolves(passage);
+    }
+    let stop = trace["stop"].as_str().unwrap();
+    match stop {
+        "step-cap" => assert_eq!(steps.len(), 3),
+        "answered" => assert!(steps.last().unwrap()["sentence"]
+            .as_str()
+            .unwrap()
+            .to_lowercase()
+            .contains("answer is")),
+        "no-sentence" => {}
+        other => panic!("stopped for {other}"),
+    }
+    let calls = call_steps(&result);
+    let reasons = calls.iter().filter(|s| s.as_str() == "reason").count();
+    assert!(reasons >= steps.len() && reasons <= 3, "{calls:?}");
+    assert_eq!(calls.last().map(String::as_str), Some("answer"));
+    assert_usage_counted(&result, calls.len());
+
+    let id = result["run"]["id"].as_i64().unwrap().to_string();
+    let markdown = exported(&ix.data, &id);
+    assert!(markdown.contains("IRCoT retrieved"), "{markdown}");
+    let first = steps[0]["sentence"].as_str().unwrap();
+    if let Some(word) = first
+        .split_whitespace()
+        .find(|w| w.len() >= 4 && w.chars().all(char::is_alphanumeric))
+    {
+        assert!(markdown.contains(word), "{word} not in {markdown}");
+    }
+}
