@@ -10,7 +10,7 @@
 use std::fmt::Debug;
 
 use folio::choice::Choice;
-use folio::eval::metrics::{cover_em, exact_match, f1, normalize, score};
+use folio::eval::metrics::{cover_em, exact_match, f1, score};
 use folio::graph::{parse_grades, GainClass, Grade, Rubric};
 use folio::ingest::chunker::{chunk, ChunkSizes};
 use folio::ingest::loaders::{decode_text, load, Format, LoadOptions};
@@ -24,6 +24,7 @@ use folio::methods::pager::parse::{self as pager, ReplyError};
 use folio::methods::pager::Page;
 use folio::methods::rdr2::parse as rdr2;
 use folio::methods::rdr2::ActionKind;
+use folio::text::normalize;
 
 /// Every target by name, as `fuzz/fuzz_targets/<name>.rs` and the corpus
 /// folders `fuzz/corpus/<name>/` and `fuzz/regressions/<name>/` call it.

@@ -22,6 +22,7 @@ pub mod rubric;
 pub mod server_http;
 pub mod stats;
 pub mod store;
+pub mod text;
 
 pub use config::Config;
 pub use error::{Error, Result};

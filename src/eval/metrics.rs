@@ -7,6 +7,8 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::text::normalize;
+
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[ts(export)]
 pub struct Scores {
@@ -23,35 +25,6 @@ pub fn score(prediction: &str, golds: &[String]) -> Scores {
         f1: best.f1.max(f1(prediction, gold)),
         cover_em: best.cover_em || cover_em(prediction, gold),
     })
-}
-
-/// Lower case, punctuation deleted (not replaced by a space, so "U.S." is
-/// "us"), the articles a/an/the dropped as whole words, whitespace collapsed.
-/// Punctuation is any character that is neither a letter, a digit nor
-/// whitespace, in any script, so "São Paulo" keeps its "ã" while curly
-/// quotes and dashes go the way ASCII punctuation does in SQuAD. Combining
-/// accents are kept so a decomposed "Å" is not silently folded to "a".
-pub fn normalize(text: &str) -> String {
-    let kept: String = text
-        .to_lowercase()
-        .chars()
-        .filter(|c| c.is_alphanumeric() || c.is_whitespace() || is_combining_mark(*c))
-        .collect();
-    kept.split_whitespace()
-        .filter(|w| !matches!(*w, "a" | "an" | "the"))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// The main blocks of combining diacritics (general category Mn); enough
-/// for the Latin, Greek and Cyrillic text of the datasets at hand.
-fn is_combining_mark(c: char) -> bool {
-    matches!(c,
-        '\u{0300}'..='\u{036F}'
-        | '\u{1AB0}'..='\u{1AFF}'
-        | '\u{1DC0}'..='\u{1DFF}'
-        | '\u{20D0}'..='\u{20FF}'
-        | '\u{FE20}'..='\u{FE2F}')
 }
 
 pub fn exact_match(prediction: &str, gold: &str) -> bool {
@@ -107,34 +80,6 @@ mod tests {
 
     fn golds(answers: &[&str]) -> Vec<String> {
         answers.iter().map(|a| a.to_string()).collect()
-    }
-
-    #[test]
-    fn normalisation_follows_squad() {
-        assert_eq!(normalize("The Eiffel Tower"), "eiffel tower");
-        assert_eq!(normalize("  An   apple,\ta PEAR\n"), "apple pear");
-        assert_eq!(normalize("U.S.A.!"), "usa");
-        assert_eq!(normalize("don't"), "dont");
-        // Articles go only as whole words.
-        assert_eq!(normalize("Theodore and Anne"), "theodore and anne");
-        assert_eq!(normalize("the a an"), "");
-        // A word that becomes an article once punctuation goes is dropped too,
-        // as in SQuAD, where punctuation is removed first.
-        assert_eq!(normalize("“The” end"), "end");
-        assert_eq!(normalize(""), "");
-        assert_eq!(normalize("..."), "");
-    }
-
-    #[test]
-    fn letters_of_any_script_survive() {
-        assert_eq!(normalize("Ångström"), "ångström");
-        assert_eq!(normalize("São Paulo!"), "são paulo");
-        assert_eq!(normalize("Ελλάδα — Αθήνα"), "ελλάδα αθήνα");
-        // A decomposed Å (A + combining ring) keeps its ring.
-        assert_eq!(
-            normalize("A\u{30A}ngstro\u{308}m"),
-            "a\u{30A}ngstro\u{308}m"
-        );
     }
 
     #[test]

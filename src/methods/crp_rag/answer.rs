@@ -14,12 +14,12 @@ use serde::Serialize;
 use super::graph::{Graph, SOURCE};
 use super::knowledge::knowledge_for_prompt;
 use super::trace::{CrpRagVariant, ReasoningNode, ReasoningPath, SufficiencyTest};
-use crate::eval::metrics::normalize;
 use crate::llm::prompts::as_document_data;
 use crate::llm::Completion;
 use crate::methods::context::{answer_text, note_if_cut_off, Written};
 use crate::methods::{MethodContext, MethodError, Params, Passage};
 use crate::store::CutOff;
+use crate::text::normalize;
 
 const REASON: &str = "reason";
 const MERGE: &str = "merge answers";

@@ -13,11 +13,11 @@ use minijinja::context;
 use super::graph::{Graph, SOURCE};
 use super::steps::{self, Step};
 use super::trace::{GraphBudget, GraphStop, NodeMerge};
-use crate::eval::metrics::normalize;
 use crate::llm::{FinishReason, GenerateOptions};
 use crate::methods::context::partial_text;
 use crate::methods::{MethodContext, MethodError, Params};
 use crate::retrieve::dot;
+use crate::text::normalize;
 
 const NEXT_STEPS: &str = "next steps";
 const FUSE: &str = "merge steps";

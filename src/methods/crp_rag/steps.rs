@@ -6,9 +6,9 @@
 
 use serde_json::json;
 
-use crate::eval::metrics::normalize;
 use crate::llm::response_format::{object_schema, one_line, text_schema};
 use crate::llm::ReplySchema;
+use crate::text::normalize;
 
 const NEXT: &str = "next:";
 const FINAL: &str = "final:";

@@ -22,8 +22,8 @@ use super::{
     Answer, Count, Method, MethodContext, MethodDefaults, MethodError, MethodInfo, Number,
     OptionRange, Params, Pick, Trace,
 };
-use crate::graph::Rubric;
 use crate::llm::prompts::Prompt;
+use crate::rubric::Rubric;
 
 /// The walk's passages are answered as vanilla-rag answers its own.
 static PROMPTS: &[&Prompt] = &[&ANSWER];

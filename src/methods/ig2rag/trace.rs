@@ -6,10 +6,10 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 
 use crate::choice::Choice;
-use crate::graph::{GainClass, Rubric};
 use crate::methods::markdown::{inline, write_notes, write_passages};
 use crate::methods::{Citation, MethodTrace, Passage};
 pub use crate::retrieve::{Seed, WalkStats};
+use crate::rubric::{GainClass, Rubric};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ts_rs::TS)]
 #[ts(export)]

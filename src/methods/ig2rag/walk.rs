@@ -7,10 +7,11 @@ use std::collections::HashSet;
 
 use super::trace::{GainWalkPart, GraphCoverage, GraphEdge, GraphNode, Ig2RagVariant};
 use crate::choice::Choice;
-use crate::graph::{Rubric, RubricStatus};
 use crate::methods::{MethodContext, MethodError, Passage};
 use crate::retrieve::ppr::PprParams;
 use crate::retrieve::{Follow, GainWalk, Retriever};
+use crate::rubric::Rubric;
+use crate::store::RubricStatus;
 
 /// Nodes the trace shows past the chosen passages and the seeds.
 const NEXT_NODES: usize = 5;
