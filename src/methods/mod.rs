@@ -48,6 +48,7 @@ pub use llm_only::LlmOnlyTrace;
 pub use options::{Count, Number, OptionRange, Pick, RETRIEVER};
 pub use params::{MethodOption, Params};
 pub use retrievers::{RetrievalPart, RetrieverKind};
+pub(crate) use trace::over_any_retriever;
 pub use trace::{brief, MethodTrace, Passage};
 pub use vanilla_rag::VanillaRagTrace;
 

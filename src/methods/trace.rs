@@ -98,6 +98,22 @@ pub trait MethodTrace {
     fn write_markdown(&self, out: &mut String, citations: &[Citation]);
 }
 
+/// The two [`MethodTrace`] methods of a trace whose method reasons over
+/// any retriever: the run's retriever's parts are kept in its `retrieval`
+/// field.
+macro_rules! over_any_retriever {
+    () => {
+        fn retrieval_mut(&mut self) -> Option<&mut Vec<$crate::methods::RetrievalPart>> {
+            Some(&mut self.retrieval)
+        }
+
+        fn retrieval(&self) -> &[$crate::methods::RetrievalPart] {
+            &self.retrieval
+        }
+    };
+}
+pub(crate) use over_any_retriever;
+
 impl Trace {
     /// Records how the run's retriever found the passages, on the traces of
     /// the methods that reason over any retriever.

@@ -46,13 +46,7 @@ impl MethodTrace for VanillaRagTrace {
         Some(&self.passages)
     }
 
-    fn retrieval_mut(&mut self) -> Option<&mut Vec<RetrievalPart>> {
-        Some(&mut self.retrieval)
-    }
-
-    fn retrieval(&self) -> &[RetrievalPart] {
-        &self.retrieval
-    }
+    crate::methods::over_any_retriever!();
 
     fn key_parts(&self) -> Vec<String> {
         Vec::new()

@@ -105,13 +105,7 @@ impl MethodTrace for ActiveRagTrace {
         Some(&self.passages)
     }
 
-    fn retrieval_mut(&mut self) -> Option<&mut Vec<RetrievalPart>> {
-        Some(&mut self.retrieval)
-    }
-
-    fn retrieval(&self) -> &[RetrievalPart] {
-        &self.retrieval
-    }
+    crate::methods::over_any_retriever!();
 
     fn key_parts(&self) -> Vec<String> {
         vec![

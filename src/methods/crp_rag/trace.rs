@@ -211,13 +211,7 @@ impl MethodTrace for CrpRagTrace {
         Some(&self.passages)
     }
 
-    fn retrieval_mut(&mut self) -> Option<&mut Vec<RetrievalPart>> {
-        Some(&mut self.retrieval)
-    }
-
-    fn retrieval(&self) -> &[RetrievalPart] {
-        &self.retrieval
-    }
+    crate::methods::over_any_retriever!();
 
     fn key_parts(&self) -> Vec<String> {
         let mut parts: Vec<String> = self

@@ -71,13 +71,7 @@ impl MethodTrace for IrcotTrace {
         Some(&self.passages)
     }
 
-    fn retrieval_mut(&mut self) -> Option<&mut Vec<RetrievalPart>> {
-        Some(&mut self.retrieval)
-    }
-
-    fn retrieval(&self) -> &[RetrievalPart] {
-        &self.retrieval
-    }
+    crate::methods::over_any_retriever!();
 
     fn key_parts(&self) -> Vec<String> {
         self.steps

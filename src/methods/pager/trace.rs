@@ -95,13 +95,7 @@ impl MethodTrace for PagerTrace {
         Some(&self.passages)
     }
 
-    fn retrieval_mut(&mut self) -> Option<&mut Vec<RetrievalPart>> {
-        Some(&mut self.retrieval)
-    }
-
-    fn retrieval(&self) -> &[RetrievalPart] {
-        &self.retrieval
-    }
+    crate::methods::over_any_retriever!();
 
     fn key_parts(&self) -> Vec<String> {
         let headings: Vec<String> = self
