@@ -795,6 +795,25 @@ describe("Folio in a real window", () => {
     15 * MINUTE,
   );
 
+  it("draws IRCoT's chain of thought, each sentence with the passages it retrieved", async () => {
+    await open("ask");
+    await chooseMethod("ircot");
+    // Two sentences of two passages each draw the same trace in a fraction
+    // of the model's time; tests/ask.rs runs the method on HotpotQA.
+    await setField("ask-k", "2");
+    await setField("ask-opt-max-steps", "2");
+    await askQuestion("What does the borrow checker prevent?");
+    await app.waitFor("IRCoT to finish", 6 * MINUTE, answered);
+    await setField("ask-k", "");
+    expect((await (await app.byTestId("answer-status")).text()).trim()).toBe("done");
+    const trace = await app.byTestId("ircot-trace", 15_000);
+    expect(await (await app.byTestId("ircot-first")).text()).toMatch(/The question retrieved \[1\]/);
+    expect((await app.all('[data-testid="ircot-step"]')).length).toBeGreaterThan(0);
+    expect(await trace.text()).toMatch(/Stopped/);
+    await app.execute("document.querySelector('[data-testid=\"ircot-trace\"]').scrollIntoView({ block: 'start' });");
+    await shot("17-ircot-trace");
+  });
+
   it("evaluates two methods on a dataset, charts them, opens a question's runs side by side, exports the report", async () => {
     await open("evaluate");
     const evaluation = join(out, "evaluation");
