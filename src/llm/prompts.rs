@@ -50,7 +50,7 @@ pub struct Prompt {
 }
 
 /// The system message every step is sent under unless it names its own.
-pub static SYSTEM: Prompt = Prompt::system(
+pub static SYSTEM: Prompt = Prompt::fixed(
     "system.j2",
     include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/prompts/system.j2")),
 );
@@ -73,8 +73,8 @@ impl Prompt {
         }
     }
 
-    /// A system message, or worked examples: a template without placeholders.
-    pub const fn system(file: &'static str, builtin: &'static str) -> Prompt {
+    /// A template without placeholders: a system message, or worked examples.
+    pub const fn fixed(file: &'static str, builtin: &'static str) -> Prompt {
         Prompt {
             file,
             placeholders: &[],
@@ -123,11 +123,12 @@ macro_rules! prompt {
     };
 }
 
-/// A system message or worked examples whose text is `prompts/<file>`.
+/// A template without placeholders (a system message, worked examples)
+/// whose text is `prompts/<file>`.
 #[macro_export]
-macro_rules! system_prompt {
+macro_rules! fixed_prompt {
     ($file:literal) => {
-        $crate::llm::prompts::Prompt::system(
+        $crate::llm::prompts::Prompt::fixed(
             $file,
             include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/prompts/", $file)),
         )
@@ -464,8 +465,8 @@ mod tests {
         &["question", "passages"],
         "{% for p in passages %}{{ p }}{% endfor %} {{ question }}",
     );
-    static OWN_SYSTEM: Prompt = Prompt::system("test/own-system.j2", "Never answer.");
-    static EXAMPLES: Prompt = Prompt::system(
+    static OWN_SYSTEM: Prompt = Prompt::fixed("test/own-system.j2", "Never answer.");
+    static EXAMPLES: Prompt = Prompt::fixed(
         "test/examples.j2",
         "[user]\nWhat is X?\n[assistant]\nWhat is X exactly?\n",
     );

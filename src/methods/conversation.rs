@@ -256,8 +256,8 @@ fn same_stem(a: &str, b: &str) -> bool {
 
 pub const REWRITE_STEP: &str = "rewrite";
 
-static REWRITE_SYSTEM: Prompt = crate::system_prompt!("thread/rewrite-system.j2");
-static REWRITE_EXAMPLES: Prompt = crate::system_prompt!("thread/rewrite-examples.j2");
+static REWRITE_SYSTEM: Prompt = crate::fixed_prompt!("thread/rewrite-system.j2");
+static REWRITE_EXAMPLES: Prompt = crate::fixed_prompt!("thread/rewrite-examples.j2");
 /// The rewrite is sent under its own system message, after worked
 /// examples: a small model told it answers questions answers the
 /// follow-up instead of rewriting it.
