@@ -16,7 +16,7 @@ use minijinja::context;
 pub use trace::{IrcotStep, IrcotStop, IrcotTrace};
 
 use super::context::note_if_cut_off;
-use super::shown::shown;
+use super::shown::{pool, shown};
 use super::{
     Answer, Count, Method, MethodContext, MethodDefaults, MethodError, MethodInfo, Params, Passage,
     Trace, RETRIEVER,
@@ -224,28 +224,29 @@ impl Collection {
         }
     }
 
-    /// Adds `found` to `passages`, where every chunk has one number however
-    /// often it is found; returns the numbers in rank order. A new passage
-    /// past `max` or past the budget is left out (the first one in is
-    /// always kept, so the reader has something to read).
+    /// Adds `found` to `passages` as [`pool`] does (every chunk has one
+    /// number however often it is found) and returns the numbers in rank
+    /// order. A new passage past `max` or past the budget is left out (the
+    /// first one in is always kept, so the reader has something to read).
     fn add(&mut self, passages: &mut Vec<Passage>, found: Vec<Passage>, max: usize) -> Vec<usize> {
-        let mut numbers = Vec::new();
-        for mut p in found {
-            if let Some(known) = passages.iter().find(|q| q.chunk_id == p.chunk_id) {
-                numbers.push(known.number);
-                continue;
-            }
-            let fits = self.used_chars + p.text.len() <= self.budget_chars;
-            if passages.len() >= max || (!fits && !passages.is_empty()) {
-                self.left_out += 1;
-                continue;
-            }
-            self.used_chars += p.text.len();
-            p.number = passages.len() + 1;
-            numbers.push(p.number);
-            passages.push(p);
-        }
-        numbers
+        let mut collected = passages.len();
+        let admitted: Vec<Passage> = found
+            .into_iter()
+            .filter(|p| {
+                if passages.iter().any(|q| q.chunk_id == p.chunk_id) {
+                    return true;
+                }
+                let fits = self.used_chars + p.text.len() <= self.budget_chars;
+                if collected >= max || (!fits && collected > 0) {
+                    self.left_out += 1;
+                    return false;
+                }
+                self.used_chars += p.text.len();
+                collected += 1;
+                true
+            })
+            .collect();
+        pool(passages, admitted)
     }
 
     /// Says in `notes` how many passages the last retrieval found that did
