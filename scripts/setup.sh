@@ -83,7 +83,13 @@ sha_ok() { [ -f "$1" ] && [ "$(sha256sum "$1" | cut -d' ' -f1)" = "$2" ]; }
 install_llm_server() {
   local venv="$root/.venv-llm-server" cache="${FOLIO_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/folio}/wheels"
   local sdist="$cache/$LLM_SERVER_SDIST"
-  if "$venv/bin/python" -c "import llama_cpp.server" 2>/dev/null; then
+  # llama.cpp is built for AVX2 machines rather than for this CPU: built
+  # natively on an AVX-512 Xeon (Sapphire Rapids), 0.3.36's CPU backend dies
+  # of a general protection fault on the first embedding request. The flags
+  # are kept in the venv, so a server built with others is rebuilt.
+  local cmake_args="-DLLAVA_BUILD=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE=$root/scripts/llama-server.cmake -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
+  if [ "$(cat "$venv/folio-cmake-args" 2>/dev/null)" = "$cmake_args" ] &&
+    "$venv/bin/python" -c "import llama_cpp.server" 2>/dev/null; then
     log "LLM test server present in .venv-llm-server"
     return
   fi
@@ -99,10 +105,10 @@ install_llm_server() {
   fi
   log "building llama-cpp-python into .venv-llm-server (compiles llama.cpp; several minutes)"
   python3 -m venv --clear "$venv"
-  CMAKE_ARGS="-DLLAVA_BUILD=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE=$root/scripts/llama-server.cmake" \
-    CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" "$venv/bin/python" -m pip install --quiet \
+  CMAKE_ARGS="$cmake_args" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" "$venv/bin/python" -m pip install --quiet \
     "llama-cpp-python[server] @ file://$sdist#sha256=$LLM_SERVER_SDIST_SHA256" "${LLM_SERVER_DEPS[@]}"
   "$venv/bin/python" -c "import llama_cpp.server"
+  printf '%s' "$cmake_args" >"$venv/folio-cmake-args"
   log "LLM test server ready in .venv-llm-server"
 }
 
