@@ -9,22 +9,22 @@
 
 use std::fmt::Debug;
 
-use folio::choice::Choice;
-use folio::eval::metrics::{cover_em, exact_match, f1, score};
-use folio::graph::{parse_grades, GainClass, Grade, Rubric};
-use folio::ingest::chunker::{chunk, ChunkSizes};
-use folio::ingest::loaders::{decode_text, load, Format, LoadOptions};
-use folio::ingest::structure_tree::{NodeKind, Span, StructureTree, ROOT};
-use folio::llm::sse::SseDecoder;
-use folio::llm::verdict::verdict;
-use folio::methods::activerag::final_answer;
-use folio::methods::cited_numbers;
-use folio::methods::crp_rag::steps;
-use folio::methods::pager::parse::{self as pager, ReplyError};
-use folio::methods::pager::Page;
-use folio::methods::rdr2::parse as rdr2;
-use folio::methods::rdr2::ActionKind;
-use folio::text::normalize;
+use folio_engine::choice::Choice;
+use folio_engine::documents::chunker::{chunk, ChunkSizes};
+use folio_engine::documents::loaders::{decode_text, load, Format, LoadOptions};
+use folio_engine::documents::structure_tree::{NodeKind, Span, StructureTree, ROOT};
+use folio_engine::eval::metrics::{cover_em, exact_match, f1, score};
+use folio_engine::graph::{parse_grades, GainClass, Grade, Rubric};
+use folio_engine::llm::sse::SseDecoder;
+use folio_engine::llm::verdict::verdict;
+use folio_engine::methods::activerag::final_answer;
+use folio_engine::methods::cited_numbers;
+use folio_engine::methods::crp_rag::steps;
+use folio_engine::methods::pager::parse::{self as pager, ReplyError};
+use folio_engine::methods::pager::Page;
+use folio_engine::methods::rdr2::parse as rdr2;
+use folio_engine::methods::rdr2::ActionKind;
+use folio_engine::text::normalize;
 
 /// Every target by name, as `fuzz/fuzz_targets/<name>.rs` and the corpus
 /// folders `fuzz/corpus/<name>/` and `fuzz/regressions/<name>/` call it.

@@ -9,10 +9,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use folio::eval::job::EvalJobs;
-use folio::events::EngineEvent;
-use folio::llm::pace::Pace;
-use folio::{Config, Library};
+use folio_engine::eval::job::EvalJobs;
+use folio_engine::events::EngineEvent;
+use folio_engine::llm::pace::Pace;
+use folio_engine::{Config, Library};
 use tauri::{AppHandle, Emitter};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::OnceCell;
@@ -40,7 +40,7 @@ pub struct Engine {
 }
 
 impl Engine {
-    pub async fn start(app: AppHandle, config: Config) -> folio::Result<Engine> {
+    pub async fn start(app: AppHandle, config: Config) -> folio_engine::Result<Engine> {
         let library = Arc::new(Library::open(config.clone()).await?);
         library.restore_pause().await?;
         let stop = CancellationToken::new();

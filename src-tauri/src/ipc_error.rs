@@ -2,8 +2,8 @@
 //! `message` written for the person using the app, and optional `details`
 //! (the underlying causes) for a disclosure. Never a bare string.
 
-use folio::eval::EvalError;
-use folio::llm::LlmError;
+use folio_engine::eval::EvalError;
+use folio_engine::llm::LlmError;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
@@ -45,8 +45,8 @@ fn llm_code(e: &LlmError) -> &'static str {
     }
 }
 
-fn code(e: &folio::Error) -> &'static str {
-    use folio::Error as E;
+fn code(e: &folio_engine::Error) -> &'static str {
+    use folio_engine::Error as E;
     match e {
         E::NotFound(_) => "not_found",
         E::NotIndexed(_) => "not_indexed",
@@ -57,15 +57,15 @@ fn code(e: &folio::Error) -> &'static str {
         E::RunInProgress(_) => "run_in_progress",
         E::JobNotFound(_) => "job_not_found",
         E::Llm(l) => llm_code(l),
-        E::Method(folio::methods::MethodError::Llm { source, .. }) => llm_code(source),
+        E::Method(folio_engine::methods::MethodError::Llm { source, .. }) => llm_code(source),
         E::Method(m) if m.is_user_error() => "invalid_request",
         E::BadOption(_) => "invalid_option",
-        E::Method(folio::methods::MethodError::EmptyLibrary) => "empty_library",
+        E::Method(folio_engine::methods::MethodError::EmptyLibrary) => "empty_library",
         E::Export(_) => "export_failed",
         E::Embed(_) => "embedding_model",
         E::Prompt(_) => "prompt_template",
         E::DataDir { .. } => "data_dir",
-        E::Store(folio::store::StoreError::DiskFull) => "disk_full",
+        E::Store(folio_engine::store::StoreError::DiskFull) => "disk_full",
         _ => "internal",
     }
 }
@@ -81,8 +81,8 @@ fn causes(e: &dyn std::error::Error) -> Option<String> {
     (!lines.is_empty()).then(|| lines.join("\n"))
 }
 
-impl From<folio::Error> for IpcError {
-    fn from(e: folio::Error) -> IpcError {
+impl From<folio_engine::Error> for IpcError {
+    fn from(e: folio_engine::Error) -> IpcError {
         IpcError {
             code: code(&e),
             message: e.to_string(),
@@ -112,8 +112,8 @@ impl From<EvalError> for IpcError {
     }
 }
 
-impl From<folio::config::ConfigError> for IpcError {
-    fn from(e: folio::config::ConfigError) -> IpcError {
+impl From<folio_engine::config::ConfigError> for IpcError {
+    fn from(e: folio_engine::config::ConfigError) -> IpcError {
         IpcError {
             code: "config",
             message: e.to_string(),
@@ -128,12 +128,14 @@ mod tests {
 
     #[test]
     fn engine_errors_keep_their_wording_and_get_stable_codes() {
-        let e = IpcError::from(folio::Error::RunNotFound(7));
+        let e = IpcError::from(folio_engine::Error::RunNotFound(7));
         assert_eq!(e.code, "run_not_found");
         assert!(e.message.contains("no run 7"), "{}", e.message);
-        let down = IpcError::from(folio::Error::Llm(LlmError::Cancelled));
+        let down = IpcError::from(folio_engine::Error::Llm(LlmError::Cancelled));
         assert_eq!(down.code, "cancelled");
-        let option = IpcError::from(folio::Error::BadOption("n must be between 1 and 20".into()));
+        let option = IpcError::from(folio_engine::Error::BadOption(
+            "n must be between 1 and 20".into(),
+        ));
         assert_eq!(option.code, "invalid_option");
     }
 
@@ -144,7 +146,7 @@ mod tests {
         assert!(gone.message.contains("/tmp/x"), "{}", gone.message);
         let stopped = IpcError::from(EvalError::Interrupted("answering"));
         assert_eq!(stopped.code, "cancelled");
-        let engine = IpcError::from(EvalError::Engine(folio::Error::RunNotFound(3)));
+        let engine = IpcError::from(EvalError::Engine(folio_engine::Error::RunNotFound(3)));
         assert_eq!(engine.code, "run_not_found");
     }
 }

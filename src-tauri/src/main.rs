@@ -33,7 +33,7 @@ async fn exit_on_sigterm(handle: tauri::AppHandle) {
 }
 
 fn main() {
-    folio::allocator::limit_arenas();
+    folio_engine::allocator::limit_arenas();
     let app = tauri::Builder::default()
         .plugin(tauri_plugin_dialog::init())
         .manage(AppState::default())

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use folio::llm::ApiKey;
+use folio_engine::llm::ApiKey;
 use serde::Serialize;
 
 use crate::ipc_error::IpcError;
@@ -86,7 +86,8 @@ impl Secrets {
                 path.parent()
                     .map_or(Ok(()), std::fs::create_dir_all)
                     .map_err(storage_error)?;
-                folio::atomic_file::replace(path, key.as_bytes(), 0o600).map_err(storage_error)
+                folio_engine::atomic_file::replace(path, key.as_bytes(), 0o600)
+                    .map_err(storage_error)
             }
         }
     }

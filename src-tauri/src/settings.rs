@@ -8,13 +8,13 @@
 
 use std::path::{Path, PathBuf};
 
-use folio::config::{config_file_path, default_models_dir, ConfigFile};
-use folio::embed::EmbeddingBackend;
-use folio::ingest::loaders::ocr::installed_languages;
-use folio::ingest::loaders::OcrSettings;
-use folio::llm::settings::{KitModel, KIT_DEFAULT, KIT_MODELS};
-use folio::llm::{ApiKey, Backend, LlmSettings};
-use folio::Config;
+use folio_engine::config::{config_file_path, default_models_dir, ConfigFile};
+use folio_engine::documents::loaders::ocr::installed_languages;
+use folio_engine::documents::loaders::OcrSettings;
+use folio_engine::embed::EmbeddingBackend;
+use folio_engine::llm::settings::{KitModel, KIT_DEFAULT, KIT_MODELS};
+use folio_engine::llm::{ApiKey, Backend, LlmSettings};
+use folio_engine::Config;
 use serde::{Deserialize, Serialize};
 
 use crate::ipc_error::IpcError;
@@ -394,7 +394,7 @@ pub fn save(input: &SettingsInput, secrets: &Secrets) -> Result<(), IpcError> {
 
 #[cfg(test)]
 mod tests {
-    use folio::llm::settings::{QWEN_0_5B, SMOLLM2};
+    use folio_engine::llm::settings::{QWEN_0_5B, SMOLLM2};
 
     use super::*;
 

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use folio::{Config, Library};
+use folio_engine::{Config, Library};
 use tauri::AppHandle;
 use tokio::sync::RwLock;
 use tokio_util::sync::CancellationToken;
@@ -42,7 +42,7 @@ impl AppState {
     pub fn secrets(&self) -> &Secrets {
         self.secrets.get_or_init(|| {
             // Beside folio.toml, which is private to the user too.
-            Secrets::detect(folio::config::config_file_path().with_file_name("api-key"))
+            Secrets::detect(folio_engine::config::config_file_path().with_file_name("api-key"))
         })
     }
 
@@ -84,7 +84,7 @@ impl AppState {
         }
         // The cancelled answers and graph scoring stop at their next token;
         // exiting while the model still decodes crashes in llama.cpp.
-        folio::llm::quiesce(std::time::Duration::from_secs(10));
+        folio_engine::llm::quiesce(std::time::Duration::from_secs(10));
     }
 
     pub async fn library(&self) -> Result<Arc<Library>, IpcError> {

@@ -2,9 +2,9 @@
 
 use std::time::Duration;
 
-use folio::methods::runner::AskRequest;
-use folio::methods::{EventSink, MethodInfo, RunEvent};
-use folio::store::{LlmCallRow, RunRecord, ThreadSummary};
+use folio_engine::methods::runner::AskRequest;
+use folio_engine::methods::{EventSink, MethodInfo, RunEvent};
+use folio_engine::store::{LlmCallRow, RunRecord, ThreadSummary};
 use serde::Serialize;
 use tauri::ipc::Channel;
 use tauri::{AppHandle, State};
@@ -35,7 +35,10 @@ pub struct ThreadDetail {
 
 #[tauri::command(rename_all = "snake_case")]
 pub fn methods() -> Vec<MethodInfo> {
-    folio::methods::methods().iter().map(|m| m.info()).collect()
+    folio_engine::methods::methods()
+        .iter()
+        .map(|m| m.info())
+        .collect()
 }
 
 /// Answers `request`, streaming its progress through `on_event`, and returns
@@ -75,7 +78,7 @@ pub async fn export_run(
     id: i64,
 ) -> CommandResult<Option<String>> {
     let library = state.library().await?;
-    library.run(id).await?;
+    library.stored_run(id).await?;
     let Some(path) = dialogs::markdown_destination(
         &app,
         "Export run as markdown",

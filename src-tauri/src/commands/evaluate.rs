@@ -1,14 +1,14 @@
 //! The Evaluate view: run `folio eval` from the app (the same steps, in
-//! `folio::eval::Evaluation`, so an evaluation started in one goes on in the
+//! `folio_engine::eval::Evaluation`, so an evaluation started in one goes on in the
 //! other), open a finished one's report and its runs, export the report.
 
 use std::path::PathBuf;
 use std::str::FromStr;
 
-use folio::eval::job as eval_job;
-use folio::eval::report::{self, Report, SpecRun};
-use folio::eval::{graph as eval_graph, EvalEvent, EvalRequest, MethodSpec};
-use folio::methods::runner::AskSettings;
+use folio_engine::eval::job as eval_job;
+use folio_engine::eval::report::{self, Report, SpecRun};
+use folio_engine::eval::{graph as eval_graph, EvalEvent, EvalRequest, MethodSpec};
+use folio_engine::methods::runner::AskSettings;
 use serde::Deserialize;
 use tauri::ipc::Channel;
 use tauri::{AppHandle, State};
@@ -135,7 +135,7 @@ pub async fn start_eval(
 }
 
 async fn evaluate(
-    library: &folio::Library,
+    library: &folio_engine::Library,
     request: EvalRequest,
     cancel: &tokio_util::sync::CancellationToken,
     on_event: &Channel<EvalEvent>,

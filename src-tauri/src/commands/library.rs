@@ -2,9 +2,9 @@
 
 use std::path::PathBuf;
 
-use folio::graph::{GraphBuildOptions, GraphStatus, Rubric};
-use folio::library::{DocumentTree, LibraryOverview};
-use folio::store::{Collection, DocumentPage, PassageBoxes, Scope};
+use folio_engine::graph::{GraphBuildOptions, GraphStatus, Rubric};
+use folio_engine::library::{DocumentTree, LibraryOverview};
+use folio_engine::store::{Collection, DocumentPage, PassageBoxes, Scope};
 use tauri::ipc::Response;
 use tauri::{AppHandle, State};
 

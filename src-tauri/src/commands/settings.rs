@@ -1,8 +1,8 @@
 //! The settings view and what the app says about itself on start.
 
-use folio::llm::discovery::{self, Found, Places};
-use folio::llm::pace::{self, Pace};
-use folio::llm::{ApiKey, Backend, Llm, LlmSettings, OpenAiLlm, Support};
+use folio_engine::llm::discovery::{self, Found, Places};
+use folio_engine::llm::pace::{self, Pace};
+use folio_engine::llm::{ApiKey, Backend, Llm, LlmSettings, OpenAiLlm, Support};
 use serde::Serialize;
 use tauri::{AppHandle, State};
 
@@ -29,7 +29,7 @@ pub async fn app_info(state: State<'_, AppState>) -> CommandResult<AppInfo> {
     let (library, config) = state
         .with_engine(|e| (e.library.clone(), e.config.clone()))
         .await?;
-    let config_file = folio::config::config_file_path();
+    let config_file = folio_engine::config::config_file_path();
     let no_folders = library.roots().await?.is_empty();
     Ok(AppInfo {
         version: env!("CARGO_PKG_VERSION").to_string(),
@@ -56,7 +56,7 @@ pub async fn model_pace(state: State<'_, AppState>) -> CommandResult<Pace> {
             // Stopping the engine (closing the app, saving settings) stops it.
             pace::measure(llm.as_ref(), library.stop_token())
                 .await
-                .map_err(folio::Error::Llm)
+                .map_err(folio_engine::Error::Llm)
         })
         .await?;
     Ok(*measured)
@@ -126,7 +126,7 @@ pub async fn served_models(
     let server = server_at(&state, &base_url, api_key);
     Ok(OpenAiLlm::served(&server)
         .await
-        .map_err(folio::Error::Llm)?)
+        .map_err(folio_engine::Error::Llm)?)
 }
 
 /// What the server at `base_url` supports for `model`: token counts while
@@ -144,7 +144,7 @@ pub async fn server_support(
         ..server_at(&state, &base_url, api_key)
     };
     let probed = async { OpenAiLlm::connect(&server).await?.support().await };
-    Ok(probed.await.map_err(folio::Error::Llm)?)
+    Ok(probed.await.map_err(folio_engine::Error::Llm)?)
 }
 
 #[tauri::command(rename_all = "snake_case")]

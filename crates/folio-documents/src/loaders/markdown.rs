@@ -1,0 +1,463 @@
+//! Markdown: headings become structure nodes nested by level, and every
+//! top-level block (paragraph, whole list, table, code block, block quote,
+//! HTML block, footnote) one content node under the heading before it, with
+//! the block's source byte range as its span. A leading H1 names the document.
+
+use std::fmt::Write;
+use std::ops::Range;
+
+use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+
+use crate::structure_tree::{HeadingStack, NodeKind, Span, StructureTree};
+
+/// The pulldown-cmark extensions Folio reads markdown with (the tree
+/// benchmark parses with the same ones for its baseline). Front matter is
+/// enabled so it is not read as a rule and a setext heading.
+pub const MARKDOWN_OPTIONS: Options = Options::ENABLE_TABLES
+    .union(Options::ENABLE_STRIKETHROUGH)
+    .union(Options::ENABLE_FOOTNOTES)
+    .union(Options::ENABLE_YAML_STYLE_METADATA_BLOCKS)
+    .union(Options::ENABLE_PLUSES_DELIMITED_METADATA_BLOCKS);
+
+pub(super) fn parse(text: &str, fallback_title: &str) -> StructureTree {
+    let mut builder = Builder::new(fallback_title);
+    for (event, range) in Parser::new_ext(text, MARKDOWN_OPTIONS).into_offset_iter() {
+        builder.event(event, range);
+    }
+    builder.tree
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum BlockKind {
+    Heading(u8),
+    Content,
+    /// Front matter: parsed so it is not mistaken for content, then dropped.
+    Skip,
+}
+
+/// Walks the event stream once, collecting the text of the current top-level
+/// block into one reused buffer.
+/// The deepest list nesting that still indents further.
+const MAX_INDENT_LEVELS: usize = 8;
+
+struct Builder {
+    tree: StructureTree,
+    headings: HeadingStack,
+    /// Whether any block has been kept yet; a leading H1 is the title only
+    /// when nothing came before it.
+    seen_block: bool,
+    /// Tags open inside the current top-level block (0: between blocks).
+    depth: u32,
+    kind: BlockKind,
+    span: Span,
+    text: String,
+    /// A nested block ended (or began after text): the next text starts a
+    /// new line. Deferred so that trailing block ends add no blank lines.
+    pending_break: bool,
+    line_has_text: bool,
+    /// Open lists, innermost last: the next item number, or None if bulleted.
+    lists: Vec<Option<u64>>,
+    cells_in_row: u32,
+}
+
+impl Builder {
+    fn new(fallback_title: &str) -> Self {
+        Builder {
+            tree: StructureTree::new(fallback_title, Span::bytes(0, 0)),
+            headings: HeadingStack::default(),
+            seen_block: false,
+            depth: 0,
+            kind: BlockKind::Content,
+            span: Span::default(),
+            text: String::new(),
+            pending_break: false,
+            line_has_text: false,
+            lists: Vec::new(),
+            cells_in_row: 0,
+        }
+    }
+
+    fn event(&mut self, event: Event<'_>, range: Range<usize>) {
+        match event {
+            Event::Start(tag) => self.start(tag, range),
+            Event::End(tag) => self.end(tag),
+            Event::Text(s) | Event::Code(s) | Event::Html(s) => self.push_text(&s),
+            Event::SoftBreak => self.push_text(" "),
+            Event::HardBreak => {
+                self.text.push('\n');
+                self.line_has_text = false;
+            }
+            // Inline HTML is markup around text that arrives as Text events;
+            // references and rules carry no text of their own.
+            Event::InlineHtml(_)
+            | Event::FootnoteReference(_)
+            | Event::Rule
+            | Event::TaskListMarker(_)
+            | Event::InlineMath(_)
+            | Event::DisplayMath(_) => {}
+        }
+    }
+
+    fn start(&mut self, tag: Tag<'_>, range: Range<usize>) {
+        if self.depth == 0 {
+            self.kind = match &tag {
+                Tag::Heading { level, .. } => BlockKind::Heading(*level as u8),
+                Tag::MetadataBlock(_) => BlockKind::Skip,
+                _ => BlockKind::Content,
+            };
+            self.span = Span::bytes(range.start, range.end);
+            self.text.clear();
+            self.pending_break = false;
+            self.line_has_text = false;
+            self.lists.clear();
+        } else if is_block(&tag) && self.line_has_text {
+            self.pending_break = true;
+        }
+        self.depth += 1;
+        match tag {
+            Tag::List(first) => self.lists.push(first),
+            Tag::Item => self.start_item(),
+            Tag::TableHead | Tag::TableRow => self.cells_in_row = 0,
+            Tag::TableCell => {
+                if self.cells_in_row > 0 {
+                    self.push_text(" | ");
+                }
+                self.cells_in_row += 1;
+            }
+            _ => {}
+        }
+    }
+
+    fn start_item(&mut self) {
+        if !self.text.is_empty() {
+            self.trim_line_end();
+            self.text.push('\n');
+        }
+        self.indent(self.lists.len().saturating_sub(1));
+        match self.lists.last_mut() {
+            Some(Some(n)) => {
+                // Writing to a String cannot fail.
+                let _ = write!(self.text, "{n}. ");
+                *n += 1;
+            }
+            _ => self.text.push_str("- "),
+        }
+        self.pending_break = false;
+        self.line_has_text = false;
+    }
+
+    fn end(&mut self, tag: TagEnd) {
+        self.depth = self.depth.saturating_sub(1);
+        match tag {
+            TagEnd::List(_) => {
+                self.lists.pop();
+            }
+            TagEnd::CodeBlock => {
+                let kept = self.text.trim_end_matches('\n').len();
+                self.text.truncate(kept);
+            }
+            _ => {}
+        }
+        if self.depth > 0 {
+            if is_block_end(tag) && self.line_has_text {
+                self.pending_break = true;
+            }
+            return;
+        }
+        self.finish_block();
+    }
+
+    fn push_text(&mut self, s: &str) {
+        if s.is_empty() || self.kind == BlockKind::Skip {
+            return;
+        }
+        if self.pending_break {
+            self.trim_line_end();
+            self.text.push('\n');
+            self.indent(self.lists.len());
+            self.pending_break = false;
+        }
+        self.text.push_str(s);
+        self.line_has_text = true;
+    }
+
+    /// Indentation shows a reader the nesting; past a few levels it only
+    /// multiplies bytes: a list nested 10,000 deep, 20 KB of markdown,
+    /// would otherwise become 100 MB of spaces.
+    fn indent(&mut self, levels: usize) {
+        for _ in 0..levels.min(MAX_INDENT_LEVELS) {
+            self.text.push_str("  ");
+        }
+    }
+
+    fn trim_line_end(&mut self) {
+        let kept = self.text.trim_end_matches(' ').len();
+        self.text.truncate(kept);
+    }
+
+    fn finish_block(&mut self) {
+        let text = self.text.trim();
+        if text.is_empty() || self.kind == BlockKind::Skip || is_html_comment(text) {
+            return;
+        }
+        match self.kind {
+            BlockKind::Heading(1) if !self.seen_block => self.tree.set_title(text, self.span),
+            BlockKind::Heading(level) => {
+                self.headings
+                    .push(&mut self.tree, u32::from(level), text, self.span);
+            }
+            _ => {
+                self.tree
+                    .push(self.headings.parent(), NodeKind::Content, text, self.span);
+            }
+        }
+        self.seen_block = true;
+    }
+}
+
+/// Tags whose content starts on its own line when nested in another block.
+fn is_block(tag: &Tag<'_>) -> bool {
+    matches!(
+        tag,
+        Tag::Paragraph
+            | Tag::Heading { .. }
+            | Tag::BlockQuote(_)
+            | Tag::CodeBlock(_)
+            | Tag::HtmlBlock
+            | Tag::List(_)
+            | Tag::FootnoteDefinition(_)
+            | Tag::DefinitionList
+            | Tag::DefinitionListTitle
+            | Tag::DefinitionListDefinition
+            | Tag::Table(_)
+            | Tag::TableHead
+            | Tag::TableRow
+    )
+}
+
+fn is_block_end(tag: TagEnd) -> bool {
+    matches!(
+        tag,
+        TagEnd::Paragraph
+            | TagEnd::Heading(_)
+            | TagEnd::BlockQuote(_)
+            | TagEnd::CodeBlock
+            | TagEnd::HtmlBlock
+            | TagEnd::List(_)
+            | TagEnd::Item
+            | TagEnd::FootnoteDefinition
+            | TagEnd::DefinitionList
+            | TagEnd::DefinitionListTitle
+            | TagEnd::DefinitionListDefinition
+            | TagEnd::Table
+            | TagEnd::TableHead
+            | TagEnd::TableRow
+    )
+}
+
+/// A block that is nothing but one HTML comment (licence headers, editor
+/// markers) carries nothing worth retrieving.
+fn is_html_comment(text: &str) -> bool {
+    text.starts_with("<!--") && text.find("-->") == Some(text.len() - 3)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::structure_tree::TreeNode;
+
+    fn outline(tree: &StructureTree) -> Vec<(u32, NodeKind, &str)> {
+        tree.nodes()
+            .iter()
+            .map(|n| (n.depth, n.kind, n.text.as_str()))
+            .collect()
+    }
+
+    fn first_word(n: &TreeNode) -> &str {
+        n.text
+            .split(|c: char| !c.is_alphanumeric())
+            .find(|w| !w.is_empty())
+            .unwrap_or("")
+    }
+
+    #[test]
+    fn leading_h1_is_the_title_and_headings_nest_by_level() {
+        let src = "# Guide\n\nIntro text.\n\n## Install\n\nRun it.\n\n### Linux\n\napt.\n\n## Use\n\nCall it.\n";
+        let tree = parse(src, "guide");
+        use NodeKind::*;
+        assert_eq!(
+            outline(&tree),
+            vec![
+                (0, Structure, "Guide"),
+                (1, Content, "Intro text."),
+                (1, Structure, "Install"),
+                (2, Content, "Run it."),
+                (2, Structure, "Linux"),
+                (3, Content, "apt."),
+                (1, Structure, "Use"),
+                (2, Content, "Call it."),
+            ]
+        );
+        assert_eq!(tree.node(0).span, Span::bytes(0, 8));
+        assert_eq!(tree.heading_path(5), vec!["Guide", "Install", "Linux"]);
+    }
+
+    #[test]
+    fn skipped_levels_nest_under_the_nearest_shallower_heading() {
+        let src = "# A\n\n### deep\n\ntext\n\n## mid\n\nmore\n\n# B\n\nlast\n";
+        let tree = parse(src, "f");
+        use NodeKind::*;
+        assert_eq!(
+            outline(&tree),
+            vec![
+                (0, Structure, "A"),
+                (1, Structure, "deep"),
+                (2, Content, "text"),
+                (1, Structure, "mid"),
+                (2, Content, "more"),
+                (1, Structure, "B"),
+                (2, Content, "last"),
+            ]
+        );
+    }
+
+    #[test]
+    fn h1_after_content_is_a_heading_and_the_title_falls_back() {
+        let src = "Preface first.\n\n# Chapter\n\nBody.\n";
+        let tree = parse(src, "book");
+        assert_eq!(tree.title(), "book");
+        assert_eq!(tree.node(0).span, Span::bytes(0, 0));
+        use NodeKind::*;
+        assert_eq!(
+            outline(&tree),
+            vec![
+                (0, Structure, "book"),
+                (1, Content, "Preface first."),
+                (1, Structure, "Chapter"),
+                (2, Content, "Body.")
+            ]
+        );
+    }
+
+    #[test]
+    fn h2_first_does_not_become_the_title() {
+        let tree = parse("## Sub\n\n# Main\n", "f");
+        assert_eq!(tree.title(), "f");
+        assert_eq!(
+            outline(&tree)[1..],
+            [
+                (1, NodeKind::Structure, "Sub"),
+                (1, NodeKind::Structure, "Main")
+            ]
+        );
+    }
+
+    #[test]
+    fn spans_cover_the_block_source() {
+        let src =
+            "# T\n\nSome *emphasised* [link](http://x.org) text\nwrapped.\n\n## H\n\n```rust\nfn main() {}\n```\n";
+        let tree = parse(src, "f");
+        for n in &tree.nodes()[1..] {
+            let source = &src[n.span.start..n.span.end];
+            assert!(
+                source.contains(first_word(n)),
+                "{:?} not in {:?}",
+                n.text,
+                source
+            );
+        }
+        assert_eq!(tree.node(1).text, "Some emphasised link text wrapped.");
+        assert_eq!(tree.node(3).text, "fn main() {}");
+    }
+
+    #[test]
+    fn lists_are_one_node_with_nested_items_indented() {
+        let src = "- one\n- two\n  - two a\n  - two b\n- three\n\n1. first\n2. second\n";
+        let tree = parse(src, "f");
+        assert_eq!(tree.len(), 3);
+        assert_eq!(
+            tree.node(1).text,
+            "- one\n- two\n  - two a\n  - two b\n- three"
+        );
+        assert_eq!(tree.node(2).text, "1. first\n2. second");
+    }
+
+    #[test]
+    fn deep_nesting_indents_only_so_far() {
+        let depth = 10_000;
+        let tree = parse(&format!("{}bottom\n", "- ".repeat(depth)), "f");
+        let text = &tree.node(1).text;
+        assert!(text.ends_with("- bottom"), "{}", &text[text.len() - 40..]);
+        let deepest = "  ".repeat(MAX_INDENT_LEVELS);
+        assert!(text.lines().all(|l| !l.starts_with(&format!("{deepest} "))));
+        assert!(text.len() < 20 * depth, "{} bytes", text.len());
+    }
+
+    #[test]
+    fn loose_list_items_keep_their_paragraphs_apart() {
+        let src = "- para one\n\n  para two\n\n- next item\n";
+        let tree = parse(src, "f");
+        assert_eq!(tree.node(1).text, "- para one\n  para two\n- next item");
+    }
+
+    #[test]
+    fn tables_render_rows_as_lines() {
+        let src = "| a | b |\n|---|---|\n| 1 | 2 |\n| x | `y` |\n";
+        let tree = parse(src, "f");
+        assert_eq!(tree.node(1).text, "a | b\n1 | 2\nx | y");
+    }
+
+    #[test]
+    fn quotes_html_and_breaks() {
+        let src =
+            "> quoted\n> line\n>\n> second para\n\n<div>\n  raw html\n</div>\n\nhard  \nbreak\n\n<!-- a comment -->\n";
+        let tree = parse(src, "f");
+        let texts: Vec<&str> = tree.nodes()[1..].iter().map(|n| n.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            vec![
+                "quoted line\nsecond para",
+                "<div>\n  raw html\n</div>",
+                "hard\nbreak"
+            ]
+        );
+    }
+
+    #[test]
+    fn front_matter_is_skipped_and_does_not_block_the_title() {
+        let src = "---\ntitle: x\nlayout: post\n---\n# Real Title\n\nBody\n";
+        let tree = parse(src, "f");
+        assert_eq!(tree.title(), "Real Title");
+        assert_eq!(tree.len(), 2);
+    }
+
+    #[test]
+    fn empty_blocks_and_documents() {
+        assert_eq!(parse("", "f").len(), 1);
+        let tree = parse("#\n\n   \n\n---\n", "f");
+        assert_eq!(tree.len(), 1);
+        assert_eq!(tree.title(), "f");
+    }
+
+    #[test]
+    fn never_panics_on_odd_input() {
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let alphabet = [
+            "#", "# ", "\n", "- ", "1. ", "|", "---", "```", "> ", "<div>", "*", "[", "]", "(",
+            ")", "a", " ", "\t", "é", "[^1]", ": ",
+        ];
+        for _ in 0..300 {
+            let mut s = String::new();
+            for _ in 0..60 {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                s.push_str(alphabet[(seed % alphabet.len() as u64) as usize]);
+            }
+            let tree = parse(&s, "f");
+            for n in tree.nodes() {
+                assert!(n.span.start <= n.span.end && n.span.end <= s.len());
+            }
+        }
+    }
+}

@@ -1,0 +1,771 @@
+//! The job runtime: every kind of long work (ingestion, the gain graph, and
+//! kinds defined above the library through [`JobKind`], the evaluation) is
+//! a row in `jobs` and goes through one lifecycle here: claim it (so two
+//! processes never run one job), run it under a token of its own that a
+//! pause or a cancel fires, then settle it (done, failed, parked while
+//! paused, or back in the queue after a shutdown, so the next start resumes
+//! it; a process that died leaves its job claimable as interrupted). One
+//! poller drives the background work of long-lived processes: each tick it
+//! wakes the watcher and one lane per kind of job, so a long graph build
+//! never holds up indexing.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt::Display;
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use super::{watcher, Library};
+use crate::error::{Error, Result};
+use folio_core::events::{EngineEvent, JobPhase, JobProgress};
+use folio_index::graph::{BuildProgress, GraphBuild, GraphBuildOptions, GRAPH_JOB};
+use folio_index::pipeline::{Change, Ingestor, PassSummary, Root};
+use folio_retrieve::ExactVectors;
+use folio_store::{Job, JobState};
+
+pub use folio_index::pipeline::INGEST_JOB;
+
+/// How often the poller wakes the lanes and the watcher: queued jobs from
+/// other processes (`folio add --no-wait`), new chunks for built graphs and
+/// folders added elsewhere are picked up within this.
+const POLL: Duration = Duration::from_secs(2);
+
+/// Each running pass's token by its serial number, with the job it works for.
+type RunningPasses = HashMap<u64, (Option<i64>, CancellationToken)>;
+
+/// The user's hold on background work: paused, or the running job cancelled.
+#[derive(Default)]
+pub(super) struct JobControl {
+    paused: AtomicBool,
+    /// The watcher saw edits while paused; a reconcile on resume catches them.
+    missed_changes: AtomicBool,
+    /// A watcher is running in this process.
+    pub(super) watching: AtomicBool,
+    /// The token of each pass this process is running, by a serial number,
+    /// with the job it works for (none for a pass over the watcher's
+    /// changes); a pause fires them all, a cancel those of its job.
+    running: Mutex<RunningPasses>,
+    serials: AtomicU64,
+    /// Counts pauses, so a pass can tell that one landed between claiming
+    /// its job and registering its token, when no token was there to fire.
+    pauses: AtomicU64,
+}
+
+impl JobControl {
+    /// Fires the tokens of the running passes whose job `which` picks.
+    fn stop_running(&self, which: impl Fn(Option<i64>) -> bool) {
+        for (job, token) in self.running().values() {
+            if which(*job) {
+                token.cancel();
+            }
+        }
+    }
+
+    /// Registers a pass for `job`: its token, a child of `stop`, is fired
+    /// by a pause (or a cancel of `job`) until the returned `RunningPass`
+    /// is dropped. `pauses` is the pause count read before the pass was
+    /// allowed to start: a pause since then found no token to fire, so the
+    /// token is fired here instead.
+    fn register(&self, job: Option<i64>, stop: &CancellationToken, pauses: u64) -> RunningPass<'_> {
+        let token = stop.child_token();
+        let serial = self.serials.fetch_add(1, Ordering::Relaxed);
+        self.running().insert(serial, (job, token.clone()));
+        if self.pauses.load(Ordering::SeqCst) != pauses {
+            token.cancel();
+        }
+        RunningPass {
+            control: self,
+            serial,
+            token,
+        }
+    }
+
+    fn running(&self) -> std::sync::MutexGuard<'_, RunningPasses> {
+        self.running.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// A pass a pause or a cancel can stop, for as long as it lives.
+struct RunningPass<'a> {
+    control: &'a JobControl,
+    serial: u64,
+    token: CancellationToken,
+}
+
+impl Drop for RunningPass<'_> {
+    fn drop(&mut self) {
+        self.control.running().remove(&self.serial);
+    }
+}
+
+/// Clears the watching flag when the watcher stops, however it stops.
+pub struct WatchingGuard<'a>(&'a AtomicBool);
+
+impl Drop for WatchingGuard<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Relaxed);
+    }
+}
+
+/// The payload of an ingest job: the roots it reconciles.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(super) struct IngestPayload {
+    pub(super) roots: Vec<String>,
+}
+
+/// What a pass of any job reports at its end.
+pub trait Pass {
+    /// It ended before its work did (paused, cancelled, shut down).
+    fn stopped(&self) -> bool;
+}
+
+/// A kind of job defined above the library (the evaluation): it runs each
+/// of its jobs through [`Library::run_claimed`] or
+/// [`Library::run_in_foreground`], and [`Library::run_background`] gives it
+/// a lane beside ingestion and the graph, which resumes its jobs after a
+/// crash or a pause.
+pub trait JobKind: Sync {
+    /// The `kind` of its rows in `jobs`.
+    fn kind(&self) -> &'static str;
+
+    /// Runs (or resumes) job `job_id` until it ends or `stop` fires; how
+    /// it ended is recorded on the job, as for the library's own kinds.
+    fn run<'a>(
+        &'a self,
+        library: &'a Library,
+        job_id: i64,
+        stop: &'a CancellationToken,
+    ) -> BoxFuture<'a, ()>;
+}
+
+impl Pass for PassSummary {
+    fn stopped(&self) -> bool {
+        self.cancelled
+    }
+}
+
+impl Pass for BuildProgress {
+    fn stopped(&self) -> bool {
+        self.stopped
+    }
+}
+
+impl Library {
+    async fn ingestor(&self, stop: &CancellationToken) -> Result<Ingestor> {
+        let (embedder, space) = self.retrieval.model().await?;
+        Ok(Ingestor {
+            store: self.store.clone(),
+            embedder: embedder.clone(),
+            space: space.clone(),
+            limits: self.config.limits(),
+            events: self.events.clone(),
+            stop: stop.clone(),
+        })
+    }
+
+    /// The lifecycle every job goes through: claim job `job_id` if it is of
+    /// `kind` and free (queued, or interrupted by a process that died), run
+    /// `work` on it under a child of `stop` that a pause or a cancel of the
+    /// job fires, and settle it by how the pass ended. `None` means the job
+    /// is not free to run here.
+    pub async fn run_claimed<T, E, F, Fut>(
+        &self,
+        job_id: i64,
+        kind: &str,
+        stop: &CancellationToken,
+        work: F,
+    ) -> std::result::Result<Option<T>, E>
+    where
+        T: Pass,
+        E: From<Error> + Display,
+        F: FnOnce(Job, CancellationToken) -> Fut,
+        Fut: Future<Output = std::result::Result<T, E>>,
+    {
+        let job = self
+            .store
+            .job(job_id)
+            .await
+            .map_err(Error::from)?
+            .ok_or(Error::JobNotFound(job_id))?;
+        let pauses = self.jobs.pauses.load(Ordering::SeqCst);
+        let free = job.state == JobState::Queued || job.interrupted;
+        if job.kind != kind
+            || !free
+            || self.jobs_paused()
+            || !self
+                .store
+                .claim_job(job_id, job.owner_pid)
+                .await
+                .map_err(Error::from)?
+        {
+            return Ok(None);
+        }
+        self.run_owned(job, pauses, stop, work).await.map(Some)
+    }
+
+    /// Starts work the user asked for now (`folio eval`, the Evaluate
+    /// view) as a job of `kind`, whatever the queue holds: it takes over
+    /// the waiting job `same` recognises (one a killed process left, or one
+    /// a pause parked), or else makes a new one, and runs it as
+    /// [`Library::run_claimed`] does. A job `same` recognises that a live
+    /// process runs is refused, naming that process.
+    pub async fn run_in_foreground<T, E, F, Fut>(
+        &self,
+        kind: &str,
+        payload: &serde_json::Value,
+        same: impl Fn(&Job) -> bool,
+        stop: &CancellationToken,
+        work: F,
+    ) -> std::result::Result<T, E>
+    where
+        T: Pass,
+        E: From<Error> + Display,
+        F: FnOnce(Job, CancellationToken) -> Fut,
+        Fut: Future<Output = std::result::Result<T, E>>,
+    {
+        let pauses = self.jobs.pauses.load(Ordering::SeqCst);
+        let unfinished = self.store.unfinished_jobs().await.map_err(Error::from)?;
+        let mine = unfinished.into_iter().filter(|j| j.kind == kind && same(j));
+        let mut taken = None;
+        for job in mine {
+            if job.state == JobState::Running && !job.interrupted {
+                return Err(Error::JobRunning {
+                    job: job.id,
+                    pid: job.owner_pid.unwrap_or_default(),
+                }
+                .into());
+            }
+            if self
+                .store
+                .claim_job_in_foreground(job.id, job.owner_pid)
+                .await
+                .map_err(Error::from)?
+            {
+                self.store
+                    .set_job_payload(job.id, payload)
+                    .await
+                    .map_err(Error::from)?;
+                taken = Some(job.id);
+                break;
+            }
+        }
+        let id = match taken {
+            Some(id) => id,
+            None => self
+                .store
+                .create_claimed_job(kind, payload)
+                .await
+                .map_err(Error::from)?,
+        };
+        let job = self
+            .store
+            .job(id)
+            .await
+            .map_err(Error::from)?
+            .ok_or(Error::JobNotFound(id))?;
+        self.run_owned(job, pauses, stop, work).await
+    }
+
+    /// Runs a job this process has claimed and settles it. `pauses` is the
+    /// pause count read before the claim: a pause or a cancel that came
+    /// after the claim but before the token was registered found no token
+    /// to fire, so the token is fired here instead.
+    async fn run_owned<T, E, F, Fut>(
+        &self,
+        job: Job,
+        pauses: u64,
+        stop: &CancellationToken,
+        work: F,
+    ) -> std::result::Result<T, E>
+    where
+        T: Pass,
+        E: From<Error> + Display,
+        F: FnOnce(Job, CancellationToken) -> Fut,
+        Fut: Future<Output = std::result::Result<T, E>>,
+    {
+        let job_id = job.id;
+        let pass = self.jobs.register(Some(job_id), stop, pauses);
+        let cancelled = self
+            .store
+            .job(job_id)
+            .await
+            .map_err(Error::from)?
+            .is_some_and(|j| j.state == JobState::Cancelled);
+        if cancelled {
+            pass.token.cancel();
+        }
+        let result = work(job, pass.token.clone()).await;
+        drop(pass);
+        match &result {
+            Ok(pass) if pass.stopped() => self.settle_stopped_job(job_id).await?,
+            Ok(_) => self
+                .store
+                .finish_job(job_id, JobState::Done, None)
+                .await
+                .map_err(Error::from)?,
+            Err(e) => self
+                .store
+                .finish_job(job_id, JobState::Failed, Some(&e.to_string()))
+                .await
+                .map_err(Error::from)?,
+        }
+        result
+    }
+
+    /// A pass stopped early: by the user cancelling the job (leave it
+    /// cancelled), pausing (park it), or shutting down (back to the queue,
+    /// so the next start resumes it).
+    async fn settle_stopped_job(&self, job_id: i64) -> Result<()> {
+        let state = self.store.job(job_id).await?.map(|j| j.state);
+        if state != Some(JobState::Cancelled) {
+            let to = if self.jobs_paused() {
+                JobState::Paused
+            } else {
+                JobState::Queued
+            };
+            self.store.release_job(job_id, to).await?;
+        }
+        Ok(())
+    }
+
+    /// Runs (or resumes) an ingest job to the end, or until the library's
+    /// stop token fires. `None` means the job is not free to run here.
+    pub async fn run_job(&self, job_id: i64) -> Result<Option<PassSummary>> {
+        self.run_ingest_job(job_id, &self.stop).await
+    }
+
+    async fn run_ingest_job(
+        &self,
+        job_id: i64,
+        stop: &CancellationToken,
+    ) -> Result<Option<PassSummary>> {
+        self.run_claimed(job_id, INGEST_JOB, stop, |job, stop| async move {
+            self.ingest(job, &stop).await
+        })
+        .await
+    }
+
+    async fn ingest(&self, job: Job, stop: &CancellationToken) -> Result<PassSummary> {
+        let payload: IngestPayload = serde_json::from_value(job.payload)
+            .map_err(|e| Error::Task(format!("job {} is unreadable: {e}", job.id)))?;
+        let roots: Vec<Root> = self
+            .roots()
+            .await?
+            .into_iter()
+            .filter(|r| {
+                payload
+                    .roots
+                    .contains(&r.path.to_string_lossy().into_owned())
+            })
+            .collect();
+        Ok(self.ingestor(stop).await?.reconcile(&roots, job.id).await?)
+    }
+
+    /// Runs (or resumes) a graph job until every pending chunk is scored,
+    /// background work is paused, the job is cancelled, or `stop` fires.
+    /// `None` means the job is not free to run here.
+    pub async fn run_graph_job(
+        &self,
+        job_id: i64,
+        stop: &CancellationToken,
+        on_progress: &(dyn Fn(&BuildProgress) + Sync),
+    ) -> Result<Option<BuildProgress>> {
+        self.run_claimed(job_id, GRAPH_JOB, stop, |job, stop| async move {
+            self.build_graph(job, &stop, on_progress).await
+        })
+        .await
+    }
+
+    async fn build_graph(
+        &self,
+        job: Job,
+        stop: &CancellationToken,
+        on_progress: &(dyn Fn(&BuildProgress) + Sync),
+    ) -> Result<BuildProgress> {
+        let options: GraphBuildOptions = serde_json::from_value(job.payload.clone())
+            .map_err(|e| Error::Task(format!("job {} is unreadable: {e}", job.id)))?;
+        let report = |p: &BuildProgress| {
+            let _ = self.events.send(EngineEvent::JobProgress(JobProgress {
+                job_id: job.id,
+                kind: GRAPH_JOB.into(),
+                phase: if p.progress.done < p.progress.total {
+                    JobPhase::Scoring
+                } else {
+                    JobPhase::Finished
+                },
+                progress: p.progress,
+            }));
+            on_progress(p);
+        };
+        self.score_graph(options, Some(&job), None, stop, &report)
+            .await
+    }
+
+    /// Scores the pending chunks among `scope` only, outside any job: an
+    /// evaluation's questions reach a small part of a large corpus, and the
+    /// graph is only needed there. Stopping keeps what was scored, and the
+    /// next call goes on with what is still pending.
+    pub async fn build_graph_within(
+        &self,
+        options: GraphBuildOptions,
+        scope: &HashSet<i64>,
+        stop: &CancellationToken,
+        on_progress: &(dyn Fn(&BuildProgress) + Sync),
+    ) -> Result<BuildProgress> {
+        self.score_graph(options, None, Some(scope), stop, on_progress)
+            .await
+    }
+
+    async fn score_graph(
+        &self,
+        options: GraphBuildOptions,
+        job: Option<&Job>,
+        scope: Option<&HashSet<i64>>,
+        stop: &CancellationToken,
+        on_progress: &(dyn Fn(&BuildProgress) + Sync),
+    ) -> Result<BuildProgress> {
+        let dim = self.retrieval.model().await?.1.dim;
+        let vectors = ExactVectors::load(&self.store, dim).await?;
+        let llm = self.llm().await?;
+        let prompts = self.prompts().await?;
+        let build = GraphBuild {
+            store: &self.store,
+            llm: llm.as_ref(),
+            prompts: &prompts,
+            vectors: &vectors,
+            options,
+            job: job.map(|j| (j.id, j.active_ms)),
+            scope,
+            timeout: Duration::from_secs(self.config.llm.timeout_secs),
+            cancel: stop,
+            reuse_prefix: true,
+        };
+        Ok(build.run(on_progress).await?)
+    }
+
+    /// Queues a graph job that scores every chunk still unscored under the
+    /// rubric; a waiting job with the same options is reused.
+    pub async fn queue_graph_build(&self, options: GraphBuildOptions) -> Result<i64> {
+        options.check()?;
+        let payload = serde_json::to_value(options).unwrap_or_default();
+        if let Some(job) = self
+            .store
+            .waiting_jobs()
+            .await?
+            .into_iter()
+            .find(|j| j.kind == GRAPH_JOB && j.payload == payload)
+        {
+            return Ok(job.id);
+        }
+        Ok(self
+            .store
+            .create_job(GRAPH_JOB, &payload, self.new_job_state())
+            .await?)
+    }
+
+    /// Queues an update for each rubric whose last build finished and that
+    /// has unscored chunks now (new or edited documents). A build that
+    /// failed or was cancelled waits for the user instead.
+    async fn queue_graph_updates(&self) -> Result<()> {
+        let jobs = self.store.jobs(200).await?;
+        for rubric in self.store.built_rubrics().await? {
+            let last = jobs.iter().find(|j| {
+                j.kind == GRAPH_JOB
+                    && serde_json::from_value::<GraphBuildOptions>(j.payload.clone())
+                        .is_ok_and(|o| o.rubric == rubric)
+            });
+            let Some(last) = last.filter(|j| j.state == JobState::Done) else {
+                continue;
+            };
+            if self.store.pending_gain_chunks(rubric).await?.is_empty() {
+                continue;
+            }
+            let options = serde_json::from_value(last.payload.clone()).unwrap_or_default();
+            self.queue_graph_build(options).await?;
+        }
+        Ok(())
+    }
+
+    /// Jobs created while paused start parked.
+    fn new_job_state(&self) -> JobState {
+        if self.jobs_paused() {
+            JobState::Paused
+        } else {
+            JobState::Queued
+        }
+    }
+
+    /// Marks this process as watching the folders (while the guard lives).
+    pub(super) fn watching(&self) -> WatchingGuard<'_> {
+        self.jobs.watching.store(true, Ordering::Relaxed);
+        WatchingGuard(&self.jobs.watching)
+    }
+
+    /// A pause outlives the session that set it: when jobs were left
+    /// parked, background work starts paused until the user resumes it.
+    pub async fn restore_pause(&self) -> Result<()> {
+        let parked = self.store.waiting_jobs().await?;
+        if parked.iter().any(|j| j.state == JobState::Paused) {
+            self.pause_jobs().await?;
+        }
+        Ok(())
+    }
+
+    pub fn jobs_paused(&self) -> bool {
+        self.jobs.paused.load(Ordering::Relaxed)
+    }
+
+    /// Stops background work: the running job halts at its next batch
+    /// (its work so far is kept) and nothing queued starts until
+    /// [`Library::resume_jobs`].
+    pub async fn pause_jobs(&self) -> Result<()> {
+        self.jobs.paused.store(true, Ordering::Relaxed);
+        self.jobs.pauses.fetch_add(1, Ordering::SeqCst);
+        self.jobs.stop_running(|_| true);
+        self.store
+            .move_jobs(JobState::Queued, JobState::Paused)
+            .await?;
+        Ok(())
+    }
+
+    /// Lets paused jobs run again; edits the watcher saw meanwhile are
+    /// picked up by a reconcile job.
+    pub async fn resume_jobs(&self) -> Result<()> {
+        self.jobs.paused.store(false, Ordering::Relaxed);
+        self.store
+            .move_jobs(JobState::Paused, JobState::Queued)
+            .await?;
+        if self.jobs.missed_changes.swap(false, Ordering::Relaxed) {
+            self.queue_reconcile().await?;
+        }
+        Ok(())
+    }
+
+    /// Cancels a queued, paused or running job. What it indexed stays.
+    pub async fn cancel_job(&self, job_id: i64) -> Result<()> {
+        let job = self
+            .store
+            .cancel_job(job_id)
+            .await?
+            .ok_or(Error::JobNotFound(job_id))?;
+        if job.state == JobState::Running && job.owner_pid == Some(i64::from(std::process::id())) {
+            self.jobs.stop_running(|job| job == Some(job_id));
+        }
+        Ok(())
+    }
+
+    /// Runs queued ingest jobs and resumes those whose process died, oldest
+    /// first; stops early when the library's stop token fires.
+    pub async fn run_pending(&self) -> Result<Vec<(i64, PassSummary)>> {
+        self.run_pending_ingest(&self.stop).await
+    }
+
+    async fn run_pending_ingest(
+        &self,
+        stop: &CancellationToken,
+    ) -> Result<Vec<(i64, PassSummary)>> {
+        let mut done = Vec::new();
+        if self.jobs_paused() {
+            return Ok(done);
+        }
+        for job in self.store.pending_jobs().await? {
+            if job.kind != INGEST_JOB {
+                continue;
+            }
+            if let Some(summary) = self.run_ingest_job(job.id, stop).await? {
+                done.push((job.id, summary));
+                if summary.cancelled {
+                    break;
+                }
+            }
+        }
+        Ok(done)
+    }
+
+    /// Reconciles every watched folder with the disk (changes made while
+    /// Folio was closed), as a job of its own.
+    pub async fn reconcile_all(&self) -> Result<PassSummary> {
+        if self.store.folders().await?.is_empty() {
+            return Ok(PassSummary::default());
+        }
+        let id = self.queue_reconcile().await?;
+        Ok(self.run_job(id).await?.unwrap_or_default())
+    }
+
+    /// A full reconcile that is already waiting (queued, left behind by a
+    /// process that died, or parked while paused) does the same work as a
+    /// new one, so it is reused: restarts never pile up identical jobs.
+    pub(super) async fn queue_reconcile(&self) -> Result<i64> {
+        let roots: Vec<String> = self
+            .store
+            .folders()
+            .await?
+            .into_iter()
+            .map(|f| f.path)
+            .collect();
+        let paused = self.jobs_paused();
+        let covering = self.store.waiting_jobs().await?.into_iter().find(|j| {
+            j.kind == INGEST_JOB
+                && (j.state == JobState::Paused) == paused
+                && serde_json::from_value::<IngestPayload>(j.payload.clone())
+                    .is_ok_and(|p| roots.iter().all(|r| p.roots.contains(r)))
+        });
+        if let Some(job) = covering {
+            return Ok(job.id);
+        }
+        let payload = serde_json::to_value(IngestPayload { roots }).unwrap_or_default();
+        Ok(self
+            .store
+            .create_job(INGEST_JOB, &payload, self.new_job_state())
+            .await?)
+    }
+
+    /// Applies what the watcher saw, unless background work is paused.
+    pub async fn apply_changes(&self, changes: Vec<Change>) -> Result<PassSummary> {
+        self.apply_changes_until(changes, &self.stop).await
+    }
+
+    pub(super) async fn apply_changes_until(
+        &self,
+        changes: Vec<Change>,
+        stop: &CancellationToken,
+    ) -> Result<PassSummary> {
+        let pauses = self.jobs.pauses.load(Ordering::SeqCst);
+        if self.jobs_paused() {
+            self.jobs.missed_changes.store(true, Ordering::Relaxed);
+            return Ok(PassSummary::default());
+        }
+        let pass = self.jobs.register(None, stop, pauses);
+        let roots = self.roots().await?;
+        let summary = self
+            .ingestor(&pass.token)
+            .await?
+            .apply_changes(&roots, changes)
+            .await?;
+        if summary.cancelled && !stop.is_cancelled() {
+            // Paused part-way: a reconcile, which waits for the resume,
+            // catches up what the pass did not reach.
+            self.queue_reconcile().await?;
+        }
+        Ok(summary)
+    }
+
+    /// The background work of a long-lived process (the app, `folio
+    /// watch`) until `shutdown` completes or the library's stop token
+    /// fires: the watcher keeps the index current with the disk, and the
+    /// job runtime runs queued and interrupted jobs (work an earlier
+    /// session left first, then a reconcile that catches the edits made
+    /// while nothing watched), keeps every built graph up to date with
+    /// the library (Algorithm 3), and gives each of `kinds` a lane too.
+    /// `on_pass` hears about every ingestion pass. A failure (a folder that
+    /// cannot be watched, an unreadable index) stops the rest at a safe
+    /// point first, then is returned.
+    pub async fn run_background(
+        &self,
+        shutdown: impl Future<Output = ()>,
+        on_pass: &(dyn Fn(&PassSummary) + Sync),
+        kinds: &[&dyn JobKind],
+    ) -> Result<()> {
+        if !self.store.folders().await?.is_empty() {
+            self.queue_reconcile().await?;
+        }
+        let stop = self.stop.child_token();
+        let (tick, ticks) = watch::channel(0u64);
+        let poller = async {
+            tokio::pin!(shutdown);
+            loop {
+                tick.send_modify(|n| *n += 1);
+                tokio::select! {
+                    _ = stop.cancelled() => break,
+                    _ = &mut shutdown => break,
+                    _ = tokio::time::sleep(POLL) => {}
+                }
+            }
+            stop.cancel();
+        };
+        // Whichever part fails first stops the others.
+        let stopping = |r: Result<()>| {
+            if r.is_err() {
+                stop.cancel();
+            }
+            r
+        };
+        let watching =
+            async { stopping(watcher::watch(self, &stop, ticks.clone(), on_pass).await) };
+        let ingesting = async {
+            stopping(
+                self.lane(&stop, ticks.clone(), || async {
+                    for (_, summary) in self.run_pending_ingest(&stop).await? {
+                        on_pass(&summary);
+                    }
+                    Ok(())
+                })
+                .await,
+            )
+        };
+        let graphing = async {
+            stopping(
+                self.lane(&stop, ticks.clone(), || async {
+                    self.queue_graph_updates().await?;
+                    for job in self.store.pending_jobs().await? {
+                        if job.kind == GRAPH_JOB && !stop.is_cancelled() {
+                            // A failed build is recorded on its job, which
+                            // waits for the user; the lane goes on.
+                            self.run_graph_job(job.id, &stop, &|_| {}).await.ok();
+                        }
+                    }
+                    Ok(())
+                })
+                .await,
+            )
+        };
+        let others = futures::future::join_all(kinds.iter().map(|kind| async {
+            stopping(
+                self.lane(&stop, ticks.clone(), || async {
+                    for job in self.store.pending_jobs().await? {
+                        if job.kind == kind.kind() && !stop.is_cancelled() {
+                            kind.run(self, job.id, &stop).await;
+                        }
+                    }
+                    Ok(())
+                })
+                .await,
+            )
+        }));
+        let ((), watched, ingested, graphed, others) =
+            tokio::join!(poller, watching, ingesting, graphing, others);
+        others
+            .into_iter()
+            .fold(watched.and(ingested).and(graphed), Result::and)
+    }
+
+    /// One lane of the runtime: on every tick of the poller, unless paused,
+    /// `work` runs the lane's pending jobs; a tick that comes while it
+    /// works is taken as soon as it is done.
+    async fn lane<F, Fut>(
+        &self,
+        stop: &CancellationToken,
+        mut ticks: watch::Receiver<u64>,
+        work: F,
+    ) -> Result<()>
+    where
+        F: Fn() -> Fut,
+        Fut: Future<Output = Result<()>>,
+    {
+        loop {
+            tokio::select! {
+                _ = stop.cancelled() => return Ok(()),
+                changed = ticks.changed() => if changed.is_err() { return Ok(()) },
+            }
+            if !self.jobs_paused() && !stop.is_cancelled() {
+                work().await?;
+            }
+        }
+    }
+}

@@ -1,0 +1,26 @@
+//! Why building the index stopped. The engine reports each kind as it
+//! reports the same failure anywhere else (its `From<IndexError>`).
+
+use folio_embed::EmbedError;
+use folio_llm::prompts::PromptError;
+use folio_llm::LlmError;
+use folio_store::StoreError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Embed(#[from] EmbedError),
+    #[error(transparent)]
+    Llm(#[from] LlmError),
+    #[error(transparent)]
+    Prompt(#[from] PromptError),
+    /// A build option out of range, in words the person can act on.
+    #[error("{0}")]
+    BadOption(String),
+    #[error("background task failed: {0}")]
+    Task(String),
+}
+
+pub type Result<T> = std::result::Result<T, IndexError>;

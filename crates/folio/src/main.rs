@@ -1,0 +1,566 @@
+//! The `folio` command line: a thin layer over `folio_engine::Library`. Human output
+//! by default, one JSON document with `--json`, progress bars on a terminal.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+mod answers;
+mod args;
+mod bench;
+mod chat;
+mod eval;
+mod graph;
+mod models;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+use tokio_util::sync::CancellationToken;
+
+use folio_engine::documents::structure_tree::preview;
+use folio_engine::eval::job::EvalJobs;
+use folio_engine::events::{EngineEvent, JobPhase, JobProgress, Progress};
+use folio_engine::pipeline::PassSummary;
+use folio_engine::retrieve::SearchMode;
+use folio_engine::{Config, Library};
+
+#[derive(Parser)]
+#[command(
+    name = "folio",
+    version,
+    about = "A local-first knowledge base over your folders"
+)]
+struct Cli {
+    /// Where the index lives (default: the platform data directory).
+    #[arg(long, global = true, env = "FOLIO_DATA_DIR")]
+    data_dir: Option<PathBuf>,
+    /// Print machine-readable JSON instead of text.
+    #[arg(long, global = true)]
+    json: bool,
+    /// Files larger than this many bytes are recorded as errors, not read.
+    #[arg(long, global = true, env = "FOLIO_MAX_FILE_SIZE")]
+    max_file_size: Option<u64>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    #[command(flatten)]
+    Index(IndexCommand),
+    #[command(flatten)]
+    Answer(AnswerCommand),
+    /// iG²RAG's information-gain graph: build it, see how far it covers the library.
+    #[command(subcommand)]
+    Graph(graph::GraphCommand),
+    /// The configured language model, embedding model and prompts, and whether each loads.
+    Models(models::ModelsArgs),
+    /// Benchmarks against same-run baselines; tables on stdout, JSON in bench/results/.
+    Bench(bench::BenchArgs),
+    /// Answer a dataset's questions with several methods and score them; a
+    /// table on stdout, rows and summaries in --out.
+    Eval(eval::EvalArgs),
+}
+
+/// Commands that work on the user's index.
+#[derive(Subcommand)]
+enum IndexCommand {
+    /// Index folders or files and keep them watched.
+    Add {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Queue the work for a running `folio watch` (or the app) and return at once.
+        #[arg(long)]
+        no_wait: bool,
+    },
+    /// Stop watching a folder and drop everything indexed from it.
+    Remove { path: PathBuf },
+    /// Documents, chunks, per-file errors and jobs.
+    Status,
+    /// Keep watched folders indexed until interrupted (Ctrl-C).
+    Watch,
+    /// Search indexed chunks.
+    Search {
+        query: String,
+        #[arg(short, long, default_value_t = 10)]
+        k: usize,
+        #[arg(long, value_parser = args::choice::<SearchMode>(), default_value = "hybrid")]
+        mode: SearchMode,
+        #[command(flatten)]
+        scope: args::ScopeArgs,
+    },
+    /// Collections: named sets of folders to scope questions to. Without
+    /// a subcommand, lists them.
+    Collections {
+        #[command(subcommand)]
+        command: Option<CollectionCommand>,
+    },
+    /// Print a document's structure tree.
+    Tree {
+        path: PathBuf,
+        /// Characters of each content node to show.
+        #[arg(long, default_value_t = 70)]
+        width: usize,
+    },
+}
+
+#[derive(Subcommand)]
+enum CollectionCommand {
+    /// Save a collection of indexed folders, replacing one of the same name.
+    Save {
+        name: String,
+        #[arg(required = true)]
+        folders: Vec<PathBuf>,
+    },
+    /// Delete a collection (its folders stay indexed).
+    Delete { name: String },
+}
+
+/// Commands that answer questions and read their history.
+#[derive(Subcommand)]
+enum AnswerCommand {
+    /// Answer a question from the library with a method.
+    Ask(answers::AskArgs),
+    /// Talk with the library: each line a question in one thread, with line
+    /// editing and history; Ctrl-C stops an answer, Ctrl-D leaves.
+    Chat(chat::ChatArgs),
+    /// The answering methods and their options.
+    Methods,
+    /// Recent runs, newest first.
+    Runs {
+        #[arg(long, default_value_t = 20)]
+        limit: i64,
+    },
+    /// A run's answer, citations, model calls and timings.
+    Show { run: i64 },
+    /// Conversations, most recently active first; with an id, that thread
+    /// turn by turn.
+    Threads {
+        thread: Option<i64>,
+        #[arg(long, default_value_t = 20)]
+        limit: i64,
+    },
+    /// Write a run, or with --thread a whole conversation, as markdown: the
+    /// answers, their sources and how each was built.
+    Export {
+        #[arg(required_unless_present = "thread", conflicts_with = "thread")]
+        run: Option<i64>,
+        #[arg(long)]
+        thread: Option<i64>,
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+}
+
+fn main() {
+    folio_engine::allocator::limit_arenas();
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            std::process::exit(1);
+        }
+    };
+    let outcome = runtime.block_on(run(cli));
+    folio_engine::llm::quiesce(MODEL_EXIT_WAIT);
+    if let Err(e) = outcome {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+/// Enough for a cancelled model request to reach its next token.
+const MODEL_EXIT_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+pub(crate) fn print_json<T: Serialize>(value: &T) -> Result<()> {
+    println!("{}", serde_json::to_string_pretty(value)?);
+    Ok(())
+}
+
+async fn run(cli: Cli) -> Result<()> {
+    let config = Config::load(cli.data_dir.clone(), cli.max_file_size)
+        .context("reading the configuration")?;
+    let command = match cli.command {
+        // Benchmarks make their own temporary libraries; the user's is never opened.
+        Command::Bench(args) => return bench::run(args, config, cli.json).await,
+        // An evaluation keeps its own index in its output folder; the
+        // user's library holds only its job.
+        Command::Eval(args) => return eval::run(args, config, cli.json).await,
+        Command::Models(args) => return models::run(args, &config, cli.json).await,
+        Command::Answer(AnswerCommand::Methods) => return answers::list_methods(cli.json),
+        command => command,
+    };
+    let library = Library::open(config).await.context("opening the index")?;
+    // A chat outlives a Ctrl-C: it stops the answer being written, not the
+    // session, so the chat listens for it per answer.
+    if let Command::Answer(AnswerCommand::Chat(args)) = command {
+        return chat::run(&library, args).await;
+    }
+    let stop = library.stop_token().clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!("\nstopping; finished work is kept and the rest resumes next time");
+            stop.cancel();
+        }
+    });
+    let answer_cancel = library.stop_token();
+    let command = match command {
+        Command::Answer(command) => {
+            return answer(&library, command, answer_cancel, cli.json).await
+        }
+        Command::Graph(command) => {
+            return graph::run(&library, command, answer_cancel, cli.json).await
+        }
+        Command::Index(command) => command,
+        Command::Bench(_) | Command::Models(_) | Command::Eval(_) => {
+            unreachable!("handled before the library opens")
+        }
+    };
+    match command {
+        IndexCommand::Add { paths, no_wait } => add(&library, &paths, no_wait, cli.json).await,
+        IndexCommand::Remove { path } => {
+            library.remove(&path).await?;
+            if cli.json {
+                print_json(&serde_json::json!({ "removed": path }))
+            } else {
+                println!("removed {}", path.display());
+                Ok(())
+            }
+        }
+        IndexCommand::Status => status(&library, cli.json).await,
+        IndexCommand::Watch => watch(&library, cli.json).await,
+        IndexCommand::Collections { command } => collections(&library, command, cli.json).await,
+        IndexCommand::Search {
+            query,
+            k,
+            mode,
+            scope,
+        } => {
+            let scope = scope.scope();
+            let search = library.search(&query, k, mode, &scope);
+            let hits = with_progress(library.subscribe(), !cli.json, search).await?;
+            if cli.json {
+                return print_json(&hits);
+            }
+            if hits.is_empty() {
+                println!("no results");
+            }
+            for (i, h) in hits.iter().enumerate() {
+                println!("{:>2}. {:.4}  {}", i + 1, h.score, h.path);
+                if !h.heading_path.is_empty() {
+                    println!("    {}", h.heading_path);
+                }
+                if let Some(ocr) = h.ocr {
+                    println!("    ({ocr})");
+                }
+                println!("    {}\n", h.snippet);
+            }
+            Ok(())
+        }
+        IndexCommand::Tree { path, width } => {
+            let doc = library.tree(&path).await?;
+            if cli.json {
+                return print_json(&doc);
+            }
+            print!("{}", doc.tree.render(width));
+            Ok(())
+        }
+    }
+}
+
+async fn answer(
+    library: &Library,
+    command: AnswerCommand,
+    cancel: &CancellationToken,
+    json: bool,
+) -> Result<()> {
+    match command {
+        AnswerCommand::Ask(args) => answers::ask(library, args, cancel, json).await,
+        AnswerCommand::Chat(_) => unreachable!("a chat runs without the Ctrl-C handler"),
+        AnswerCommand::Methods => answers::list_methods(json),
+        AnswerCommand::Runs { limit } => answers::list_runs(library, limit, json).await,
+        AnswerCommand::Show { run } => answers::show(library, run, json).await,
+        AnswerCommand::Threads { thread, limit } => {
+            answers::threads(library, thread, limit, json).await
+        }
+        AnswerCommand::Export {
+            run,
+            thread,
+            output,
+        } => {
+            let what = match (run, thread) {
+                (_, Some(thread)) => answers::Exported::Thread(thread),
+                (Some(run), None) => answers::Exported::Run(run),
+                (None, None) => unreachable!("clap requires a run or --thread"),
+            };
+            answers::export(library, what, &output, json).await
+        }
+    }
+}
+
+/// Draws job progress from the engine's events while `work` runs.
+/// A bar for an ingestion job's files, drawn on stderr when `show` and
+/// stderr is a terminal.
+pub fn files_bar(show: bool) -> ProgressBar {
+    let bar = if show && std::io::stderr().is_terminal() {
+        ProgressBar::new(0)
+    } else {
+        ProgressBar::hidden()
+    };
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{msg:>10} [{bar:30}] {pos}/{len} {prefix} · {per_sec} · eta {eta}",
+        )
+        .map(|s| s.progress_chars("=> "))
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar.set_prefix("files");
+    bar
+}
+
+/// Moves a bar to where `p` is.
+pub fn draw_progress(bar: &ProgressBar, p: &Progress) {
+    bar.set_length(p.total);
+    bar.set_position(p.done);
+}
+
+pub fn draw_job(bar: &ProgressBar, p: &JobProgress) {
+    draw_progress(bar, &p.progress);
+    bar.set_message(match p.phase {
+        JobPhase::Scanning => "scanning",
+        JobPhase::Indexing => "indexing",
+        JobPhase::Embedding => "embedding",
+        JobPhase::Scoring => "scoring",
+        JobPhase::Answering => "answering",
+        JobPhase::Judging => "judging",
+        JobPhase::Finished => "done",
+    });
+}
+
+/// Runs `work` with the library's job progress drawn on a bar.
+async fn with_progress<T, E>(
+    mut events: tokio::sync::broadcast::Receiver<EngineEvent>,
+    show: bool,
+    work: impl std::future::Future<Output = std::result::Result<T, E>>,
+) -> std::result::Result<T, E> {
+    let bar = files_bar(show);
+    let drawn = bar.clone();
+    let listener = tokio::spawn(async move {
+        while let Ok(event) = events.recv().await {
+            match event {
+                EngineEvent::JobProgress(p) => draw_job(&drawn, &p),
+                EngineEvent::DocumentReading { path, progress } => {
+                    let name = std::path::Path::new(&path)
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or(path);
+                    drawn.set_message(format!(
+                        "indexing · OCR of {name}: page {} of {}",
+                        progress.done, progress.total
+                    ));
+                }
+                EngineEvent::VectorsUpgrading { progress } => {
+                    drawn.set_prefix("vectors");
+                    drawn.set_message("converting the index's vectors to int8 (once)");
+                    draw_progress(&drawn, &progress);
+                }
+                EngineEvent::VectorIndexBuilding { progress, .. } => {
+                    drawn.set_prefix("vectors");
+                    drawn.set_message("building the approximate vector index");
+                    draw_progress(&drawn, &progress);
+                }
+                _ => {}
+            }
+        }
+    });
+    let result = work.await;
+    listener.abort();
+    bar.finish_and_clear();
+    result
+}
+
+fn print_summary(s: &PassSummary) {
+    println!(
+        "indexed {} · unchanged {} · failed {} · removed {} · chunks embedded {} (reused {}){}",
+        s.indexed,
+        s.unchanged,
+        s.failed,
+        s.removed,
+        s.chunks_embedded,
+        s.chunks_reused,
+        if s.cancelled {
+            " · interrupted, resumes on the next `folio add` or `folio watch`"
+        } else {
+            ""
+        }
+    );
+}
+
+async fn collections(
+    library: &Library,
+    command: Option<CollectionCommand>,
+    json: bool,
+) -> Result<()> {
+    match command {
+        None => {
+            let collections = library.collections().await?;
+            if json {
+                return print_json(&collections);
+            }
+            if collections.is_empty() {
+                println!("no collections yet; save one with `folio collections save NAME FOLDER…`");
+            }
+            for c in collections {
+                println!("{} · {} documents", c.name, c.documents);
+                for folder in c.folders {
+                    println!("  {folder}");
+                }
+            }
+            Ok(())
+        }
+        Some(CollectionCommand::Save { name, folders }) => {
+            let saved = library.save_collection(&name, &folders).await?;
+            if json {
+                return print_json(&saved);
+            }
+            println!(
+                "saved {} · {} folders · {} documents",
+                saved.name,
+                saved.folders.len(),
+                saved.documents
+            );
+            Ok(())
+        }
+        Some(CollectionCommand::Delete { name }) => {
+            library.delete_collection(&name).await?;
+            if json {
+                return print_json(&serde_json::json!({ "deleted": name }));
+            }
+            println!("deleted {name}");
+            Ok(())
+        }
+    }
+}
+
+async fn add(library: &Library, paths: &[PathBuf], no_wait: bool, json: bool) -> Result<()> {
+    let job = library.add(paths).await?;
+    if no_wait {
+        if json {
+            return print_json(&serde_json::json!({ "job": job, "state": "queued" }));
+        }
+        println!("queued job {job}; `folio watch` (or the app) will index it");
+        return Ok(());
+    }
+    let passes = with_progress(library.subscribe(), !json, library.run_pending()).await?;
+    let summary = passes
+        .iter()
+        .find(|(id, _)| *id == job)
+        .map(|(_, s)| *s)
+        .unwrap_or_default();
+    let status = library.status().await?;
+    if json {
+        return print_json(
+            &serde_json::json!({ "job": job, "summary": summary, "counts": status.counts, "errors": status.errors }),
+        );
+    }
+    print_summary(&summary);
+    for e in &status.errors {
+        println!("  error: {}: {}", e.path, e.error);
+    }
+    Ok(())
+}
+
+async fn status(library: &Library, json: bool) -> Result<()> {
+    let s = library.status().await?;
+    if json {
+        return print_json(&s);
+    }
+    println!("index: {}", s.data_dir);
+    println!("folders:");
+    for f in &s.folders {
+        println!("  {}", f.path);
+    }
+    let c = s.counts;
+    println!(
+        "documents: {} indexed, {} with errors · nodes {} · chunks {} ({} embedded)",
+        c.documents, c.errors, c.nodes, c.chunks, c.embedded
+    );
+    for d in s.documents.iter().filter(|d| d.note.is_some()) {
+        println!(
+            "  note: {}: {}",
+            d.path,
+            d.note.as_deref().unwrap_or_default()
+        );
+    }
+    if !s.errors.is_empty() {
+        println!("errors:");
+        for e in &s.errors {
+            println!("  {}: {}", e.path, e.error);
+        }
+    }
+    println!("jobs:");
+    for j in s.jobs.iter().take(5) {
+        let state = if j.interrupted {
+            "interrupted".to_string()
+        } else {
+            format!("{:?}", j.state).to_lowercase()
+        };
+        let rate = j.rate.map(|r| format!(" · {r:.1}/s")).unwrap_or_default();
+        let eta = j
+            .eta_seconds
+            .map(|e| format!(" · eta {e:.0}s"))
+            .unwrap_or_default();
+        let err = j
+            .error
+            .as_deref()
+            .map(|e| format!(" · {}", preview(e, 80)))
+            .unwrap_or_default();
+        println!(
+            "  #{} {} {} {}/{}{rate}{eta}{err}",
+            j.id, j.kind, state, j.done, j.total
+        );
+    }
+    Ok(())
+}
+
+async fn watch(library: &Library, json: bool) -> Result<()> {
+    if !json {
+        eprintln!("watching; Ctrl-C to stop");
+    }
+    let shutdown = library.stop_token().cancelled();
+    library
+        .run_background(
+            shutdown,
+            &|summary| {
+                if json {
+                    if let Ok(line) = serde_json::to_string(summary) {
+                        println!("{line}");
+                    }
+                } else if *summary != PassSummary::default() {
+                    print_summary(summary);
+                }
+            },
+            &[&EvalJobs],
+        )
+        .await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// clap checks a command's flags only when it is parsed; this checks
+    /// every subcommand at once (a method option named like a scope flag,
+    /// say, would otherwise fail only when `folio ask` runs).
+    #[test]
+    fn every_command_line_is_well_formed() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}
