@@ -20,6 +20,9 @@ use folio_engine::retrieve::SearchMode;
 use folio_engine::store::{JobState, NodeScoring};
 use tokio_util::sync::CancellationToken;
 
+/// More one-chunk notes than an ingest batch holds (256 documents).
+const NOTES_OVER_A_BATCH: usize = 400;
+
 fn corpus(n: usize) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     write_notes(dir.path(), n);
@@ -104,7 +107,9 @@ async fn two_workers_never_run_the_same_job() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_cancelled_job_goes_back_to_the_queue_and_resumes() {
-    let (data, docs) = (tempfile::tempdir().unwrap(), corpus(150));
+    // More notes than one batch takes: a pass stopped before it starts
+    // commits its first batch, which holds every note the reader had ready.
+    let (data, docs) = (tempfile::tempdir().unwrap(), corpus(NOTES_OVER_A_BATCH));
     let library = open(data.path()).await;
     let job = library.add(&[docs.path().to_path_buf()]).await.unwrap();
     library.stop_token().cancel();
@@ -112,12 +117,12 @@ async fn a_cancelled_job_goes_back_to_the_queue_and_resumes() {
     assert!(stopped.cancelled);
     let queued = library.store().job(job).await.unwrap().unwrap();
     assert_eq!(queued.state, JobState::Queued);
-    assert!(queued.done > 0 && queued.done < 150, "{queued:?}");
+    assert!(queued.done > 0 && queued.done < NOTES_OVER_A_BATCH as i64, "{queued:?}");
     library.store().close().await;
 
     // The next start resumes it.
     let restarted = open(data.path()).await;
-    finishes_on_resume(&restarted, job, 150).await;
+    finishes_on_resume(&restarted, job, NOTES_OVER_A_BATCH as i64).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -277,8 +277,8 @@ async fn concurrent_chats_on_one_model_all_succeed() {
 /// a grammar to 400 letters, which SmolLM2 cannot end early.
 fn long_reply() -> GenerateOptions {
     GenerateOptions {
-        grammar: Some("root ::= [a-z ]{400}\n".into()),
-        ..greedy(600)
+        grammar: Some("root ::= [a-z ]{800}\n".into()),
+        ..greedy(1200)
     }
 }
 
@@ -306,11 +306,22 @@ async fn requests_are_timed_from_their_turn_and_background_ones_go_last() {
         })
     };
 
-    // How long this machine takes over the long reply decides the queued
-    // requests' timeout, so the queue outlasts it on a fast machine too.
-    let alone = std::time::Instant::now();
-    chat("alone", long_reply(), None).await.unwrap().unwrap();
-    let patient = alone.elapsed() / 4;
+    // The queued requests' timeout must be shorter than their wait behind
+    // the long reply and longer than their own short one, on a fast machine
+    // and under a loaded CI alike: both are timed here, and the timeout is
+    // their geometric mean, as far from each as the ratio allows (tens of
+    // times), so a load that changes between the two does not undo it.
+    let timed = |name: &'static str, options: GenerateOptions| {
+        let chat = &chat;
+        async move {
+            let start = std::time::Instant::now();
+            chat(name, options, None).await.unwrap().unwrap();
+            start.elapsed()
+        }
+    };
+    let long = timed("long alone", long_reply()).await;
+    let short = timed("short alone", greedy(4)).await;
+    let patient = Duration::from_secs_f64((long.as_secs_f64() * short.as_secs_f64()).sqrt());
     finished.lock().unwrap().clear();
 
     let (started, running) = tokio::sync::oneshot::channel();
