@@ -273,25 +273,29 @@ async fn concurrent_chats_on_one_model_all_succeed() {
     }
 }
 
-/// A request the model is busy with for a few seconds: its reply is held by
-/// a grammar to 400 letters, which SmolLM2 cannot end early.
-fn long_reply() -> GenerateOptions {
+/// A request that keeps the model busy until it is cancelled: its reply is
+/// held by a grammar to letters SmolLM2 cannot end early, and is far longer
+/// than any test waits for it.
+fn endless_reply() -> GenerateOptions {
     GenerateOptions {
-        grammar: Some("root ::= [a-z ]{800}\n".into()),
-        ..greedy(1200)
+        // llama.cpp refuses a repetition over 2,000, so it is nested.
+        grammar: Some("root ::= run{24}\nrun ::= [a-z ]{1000}\n".into()),
+        ..greedy(8000)
     }
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn requests_are_timed_from_their_turn_and_background_ones_go_last() {
-    // A context size of its own: another test's requests share no queue with these.
-    let llm = EmbeddedLlm::load(&settings(kit_model(), 1536))
+    // A context size of its own: another test's requests share no queue with
+    // these, and the busy reply has room to outlast the wait.
+    let llm = EmbeddedLlm::load(&settings(kit_model(), 8192))
         .await
         .unwrap();
     let finished: Arc<Mutex<Vec<&str>>> = Arc::default();
     let chat = |name: &'static str,
                 options: GenerateOptions,
-                first_token: Option<tokio::sync::oneshot::Sender<()>>| {
+                first_token: Option<tokio::sync::oneshot::Sender<()>>,
+                cancel: CancellationToken| {
         let (llm, finished) = (llm.clone(), finished.clone());
         tokio::spawn(async move {
             let first_token = Mutex::new(first_token);
@@ -300,33 +304,39 @@ async fn requests_are_timed_from_their_turn_and_background_ones_go_last() {
                     let _ = tx.send(());
                 }
             };
-            let result = ask_into(&*llm, &options, Some(&sink)).await;
+            let result = llm
+                .chat(ChatRequest {
+                    messages: &question(),
+                    options: &options,
+                    on_token: Some(&sink),
+                    cancel: &cancel,
+                })
+                .await;
             finished.lock().unwrap().push(name);
             result
         })
     };
 
-    // The queued requests' timeout must be shorter than their wait behind
-    // the long reply and longer than their own short one, on a fast machine
-    // and under a loaded CI alike: both are timed here, and the timeout is
-    // their geometric mean, as far from each as the ratio allows (tens of
-    // times), so a load that changes between the two does not undo it.
-    let timed = |name: &'static str, options: GenerateOptions| {
-        let chat = &chat;
-        async move {
-            let start = std::time::Instant::now();
-            chat(name, options, None).await.unwrap().unwrap();
-            start.elapsed()
-        }
-    };
-    let long = timed("long alone", long_reply()).await;
-    let short = timed("short alone", greedy(4)).await;
-    let patient = Duration::from_secs_f64((long.as_secs_f64() * short.as_secs_f64()).sqrt());
+    // The queued requests' timeout is ten times what their own short reply
+    // takes here, kept between 1 and 4 seconds, and the busy request holds
+    // the model for twice that timeout: a short reply takes a fraction of a
+    // second and the busy one's 8,000 tokens take tens, so only the wait in
+    // the queue is longer than the timeout, on a fast machine and a loaded
+    // CI alike.
+    let start = std::time::Instant::now();
+    chat("short alone", greedy(4), None, CancellationToken::new())
+        .await
+        .unwrap()
+        .unwrap();
+    let patient = (start.elapsed() * 10).clamp(Duration::from_secs(1), Duration::from_secs(4));
     finished.lock().unwrap().clear();
 
     let (started, running) = tokio::sync::oneshot::channel();
-    let busy = chat("busy", long_reply(), Some(started));
-    running.await.unwrap();
+    let stop_busy = CancellationToken::new();
+    let busy = chat("busy", endless_reply(), Some(started), stop_busy.clone());
+    if running.await.is_err() {
+        panic!("the busy request never started: {:?}", busy.await.unwrap());
+    }
     // Queued behind the busy request, the background one first.
     let queued = std::time::Instant::now();
     let background = chat(
@@ -337,6 +347,7 @@ async fn requests_are_timed_from_their_turn_and_background_ones_go_last() {
             ..greedy(4)
         },
         None,
+        CancellationToken::new(),
     );
     tokio::time::sleep(Duration::from_millis(50)).await;
     let waited_for = chat(
@@ -346,18 +357,24 @@ async fn requests_are_timed_from_their_turn_and_background_ones_go_last() {
             ..greedy(4)
         },
         None,
+        CancellationToken::new(),
     );
+    tokio::time::sleep(patient * 2).await;
+    stop_busy.cancel();
 
-    busy.await.unwrap().unwrap();
+    let busy = busy.await.unwrap();
+    assert!(
+        matches!(busy, Err(LlmError::Cancelled)),
+        "the busy request ended by itself before it was stopped: {busy:?}"
+    );
     let waited_for_reply = waited_for.await.unwrap().unwrap();
     let background = background.await.unwrap();
-    let waited = queued.elapsed();
+    assert!(queued.elapsed() > patient * 2);
     assert_eq!(
         *finished.lock().unwrap(),
         ["busy", "waited for", "background"]
     );
-    // Both spent longer than their timeout in the queue and still answered.
-    assert!(waited > patient, "the busy request ended after {waited:?}");
+    // Both spent twice their timeout in the queue and still answered.
     assert_eq!(background.unwrap().usage.completion_tokens, 4);
     assert_eq!(waited_for_reply.usage.completion_tokens, 4);
 }
