@@ -103,10 +103,24 @@ install_llm_server() {
       exit 1
     fi
   fi
-  log "building llama-cpp-python into .venv-llm-server (compiles llama.cpp; several minutes)"
+  # The compiled wheel is cached beside the sdist, under a key of what went
+  # into it, so a fresh clone on this machine installs it instead of
+  # compiling llama.cpp again.
+  local key built wheel
+  key=$( (printf '%s\n' "$LLM_SERVER_SDIST_SHA256" "${cmake_args//$root/}" "$(python3 --version)"
+    cat "$root/scripts/llama-server.cmake") | sha256sum | cut -c1-16)
+  built="$cache/llama-cpp-python-$key"
+  if ! ls "$built"/llama_cpp_python-*.whl >/dev/null 2>&1; then
+    log "building llama-cpp-python (compiles llama.cpp; several minutes, once per machine)"
+    rm -rf "$built.partial"
+    CMAKE_ARGS="$cmake_args" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" python3 -m pip wheel --quiet \
+      --no-deps -w "$built.partial" "$sdist"
+    mv "$built.partial" "$built"
+  fi
+  wheel=$(ls "$built"/llama_cpp_python-*.whl)
+  log "installing the LLM test server into .venv-llm-server"
   python3 -m venv --clear "$venv"
-  CMAKE_ARGS="$cmake_args" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" "$venv/bin/python" -m pip install --quiet \
-    "llama-cpp-python[server] @ file://$sdist#sha256=$LLM_SERVER_SDIST_SHA256" "${LLM_SERVER_DEPS[@]}"
+  "$venv/bin/python" -m pip install --quiet "$wheel[server]" "${LLM_SERVER_DEPS[@]}"
   "$venv/bin/python" -c "import llama_cpp.server"
   printf '%s' "$cmake_args" >"$venv/folio-cmake-args"
   log "LLM test server ready in .venv-llm-server"
@@ -142,14 +156,21 @@ install_ui_deps() {
 }
 
 TAURI_DRIVER_VERSION="2.1.0"
+# Built once per machine into the cache, then copied into the clone's .tools.
 install_tauri_driver() {
   local bin="$root/.tools/bin/tauri-driver"
+  local built="${FOLIO_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/folio}/tools/tauri-driver-$TAURI_DRIVER_VERSION"
   if [ -x "$bin" ] && "$bin" --help >/dev/null 2>&1; then
     log "tauri-driver present in .tools"
     return
   fi
-  log "building tauri-driver $TAURI_DRIVER_VERSION into .tools"
-  cargo install --quiet --locked --root "$root/.tools" tauri-driver --version "$TAURI_DRIVER_VERSION"
+  if ! [ -x "$built/bin/tauri-driver" ]; then
+    log "building tauri-driver $TAURI_DRIVER_VERSION (once per machine)"
+    cargo install --quiet --locked --root "$built" tauri-driver --version "$TAURI_DRIVER_VERSION"
+  fi
+  mkdir -p "$root/.tools/bin"
+  cp "$built/bin/tauri-driver" "$bin"
+  log "tauri-driver ready in .tools"
 }
 
 check_rust() {

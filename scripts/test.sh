@@ -10,7 +10,9 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$root/scripts/setup.sh" --test-deps
 cd "$root"
 
-step() { printf '\n\033[1m[test]\033[0m %s\n' "$*" >&2; }
+# Each step says when it began (seconds since this script started, setup
+# included), so a slow run shows where its time went.
+step() { printf '\n\033[1m[test %ss]\033[0m %s\n' "$SECONDS" "$*" >&2; }
 
 # A clean CI clone builds everything once: incremental compilation would
 # only write caches nobody reads.
@@ -54,3 +56,4 @@ fi
 
 step "desktop app end to end (Xvfb, tauri-driver, WebKitWebDriver)"
 bash "$root/scripts/e2e.sh"
+step "all passed"
