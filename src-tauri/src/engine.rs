@@ -1,5 +1,5 @@
 //! The engine inside the app: one `Library` plus its background work (the
-//! folder watcher and the job runtime, `Library::run_background`, with a
+//! folder watcher and the job runtime, `Jobs::run_background`, with a
 //! lane that resumes evaluations) and forwarding engine events to the UI.
 //! Saving settings swaps the whole engine; closing the app stops it cleanly,
 //! so a running ingest pass commits its batch and resumes on the next start.
@@ -42,7 +42,7 @@ pub struct Engine {
 impl Engine {
     pub async fn start(app: AppHandle, config: Config) -> folio_engine::Result<Engine> {
         let library = Arc::new(Library::open(config.clone()).await?);
-        library.restore_pause().await?;
+        library.jobs().restore_pause().await?;
         let stop = CancellationToken::new();
         let tasks = vec![
             tokio::spawn(forward_engine_events(app, library.clone(), stop.clone())),
@@ -67,7 +67,7 @@ impl Engine {
                 eprintln!("folio: background work did not stop within {SHUTDOWN_GRACE:?}; its job resumes on the next start");
             }
         }
-        self.library.store().close().await;
+        self.library.close().await;
     }
 }
 
@@ -120,11 +120,15 @@ where
 /// Runs the watcher and the job runtime until the app closes. A failure,
 /// such as a folder that cannot be watched, is retried.
 async fn run_background(library: Arc<Library>, stop: CancellationToken) {
-    if let Err(e) = library.retrieval().warm_vectors().await {
+    if let Err(e) = library.warm_vectors().await {
         eprintln!("folio: search falls back to the on-disk index: {e}");
     }
-    retry_until_stopped("background work", &stop, || {
-        library.run_background(stop.clone().cancelled_owned(), &|_| {}, &[&EvalJobs])
+    let (library, stopping) = (&library, &stop);
+    retry_until_stopped("background work", &stop, || async move {
+        library
+            .jobs()
+            .run_background(stopping.clone().cancelled_owned(), &|_| {}, &[&EvalJobs])
+            .await
     })
     .await;
 }

@@ -30,7 +30,7 @@ pub async fn library_with(dir: &Path, notes: &[(&str, &str)]) -> Library {
         std::fs::write(docs.join(name), text).unwrap();
     }
     library.add(&[docs]).await.unwrap();
-    library.run_pending().await.unwrap();
+    library.jobs().run_pending().await.unwrap();
     library
 }
 

@@ -83,14 +83,9 @@ pub async fn ask_with(
     EventSink::recording(async |events| answer(library, llm, request, events).await.unwrap()).await
 }
 
-/// Thread `id` as `Library::thread` shows it: its summary, and every turn a
-/// new turn of it follows on.
+/// Thread `id` as history shows it.
 pub async fn thread(library: &Indexed, id: i64) -> Thread {
-    let store = library.store();
-    Thread {
-        summary: store.thread(id).await.unwrap().unwrap().summary,
-        runs: store.conversation(id).await.unwrap().unwrap(),
-    }
+    library.store().whole_thread(id).await.unwrap().unwrap()
 }
 
 /// The "How this answer was built" section an export of `run` writes.

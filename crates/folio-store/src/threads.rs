@@ -227,6 +227,19 @@ impl Store {
         Ok(Some(runs))
     }
 
+    /// Thread `id` as history shows it and a new turn reads it: its own
+    /// summary, and every turn of its [`Store::conversation`]. `None` if
+    /// there is no such thread.
+    pub async fn whole_thread(&self, id: i64) -> Result<Option<Thread>> {
+        let Some((row, _)) = self.thread_row(id).await? else {
+            return Ok(None);
+        };
+        Ok(self.conversation(id).await?.map(|runs| Thread {
+            summary: summary(&row),
+            runs,
+        }))
+    }
+
     async fn thread_row(&self, id: i64) -> Result<Option<(SummaryRow, Vec<RunRecord>)>> {
         let sql = format!("{SUMMARY_SQL} WHERE t.id = ?");
         let Some(row) = sqlx::query_as::<_, SummaryRow>(&sql)

@@ -167,7 +167,7 @@ pub async fn ask(
     };
     let run = ask_streaming(library, &request, cancel, json).await?;
     if json {
-        let calls = library.run_calls(run.id).await?;
+        let calls = library.runs().calls(run.id).await?;
         print_json(&serde_json::json!({ "run": run, "calls": calls }))?;
     } else {
         print_cut_off_mark(&run);
@@ -392,7 +392,7 @@ pub fn list_methods(json: bool) -> Result<()> {
 }
 
 pub async fn list_runs(library: &Library, limit: i64, json: bool) -> Result<()> {
-    let runs = library.runs(None, limit).await?;
+    let runs = library.runs().list(None, limit).await?;
     if json {
         return print_json(&runs);
     }
@@ -423,8 +423,8 @@ fn preview(text: &str) -> String {
 }
 
 pub async fn show(library: &Library, id: i64, json: bool) -> Result<()> {
-    let run = library.stored_run(id).await?;
-    let calls = library.run_calls(id).await?;
+    let run = library.runs().get(id).await?;
+    let calls = library.runs().calls(id).await?;
     if json {
         return print_json(&serde_json::json!({ "run": run, "calls": calls }));
     }
@@ -448,7 +448,10 @@ pub async fn show(library: &Library, id: i64, json: bool) -> Result<()> {
     if let Some(error) = &run.error {
         println!("\nerror: {error}");
     }
-    let gone = library.gone_sources(std::slice::from_ref(&run)).await?;
+    let gone = library
+        .runs()
+        .gone_sources(std::slice::from_ref(&run))
+        .await?;
     print_citations(&run, &gone);
     println!("\nmodel calls:");
     for c in &calls {
@@ -478,8 +481,8 @@ pub enum Exported {
 
 pub async fn export(library: &Library, what: Exported, out: &Path, json: bool) -> Result<()> {
     let written = match what {
-        Exported::Run(id) => library.export(id, out).await?,
-        Exported::Thread(id) => library.export_thread(id, out).await?,
+        Exported::Run(id) => library.runs().export(id, out).await?,
+        Exported::Thread(id) => library.threads().export(id, out).await?,
     };
     if json {
         let (key, id) = match what {
@@ -495,7 +498,7 @@ pub async fn export(library: &Library, what: Exported, out: &Path, json: bool) -
 /// Recent threads, or with `id` one thread turn by turn.
 pub async fn threads(library: &Library, id: Option<i64>, limit: i64, json: bool) -> Result<()> {
     let Some(id) = id else {
-        let threads = library.threads(None, limit).await?;
+        let threads = library.threads().list(None, limit).await?;
         if json {
             return print_json(&threads);
         }
@@ -513,11 +516,11 @@ pub async fn threads(library: &Library, id: Option<i64>, limit: i64, json: bool)
         }
         return Ok(());
     };
-    let thread = library.thread(id).await?;
+    let thread = library.threads().get(id).await?;
     if json {
         return print_json(&thread);
     }
-    let gone = library.gone_sources(&thread.runs).await?;
+    let gone = library.runs().gone_sources(&thread.runs).await?;
     println!("thread {} · {}", thread.summary.id, thread.summary.title);
     for run in &thread.runs {
         let inherited = if run.thread_id == thread.summary.id {

@@ -160,7 +160,7 @@ impl Session {
 pub async fn run(library: &Library, args: ChatArgs) -> Result<()> {
     folio_engine::methods::find(&args.method)?;
     if let Some(thread) = args.thread {
-        library.thread(thread).await?;
+        library.threads().get(thread).await?;
     }
     let scope = args.scope.scope();
     library.scope_size(&scope).await?;
@@ -218,7 +218,7 @@ async fn act(library: &Library, session: &mut Session, line: Line) -> Result<()>
             println!("the next question starts a new thread");
         }
         Line::Thread(id) => {
-            let thread = library.thread(id).await?;
+            let thread = library.threads().get(id).await?;
             println!(
                 "going on with thread {id}: {} ({} turns)",
                 thread.summary.title, thread.summary.turns
@@ -228,7 +228,7 @@ async fn act(library: &Library, session: &mut Session, line: Line) -> Result<()>
         Line::Threads => crate::answers::threads(library, None, 10, false).await?,
         Line::Export(file) => match session.thread {
             Some(thread) => {
-                let written = library.export_thread(thread, &file).await?;
+                let written = library.threads().export(thread, &file).await?;
                 println!("wrote {}", written.display());
             }
             None => println!("nothing to export yet: ask a question first"),

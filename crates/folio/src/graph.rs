@@ -56,11 +56,12 @@ async fn build(
     json: bool,
 ) -> Result<()> {
     let job = library
+        .jobs()
         .queue_graph_build(GraphBuildOptions { rubric, n })
         .await?;
     let bar = scoring_bar(json);
     let draw = |p: &BuildProgress| draw_scoring(&bar, p);
-    let outcome = library.run_graph_job(job, stop, &draw).await;
+    let outcome = library.jobs().run_graph(job, stop, &draw).await;
     bar.finish_and_clear();
     let Some(progress) = outcome? else {
         anyhow::bail!(

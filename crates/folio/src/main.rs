@@ -408,7 +408,7 @@ async fn collections(
 ) -> Result<()> {
     match command {
         None => {
-            let collections = library.collections().await?;
+            let collections = library.collections().list().await?;
             if json {
                 return print_json(&collections);
             }
@@ -424,7 +424,7 @@ async fn collections(
             Ok(())
         }
         Some(CollectionCommand::Save { name, folders }) => {
-            let saved = library.save_collection(&name, &folders).await?;
+            let saved = library.collections().save(&name, &folders).await?;
             if json {
                 return print_json(&saved);
             }
@@ -437,7 +437,7 @@ async fn collections(
             Ok(())
         }
         Some(CollectionCommand::Delete { name }) => {
-            library.delete_collection(&name).await?;
+            library.collections().delete(&name).await?;
             if json {
                 return print_json(&serde_json::json!({ "deleted": name }));
             }
@@ -456,7 +456,7 @@ async fn add(library: &Library, paths: &[PathBuf], no_wait: bool, json: bool) ->
         println!("queued job {job}; `folio watch` (or the app) will index it");
         return Ok(());
     }
-    let passes = with_progress(library.subscribe(), !json, library.run_pending()).await?;
+    let passes = with_progress(library.subscribe(), !json, library.jobs().run_pending()).await?;
     let summary = passes
         .iter()
         .find(|(id, _)| *id == job)
@@ -534,6 +534,7 @@ async fn watch(library: &Library, json: bool) -> Result<()> {
     }
     let shutdown = library.stop_token().cancelled();
     library
+        .jobs()
         .run_background(
             shutdown,
             &|summary| {

@@ -172,7 +172,7 @@ async fn bad_files_are_recorded_with_reasons_and_the_batch_goes_on() {
 
     // Fixing a file clears its error on the next pass.
     std::fs::write(d.join("binary.txt"), "now it is text about puffins").unwrap();
-    library.reconcile_all().await.unwrap();
+    library.jobs().reconcile_all().await.unwrap();
     let fixed = library
         .store()
         .document(&d.join("binary.txt").to_string_lossy())

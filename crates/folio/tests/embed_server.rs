@@ -153,7 +153,8 @@ async fn a_library_indexes_with_a_server_survives_its_fall_and_re_embeds_on_a_sw
     );
     let job = library.add(&[docs.path().to_path_buf()]).await.unwrap();
     let error = library
-        .run_job(job)
+        .jobs()
+        .run(job)
         .await
         .expect_err("no server to embed with");
     assert!(error.to_string().contains("cannot be reached"), "{error}");

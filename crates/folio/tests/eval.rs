@@ -484,10 +484,10 @@ fn a_conversation_is_asked_turn_by_turn_in_one_thread_with_its_last_turn_apart()
         .unwrap();
     for spec in specs.split(',') {
         let first = runtime
-            .block_on(index.stored_run(run_of("c/1", spec)))
+            .block_on(index.runs().get(run_of("c/1", spec)))
             .unwrap();
         let second = runtime
-            .block_on(index.stored_run(run_of("c/2", spec)))
+            .block_on(index.runs().get(run_of("c/2", spec)))
             .unwrap();
         assert_eq!(first.thread_id, second.thread_id, "{spec}");
         assert_eq!(first.turn, None);
@@ -500,7 +500,7 @@ fn a_conversation_is_asked_turn_by_turn_in_one_thread_with_its_last_turn_apart()
             "{spec}: {rewrite:?}"
         );
         let alone = runtime
-            .block_on(index.stored_run(run_of("q1", spec)))
+            .block_on(index.runs().get(run_of("q1", spec)))
             .unwrap();
         assert_ne!(alone.thread_id, first.thread_id);
     }
@@ -616,7 +616,7 @@ fn a_killed_run_is_finished_by_the_background_work_the_app_runs() {
         let background = Background::start(&library);
         let deadline = Instant::now() + Duration::from_secs(600);
         loop {
-            let jobs = library.store().jobs(10).await.unwrap();
+            let jobs = library.jobs().list(10).await.unwrap();
             let job = jobs.iter().find(|j| j.kind == "eval").unwrap();
             if job.state == JobState::Done {
                 break;

@@ -73,7 +73,7 @@ async fn a_full_disk_is_a_clear_error_and_corrupts_nothing() {
         (documents as usize) < PASSAGES,
         "{documents} documents on a full disk"
     );
-    library.store().close().await;
+    library.close().await;
 
     let resumed = folio_json(&data, &["add", corpus.to_str().unwrap()]);
     assert_eq!(resumed["counts"]["documents"], PASSAGES as i64, "{resumed}");

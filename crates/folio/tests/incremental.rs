@@ -54,7 +54,7 @@ async fn reconciling_after_edit_rename_and_delete_touches_only_what_changed() {
 
     // Edit one section: one new chunk is embedded, the other is reused.
     write(&docs_path, "a.md", &ALPHA.replace("bananas", "figs"));
-    let edit = library.reconcile_all().await.unwrap();
+    let edit = library.jobs().reconcile_all().await.unwrap();
     assert_eq!(
         (edit.indexed, edit.chunks_embedded, edit.chunks_reused),
         (1, 1, 1),
@@ -68,7 +68,7 @@ async fn reconciling_after_edit_rename_and_delete_touches_only_what_changed() {
     let content = std::fs::read(&a).unwrap();
     std::thread::sleep(Duration::from_millis(20));
     std::fs::write(&a, content).unwrap();
-    let touch = library.reconcile_all().await.unwrap();
+    let touch = library.jobs().reconcile_all().await.unwrap();
     assert_eq!(
         (touch.indexed, touch.unchanged, touch.chunks_embedded),
         (0, 1, 0),
@@ -78,7 +78,7 @@ async fn reconciling_after_edit_rename_and_delete_touches_only_what_changed() {
     // Rename: the new path is indexed with the old vectors, the old path is gone.
     std::fs::create_dir(docs_path.join("sub")).unwrap();
     std::fs::rename(docs_path.join("b.md"), docs_path.join("sub/beta.md")).unwrap();
-    let rename = library.reconcile_all().await.unwrap();
+    let rename = library.jobs().reconcile_all().await.unwrap();
     assert_eq!(rename.chunks_embedded, 0, "{rename:?}");
     assert_eq!(rename.removed, 1);
     assert!(bm25_paths(&library, "cherries").await[0].ends_with("sub/beta.md"));
@@ -91,7 +91,7 @@ async fn reconciling_after_edit_rename_and_delete_touches_only_what_changed() {
 
     // Delete: no chunk, vector or FTS row survives.
     std::fs::remove_file(docs_path.join("c.txt")).unwrap();
-    let delete = library.reconcile_all().await.unwrap();
+    let delete = library.jobs().reconcile_all().await.unwrap();
     assert_eq!(delete.removed, 1);
     assert!(bm25_paths(&library, "elderberries").await.is_empty());
     assert_eq!(
@@ -197,7 +197,7 @@ async fn a_different_embedding_model_rebuilds_the_vectors() {
         scalar(&library, "SELECT COUNT(*) FROM chunk_vectors_int8").await,
         0
     );
-    let pass = library.reconcile_all().await.unwrap();
+    let pass = library.jobs().reconcile_all().await.unwrap();
     assert_eq!((pass.indexed, pass.chunks_embedded), (0, 4), "{pass:?}");
     assert_consistent(&library).await;
     let hits = library
@@ -245,7 +245,7 @@ async fn in_memory_vectors_answer_like_sqlite_vec_and_are_never_stale() {
         "g.md",
         "# Green\n\nA note about kiwis and their fuzzy skin.\n",
     );
-    library.reconcile_all().await.unwrap();
+    library.jobs().reconcile_all().await.unwrap();
     for _ in 0..20 {
         let hits = library
             .retrieval()

@@ -43,11 +43,8 @@ fn write_notes(dir: &Path, n: usize) -> Vec<PathBuf> {
 
 /// The one pending job runs to the end and every file ends up indexed.
 async fn finishes_on_resume(library: &folio_engine::Library, job: i64, files: i64) {
-    assert_eq!(library.run_pending().await.unwrap().len(), 1);
-    assert_eq!(
-        library.store().job(job).await.unwrap().unwrap().state,
-        JobState::Done
-    );
+    assert_eq!(library.jobs().run_pending().await.unwrap().len(), 1);
+    assert_eq!(library.jobs().get(job).await.unwrap().state, JobState::Done);
     assert_eq!(
         scalar(
             library,
@@ -93,16 +90,13 @@ async fn two_workers_never_run_the_same_job() {
     let (data, docs) = (tempfile::tempdir().unwrap(), corpus(20));
     let (a, b) = (open(data.path()).await, open(data.path()).await);
     let job = a.add(&[docs.path().to_path_buf()]).await.unwrap();
-    let (ra, rb) = tokio::join!(a.run_job(job), b.run_job(job));
+    let (ra, rb) = tokio::join!(a.jobs().run(job), b.jobs().run(job));
     let ran = [ra.unwrap(), rb.unwrap()]
         .iter()
         .filter(|r| r.is_some())
         .count();
     assert_eq!(ran, 1);
-    assert_eq!(
-        a.store().job(job).await.unwrap().unwrap().state,
-        JobState::Done
-    );
+    assert_eq!(a.jobs().get(job).await.unwrap().state, JobState::Done);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -113,12 +107,15 @@ async fn a_cancelled_job_goes_back_to_the_queue_and_resumes() {
     let library = open(data.path()).await;
     let job = library.add(&[docs.path().to_path_buf()]).await.unwrap();
     library.stop_token().cancel();
-    let stopped = library.run_job(job).await.unwrap().unwrap();
+    let stopped = library.jobs().run(job).await.unwrap().unwrap();
     assert!(stopped.cancelled);
-    let queued = library.store().job(job).await.unwrap().unwrap();
+    let queued = library.jobs().get(job).await.unwrap();
     assert_eq!(queued.state, JobState::Queued);
-    assert!(queued.done > 0 && queued.done < NOTES_OVER_A_BATCH as i64, "{queued:?}");
-    library.store().close().await;
+    assert!(
+        queued.done > 0 && queued.done < NOTES_OVER_A_BATCH as i64,
+        "{queued:?}"
+    );
+    library.close().await;
 
     // The next start resumes it.
     let restarted = open(data.path()).await;
@@ -133,24 +130,24 @@ async fn pausing_parks_the_running_job_and_resuming_finishes_it() {
     let mut events = library.subscribe();
     let runner = tokio::spawn({
         let library = library.clone();
-        async move { library.run_job(job).await }
+        async move { library.jobs().run(job).await }
     });
     // The first embedded batch reports progress; pause right then.
     while !matches!(
         events.recv().await.unwrap(),
         EngineEvent::JobProgress(p) if p.phase == JobPhase::Indexing && p.progress.done > 0
     ) {}
-    library.pause_jobs().await.unwrap();
+    library.jobs().pause().await.unwrap();
     assert!(runner.await.unwrap().unwrap().unwrap().cancelled);
-    let parked = library.store().job(job).await.unwrap().unwrap();
+    let parked = library.jobs().get(job).await.unwrap();
     assert_eq!(parked.state, JobState::Paused);
     assert!(parked.done > 0 && parked.done < 700, "{parked:?}");
     assert!(
-        library.run_pending().await.unwrap().is_empty(),
+        library.jobs().run_pending().await.unwrap().is_empty(),
         "nothing runs while paused"
     );
 
-    library.resume_jobs().await.unwrap();
+    library.jobs().resume().await.unwrap();
     finishes_on_resume(&library, job, 700).await;
 }
 
@@ -170,24 +167,24 @@ async fn pausing_stops_a_pass_over_the_watchers_changes_and_resuming_catches_up(
     let mut events = library.subscribe();
     let pass = tokio::spawn({
         let library = library.clone();
-        async move { library.apply_changes(changes).await }
+        async move { library.jobs().apply_changes(changes).await }
     });
     while !matches!(
         events.recv().await.unwrap(),
         EngineEvent::JobProgress(p) if p.phase == JobPhase::Indexing && p.progress.done > 0
     ) {}
-    library.pause_jobs().await.unwrap();
+    library.jobs().pause().await.unwrap();
     assert!(pass.await.unwrap().unwrap().cancelled);
     let indexed = "SELECT COUNT(*) FROM documents WHERE status = 'indexed'";
     let before_resume = scalar(&library, indexed).await;
     assert!(before_resume < 700, "{before_resume} indexed");
     assert!(
-        library.run_pending().await.unwrap().is_empty(),
+        library.jobs().run_pending().await.unwrap().is_empty(),
         "nothing runs while paused"
     );
 
-    library.resume_jobs().await.unwrap();
-    assert_eq!(library.run_pending().await.unwrap().len(), 1);
+    library.jobs().resume().await.unwrap();
+    assert_eq!(library.jobs().run_pending().await.unwrap().len(), 1);
     assert_eq!(scalar(&library, indexed).await, 700);
 }
 
@@ -201,17 +198,14 @@ async fn a_restart_resumes_the_waiting_reconcile_instead_of_queuing_another() {
     let before = open(data.path()).await;
     let job = before.add(&[docs.path().to_path_buf()]).await.unwrap();
     before.stop_token().cancel();
-    assert!(before.run_job(job).await.unwrap().unwrap().cancelled);
-    before.store().close().await;
+    assert!(before.jobs().run(job).await.unwrap().unwrap().cancelled);
+    before.close().await;
 
     // What the watcher does first when the app or `folio watch` starts.
     let after = open(data.path()).await;
-    after.reconcile_all().await.unwrap();
+    after.jobs().reconcile_all().await.unwrap();
     assert_eq!(job_count(&after).await, 1);
-    assert_eq!(
-        after.store().job(job).await.unwrap().unwrap().state,
-        JobState::Done
-    );
+    assert_eq!(after.jobs().get(job).await.unwrap().state, JobState::Done);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -219,17 +213,17 @@ async fn a_pause_outlives_the_session_that_set_it() {
     let (data, docs) = (tempfile::tempdir().unwrap(), corpus(40));
     let before = open(data.path()).await;
     let job = before.add(&[docs.path().to_path_buf()]).await.unwrap();
-    before.pause_jobs().await.unwrap();
-    before.store().close().await;
+    before.jobs().pause().await.unwrap();
+    before.close().await;
 
     let after = open(data.path()).await;
-    after.restore_pause().await.unwrap();
-    assert!(after.jobs_paused());
-    after.reconcile_all().await.unwrap();
+    after.jobs().restore_pause().await.unwrap();
+    assert!(after.jobs().paused());
+    after.jobs().reconcile_all().await.unwrap();
     assert_eq!(job_count(&after).await, 1, "the parked job is reused");
-    assert!(after.run_pending().await.unwrap().is_empty());
+    assert!(after.jobs().run_pending().await.unwrap().is_empty());
 
-    after.resume_jobs().await.unwrap();
+    after.jobs().resume().await.unwrap();
     finishes_on_resume(&after, job, 40).await;
 }
 
@@ -238,14 +232,14 @@ async fn a_cancelled_job_stays_cancelled_and_keeps_what_it_indexed() {
     let (data, docs) = (tempfile::tempdir().unwrap(), corpus(3));
     let library = open(data.path()).await;
     let job = library.add(&[docs.path().to_path_buf()]).await.unwrap();
-    library.cancel_job(job).await.unwrap();
+    library.jobs().cancel(job).await.unwrap();
     assert_eq!(
-        library.store().job(job).await.unwrap().unwrap().state,
+        library.jobs().get(job).await.unwrap().state,
         JobState::Cancelled
     );
-    assert!(library.run_pending().await.unwrap().is_empty());
+    assert!(library.jobs().run_pending().await.unwrap().is_empty());
     assert!(matches!(
-        library.cancel_job(job).await,
+        library.jobs().cancel(job).await,
         Err(folio_engine::Error::JobNotFound(_))
     ));
 }
@@ -261,7 +255,7 @@ async fn a_root_that_disappears_keeps_its_index_until_removed() {
     let canonical = std::fs::canonicalize(&root).unwrap();
 
     std::fs::rename(&root, parent.path().join("elsewhere")).unwrap();
-    let pass = library.reconcile_all().await.unwrap();
+    let pass = library.jobs().reconcile_all().await.unwrap();
     assert_eq!(pass.removed, 0);
     assert_eq!(scalar(&library, "SELECT COUNT(*) FROM documents").await, 1);
 
@@ -322,13 +316,14 @@ async fn a_graph_build_in_the_background_does_not_hold_up_indexing() {
     let library = Arc::new(open(data.path()).await);
     ingest(&library, docs.path()).await;
     let graph = library
+        .jobs()
         .queue_graph_build(GraphBuildOptions {
             rubric: Rubric::Coarse,
             n: 2,
         })
         .await
         .unwrap();
-    let graph_job = || async { library.store().job(graph).await.unwrap().unwrap() };
+    let graph_job = || async { library.jobs().get(graph).await.unwrap() };
 
     let background = Background::start(&library);
     eventually("the graph build scores its first chunk", || async {
@@ -389,6 +384,7 @@ async fn run_sketch(
 ) -> folio_engine::Result<Waited> {
     let same = |job: &folio_engine::store::Job| job.payload == *payload;
     library
+        .jobs()
         .run_in_foreground(
             "sketch",
             payload,
@@ -417,7 +413,7 @@ async fn stopped_pass(running: tokio::task::JoinHandle<folio_engine::Result<Wait
 }
 
 async fn sketch_jobs(library: &folio_engine::Library) -> Vec<folio_engine::store::Job> {
-    let mut jobs = library.store().jobs(50).await.unwrap();
+    let mut jobs = library.jobs().list(50).await.unwrap();
     jobs.retain(|j| j.kind == "sketch");
     jobs
 }
@@ -445,14 +441,14 @@ async fn a_foreground_job_is_paused_taken_over_refused_while_live_and_cancelled(
             .contains(&std::process::id().to_string()),
         "{refused}"
     );
-    library.pause_jobs().await.unwrap();
+    library.jobs().pause().await.unwrap();
     assert!(stopped_pass(running).await);
     let parked = sketch_jobs(&library).await;
     assert_eq!(parked.len(), 1);
     assert_eq!(parked[0].state, JobState::Paused);
 
     // Started again by hand, it takes the parked job over and finishes it.
-    library.resume_jobs().await.unwrap();
+    library.jobs().resume().await.unwrap();
     run_sketch(&library, &payload, true).await.unwrap();
     let done = sketch_jobs(&library).await;
     assert_eq!(done.len(), 1, "no second job for the same work");
@@ -470,7 +466,7 @@ async fn a_foreground_job_is_paused_taken_over_refused_while_live_and_cancelled(
     })
     .await;
     let second = sketch_jobs(&library).await[0].id;
-    library.cancel_job(second).await.unwrap();
+    library.jobs().cancel(second).await.unwrap();
     assert!(stopped_pass(running).await);
     let jobs = sketch_jobs(&library).await;
     assert_eq!(jobs[0].state, JobState::Cancelled);
@@ -488,7 +484,7 @@ async fn an_evaluation_job_whose_payload_is_unreadable_fails_saying_so() {
         .await
         .unwrap();
     EvalJobs.run(&library, id, &CancellationToken::new()).await;
-    let job = library.store().job(id).await.unwrap().unwrap();
+    let job = library.jobs().get(id).await.unwrap();
     assert_eq!(job.state, JobState::Failed);
     let error = job.error.unwrap();
     assert!(

@@ -220,7 +220,7 @@ async fn assert_recoverable(data_dir: &Path) {
             "a killed job still looks alive: {job:?}"
         );
     }
-    library.store().close().await;
+    library.close().await;
 }
 
 /// The graph as (source text, target text, class): chunk ids differ from
@@ -235,7 +235,7 @@ async fn gain_edges(data_dir: &Path) -> Vec<(String, String, String)> {
     .fetch_all(library.store().pool())
     .await
     .unwrap();
-    library.store().close().await;
+    library.close().await;
     edges
 }
 
@@ -303,8 +303,8 @@ async fn kills_in_ingestion_graph_building_and_evaluation() {
     let (a, b) = (open(&crashed).await, open(&clean).await);
     assert_consistent(&a).await;
     assert_eq!(snapshot(&a).await, snapshot(&b).await);
-    a.store().close().await;
-    b.store().close().await;
+    a.close().await;
+    b.close().await;
 
     // Upgrading an index made before int8 vectors, on a copy of the clean
     // one: `folio search` converts it before it searches.
@@ -321,7 +321,7 @@ async fn kills_in_ingestion_graph_building_and_evaluation() {
         }
         let library = open(&upgrading).await;
         let expected = downgrade_to_f32_vectors(&library, size.upgrade_copies).await;
-        library.store().close().await;
+        library.close().await;
         expected
     };
     let expected = downgraded().await;
@@ -356,7 +356,7 @@ async fn kills_in_ingestion_graph_building_and_evaluation() {
     assert_consistent(&upgraded).await;
     assert!(!upgraded.store().vectors_need_upgrade().await.unwrap());
     assert_eq!(int8_vectors(&upgraded).await, expected);
-    upgraded.store().close().await;
+    upgraded.close().await;
 
     // Graph building, with the real model, over a small library.
     let small = root.join("small");

@@ -102,3 +102,29 @@ fn front_end_libraries_stay_in_the_front_ends() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// The front ends go through the library's handles. `Library::store` and
+/// `Library::retrieval` (the engine's `internals` feature) are for the
+/// benchmarks, which time the layers under the library; a command or an
+/// app view that reached past the handles would bypass what they check.
+#[test]
+fn only_the_benchmarks_reach_under_the_library() {
+    let root = checkout();
+    let mut wrong = Vec::new();
+    for dir in [root.join("crates/folio/src"), root.join("src-tauri/src")] {
+        for entry in walkdir::WalkDir::new(&dir) {
+            let path = entry.unwrap().into_path();
+            let in_bench = path.starts_with(root.join("crates/folio/src/bench"));
+            if in_bench || path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            for (n, line) in text.lines().enumerate() {
+                if line.contains(".store()") || line.contains(".retrieval()") {
+                    wrong.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

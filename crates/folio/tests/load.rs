@@ -153,12 +153,13 @@ async fn questions_while_passages_ingest_and_the_graph_builds() {
     let ingesting = {
         let library = library.clone();
         tokio::spawn(async move {
-            let summary = library.run_job(job).await.unwrap().unwrap();
+            let summary = library.jobs().run(job).await.unwrap().unwrap();
             (summary, started.elapsed())
         })
     };
     let stop_graph = CancellationToken::new();
     let graph_job = library
+        .jobs()
         .queue_graph_build(GraphBuildOptions {
             rubric: Rubric::Coarse,
             n: 2,
@@ -167,7 +168,7 @@ async fn questions_while_passages_ingest_and_the_graph_builds() {
         .unwrap();
     let graphing = {
         let (library, stop) = (library.clone(), stop_graph.clone());
-        tokio::spawn(async move { library.run_graph_job(graph_job, &stop, &|_| {}).await })
+        tokio::spawn(async move { library.jobs().run_graph(graph_job, &stop, &|_| {}).await })
     };
     let asking: Vec<_> = QUESTIONS[..questions]
         .iter()

@@ -280,7 +280,8 @@ async fn a_collection_follows_its_folders_when_a_file_moves_out() {
     } = seeded().await;
 
     let saved = library
-        .save_collection(
+        .collections()
+        .save(
             " fish ",
             &[docs.join("rivers-old"), docs.join("rivers-old/")],
         )
@@ -301,15 +302,16 @@ async fn a_collection_follows_its_folders_when_a_file_moves_out() {
         docs.join("rivers/fish1.md"),
     )
     .unwrap();
-    library.reconcile_all().await.unwrap();
+    library.jobs().reconcile_all().await.unwrap();
     assert_eq!(library.scope_size(&fish).await.unwrap(), Some(1));
     let found = paths(&library, "fish swim upstream", 5, SearchMode::Hybrid, &fish).await;
     assert_eq!(found, vec![place(&docs, "rivers-old/fish0.md")]);
-    assert_eq!(library.collections().await.unwrap()[0].documents, 1);
+    assert_eq!(library.collections().list().await.unwrap()[0].documents, 1);
 
     // Saving again replaces the folders; a folder outside the library is refused.
     let err = library
-        .save_collection("fish", &[root.join("elsewhere")])
+        .collections()
+        .save("fish", &[root.join("elsewhere")])
         .await
         .unwrap_err();
     assert!(
@@ -317,13 +319,15 @@ async fn a_collection_follows_its_folders_when_a_file_moves_out() {
         "{err}"
     );
     let both = library
-        .save_collection("fish", &[docs.join("rivers"), docs.join("rivers-old")])
+        .collections()
+        .save("fish", &[docs.join("rivers"), docs.join("rivers-old")])
         .await
         .unwrap();
     assert_eq!(both.documents, 12);
     for bad in ["", "   ", "tab\there"] {
         let err = library
-            .save_collection(bad, &[docs.clone()])
+            .collections()
+            .save(bad, &[docs.clone()])
             .await
             .unwrap_err();
         assert!(
@@ -332,8 +336,8 @@ async fn a_collection_follows_its_folders_when_a_file_moves_out() {
         );
     }
 
-    library.delete_collection("fish").await.unwrap();
-    let err = library.delete_collection("fish").await.unwrap_err();
+    library.collections().delete("fish").await.unwrap();
+    let err = library.collections().delete("fish").await.unwrap_err();
     assert!(err.to_string().starts_with("there is no collection `fish`"));
-    assert!(library.collections().await.unwrap().is_empty());
+    assert!(library.collections().list().await.unwrap().is_empty());
 }

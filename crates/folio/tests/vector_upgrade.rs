@@ -31,7 +31,7 @@ async fn an_f32_index_is_converted_in_place_resumably_without_re_embedding() {
     let space = library.retrieval().model().await.unwrap().1.clone();
     let mut expected = downgrade_to_f32_vectors(&library, COPIES).await;
     assert!(expected.len() > 4_000, "{} vectors", expected.len());
-    library.store().close().await;
+    library.close().await;
     drop(library);
 
     // The same model over an f32 index: the int8 table is made empty and

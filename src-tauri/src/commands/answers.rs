@@ -78,7 +78,7 @@ pub async fn export_run(
     id: i64,
 ) -> CommandResult<Option<String>> {
     let library = state.library().await?;
-    library.stored_run(id).await?;
+    library.runs().get(id).await?;
     let Some(path) = dialogs::markdown_destination(
         &app,
         "Export run as markdown",
@@ -88,7 +88,14 @@ pub async fn export_run(
     else {
         return Ok(None);
     };
-    Ok(Some(library.export(id, &path).await?.display().to_string()))
+    Ok(Some(
+        library
+            .runs()
+            .export(id, &path)
+            .await?
+            .display()
+            .to_string(),
+    ))
 }
 
 #[tauri::command(rename_all = "snake_case")]
@@ -100,18 +107,19 @@ pub async fn threads(
     Ok(state
         .library()
         .await?
-        .threads(query.as_deref(), limit.clamp(1, 1000))
+        .threads()
+        .list(query.as_deref(), limit.clamp(1, 1000))
         .await?)
 }
 
 #[tauri::command(rename_all = "snake_case")]
 pub async fn thread_detail(state: State<'_, AppState>, id: i64) -> CommandResult<ThreadDetail> {
     let library = state.library().await?;
-    let thread = library.thread(id).await?;
-    let gone = library.gone_sources(&thread.runs).await?;
+    let thread = library.threads().get(id).await?;
+    let gone = library.runs().gone_sources(&thread.runs).await?;
     let mut turns = Vec::with_capacity(thread.runs.len());
     for run in thread.runs {
-        let calls = library.run_calls(run.id).await?;
+        let calls = library.runs().calls(run.id).await?;
         turns.push(RunDetail { run, calls });
     }
     Ok(ThreadDetail {
@@ -123,7 +131,7 @@ pub async fn thread_detail(state: State<'_, AppState>, id: i64) -> CommandResult
 
 #[tauri::command(rename_all = "snake_case")]
 pub async fn delete_thread(state: State<'_, AppState>, id: i64) -> CommandResult<()> {
-    Ok(state.library().await?.delete_thread(id).await?)
+    Ok(state.library().await?.threads().delete(id).await?)
 }
 
 /// Asks where to save the whole thread, then writes exactly there; `None`
@@ -135,7 +143,7 @@ pub async fn export_thread(
     id: i64,
 ) -> CommandResult<Option<String>> {
     let library = state.library().await?;
-    library.thread(id).await?;
+    library.threads().get(id).await?;
     let Some(path) = dialogs::markdown_destination(
         &app,
         "Export conversation as markdown",
@@ -147,7 +155,8 @@ pub async fn export_thread(
     };
     Ok(Some(
         library
-            .export_thread(id, &path)
+            .threads()
+            .export(id, &path)
             .await?
             .display()
             .to_string(),

@@ -62,17 +62,17 @@ pub async fn remove_folder(state: State<'_, AppState>, path: String) -> CommandR
 
 #[tauri::command(rename_all = "snake_case")]
 pub async fn pause_jobs(state: State<'_, AppState>) -> CommandResult<()> {
-    Ok(state.library().await?.pause_jobs().await?)
+    Ok(state.library().await?.jobs().pause().await?)
 }
 
 #[tauri::command(rename_all = "snake_case")]
 pub async fn resume_jobs(state: State<'_, AppState>) -> CommandResult<()> {
-    Ok(state.library().await?.resume_jobs().await?)
+    Ok(state.library().await?.jobs().resume().await?)
 }
 
 #[tauri::command(rename_all = "snake_case")]
 pub async fn cancel_job(state: State<'_, AppState>, job_id: i64) -> CommandResult<()> {
-    Ok(state.library().await?.cancel_job(job_id).await?)
+    Ok(state.library().await?.jobs().cancel(job_id).await?)
 }
 
 /// The indexed text of a document, as its structure tree: what the source
@@ -137,13 +137,14 @@ pub async fn build_graph(
     Ok(state
         .library()
         .await?
+        .jobs()
         .queue_graph_build(GraphBuildOptions { rubric, n })
         .await?)
 }
 
 #[tauri::command(rename_all = "snake_case")]
 pub async fn collections(state: State<'_, AppState>) -> CommandResult<Vec<Collection>> {
-    Ok(state.library().await?.collections().await?)
+    Ok(state.library().await?.collections().list().await?)
 }
 
 /// Saves a collection of folders the library already holds (the view
@@ -158,13 +159,14 @@ pub async fn save_collection(
     Ok(state
         .library()
         .await?
-        .save_collection(&name, &folders)
+        .collections()
+        .save(&name, &folders)
         .await?)
 }
 
 #[tauri::command(rename_all = "snake_case")]
 pub async fn delete_collection(state: State<'_, AppState>, name: String) -> CommandResult<()> {
-    Ok(state.library().await?.delete_collection(&name).await?)
+    Ok(state.library().await?.collections().delete(&name).await?)
 }
 
 /// How many documents a scope holds (`None`: the whole library), or why

@@ -163,7 +163,7 @@ pub async fn ingest(library: &Library, dir: &Path) -> crate::Result<PassSummary>
         }
     }
     let job = library.add(&[root]).await?;
-    let passes = library.run_pending().await?;
+    let passes = library.jobs().run_pending().await?;
     Ok(passes
         .into_iter()
         .find(|(id, _)| *id == job)

@@ -262,11 +262,7 @@ impl Evaluation {
             .iter()
             .any(|s| find(&s.method).is_ok_and(|m| m.info().retrieves));
         if retrieves {
-            self.library
-                .retrieval()
-                .warm_vectors()
-                .await
-                .map_err(crate::Error::from)?;
+            self.library.warm_vectors().await?;
         }
         for rubric in eval_graph::rubrics_walked(&self.request.methods) {
             let scope = self.score_graph(rubric, cancel, on).await?;
@@ -301,6 +297,7 @@ impl Evaluation {
         };
         let this_run = self
             .library
+            .jobs()
             .build_graph_within(options, &scope, cancel, &|p| {
                 on(EvalEvent::GraphScoring { progress: *p })
             })

@@ -69,7 +69,7 @@ pub async fn reached_chunks(
     let mut chunks = HashSet::new();
     for question in questions {
         let nearest = library
-            .retrieval()
+            .retrieval
             .nearest(&question.question, reach, None)
             .await?;
         chunks.extend(nearest.into_iter().map(|(id, _)| id));

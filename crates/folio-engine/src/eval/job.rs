@@ -66,6 +66,7 @@ pub async fn run_in_foreground(
     let out = request.out.clone();
     let same_folder = |job: &Job| payload_of(job).is_ok_and(|r| r.out == out);
     let outcome = library
+        .jobs()
         .run_in_foreground(EVAL_JOB, &payload, same_folder, stop, |job, stop| {
             evaluate(library, job, request, stop, on)
         })
@@ -81,9 +82,9 @@ pub async fn run_in_foreground(
 /// stays cancelled instead of waiting to be resumed.
 pub async fn cancel_running(library: &Library) -> crate::Result<()> {
     let me = i64::from(std::process::id());
-    for job in library.store().unfinished_jobs().await? {
+    for job in library.jobs().unfinished().await? {
         if job.kind == EVAL_JOB && job.owner_pid == Some(me) {
-            library.cancel_job(job.id).await?;
+            library.jobs().cancel(job.id).await?;
         }
     }
     Ok(())
@@ -108,6 +109,7 @@ impl JobKind for EvalJobs {
             // How it ended is recorded on the job, which waits for the user
             // when it failed.
             let _ = library
+                .jobs()
                 .run_claimed(job_id, EVAL_JOB, stop, |job, stop| async move {
                     let request = payload_of(&job)?;
                     evaluate(library, job, request, stop, &|_| {}).await
@@ -171,7 +173,7 @@ async fn evaluate(
             // A row that cannot be written fails the job's settling, which
             // writes the same row; the answers are safe in their own folder.
             let _ = library
-                .store()
+                .store
                 .set_job_progress(job_id, &p.progress, active_ms)
                 .await;
         }

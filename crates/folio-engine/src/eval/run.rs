@@ -241,7 +241,8 @@ fn chain_rows<'a>(
                 let asked = &asking.questions[earlier].question;
                 thread = asking
                     .library
-                    .stored_run(run)
+                    .runs()
+                    .get(run)
                     .await
                     .ok()
                     .filter(|r| &r.question == asked)

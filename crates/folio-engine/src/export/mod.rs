@@ -91,7 +91,7 @@ pub(crate) mod tests {
             "span_start": 0, "span_end": 1, "page": null, "score": 1.0, "text": PATH_LIKE,
         });
         let id = library
-            .store()
+            .store
             .start_run(&NewRun {
                 placement: folio_store::Placement::NewThread,
                 question: PATH_LIKE,
@@ -118,13 +118,13 @@ pub(crate) mod tests {
             timings: json!({}),
             calls: Vec::new(),
         };
-        library.store().finish_run(id, &outcome).await.unwrap();
+        library.store.finish_run(id, &outcome).await.unwrap();
         let out = root.path().join("out");
         std::fs::create_dir(&out).unwrap();
         let before = tree(root.path());
         let chosen = out.join("answer.md");
 
-        assert_eq!(library.export(id, &chosen).await.unwrap(), chosen);
+        assert_eq!(library.runs().export(id, &chosen).await.unwrap(), chosen);
 
         let added: Vec<_> = tree(root.path()).difference(&before).cloned().collect();
         assert_eq!(
@@ -136,11 +136,14 @@ pub(crate) mod tests {
             .unwrap()
             .contains("etc/passwd"));
         assert!(matches!(
-            library.export(id, &out).await,
+            library.runs().export(id, &out).await,
             Err(crate::Error::Export(ExportError::IsDirectory(_)))
         ));
         assert!(matches!(
-            library.export(id, &out.join("missing/answer.md")).await,
+            library
+                .runs()
+                .export(id, &out.join("missing/answer.md"))
+                .await,
             Err(crate::Error::Export(ExportError::NoParent(_)))
         ));
         assert_eq!(tree(root.path()).len(), before.len() + 1);
@@ -168,7 +171,11 @@ pub(crate) mod tests {
         library.remove(&root.path().join("notes")).await.unwrap();
 
         let out = root.path().join("thread.md");
-        library.export_thread(first.thread_id, &out).await.unwrap();
+        library
+            .threads()
+            .export(first.thread_id, &out)
+            .await
+            .unwrap();
         let text = std::fs::read_to_string(&out).unwrap();
         let headings: Vec<&str> = text
             .lines()

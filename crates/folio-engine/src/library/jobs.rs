@@ -126,8 +126,8 @@ pub trait Pass {
 }
 
 /// A kind of job defined above the library (the evaluation): it runs each
-/// of its jobs through [`Library::run_claimed`] or
-/// [`Library::run_in_foreground`], and [`Library::run_background`] gives it
+/// of its jobs through [`Jobs::run_claimed`] or
+/// [`Jobs::run_in_foreground`], and [`Jobs::run_background`] gives it
 /// a lane beside ingestion and the graph, which resumes its jobs after a
 /// crash or a pause.
 pub trait JobKind: Sync {
@@ -157,14 +157,52 @@ impl Pass for BuildProgress {
 }
 
 impl Library {
-    async fn ingestor(&self, stop: &CancellationToken) -> Result<Ingestor> {
-        let (embedder, space) = self.retrieval.model().await?;
+    /// The job runtime: queueing, running, pausing and cancelling the
+    /// library's long work.
+    pub fn jobs(&self) -> Jobs<'_> {
+        Jobs { library: self }
+    }
+}
+
+/// The job runtime of one library, as [`Library::jobs`] hands it out.
+///
+/// A handle is a reference, copied into each call, so what a call returns
+/// borrows the library, not the handle: `library.jobs().run(id)` can be
+/// awaited beside another call. The other handles work the same way.
+#[derive(Clone, Copy)]
+pub struct Jobs<'a> {
+    pub(super) library: &'a Library,
+}
+
+impl<'a> Jobs<'a> {
+    /// Job `id` as it stands now.
+    pub async fn get(self, id: i64) -> Result<Job> {
+        self.library
+            .store
+            .job(id)
+            .await?
+            .ok_or(Error::JobNotFound(id))
+    }
+
+    /// The newest `limit` jobs, newest first.
+    pub async fn list(self, limit: usize) -> Result<Vec<Job>> {
+        Ok(self.library.store.jobs(limit).await?)
+    }
+
+    /// Every job that has not ended: queued, running, paused or left
+    /// interrupted by a process that died.
+    pub async fn unfinished(self) -> Result<Vec<Job>> {
+        Ok(self.library.store.unfinished_jobs().await?)
+    }
+
+    async fn ingestor(self, stop: &CancellationToken) -> Result<Ingestor> {
+        let (embedder, space) = self.library.retrieval.model().await?;
         Ok(Ingestor {
-            store: self.store.clone(),
+            store: self.library.store.clone(),
             embedder: embedder.clone(),
             space: space.clone(),
-            limits: self.config.limits(),
-            events: self.events.clone(),
+            limits: self.library.config.limits(),
+            events: self.library.events.clone(),
             stop: stop.clone(),
         })
     }
@@ -175,7 +213,7 @@ impl Library {
     /// job fires, and settle it by how the pass ended. `None` means the job
     /// is not free to run here.
     pub async fn run_claimed<T, E, F, Fut>(
-        &self,
+        self,
         job_id: i64,
         kind: &str,
         stop: &CancellationToken,
@@ -188,17 +226,19 @@ impl Library {
         Fut: Future<Output = std::result::Result<T, E>>,
     {
         let job = self
+            .library
             .store
             .job(job_id)
             .await
             .map_err(Error::from)?
             .ok_or(Error::JobNotFound(job_id))?;
-        let pauses = self.jobs.pauses.load(Ordering::SeqCst);
+        let pauses = self.library.control.pauses.load(Ordering::SeqCst);
         let free = job.state == JobState::Queued || job.interrupted;
         if job.kind != kind
             || !free
-            || self.jobs_paused()
+            || self.paused()
             || !self
+                .library
                 .store
                 .claim_job(job_id, job.owner_pid)
                 .await
@@ -213,10 +253,10 @@ impl Library {
     /// view) as a job of `kind`, whatever the queue holds: it takes over
     /// the waiting job `same` recognises (one a killed process left, or one
     /// a pause parked), or else makes a new one, and runs it as
-    /// [`Library::run_claimed`] does. A job `same` recognises that a live
+    /// [`Jobs::run_claimed`] does. A job `same` recognises that a live
     /// process runs is refused, naming that process.
     pub async fn run_in_foreground<T, E, F, Fut>(
-        &self,
+        self,
         kind: &str,
         payload: &serde_json::Value,
         same: impl Fn(&Job) -> bool,
@@ -229,8 +269,13 @@ impl Library {
         F: FnOnce(Job, CancellationToken) -> Fut,
         Fut: Future<Output = std::result::Result<T, E>>,
     {
-        let pauses = self.jobs.pauses.load(Ordering::SeqCst);
-        let unfinished = self.store.unfinished_jobs().await.map_err(Error::from)?;
+        let pauses = self.library.control.pauses.load(Ordering::SeqCst);
+        let unfinished = self
+            .library
+            .store
+            .unfinished_jobs()
+            .await
+            .map_err(Error::from)?;
         let mine = unfinished.into_iter().filter(|j| j.kind == kind && same(j));
         let mut taken = None;
         for job in mine {
@@ -242,12 +287,14 @@ impl Library {
                 .into());
             }
             if self
+                .library
                 .store
                 .claim_job_in_foreground(job.id, job.owner_pid)
                 .await
                 .map_err(Error::from)?
             {
-                self.store
+                self.library
+                    .store
                     .set_job_payload(job.id, payload)
                     .await
                     .map_err(Error::from)?;
@@ -258,12 +305,14 @@ impl Library {
         let id = match taken {
             Some(id) => id,
             None => self
+                .library
                 .store
                 .create_claimed_job(kind, payload)
                 .await
                 .map_err(Error::from)?,
         };
         let job = self
+            .library
             .store
             .job(id)
             .await
@@ -277,7 +326,7 @@ impl Library {
     /// after the claim but before the token was registered found no token
     /// to fire, so the token is fired here instead.
     async fn run_owned<T, E, F, Fut>(
-        &self,
+        self,
         job: Job,
         pauses: u64,
         stop: &CancellationToken,
@@ -290,8 +339,9 @@ impl Library {
         Fut: Future<Output = std::result::Result<T, E>>,
     {
         let job_id = job.id;
-        let pass = self.jobs.register(Some(job_id), stop, pauses);
+        let pass = self.library.control.register(Some(job_id), stop, pauses);
         let cancelled = self
+            .library
             .store
             .job(job_id)
             .await
@@ -305,11 +355,13 @@ impl Library {
         match &result {
             Ok(pass) if pass.stopped() => self.settle_stopped_job(job_id).await?,
             Ok(_) => self
+                .library
                 .store
                 .finish_job(job_id, JobState::Done, None)
                 .await
                 .map_err(Error::from)?,
             Err(e) => self
+                .library
                 .store
                 .finish_job(job_id, JobState::Failed, Some(&e.to_string()))
                 .await
@@ -321,27 +373,27 @@ impl Library {
     /// A pass stopped early: by the user cancelling the job (leave it
     /// cancelled), pausing (park it), or shutting down (back to the queue,
     /// so the next start resumes it).
-    async fn settle_stopped_job(&self, job_id: i64) -> Result<()> {
-        let state = self.store.job(job_id).await?.map(|j| j.state);
+    async fn settle_stopped_job(self, job_id: i64) -> Result<()> {
+        let state = self.library.store.job(job_id).await?.map(|j| j.state);
         if state != Some(JobState::Cancelled) {
-            let to = if self.jobs_paused() {
+            let to = if self.paused() {
                 JobState::Paused
             } else {
                 JobState::Queued
             };
-            self.store.release_job(job_id, to).await?;
+            self.library.store.release_job(job_id, to).await?;
         }
         Ok(())
     }
 
     /// Runs (or resumes) an ingest job to the end, or until the library's
     /// stop token fires. `None` means the job is not free to run here.
-    pub async fn run_job(&self, job_id: i64) -> Result<Option<PassSummary>> {
-        self.run_ingest_job(job_id, &self.stop).await
+    pub async fn run(self, job_id: i64) -> Result<Option<PassSummary>> {
+        self.run_ingest_job(job_id, &self.library.stop).await
     }
 
     async fn run_ingest_job(
-        &self,
+        self,
         job_id: i64,
         stop: &CancellationToken,
     ) -> Result<Option<PassSummary>> {
@@ -351,10 +403,11 @@ impl Library {
         .await
     }
 
-    async fn ingest(&self, job: Job, stop: &CancellationToken) -> Result<PassSummary> {
+    async fn ingest(self, job: Job, stop: &CancellationToken) -> Result<PassSummary> {
         let payload: IngestPayload = serde_json::from_value(job.payload)
             .map_err(|e| Error::Task(format!("job {} is unreadable: {e}", job.id)))?;
         let roots: Vec<Root> = self
+            .library
             .roots()
             .await?
             .into_iter()
@@ -370,8 +423,8 @@ impl Library {
     /// Runs (or resumes) a graph job until every pending chunk is scored,
     /// background work is paused, the job is cancelled, or `stop` fires.
     /// `None` means the job is not free to run here.
-    pub async fn run_graph_job(
-        &self,
+    pub async fn run_graph(
+        self,
         job_id: i64,
         stop: &CancellationToken,
         on_progress: &(dyn Fn(&BuildProgress) + Sync),
@@ -383,7 +436,7 @@ impl Library {
     }
 
     async fn build_graph(
-        &self,
+        self,
         job: Job,
         stop: &CancellationToken,
         on_progress: &(dyn Fn(&BuildProgress) + Sync),
@@ -391,16 +444,19 @@ impl Library {
         let options: GraphBuildOptions = serde_json::from_value(job.payload.clone())
             .map_err(|e| Error::Task(format!("job {} is unreadable: {e}", job.id)))?;
         let report = |p: &BuildProgress| {
-            let _ = self.events.send(EngineEvent::JobProgress(JobProgress {
-                job_id: job.id,
-                kind: GRAPH_JOB.into(),
-                phase: if p.progress.done < p.progress.total {
-                    JobPhase::Scoring
-                } else {
-                    JobPhase::Finished
-                },
-                progress: p.progress,
-            }));
+            let _ = self
+                .library
+                .events
+                .send(EngineEvent::JobProgress(JobProgress {
+                    job_id: job.id,
+                    kind: GRAPH_JOB.into(),
+                    phase: if p.progress.done < p.progress.total {
+                        JobPhase::Scoring
+                    } else {
+                        JobPhase::Finished
+                    },
+                    progress: p.progress,
+                }));
             on_progress(p);
         };
         self.score_graph(options, Some(&job), None, stop, &report)
@@ -412,7 +468,7 @@ impl Library {
     /// graph is only needed there. Stopping keeps what was scored, and the
     /// next call goes on with what is still pending.
     pub async fn build_graph_within(
-        &self,
+        self,
         options: GraphBuildOptions,
         scope: &HashSet<i64>,
         stop: &CancellationToken,
@@ -423,26 +479,26 @@ impl Library {
     }
 
     async fn score_graph(
-        &self,
+        self,
         options: GraphBuildOptions,
         job: Option<&Job>,
         scope: Option<&HashSet<i64>>,
         stop: &CancellationToken,
         on_progress: &(dyn Fn(&BuildProgress) + Sync),
     ) -> Result<BuildProgress> {
-        let dim = self.retrieval.model().await?.1.dim;
-        let vectors = ExactVectors::load(&self.store, dim).await?;
-        let llm = self.llm().await?;
-        let prompts = self.prompts().await?;
+        let dim = self.library.retrieval.model().await?.1.dim;
+        let vectors = ExactVectors::load(&self.library.store, dim).await?;
+        let llm = self.library.llm().await?;
+        let prompts = self.library.prompts().await?;
         let build = GraphBuild {
-            store: &self.store,
+            store: &self.library.store,
             llm: llm.as_ref(),
             prompts: &prompts,
             vectors: &vectors,
             options,
             job: job.map(|j| (j.id, j.active_ms)),
             scope,
-            timeout: Duration::from_secs(self.config.llm.timeout_secs),
+            timeout: Duration::from_secs(self.library.config.llm.timeout_secs),
             cancel: stop,
             reuse_prefix: true,
         };
@@ -451,10 +507,11 @@ impl Library {
 
     /// Queues a graph job that scores every chunk still unscored under the
     /// rubric; a waiting job with the same options is reused.
-    pub async fn queue_graph_build(&self, options: GraphBuildOptions) -> Result<i64> {
+    pub async fn queue_graph_build(self, options: GraphBuildOptions) -> Result<i64> {
         options.check()?;
         let payload = serde_json::to_value(options).unwrap_or_default();
         if let Some(job) = self
+            .library
             .store
             .waiting_jobs()
             .await?
@@ -464,6 +521,7 @@ impl Library {
             return Ok(job.id);
         }
         Ok(self
+            .library
             .store
             .create_job(GRAPH_JOB, &payload, self.new_job_state())
             .await?)
@@ -472,9 +530,9 @@ impl Library {
     /// Queues an update for each rubric whose last build finished and that
     /// has unscored chunks now (new or edited documents). A build that
     /// failed or was cancelled waits for the user instead.
-    async fn queue_graph_updates(&self) -> Result<()> {
-        let jobs = self.store.jobs(200).await?;
-        for rubric in self.store.built_rubrics().await? {
+    async fn queue_graph_updates(self) -> Result<()> {
+        let jobs = self.library.store.jobs(200).await?;
+        for rubric in self.library.store.built_rubrics().await? {
             let last = jobs.iter().find(|j| {
                 j.kind == GRAPH_JOB
                     && serde_json::from_value::<GraphBuildOptions>(j.payload.clone())
@@ -483,7 +541,13 @@ impl Library {
             let Some(last) = last.filter(|j| j.state == JobState::Done) else {
                 continue;
             };
-            if self.store.pending_gain_chunks(rubric).await?.is_empty() {
+            if self
+                .library
+                .store
+                .pending_gain_chunks(rubric)
+                .await?
+                .is_empty()
+            {
                 continue;
             }
             let options = serde_json::from_value(last.payload.clone()).unwrap_or_default();
@@ -493,8 +557,8 @@ impl Library {
     }
 
     /// Jobs created while paused start parked.
-    fn new_job_state(&self) -> JobState {
-        if self.jobs_paused() {
+    fn new_job_state(self) -> JobState {
+        if self.paused() {
             JobState::Paused
         } else {
             JobState::Queued
@@ -502,33 +566,34 @@ impl Library {
     }
 
     /// Marks this process as watching the folders (while the guard lives).
-    pub(super) fn watching(&self) -> WatchingGuard<'_> {
-        self.jobs.watching.store(true, Ordering::Relaxed);
-        WatchingGuard(&self.jobs.watching)
+    pub(super) fn watching(self) -> WatchingGuard<'a> {
+        self.library.control.watching.store(true, Ordering::Relaxed);
+        WatchingGuard(&self.library.control.watching)
     }
 
     /// A pause outlives the session that set it: when jobs were left
     /// parked, background work starts paused until the user resumes it.
-    pub async fn restore_pause(&self) -> Result<()> {
-        let parked = self.store.waiting_jobs().await?;
+    pub async fn restore_pause(self) -> Result<()> {
+        let parked = self.library.store.waiting_jobs().await?;
         if parked.iter().any(|j| j.state == JobState::Paused) {
-            self.pause_jobs().await?;
+            self.pause().await?;
         }
         Ok(())
     }
 
-    pub fn jobs_paused(&self) -> bool {
-        self.jobs.paused.load(Ordering::Relaxed)
+    pub fn paused(self) -> bool {
+        self.library.control.paused.load(Ordering::Relaxed)
     }
 
     /// Stops background work: the running job halts at its next batch
     /// (its work so far is kept) and nothing queued starts until
-    /// [`Library::resume_jobs`].
-    pub async fn pause_jobs(&self) -> Result<()> {
-        self.jobs.paused.store(true, Ordering::Relaxed);
-        self.jobs.pauses.fetch_add(1, Ordering::SeqCst);
-        self.jobs.stop_running(|_| true);
-        self.store
+    /// [`Jobs::resume`].
+    pub async fn pause(self) -> Result<()> {
+        self.library.control.paused.store(true, Ordering::Relaxed);
+        self.library.control.pauses.fetch_add(1, Ordering::SeqCst);
+        self.library.control.stop_running(|_| true);
+        self.library
+            .store
             .move_jobs(JobState::Queued, JobState::Paused)
             .await?;
         Ok(())
@@ -536,45 +601,49 @@ impl Library {
 
     /// Lets paused jobs run again; edits the watcher saw meanwhile are
     /// picked up by a reconcile job.
-    pub async fn resume_jobs(&self) -> Result<()> {
-        self.jobs.paused.store(false, Ordering::Relaxed);
-        self.store
+    pub async fn resume(self) -> Result<()> {
+        self.library.control.paused.store(false, Ordering::Relaxed);
+        self.library
+            .store
             .move_jobs(JobState::Paused, JobState::Queued)
             .await?;
-        if self.jobs.missed_changes.swap(false, Ordering::Relaxed) {
+        if self
+            .library
+            .control
+            .missed_changes
+            .swap(false, Ordering::Relaxed)
+        {
             self.queue_reconcile().await?;
         }
         Ok(())
     }
 
     /// Cancels a queued, paused or running job. What it indexed stays.
-    pub async fn cancel_job(&self, job_id: i64) -> Result<()> {
+    pub async fn cancel(self, job_id: i64) -> Result<()> {
         let job = self
+            .library
             .store
             .cancel_job(job_id)
             .await?
             .ok_or(Error::JobNotFound(job_id))?;
         if job.state == JobState::Running && job.owner_pid == Some(i64::from(std::process::id())) {
-            self.jobs.stop_running(|job| job == Some(job_id));
+            self.library.control.stop_running(|job| job == Some(job_id));
         }
         Ok(())
     }
 
     /// Runs queued ingest jobs and resumes those whose process died, oldest
     /// first; stops early when the library's stop token fires.
-    pub async fn run_pending(&self) -> Result<Vec<(i64, PassSummary)>> {
-        self.run_pending_ingest(&self.stop).await
+    pub async fn run_pending(self) -> Result<Vec<(i64, PassSummary)>> {
+        self.run_pending_ingest(&self.library.stop).await
     }
 
-    async fn run_pending_ingest(
-        &self,
-        stop: &CancellationToken,
-    ) -> Result<Vec<(i64, PassSummary)>> {
+    async fn run_pending_ingest(self, stop: &CancellationToken) -> Result<Vec<(i64, PassSummary)>> {
         let mut done = Vec::new();
-        if self.jobs_paused() {
+        if self.paused() {
             return Ok(done);
         }
-        for job in self.store.pending_jobs().await? {
+        for job in self.library.store.pending_jobs().await? {
             if job.kind != INGEST_JOB {
                 continue;
             }
@@ -590,59 +659,70 @@ impl Library {
 
     /// Reconciles every watched folder with the disk (changes made while
     /// Folio was closed), as a job of its own.
-    pub async fn reconcile_all(&self) -> Result<PassSummary> {
-        if self.store.folders().await?.is_empty() {
+    pub async fn reconcile_all(self) -> Result<PassSummary> {
+        if self.library.store.folders().await?.is_empty() {
             return Ok(PassSummary::default());
         }
         let id = self.queue_reconcile().await?;
-        Ok(self.run_job(id).await?.unwrap_or_default())
+        Ok(self.run(id).await?.unwrap_or_default())
     }
 
     /// A full reconcile that is already waiting (queued, left behind by a
     /// process that died, or parked while paused) does the same work as a
     /// new one, so it is reused: restarts never pile up identical jobs.
-    pub(super) async fn queue_reconcile(&self) -> Result<i64> {
+    pub(super) async fn queue_reconcile(self) -> Result<i64> {
         let roots: Vec<String> = self
+            .library
             .store
             .folders()
             .await?
             .into_iter()
             .map(|f| f.path)
             .collect();
-        let paused = self.jobs_paused();
-        let covering = self.store.waiting_jobs().await?.into_iter().find(|j| {
-            j.kind == INGEST_JOB
-                && (j.state == JobState::Paused) == paused
-                && serde_json::from_value::<IngestPayload>(j.payload.clone())
-                    .is_ok_and(|p| roots.iter().all(|r| p.roots.contains(r)))
-        });
+        let paused = self.paused();
+        let covering = self
+            .library
+            .store
+            .waiting_jobs()
+            .await?
+            .into_iter()
+            .find(|j| {
+                j.kind == INGEST_JOB
+                    && (j.state == JobState::Paused) == paused
+                    && serde_json::from_value::<IngestPayload>(j.payload.clone())
+                        .is_ok_and(|p| roots.iter().all(|r| p.roots.contains(r)))
+            });
         if let Some(job) = covering {
             return Ok(job.id);
         }
         let payload = serde_json::to_value(IngestPayload { roots }).unwrap_or_default();
         Ok(self
+            .library
             .store
             .create_job(INGEST_JOB, &payload, self.new_job_state())
             .await?)
     }
 
     /// Applies what the watcher saw, unless background work is paused.
-    pub async fn apply_changes(&self, changes: Vec<Change>) -> Result<PassSummary> {
-        self.apply_changes_until(changes, &self.stop).await
+    pub async fn apply_changes(self, changes: Vec<Change>) -> Result<PassSummary> {
+        self.apply_changes_until(changes, &self.library.stop).await
     }
 
     pub(super) async fn apply_changes_until(
-        &self,
+        self,
         changes: Vec<Change>,
         stop: &CancellationToken,
     ) -> Result<PassSummary> {
-        let pauses = self.jobs.pauses.load(Ordering::SeqCst);
-        if self.jobs_paused() {
-            self.jobs.missed_changes.store(true, Ordering::Relaxed);
+        let pauses = self.library.control.pauses.load(Ordering::SeqCst);
+        if self.paused() {
+            self.library
+                .control
+                .missed_changes
+                .store(true, Ordering::Relaxed);
             return Ok(PassSummary::default());
         }
-        let pass = self.jobs.register(None, stop, pauses);
-        let roots = self.roots().await?;
+        let pass = self.library.control.register(None, stop, pauses);
+        let roots = self.library.roots().await?;
         let summary = self
             .ingestor(&pass.token)
             .await?
@@ -667,15 +747,15 @@ impl Library {
     /// cannot be watched, an unreadable index) stops the rest at a safe
     /// point first, then is returned.
     pub async fn run_background(
-        &self,
+        self,
         shutdown: impl Future<Output = ()>,
         on_pass: &(dyn Fn(&PassSummary) + Sync),
         kinds: &[&dyn JobKind],
     ) -> Result<()> {
-        if !self.store.folders().await?.is_empty() {
+        if !self.library.store.folders().await?.is_empty() {
             self.queue_reconcile().await?;
         }
-        let stop = self.stop.child_token();
+        let stop = self.library.stop.child_token();
         let (tick, ticks) = watch::channel(0u64);
         let poller = async {
             tokio::pin!(shutdown);
@@ -713,11 +793,11 @@ impl Library {
             stopping(
                 self.lane(&stop, ticks.clone(), || async {
                     self.queue_graph_updates().await?;
-                    for job in self.store.pending_jobs().await? {
+                    for job in self.library.store.pending_jobs().await? {
                         if job.kind == GRAPH_JOB && !stop.is_cancelled() {
                             // A failed build is recorded on its job, which
                             // waits for the user; the lane goes on.
-                            self.run_graph_job(job.id, &stop, &|_| {}).await.ok();
+                            self.run_graph(job.id, &stop, &|_| {}).await.ok();
                         }
                     }
                     Ok(())
@@ -728,9 +808,9 @@ impl Library {
         let others = futures::future::join_all(kinds.iter().map(|kind| async {
             stopping(
                 self.lane(&stop, ticks.clone(), || async {
-                    for job in self.store.pending_jobs().await? {
+                    for job in self.library.store.pending_jobs().await? {
                         if job.kind == kind.kind() && !stop.is_cancelled() {
-                            kind.run(self, job.id, &stop).await;
+                            kind.run(self.library, job.id, &stop).await;
                         }
                     }
                     Ok(())
@@ -749,7 +829,7 @@ impl Library {
     /// `work` runs the lane's pending jobs; a tick that comes while it
     /// works is taken as soon as it is done.
     async fn lane<F, Fut>(
-        &self,
+        self,
         stop: &CancellationToken,
         mut ticks: watch::Receiver<u64>,
         work: F,
@@ -763,7 +843,7 @@ impl Library {
                 _ = stop.cancelled() => return Ok(()),
                 changed = ticks.changed() => if changed.is_err() { return Ok(()) },
             }
-            if !self.jobs_paused() && !stop.is_cancelled() {
+            if !self.paused() && !stop.is_cancelled() {
                 work().await?;
             }
         }

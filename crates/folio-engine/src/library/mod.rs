@@ -5,10 +5,11 @@
 //! loads the embedding model on first use, so `status` and `tree` start
 //! instantly.
 
+mod collections;
+mod history;
 mod jobs;
 mod watcher;
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -26,12 +27,11 @@ use folio_index::pipeline::Root;
 use folio_llm::prompts::{Prompt, PromptError, Prompts};
 use folio_llm::Llm;
 use folio_methods::runner::{Answering, AskRequest};
-use folio_methods::{Citation, EventSink, MethodError};
+use folio_methods::EventSink;
 use folio_retrieve::{RetrievalService, SearchHit, SearchMode};
 use folio_store::{
-    Collection, DocumentPage, DocumentRecord, Folder, FolderSummary, IndexCounts, Job, JobState,
-    LlmCallRow, PassageBoxes, RunRecord, RunStatus, Scope, ScopeError, Store, Thread,
-    ThreadSummary,
+    DocumentPage, DocumentRecord, Folder, FolderSummary, IndexCounts, Job, JobState, PassageBoxes,
+    RunRecord, Scope, Store,
 };
 use jobs::{IngestPayload, JobControl};
 use tokio_util::sync::CancellationToken;
@@ -46,18 +46,22 @@ pub fn load_prompts(dir: &Path) -> std::result::Result<Prompts, PromptError> {
     Prompts::load(Some(dir), &steps)
 }
 
-pub use jobs::{JobKind, Pass, WatchingGuard, INGEST_JOB};
+pub use collections::Collections;
+pub use history::{Runs, Threads};
+pub use jobs::{JobKind, Jobs, Pass, WatchingGuard, INGEST_JOB};
 
 pub struct Library {
     config: Config,
-    store: Store,
+    /// Reached by the evaluation in this crate; outside it, through the
+    /// handles.
+    pub(crate) store: Store,
     events: EventSender,
     /// Cancelled when the process shuts down (Ctrl-C, the window closing)
     /// or the work it was opened for is cancelled: every pass stops at its
     /// next batch and its job resumes later.
     stop: CancellationToken,
-    jobs: JobControl,
-    retrieval: RetrievalService,
+    control: JobControl,
+    pub(crate) retrieval: RetrievalService,
     llm: OnceCell<Arc<dyn Llm>>,
     prompts: OnceCell<Arc<Prompts>>,
 }
@@ -166,7 +170,7 @@ impl Library {
             store,
             events,
             stop,
-            jobs: JobControl::default(),
+            control: JobControl::default(),
             llm: OnceCell::new(),
             prompts: OnceCell::new(),
         })
@@ -176,8 +180,19 @@ impl Library {
         &self.config
     }
 
+    /// The store under the library, for the benchmarks that time it and
+    /// the tests that look inside it; front ends use the handles
+    /// ([`Library::runs`], [`Library::threads`], [`Library::collections`],
+    /// [`Library::jobs`]).
+    #[cfg(feature = "internals")]
     pub fn store(&self) -> &Store {
         &self.store
+    }
+
+    /// Closes the database (checkpointing its log), as the app does when
+    /// its window closes.
+    pub async fn close(&self) {
+        self.store.close().await;
     }
 
     pub fn subscribe(&self) -> broadcast::Receiver<EngineEvent> {
@@ -197,9 +212,17 @@ impl Library {
         &self.stop
     }
 
-    /// Everything methods and searches read from the index.
+    /// Everything methods and searches read from the index, for the
+    /// benchmarks that time it and the tests that look inside it.
+    #[cfg(feature = "internals")]
     pub fn retrieval(&self) -> &RetrievalService {
         &self.retrieval
+    }
+
+    /// Loads the vectors searches read (the saved approximate index, or an
+    /// exact copy), so the first question does not wait for them.
+    pub async fn warm_vectors(&self) -> Result<()> {
+        Ok(self.retrieval.warm_vectors().await?)
     }
 
     /// Registers folders or files for watching and queues a job that indexes
@@ -277,8 +300,8 @@ impl Library {
                 })
                 .collect(),
             jobs: self.store.jobs(20).await?,
-            jobs_paused: self.jobs_paused(),
-            watching: self.jobs.watching.load(Ordering::Relaxed),
+            jobs_paused: self.jobs().paused(),
+            watching: self.control.watching.load(Ordering::Relaxed),
         })
     }
 
@@ -426,101 +449,6 @@ impl Library {
         Ok(folio_methods::runner::ask(&answering, request, events, cancel).await?)
     }
 
-    /// The stored run `id`, as history and export read it.
-    pub async fn stored_run(&self, id: i64) -> Result<RunRecord> {
-        self.store.run(id).await?.ok_or(Error::RunNotFound(id))
-    }
-
-    /// Newest first; `text` filters by question and answer.
-    pub async fn runs(&self, text: Option<&str>, limit: i64) -> Result<Vec<RunRecord>> {
-        Ok(self.store.runs(text, limit).await?)
-    }
-
-    /// The model calls a run made, in order.
-    pub async fn run_calls(&self, id: i64) -> Result<Vec<LlmCallRow>> {
-        Ok(self.store.llm_calls(id).await?)
-    }
-
-    /// Writes the run as markdown to exactly `out`.
-    pub async fn export(&self, id: i64, out: &Path) -> Result<PathBuf> {
-        let run = self.stored_run(id).await?;
-        let calls = self.run_calls(id).await?;
-        let gone = self.gone_sources(std::slice::from_ref(&run)).await?;
-        Ok(crate::export::write_file(
-            out,
-            &crate::export::render(&run, &calls, &gone),
-        )?)
-    }
-
-    /// The files `runs` cite that are no longer in the library: a thread
-    /// outlives the documents it was answered from, and says so.
-    pub async fn gone_sources(&self, runs: &[RunRecord]) -> Result<BTreeSet<String>> {
-        let cited: BTreeSet<String> = runs
-            .iter()
-            .flat_map(|run| {
-                serde_json::from_value::<Vec<Citation>>(run.citations.clone()).unwrap_or_default()
-            })
-            .map(|c| c.path)
-            .collect();
-        let mut gone = BTreeSet::new();
-        for path in cited {
-            if self.store.document(&path).await?.is_none() {
-                gone.insert(path);
-            }
-        }
-        Ok(gone)
-    }
-
-    /// The most recently active threads first; `text` filters by any
-    /// turn's question and answer.
-    pub async fn threads(&self, text: Option<&str>, limit: i64) -> Result<Vec<ThreadSummary>> {
-        Ok(self.store.threads(text, limit).await?)
-    }
-
-    /// A thread with every turn it follows on, oldest first.
-    ///
-    /// A branch's runs start with the turns it branched after; their
-    /// `thread_id` names the thread they belong to.
-    pub async fn thread(&self, id: i64) -> Result<Thread> {
-        let unknown = || MethodError::UnknownThread(id);
-        let own = self.store.thread(id).await?.ok_or_else(unknown)?;
-        let runs = self.store.conversation(id).await?.ok_or_else(unknown)?;
-        Ok(Thread {
-            summary: own.summary,
-            runs,
-        })
-    }
-
-    /// Deletes a thread and its turns, unless one is still being answered.
-    /// A branch's turns go; the turns it branched after stay with their
-    /// own thread.
-    pub async fn delete_thread(&self, id: i64) -> Result<()> {
-        let own = self
-            .store
-            .thread(id)
-            .await?
-            .ok_or(MethodError::UnknownThread(id))?;
-        if let Some(run) = own.runs.iter().find(|r| r.status == RunStatus::Running) {
-            return Err(Error::RunInProgress(run.id));
-        }
-        self.store.delete_thread(id).await?;
-        Ok(())
-    }
-
-    /// Writes the whole thread as one markdown file to exactly `out`.
-    pub async fn export_thread(&self, id: i64, out: &Path) -> Result<PathBuf> {
-        let thread = self.thread(id).await?;
-        let mut calls = Vec::with_capacity(thread.runs.len());
-        for run in &thread.runs {
-            calls.push(self.run_calls(run.id).await?);
-        }
-        let gone = self.gone_sources(&thread.runs).await?;
-        Ok(crate::export::write_file(
-            out,
-            &crate::export::render_thread(&thread, &calls, &gone),
-        )?)
-    }
-
     /// The chunks `mode` finds for `query` within `scope`, each with a
     /// snippet: what `folio search` lists.
     pub async fn search(
@@ -553,29 +481,6 @@ impl Library {
     /// indexed).
     pub fn place(path: &Path) -> String {
         folio_store::place(path)
-    }
-
-    /// Every collection, by name.
-    pub async fn collections(&self) -> Result<Vec<Collection>> {
-        Ok(self.store.collections().await?)
-    }
-
-    /// Saves collection `name` as `folders` (replacing what it held), each
-    /// named as [`Library::place`] names it.
-    pub async fn save_collection(&self, name: &str, folders: &[PathBuf]) -> Result<Collection> {
-        let folders: Vec<String> = folders.iter().map(|f| Library::place(f)).collect();
-        Ok(self.store.save_collection(name, &folders).await?)
-    }
-
-    pub async fn delete_collection(&self, name: &str) -> Result<()> {
-        if self.store.delete_collection(name).await? {
-            return Ok(());
-        }
-        Err(ScopeError::UnknownCollection {
-            name: name.to_string(),
-            known: self.store.collection_names().await?,
-        }
-        .into())
     }
 
     /// Coverage, cost and jobs of every built graph.
@@ -616,7 +521,7 @@ mod tests {
         let (run, _) = ask_with(&library, &llm, &request).await;
         let found = |text: &'static str| {
             let library = &library;
-            async move { library.runs(Some(text), 10).await.unwrap().len() }
+            async move { library.runs().list(Some(text), 10).await.unwrap().len() }
         };
         assert_eq!(
             found("what IS folio").await,
@@ -626,12 +531,12 @@ mod tests {
         assert_eq!(found("lends").await, 1, "answers match");
         assert_eq!(found("ownership").await, 0);
         assert_eq!(found("  ").await, 1, "a blank search lists everything");
-        let threads = library.threads(Some("LENDS"), 10).await.unwrap();
+        let threads = library.threads().list(Some("LENDS"), 10).await.unwrap();
         assert_eq!(threads.len(), 1, "threads are found by their turns' text");
-        library.delete_thread(run.thread_id).await.unwrap();
-        assert!(library.runs(None, 10).await.unwrap().is_empty());
-        assert!(library.run_calls(run.id).await.unwrap().is_empty());
-        let again = library.delete_thread(run.thread_id).await.unwrap_err();
+        library.threads().delete(run.thread_id).await.unwrap();
+        assert!(library.runs().list(None, 10).await.unwrap().is_empty());
+        assert!(library.runs().calls(run.id).await.unwrap().is_empty());
+        let again = library.threads().delete(run.thread_id).await.unwrap_err();
         assert!(
             again.is_user_error() && again.to_string().contains("no thread"),
             "{again}"
@@ -643,11 +548,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let library = library(dir.path()).await;
         let job = library
+            .jobs()
             .queue_graph_build(GraphBuildOptions::default())
             .await
             .unwrap();
         assert_eq!(
             library
+                .jobs()
                 .queue_graph_build(GraphBuildOptions::default())
                 .await
                 .unwrap(),
@@ -658,7 +565,7 @@ mod tests {
             rubric: Rubric::Coarse,
             n: 0,
         };
-        assert!(library.queue_graph_build(none).await.is_err());
+        assert!(library.jobs().queue_graph_build(none).await.is_err());
     }
 
     /// Every template under `prompts/` is some step's, and every step's

@@ -2,7 +2,7 @@
 //! become [`Change`]s applied to the index, and folders added elsewhere
 //! start being watched at the job runtime's next tick. Edits made while
 //! Folio was closed are the job of the reconcile that
-//! [`Library::run_background`] queues first.
+//! [`Jobs::run_background`] queues first.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -14,7 +14,7 @@ use notify_debouncer_full::{new_debouncer, DebounceEventResult, DebouncedEvent};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::Library;
+use super::Jobs;
 use crate::error::{Error, Result};
 use folio_index::pipeline::{Change, PassSummary};
 
@@ -45,12 +45,12 @@ fn changes_from(events: Vec<DebouncedEvent>) -> (Vec<Change>, bool) {
 /// Runs until `stop`; the roots are read again on every tick of the job
 /// runtime's poller. `on_pass` hears about every applied batch.
 pub(super) async fn watch(
-    library: &Library,
+    jobs: Jobs<'_>,
     stop: &CancellationToken,
     mut ticks: tokio::sync::watch::Receiver<u64>,
     on_pass: &(dyn Fn(&PassSummary) + Sync),
 ) -> Result<()> {
-    let _watching = library.watching();
+    let _watching = jobs.watching();
     let (raw_tx, raw_rx) = std::sync::mpsc::channel::<DebounceEventResult>();
     let mut debouncer =
         new_debouncer(DEBOUNCE, None, raw_tx).map_err(|e| Error::Watch(e.to_string()))?;
@@ -66,7 +66,13 @@ pub(super) async fn watch(
 
     let mut watched: HashSet<PathBuf> = HashSet::new();
     loop {
-        let roots: HashSet<PathBuf> = library.roots().await?.into_iter().map(|r| r.path).collect();
+        let roots: HashSet<PathBuf> = jobs
+            .library
+            .roots()
+            .await?
+            .into_iter()
+            .map(|r| r.path)
+            .collect();
         for gone in watched.difference(&roots).cloned().collect::<Vec<_>>() {
             let _ = debouncer.unwatch(&gone);
             watched.remove(&gone);
@@ -103,9 +109,9 @@ pub(super) async fn watch(
                 let (changes, needs_rescan) = changes_from(events);
                 // A full reconcile is a job, run by the ingest lane.
                 if rescan || needs_rescan {
-                    library.queue_reconcile().await?;
+                    jobs.queue_reconcile().await?;
                 } else if !changes.is_empty() {
-                    on_pass(&library.apply_changes_until(changes, stop).await?);
+                    on_pass(&jobs.apply_changes_until(changes, stop).await?);
                 }
             }
         }

@@ -129,7 +129,7 @@ pub(super) async fn rust_book_library(ctx: &Context, dir: &TempDir, what: &str) 
     let library = Library::open(config).await?;
     eprintln!("llm: indexing the rust-book for {what}");
     let job = library.add(&[ctx.rust_book()]).await?;
-    library.run_job(job).await?;
+    library.jobs().run(job).await?;
     Ok(library)
 }
 

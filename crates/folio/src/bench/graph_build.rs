@@ -67,7 +67,7 @@ pub(crate) async fn run(ctx: &Context) -> Result<Report> {
     let library = Library::open(config).await?;
     eprintln!("graph: indexing the first {passages} HotpotQA passages");
     let job = library.add(&[corpus]).await?;
-    library.run_job(job).await?;
+    library.jobs().run(job).await?;
     let store = library.store();
     let dim = library.retrieval().model().await?.1.dim;
     let vectors = ExactVectors::load(store, dim).await?;

@@ -1,7 +1,7 @@
 //! Benchmark `watch`: save-to-searchable latency. A word nobody has used is
 //! appended to a watched markdown file and BM25 search is polled until it
 //! finds it. The baseline is the same edit indexed by calling the index
-//! directly (`Library::apply_changes`), so the ratio shows what watching
+//! directly (`Jobs::apply_changes`), so the ratio shows what watching
 //! (notify, the debounce, the watcher loop) adds to indexing itself.
 
 use std::io::Write as _;
@@ -52,7 +52,7 @@ pub async fn run(ctx: &Context) -> Result<Report> {
     eprintln!("watch: indexing {} rust-book files first", files.len());
     let start = Instant::now();
     let job = library.add(std::slice::from_ref(&notes)).await?;
-    let initial = library.run_job(job).await?;
+    let initial = library.jobs().run(job).await?;
     let initial_seconds = start.elapsed().as_secs_f64();
 
     let mut rng = Rng::new(0x00f0_1100);
@@ -61,6 +61,7 @@ pub async fn run(ctx: &Context) -> Result<Report> {
         let word = append_unique_word(&files[i % files.len()], &mut rng)?;
         let saved = Instant::now();
         library
+            .jobs()
             .apply_changes(vec![Change::Touched(files[i % files.len()].clone())])
             .await?;
         direct.push(wait_until_found(&library, &word, saved).await?);
@@ -76,6 +77,7 @@ pub async fn run(ctx: &Context) -> Result<Report> {
                 let _ = stopped.await;
             };
             library
+                .jobs()
                 .run_background(
                     shutdown,
                     &move |s| {
@@ -128,7 +130,7 @@ pub async fn run(ctx: &Context) -> Result<Report> {
             "save-to-searchable latency, {EDITS} appended paragraphs, {} watched rust-book files",
             files.len()
         ),
-        baseline: "the same edit indexed by calling Library::apply_changes directly".into(),
+        baseline: "the same edit indexed by calling Jobs::apply_changes directly".into(),
         rows,
         details: json!({
             "files": files.len(),

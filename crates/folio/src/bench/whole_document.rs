@@ -40,7 +40,7 @@ pub(crate) async fn run(ctx: &Context) -> Result<Report> {
     };
     let library = Library::open(config).await?;
     let job = library.add(&[docs.clone()]).await?;
-    library.run_job(job).await?;
+    library.jobs().run(job).await?;
 
     let ask = |question: &'static str| {
         let library = &library;
@@ -70,7 +70,7 @@ pub(crate) async fn run(ctx: &Context) -> Result<Report> {
         bail!("{CHAPTER} no longer has the paragraph the benchmark edits");
     }
     std::fs::write(&chapter, edited)?;
-    library.reconcile_all().await?;
+    library.jobs().reconcile_all().await?;
     let third = ask(QUESTIONS[2]).await?;
 
     let tokens = |run: &RunRecord| (run.prompt_tokens + run.completion_tokens) as f64;

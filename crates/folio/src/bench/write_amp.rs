@@ -64,7 +64,7 @@ pub async fn run(ctx: &Context) -> Result<Report> {
     let start = Instant::now();
     let library = Library::open(config).await?;
     let job = library.add(std::slice::from_ref(&input_dir)).await?;
-    let summary = library.run_job(job).await?;
+    let summary = library.jobs().run(job).await?;
     let counts = library.store().counts().await?;
     let wal_frames = library
         .store()
@@ -77,7 +77,7 @@ pub async fn run(ctx: &Context) -> Result<Report> {
         .table_sizes()
         .await
         .context("reading table sizes (dbstat)")?;
-    library.store().close().await;
+    library.close().await;
     let seconds = start.elapsed().as_secs_f64();
     let after = ProcIo::read()?;
     let disk_written = match (&disk, disk_before) {

@@ -55,7 +55,8 @@ pub async fn open_with_limit(data_dir: &Path, max_file_size: u64) -> Library {
 pub async fn ingest(library: &Library, path: &Path) -> PassSummary {
     let job = library.add(&[path.to_path_buf()]).await.expect("add");
     library
-        .run_job(job)
+        .jobs()
+        .run(job)
         .await
         .expect("ingest job")
         .expect("the new job is ours to run")

@@ -25,6 +25,7 @@ impl Background {
                 let _ = stopped.await;
             };
             library
+                .jobs()
                 .run_background(shutdown, &|_| {}, &[&EvalJobs])
                 .await
         });
