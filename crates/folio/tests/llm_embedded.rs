@@ -59,12 +59,21 @@ async fn ask_into(
     options: &GenerateOptions,
     on_token: Option<TokenSink<'_>>,
 ) -> Result<Completion> {
-    let cancel = CancellationToken::new();
+    ask_cancellable(llm, options, on_token, &CancellationToken::new()).await
+}
+
+/// The question asked as [`ask_into`] asks it, stopped when `cancel` fires.
+async fn ask_cancellable(
+    llm: &dyn Llm,
+    options: &GenerateOptions,
+    on_token: Option<TokenSink<'_>>,
+    cancel: &CancellationToken,
+) -> Result<Completion> {
     llm.chat(ChatRequest {
         messages: &question(),
         options,
         on_token,
-        cancel: &cancel,
+        cancel,
     })
     .await
 }
@@ -197,14 +206,7 @@ async fn cancellation_before_and_during_generation() {
     let cancel = CancellationToken::new();
     cancel.cancel();
     let options = greedy(200);
-    let before = llm
-        .chat(ChatRequest {
-            messages: &question(),
-            options: &options,
-            on_token: None,
-            cancel: &cancel,
-        })
-        .await;
+    let before = ask_cancellable(&*llm, &options, None, &cancel).await;
     assert!(matches!(before, Err(LlmError::Cancelled)), "{before:?}");
 
     let cancel = CancellationToken::new();
@@ -213,14 +215,7 @@ async fn cancellation_before_and_during_generation() {
         *pieces.lock().unwrap() += 1;
         cancel.cancel();
     };
-    let during = llm
-        .chat(ChatRequest {
-            messages: &question(),
-            options: &options,
-            on_token: Some(&sink),
-            cancel: &cancel,
-        })
-        .await;
+    let during = ask_cancellable(&*llm, &options, Some(&sink), &cancel).await;
     assert!(matches!(during, Err(LlmError::Cancelled)), "{during:?}");
     assert!(*pieces.lock().unwrap() >= 1);
 
@@ -304,14 +299,7 @@ async fn requests_are_timed_from_their_turn_and_background_ones_go_last() {
                     let _ = tx.send(());
                 }
             };
-            let result = llm
-                .chat(ChatRequest {
-                    messages: &question(),
-                    options: &options,
-                    on_token: Some(&sink),
-                    cancel: &cancel,
-                })
-                .await;
+            let result = ask_cancellable(&*llm, &options, Some(&sink), &cancel).await;
             finished.lock().unwrap().push(name);
             result
         })
