@@ -69,25 +69,32 @@ if [ "$1" = documents ]; then
     rm -rf "$tmp"
   fi
   export FOLIO_BENCH_PDFS="$pdfs"
+  # Baselines that are older builds of folio: each builds into this target
+  # folder, so it shares the dependencies already built, and its binary is
+  # kept aside for the next run.
+  built_at() {
+    local rev="$1" what="$2" binary="$root/target/bench-before/folio-$1"
+    if [ ! -x "$binary" ]; then
+      git -C "$root" cat-file -e "$rev^{commit}" 2>/dev/null || {
+        echo "$what's baseline is commit $rev, which this clone lacks: fetch the full history (git fetch --unshallow)" >&2
+        exit 1
+      }
+      log "building folio at $rev (release), the baseline of $what" >&2
+      local src="$root/target/bench-before/src"
+      rm -rf "$src" && mkdir -p "$src"
+      git -C "$root" archive "$rev" | tar -x -C "$src"
+      (cd "$src" && cargo build --release --locked --quiet --bin folio --target-dir "$root/target") >&2
+      cp "$root/target/release/folio" "$binary"
+      rm -rf "$src"
+    fi
+    echo "$binary"
+  }
   # The hostile corpus's "before": the last commit before one decompression
-  # budget bounded every container. It builds into this target folder, so
-  # it shares the dependencies already built; its binary is kept aside.
-  before_rev=0cd72be
-  before="$root/target/bench-before/folio-$before_rev"
-  if [ ! -x "$before" ]; then
-    git -C "$root" cat-file -e "$before_rev^{commit}" 2>/dev/null || {
-      echo "the hostile corpus's baseline is commit $before_rev, which this clone lacks: fetch the full history (git fetch --unshallow)" >&2
-      exit 1
-    }
-    log "building folio at $before_rev (release), the baseline of the hostile corpus"
-    src="$root/target/bench-before/src"
-    rm -rf "$src" && mkdir -p "$src"
-    git -C "$root" archive "$before_rev" | tar -x -C "$src"
-    (cd "$src" && cargo build --release --locked --quiet --bin folio --target-dir "$root/target")
-    cp "$root/target/release/folio" "$before"
-    rm -rf "$src"
-  fi
-  export FOLIO_BENCH_BEFORE="$before"
+  # budget bounded every container.
+  FOLIO_BENCH_BEFORE="$(built_at 0cd72be "the hostile corpus")"
+  # reading-marks' baseline: the last commit before the reading log.
+  FOLIO_BENCH_UNMARKED="$(built_at 6adaa6ba "reading-marks")"
+  export FOLIO_BENCH_BEFORE FOLIO_BENCH_UNMARKED
 fi
 
 # embed-server measures a /v1/embeddings server against the embedded model.

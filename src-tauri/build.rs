@@ -13,6 +13,7 @@ fn main() {
         "pause_jobs",
         "resume_jobs",
         "cancel_job",
+        "retry_files",
         "document_tree",
         "document_file",
         "passage_boxes",

@@ -58,6 +58,7 @@ fn main() {
             library::pause_jobs,
             library::resume_jobs,
             library::cancel_job,
+            library::retry_files,
             library::document_tree,
             library::document_file,
             library::passage_boxes,

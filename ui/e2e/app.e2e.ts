@@ -951,6 +951,37 @@ describe("Folio in a real window", () => {
     await shot("17-library-dark");
   });
 
+  it("shows a file that stopped Folio as set aside in Library, and retries it", async () => {
+    const dir = join(out, "set-aside");
+    mkdirSync(dir, { recursive: true });
+    for (const i of [1, 2, 3]) writeFileSync(join(dir, `note-${i}.md`), `# Note ${i}\n\nPlums, ${i} of them.\n`);
+    writeFileSync(join(dir, "zz-bad.md"), "# Bad\n\nNothing wrong with these words.\n");
+    await open("library");
+    // The CLI reads the folder, not the app: this test build of it dies on
+    // the file as FOLIO_FAULT says, as a loader bug would, and a start
+    // after that sets the file aside.
+    await (await app.byTestId("pause-jobs")).click();
+    const fault = { ...process.env, FOLIO_FAULT: "read:abort:zz-bad.md" };
+    for (let run = 1; ; run++) {
+      try {
+        execFileSync(env("FOLIO_CLI"), ["add", dir], { env: fault, stdio: "ignore" });
+        break;
+      } catch (e) {
+        if (run === 3) throw e;
+      }
+    }
+    await (await app.byTestId("resume-jobs")).click();
+    const row = await app.find('[data-testid="file-error"][data-set-aside="true"]', 30_000);
+    expect(await row.text()).toMatch(/Folio stopped while reading this file; `folio retry .*zz-bad\.md` tries again/);
+    await app.execute("document.querySelector('[data-testid=\"file-error\"]').scrollIntoView({ block: 'center' });");
+    await shot("19-set-aside");
+    await (await app.byTestId("retry-file")).click();
+    await app.waitFor("the retried file indexed", 2 * MINUTE, async () =>
+      (await app.all('[data-testid="file-error"][data-set-aside="true"]')).length === 0,
+    );
+    await shot("19b-set-aside-retried");
+  });
+
   it("closing the window mid-ingest stops cleanly, and the job resumes on the next start", async () => {
     const hotpotqa = writeHotpotqaFolder(env("FOLIO_E2E_HOTPOTQA"), join(out, "hotpotqa"));
     await open("library");

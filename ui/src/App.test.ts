@@ -99,7 +99,7 @@ const responses: Record<string, (args: Record<string, unknown>) => unknown> = {
     data_dir: "/data",
     folders: [{ id: 1, path: "/notes", documents: 3, errors: 1 }],
     counts: { documents: 3, errors: 1, nodes: 20, chunks: 7, embedded: 7 },
-    errors: [{ path: "/notes/bad.pdf", error: "corrupt PDF: no trailer" }],
+    errors: [{ path: "/notes/bad.pdf", error: "corrupt PDF: no trailer", set_aside: false }],
     jobs: [
       {
         id: 5,

@@ -4,6 +4,8 @@
 //! pipeline, the watcher) is the engine's (`folio-engine`'s `library`).
 
 pub mod chunker;
+#[cfg(feature = "fault-injection")]
+pub mod fault;
 pub mod loaders;
 pub mod prepare;
 pub mod scan;

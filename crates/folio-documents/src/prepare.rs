@@ -122,6 +122,8 @@ pub fn prepare(
         interrupted: reading.interrupted,
         resume: resume.as_ref(),
     };
+    #[cfg(feature = "fault-injection")]
+    super::fault::strike(super::fault::Stage::Read, &entry.path);
     let loaded = catch_unwind(AssertUnwindSafe(|| {
         load(entry.format, &bytes, &title, &options)
     }));

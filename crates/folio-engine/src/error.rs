@@ -41,6 +41,13 @@ pub enum Error {
     Watch(String),
     #[error("background task failed: {0}")]
     Task(String),
+    #[error("cannot record which files are being read in {dir}: {source}; check that the data directory is writable and has space")]
+    ReadingLog {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{0} is not in a watched folder; `folio status` lists them")]
+    NotInLibrary(PathBuf),
     #[error(transparent)]
     Llm(#[from] LlmError),
     #[error(transparent)]
@@ -72,6 +79,7 @@ impl Error {
             Error::NotFound(_)
             | Error::NotIndexed(_)
             | Error::NotWatched(_)
+            | Error::NotInLibrary(_)
             | Error::NotPdf(_)
             | Error::TooLarge { .. }
             | Error::RunNotFound(_)
@@ -99,6 +107,7 @@ impl From<folio_index::IndexError> for Error {
             IndexError::Prompt(e) => Error::Prompt(e),
             IndexError::BadOption(e) => Error::BadOption(e),
             IndexError::Task(e) => Error::Task(e),
+            IndexError::ReadingLog { dir, source } => Error::ReadingLog { dir, source },
         }
     }
 }

@@ -21,6 +21,13 @@ pub enum IndexError {
     BadOption(String),
     #[error("background task failed: {0}")]
     Task(String),
+    /// The reading log could not be written, so a file that crashed Folio
+    /// could not be told apart on the next start: nothing is read.
+    #[error("cannot record which files are being read in {dir}: {source}; check that the data directory is writable and has space")]
+    ReadingLog {
+        dir: std::path::PathBuf,
+        source: std::io::Error,
+    },
 }
 
 pub type Result<T> = std::result::Result<T, IndexError>;

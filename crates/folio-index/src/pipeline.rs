@@ -2,6 +2,9 @@
 //! threads while the previous batch is embedded; each batch of whole documents
 //! is committed in one transaction together with the job's progress, so an
 //! interrupted pass (Ctrl-C, kill -9) resumes where its last commit left off.
+//! Every file read is marked in the process's reading log until its commit
+//! ([`crate::quarantine`]), so a file that kills the process is read alone
+//! on the next start and, if it kills that too, set aside.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -12,6 +15,7 @@ use futures::StreamExt;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::quarantine::{Mark, PassMarks, ReadingLog};
 use crate::{IndexError, Result};
 use folio_core::events::{EngineEvent, EventSender, JobPhase, JobProgress, Progress};
 use folio_documents::loaders::{Format, PageLog};
@@ -55,6 +59,8 @@ pub struct Ingestor {
     pub space: VectorSpace,
     pub limits: Limits,
     pub events: EventSender,
+    /// Where this process marks the files it reads (one per process).
+    pub reading: Arc<ReadingLog>,
     /// Fired by a shutdown, a pause or a cancel of the pass's job: the pass
     /// stops at its next batch boundary.
     pub stop: CancellationToken,
@@ -87,9 +93,27 @@ pub struct PassSummary {
     pub unchanged: u64,
     pub failed: u64,
     pub removed: u64,
+    /// Files set aside because the process died while reading them alone
+    /// (absent from summaries an older Folio wrote).
+    #[serde(default)]
+    pub set_aside: u64,
     pub chunks_embedded: u64,
     pub chunks_reused: u64,
     pub cancelled: bool,
+}
+
+impl PassSummary {
+    /// Counts `other`'s work in this summary too.
+    pub fn add(&mut self, other: PassSummary) {
+        self.indexed += other.indexed;
+        self.unchanged += other.unchanged;
+        self.failed += other.failed;
+        self.removed += other.removed;
+        self.set_aside += other.set_aside;
+        self.chunks_embedded += other.chunks_embedded;
+        self.chunks_reused += other.chunks_reused;
+        self.cancelled |= other.cancelled;
+    }
 }
 
 struct Task {
@@ -120,11 +144,22 @@ fn failed_write(folder_id: i64, e: ScanError) -> DocumentWrite {
     }
 }
 
-/// A stored document that still matches the file on disk needs no work.
+/// A stored document that still matches the file on disk needs no work;
+/// nor does a set-aside file that has not changed.
 fn up_to_date(stored: Option<&DocumentRecord>, f: &FileEntry) -> bool {
     stored.is_some_and(|d| {
-        d.status == "indexed" && d.size == f.size as i64 && d.mtime_ns == f.mtime_ns
+        (d.status == "indexed" || d.set_aside)
+            && d.size == f.size as i64
+            && d.mtime_ns == f.mtime_ns
     })
+}
+
+/// The innermost of `roots` that holds `p`.
+fn root_of<'r>(roots: &'r [Root], p: &Path) -> Option<&'r Root> {
+    roots
+        .iter()
+        .filter(|r| p.starts_with(&r.path))
+        .max_by_key(|r| r.path.as_os_str().len())
 }
 
 impl Ingestor {
@@ -150,6 +185,103 @@ impl Ingestor {
             interrupted: &interrupted,
         };
         prepare(entry, stored_hash, &self.limits, &reading)
+    }
+
+    fn log_error(&self, source: std::io::Error) -> IndexError {
+        IndexError::ReadingLog {
+            dir: self.reading.dir().to_path_buf(),
+            source,
+        }
+    }
+
+    /// Deals with what processes that died were reading, before a pass
+    /// reads anything: files they were reading alone are set aside, and
+    /// files they were reading beside others are read here one at a time,
+    /// so the next crash names its file. `roots` are all watched roots.
+    pub async fn recover(&self, roots: &[Root]) -> Result<PassSummary> {
+        let _recovering = self.reading.recovering.lock().await;
+        let (verdicts, claimed) = self
+            .reading
+            .claim_orphans()
+            .map_err(|e| self.log_error(e))?;
+        let mut summary = PassSummary::default();
+        let set_aside: Vec<DocumentWrite> = verdicts
+            .culprits
+            .iter()
+            .filter_map(|path| {
+                let root = root_of(roots, path)?;
+                let f = inspect(path, &self.limits.ocr)?.ok()?;
+                Some(DocumentWrite::SetAside {
+                    folder_id: root.folder_id,
+                    path: path_str(path),
+                    size: f.size,
+                    mtime_ns: f.mtime_ns,
+                })
+            })
+            .collect();
+        if !set_aside.is_empty() {
+            self.store
+                .write_documents(&set_aside, &self.space, None)
+                .await?;
+            summary.set_aside = set_aside.len() as u64;
+            for w in set_aside {
+                let path = w.path().to_owned();
+                let error = folio_store::set_aside_error(&path);
+                self.emit(EngineEvent::DocumentFailed { path, error });
+            }
+        }
+        self.reading
+            .inherit(&verdicts)
+            .and_then(|()| self.reading.forget_claimed(&claimed))
+            .map_err(|e| self.log_error(e))?;
+        while let Some(path) = self.reading.next_suspect() {
+            if self.cancelled() {
+                summary.cancelled = true;
+                break;
+            }
+            summary.add(self.read_alone(roots, &path, false).await?);
+            self.reading
+                .settle_suspect(&path)
+                .map_err(|e| self.log_error(e))?;
+        }
+        Ok(summary)
+    }
+
+    /// Reads `paths` again, each alone, set aside or failed as they may
+    /// be: `folio retry`. A file that kills the process is set aside again
+    /// by the next start.
+    pub async fn retry(&self, roots: &[Root], paths: &[PathBuf]) -> Result<PassSummary> {
+        let mut summary = PassSummary::default();
+        for path in paths {
+            summary.add(self.read_alone(roots, path, true).await?);
+        }
+        Ok(summary)
+    }
+
+    /// Reads and stores one file with nothing else in progress, marked so
+    /// that a crash blames it. An up-to-date file is read only if `again`.
+    async fn read_alone(&self, roots: &[Root], path: &Path, again: bool) -> Result<PassSummary> {
+        let Some(root) = root_of(roots, path) else {
+            // Its folder is no longer watched: nothing to read it into.
+            return Ok(PassSummary::default());
+        };
+        let mut plan = Plan::default();
+        match inspect(path, &self.limits.ocr) {
+            Some(Ok(entry)) => {
+                let stored = self.store.document(&path_str(path)).await?;
+                if again || !up_to_date(stored.as_ref(), &entry) {
+                    plan.tasks.push(Task {
+                        folder_id: root.folder_id,
+                        entry,
+                        stored_hash: stored.and_then(|d| d.hash),
+                    });
+                }
+            }
+            Some(Err(e)) => plan.writes.push(failed_write(root.folder_id, e)),
+            // Gone or no longer read: the pass that follows records it.
+            None => {}
+        }
+        self.execute(plan, None, true).await
     }
 
     fn emit(&self, event: EngineEvent) {
@@ -204,18 +336,13 @@ impl Ingestor {
                 plan.writes.push(DocumentWrite::Removed { path });
             }
         }
-        self.execute(plan, Some(job_id)).await
+        self.execute(plan, Some(job_id), false).await
     }
 
     /// Applies what the watcher saw. `roots` are all watched roots; paths
     /// outside them are ignored.
     pub async fn apply_changes(&self, roots: &[Root], changes: Vec<Change>) -> Result<PassSummary> {
-        let root_of = |p: &Path| {
-            roots
-                .iter()
-                .filter(|r| p.starts_with(&r.path))
-                .max_by_key(|r| r.path.as_os_str().len())
-        };
+        let root_of = |p: &Path| root_of(roots, p);
         let mut plan = Plan::default();
         let mut touched = Vec::new();
         let mut seen = HashSet::new();
@@ -303,16 +430,28 @@ impl Ingestor {
         // the old file's vectors while the new one is indexed.
         plan.writes
             .sort_by_key(|w| matches!(w, DocumentWrite::Removed { .. }));
-        self.execute(plan, None).await
+        self.execute(plan, None, false).await
     }
 
-    async fn execute(&self, plan: Plan, job_id: Option<i64>) -> Result<PassSummary> {
+    /// Carries out `plan`. Files are read two at a time (one per core)
+    /// unless `alone`, which marks the one file of the plan as read with
+    /// nothing beside it.
+    async fn execute(&self, plan: Plan, job_id: Option<i64>, alone: bool) -> Result<PassSummary> {
         let Plan { tasks, writes } = plan;
         let total = (tasks.len() + writes.len()) as u64;
         if let Some(id) = job_id {
             self.store.start_job(id, total).await?;
         }
-        let mut tracker = Tracker::new(self, job_id, total).await?;
+        // A file read alone waits for this process's other passes to end,
+        // and they wait for it.
+        let (_alone, _beside);
+        if alone {
+            _alone = self.reading.gate.write().await;
+        } else {
+            _beside = self.reading.gate.read().await;
+        }
+        let marks = Arc::new(PassMarks::new(self.reading.clone()));
+        let mut tracker = Tracker::new(self, job_id, total, marks.clone()).await?;
         let (removals, direct): (Vec<_>, Vec<_>) = writes
             .into_iter()
             .partition(|w| matches!(w, DocumentWrite::Removed { .. }));
@@ -321,30 +460,41 @@ impl Ingestor {
 
         let (tx, mut rx) = mpsc::channel::<(i64, Prepared)>(BATCH_DOCS * 2);
         let ingestor = self.clone();
+        let producer_marks = marks.clone();
         let producer = tokio::spawn(async move {
             let parallel = std::thread::available_parallelism()
                 .map(|n| n.get())
                 .unwrap_or(2);
+            let (read, read_mark) = match alone {
+                true => (1, Mark::Alone),
+                false => (parallel, Mark::Reading),
+            };
             let mut prepared = futures::stream::iter(tasks)
                 .map(|t| {
                     let ingestor = ingestor.clone();
+                    let marks = producer_marks.clone();
                     tokio::task::spawn_blocking(move || {
+                        let path = t.entry.path.clone();
+                        marks
+                            .mark(read_mark, [path.as_path()])
+                            .map_err(|e| ingestor.log_error(e))?;
                         let prepared = ingestor.prepare(t.entry, t.stored_hash.as_deref());
-                        (t.folder_id, prepared)
+                        if !alone {
+                            marks
+                                .mark(Mark::Waiting, [path.as_path()])
+                                .map_err(|e| ingestor.log_error(e))?;
+                        }
+                        Ok::<_, IndexError>((t.folder_id, prepared))
                     })
                 })
-                .buffer_unordered(parallel);
+                .buffer_unordered(read);
             while let Some(item) = prepared.next().await {
-                match item {
-                    Ok(item) => {
-                        if tx.send(item).await.is_err() {
-                            break;
-                        }
-                    }
-                    Err(e) => return Err(IndexError::Task(e.to_string())),
+                let item = item.map_err(|e| IndexError::Task(e.to_string()))??;
+                if tx.send(item).await.is_err() {
+                    break;
                 }
             }
-            Ok(())
+            Ok::<_, IndexError>(())
         });
 
         let mut batch_limit = BATCH_CHUNKS;
@@ -378,8 +528,9 @@ impl Ingestor {
                 })
                 .collect();
             let (embedded_before, started) = (tracker.summary.chunks_embedded, Instant::now());
+            let marks = (!alone).then_some(marks.as_ref());
             let writes = self
-                .embed_batch(batch, &tracker.staged.writes, &mut tracker.summary)
+                .embed_batch(batch, &tracker.staged.writes, &mut tracker.summary, marks)
                 .await?;
             batch_limit = next_batch_chunks(
                 tracker.summary.chunks_embedded - embedded_before,
@@ -422,11 +573,14 @@ impl Ingestor {
 
     /// Turns prepared files into writes, giving every new chunk a vector:
     /// reused when the same text was embedded before, computed otherwise.
+    /// The files whose chunks are computed are marked as being embedded
+    /// in `marks` (`None`: a file read alone stays marked so).
     async fn embed_batch(
         &self,
         batch: Vec<(i64, Prepared)>,
         staged: &[DocumentWrite],
         summary: &mut PassSummary,
+        marks: Option<&PassMarks>,
     ) -> Result<Vec<DocumentWrite>> {
         let mut writes = Vec::with_capacity(batch.len());
         for (folder_id, p) in batch {
@@ -487,7 +641,15 @@ impl Ingestor {
                         path: path_str(&entry.path),
                     }
                 }
-                Prepared::Interrupted { .. } => continue,
+                Prepared::Interrupted { entry } => {
+                    // Stopped, not crashed: nothing to blame it for.
+                    if let Some(marks) = marks {
+                        marks
+                            .mark(Mark::Done, [entry.path.as_path()])
+                            .map_err(|e| self.log_error(e))?;
+                    }
+                    continue;
+                }
             });
         }
         let mut inputs: HashMap<i64, String> = HashMap::new();
@@ -531,9 +693,31 @@ impl Ingestor {
         if !missing.is_empty() {
             let embedder = self.embedder.clone();
             let texts: Vec<String> = missing.iter().map(|(_, t)| t.clone()).collect();
-            let computed = tokio::task::spawn_blocking(move || embedder.embed_bulk(&texts))
-                .await
-                .map_err(|e| IndexError::Task(e.to_string()))??;
+            let embedding: Vec<PathBuf> = writes
+                .iter()
+                .filter(|w| matches!(w, DocumentWrite::Indexed { .. }))
+                .map(|w| PathBuf::from(w.path()))
+                .collect();
+            if let Some(marks) = marks {
+                marks
+                    .mark(Mark::Embedding, embedding.iter().map(PathBuf::as_path))
+                    .map_err(|e| self.log_error(e))?;
+            }
+            let computed = tokio::task::spawn_blocking(move || {
+                #[cfg(feature = "fault-injection")]
+                for path in &embedding {
+                    folio_documents::fault::strike(folio_documents::fault::Stage::Embed, path);
+                }
+                embedder.embed_bulk(&texts).map(|v| (v, embedding))
+            })
+            .await
+            .map_err(|e| IndexError::Task(e.to_string()))??;
+            let (computed, embedded) = computed;
+            if let Some(marks) = marks {
+                marks
+                    .mark(Mark::Waiting, embedded.iter().map(PathBuf::as_path))
+                    .map_err(|e| self.log_error(e))?;
+            }
             summary.chunks_embedded += computed.len() as u64;
             for ((h, _), v) in missing.iter().zip(computed) {
                 vectors.insert(*h, Arc::from(vector_blob(&v)));
@@ -639,6 +823,8 @@ struct Tracker {
     active_ms_before: i64,
     summary: PassSummary,
     staged: Staged,
+    /// The pass's files in the reading log, marked done as they commit.
+    marks: Arc<PassMarks>,
 }
 
 /// Embedded documents waiting for their commit (see [`COMMIT_CHUNKS`]).
@@ -659,7 +845,12 @@ impl Staged {
 }
 
 impl Tracker {
-    async fn new(ing: &Ingestor, job_id: Option<i64>, total: u64) -> Result<Tracker> {
+    async fn new(
+        ing: &Ingestor,
+        job_id: Option<i64>,
+        total: u64,
+        marks: Arc<PassMarks>,
+    ) -> Result<Tracker> {
         let active_ms_before = match job_id {
             Some(id) => ing.store.job(id).await?.map(|j| j.active_ms).unwrap_or(0),
             None => 0,
@@ -673,6 +864,7 @@ impl Tracker {
             active_ms_before,
             summary: PassSummary::default(),
             staged: Staged::default(),
+            marks,
         })
     }
 
@@ -728,6 +920,9 @@ impl Tracker {
         ing.store
             .write_documents(&writes, &ing.space, progress)
             .await?;
+        self.marks
+            .mark(Mark::Done, writes.iter().map(|w| Path::new(w.path())))
+            .map_err(|e| ing.log_error(e))?;
         self.done += writes.len() as u64;
         self.failed += failed;
         for w in writes {
@@ -739,6 +934,10 @@ impl Tracker {
                 DocumentWrite::Failed { path, error, .. } => {
                     EngineEvent::DocumentFailed { path, error }
                 }
+                DocumentWrite::SetAside { path, .. } => EngineEvent::DocumentFailed {
+                    error: folio_store::set_aside_error(&path),
+                    path,
+                },
                 DocumentWrite::Removed { path } => EngineEvent::DocumentRemoved { path },
                 DocumentWrite::Touched { .. } | DocumentWrite::Renamed { .. } => continue,
             });

@@ -121,6 +121,7 @@ impl Indexed {
                 commit_chunks: COMMIT_CHUNKS,
             },
             events,
+            reading: crate::quarantine::ReadingLog::shared(self.dir.join("reading")),
             stop: CancellationToken::new(),
         };
         ingestor.reconcile(&roots, job).await.unwrap()

@@ -55,6 +55,14 @@ pub enum DocumentWrite {
         mtime_ns: i64,
         error: String,
     },
+    /// The process died while this file, and nothing else, was being read:
+    /// recorded as an error that later passes skip until the file changes.
+    SetAside {
+        folder_id: i64,
+        path: String,
+        size: u64,
+        mtime_ns: i64,
+    },
     /// Same content under a new modification time: nothing to re-index.
     Touched {
         path: String,
@@ -75,6 +83,7 @@ impl DocumentWrite {
         match self {
             DocumentWrite::Indexed { path, .. }
             | DocumentWrite::Failed { path, .. }
+            | DocumentWrite::SetAside { path, .. }
             | DocumentWrite::Touched { path, .. }
             | DocumentWrite::Removed { path } => path,
             DocumentWrite::Renamed { to, .. } => to,
@@ -118,6 +127,9 @@ pub struct DocumentRecord {
     pub status: String,
     pub error: Option<String>,
     pub note: Option<String>,
+    /// The process died while this file was read alone: later passes skip
+    /// it until it changes or the person retries it.
+    pub set_aside: bool,
 }
 
 from_row!(DocumentRecord {
@@ -130,8 +142,18 @@ from_row!(DocumentRecord {
     mtime_ns,
     status,
     error,
-    note
+    note,
+    set_aside
 });
+
+/// The columns [`DocumentRecord`] reads, in its order.
+const DOCUMENT_COLUMNS: &str =
+    "id, path, format, title, hash, size, mtime_ns, status, error, note, set_aside";
+
+/// What a set-aside file shows as its error.
+pub fn set_aside_error(path: &str) -> String {
+    format!("Folio stopped while reading this file; `folio retry {path}` tries again")
+}
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct NodeRecord {
@@ -239,9 +261,9 @@ impl Store {
     }
 
     pub async fn document(&self, path: &str) -> Result<Option<DocumentRecord>> {
-        Ok(sqlx::query_as(
-            "SELECT id, path, format, title, hash, size, mtime_ns, status, error, note FROM documents WHERE path = ?",
-        )
+        Ok(sqlx::query_as(&format!(
+            "SELECT {DOCUMENT_COLUMNS} FROM documents WHERE path = ?"
+        ))
         .bind(path)
         .fetch_optional(&self.pool)
         .await?)
@@ -261,8 +283,7 @@ impl Store {
     pub async fn documents_under(&self, root: &str) -> Result<Vec<DocumentRecord>> {
         let (path, from, to) = place_bounds(root);
         Ok(sqlx::query_as(&format!(
-            "SELECT id, path, format, title, hash, size, mtime_ns, status, error, note FROM documents \
-             WHERE {IN_PLACE} ORDER BY path"
+            "SELECT {DOCUMENT_COLUMNS} FROM documents WHERE {IN_PLACE} ORDER BY path"
         ))
         .bind(path)
         .bind(from)
@@ -282,10 +303,10 @@ impl Store {
             .bind(folder_id)
             .fetch_one(&self.pool)
             .await?;
-        let documents = sqlx::query_as(
-            "SELECT id, path, format, title, hash, size, mtime_ns, status, error, note FROM documents \
-             WHERE folder_id = ? ORDER BY path LIMIT ? OFFSET ?",
-        )
+        let documents = sqlx::query_as(&format!(
+            "SELECT {DOCUMENT_COLUMNS} FROM documents \
+             WHERE folder_id = ? ORDER BY path LIMIT ? OFFSET ?"
+        ))
         .bind(folder_id)
         .bind(limit)
         .bind(offset)
@@ -296,19 +317,19 @@ impl Store {
 
     /// Documents that failed to index, most recently changed first.
     pub async fn failed_documents(&self, limit: i64) -> Result<Vec<DocumentRecord>> {
-        Ok(sqlx::query_as(
-            "SELECT id, path, format, title, hash, size, mtime_ns, status, error, note FROM documents \
-             WHERE error IS NOT NULL ORDER BY id DESC LIMIT ?",
-        )
+        Ok(sqlx::query_as(&format!(
+            "SELECT {DOCUMENT_COLUMNS} FROM documents \
+             WHERE error IS NOT NULL ORDER BY id DESC LIMIT ?"
+        ))
         .bind(limit)
         .fetch_all(&self.pool)
         .await?)
     }
 
     pub async fn all_documents(&self) -> Result<Vec<DocumentRecord>> {
-        Ok(sqlx::query_as(
-            "SELECT id, path, format, title, hash, size, mtime_ns, status, error, note FROM documents ORDER BY path",
-        )
+        Ok(sqlx::query_as(&format!(
+            "SELECT {DOCUMENT_COLUMNS} FROM documents ORDER BY path"
+        ))
         .fetch_all(&self.pool)
         .await?)
     }
@@ -497,23 +518,15 @@ async fn write_one(
             size,
             mtime_ns,
             error,
+        } => write_error(tx, *folder_id, path, *size, *mtime_ns, error, false).await?,
+        DocumentWrite::SetAside {
+            folder_id,
+            path,
+            size,
+            mtime_ns,
         } => {
-            sqlx::query("DELETE FROM documents WHERE path = ?")
-                .bind(path)
-                .execute(&mut **tx)
-                .await?;
-            sqlx::query(
-                "INSERT INTO documents(folder_id, path, size, mtime_ns, status, error, indexed_at) \
-                 VALUES (?, ?, ?, ?, 'error', ?, ?)",
-            )
-            .bind(folder_id)
-            .bind(path)
-            .bind(*size as i64)
-            .bind(mtime_ns)
-            .bind(error)
-            .bind(now_ms())
-            .execute(&mut **tx)
-            .await?;
+            let error = set_aside_error(path);
+            write_error(tx, *folder_id, path, *size, *mtime_ns, &error, true).await?
         }
         DocumentWrite::Indexed {
             folder_id,
@@ -614,6 +627,37 @@ async fn write_one(
             }
         }
     }
+    Ok(())
+}
+
+/// Replaces whatever is stored at `path` with a file that could not be
+/// indexed.
+async fn write_error(
+    tx: &mut Transaction<'_, Sqlite>,
+    folder_id: i64,
+    path: &str,
+    size: u64,
+    mtime_ns: i64,
+    error: &str,
+    set_aside: bool,
+) -> Result<()> {
+    sqlx::query("DELETE FROM documents WHERE path = ?")
+        .bind(path)
+        .execute(&mut **tx)
+        .await?;
+    sqlx::query(
+        "INSERT INTO documents(folder_id, path, size, mtime_ns, status, error, set_aside, indexed_at) \
+         VALUES (?, ?, ?, ?, 'error', ?, ?, ?)",
+    )
+    .bind(folder_id)
+    .bind(path)
+    .bind(size as i64)
+    .bind(mtime_ns)
+    .bind(error)
+    .bind(set_aside)
+    .bind(now_ms())
+    .execute(&mut **tx)
+    .await?;
     Ok(())
 }
 

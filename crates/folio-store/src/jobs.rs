@@ -4,8 +4,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{now_ms, process_alive, Result, Store};
+use super::{now_ms, Result, Store};
 use folio_core::events::Progress;
+use folio_core::process::alive as process_alive;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[ts(export)]

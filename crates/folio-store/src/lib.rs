@@ -37,8 +37,8 @@ use sqlx::{Sqlite, Transaction};
 pub use collections::Collection;
 pub use diagnostics::sqlite_heap_bytes;
 pub use documents::{
-    BatchProgress, ChunkRecord, ChunkWrite, DocumentPage, DocumentRecord, DocumentWrite,
-    IndexCounts, NodeRecord, PassageBoxes, StoredChunk,
+    set_aside_error, BatchProgress, ChunkRecord, ChunkWrite, DocumentPage, DocumentRecord,
+    DocumentWrite, IndexCounts, NodeRecord, PassageBoxes, StoredChunk,
 };
 pub use error::{Result, StoreError};
 pub use folders::{Folder, FolderSummary};
@@ -174,12 +174,6 @@ impl Store {
     pub async fn close(&self) {
         self.pool.close().await;
     }
-}
-
-/// Whether the process that claimed a job or run still exists; work owned by a
-/// dead process is reported as interrupted rather than forever running.
-pub(crate) fn process_alive(pid: i64) -> bool {
-    pid == std::process::id() as i64 || Path::new(&format!("/proc/{pid}")).exists()
 }
 
 pub(crate) fn now_ms() -> i64 {

@@ -16,7 +16,7 @@ use sqlx::migrate::{Migration, MigrationSource, MigrationType, Migrator};
 /// Version, description (the file name's, underscores as spaces) and SQL
 /// of each file in `migrations/`, in order. A new migration is a new file
 /// there and a new line here.
-const MIGRATIONS: [(i64, &str, &str); 13] = [
+const MIGRATIONS: [(i64, &str, &str); 14] = [
     (1, "init", include_str!("../../../migrations/0001_init.sql")),
     (2, "runs", include_str!("../../../migrations/0002_runs.sql")),
     (
@@ -73,6 +73,11 @@ const MIGRATIONS: [(i64, &str, &str); 13] = [
         13,
         "cached tokens",
         include_str!("../../../migrations/0013_cached_tokens.sql"),
+    ),
+    (
+        14,
+        "set aside",
+        include_str!("../../../migrations/0014_set_aside.sql"),
     ),
 ];
 

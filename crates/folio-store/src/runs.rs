@@ -8,7 +8,8 @@ use serde_json::Value;
 use super::rows::from_row;
 use super::scope::Scope;
 use super::threads::{Placement, Turn};
-use super::{now_ms, process_alive, Result, Store};
+use super::{now_ms, Result, Store};
+use folio_core::process::alive as process_alive;
 use folio_llm::Shaping;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]

@@ -76,6 +76,12 @@ enum IndexCommand {
     },
     /// Stop watching a folder and drop everything indexed from it.
     Remove { path: PathBuf },
+    /// Read files again, each alone: ones set aside because Folio stopped
+    /// while reading them, or ones that failed for a reason since fixed.
+    Retry {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
     /// Documents, chunks, per-file errors and jobs.
     Status,
     /// Keep watched folders indexed until interrupted (Ctrl-C).
@@ -232,6 +238,7 @@ async fn run(cli: Cli) -> Result<()> {
                 Ok(())
             }
         }
+        IndexCommand::Retry { paths } => retry(&library, &paths, cli.json).await,
         IndexCommand::Status => status(&library, cli.json).await,
         IndexCommand::Watch => watch(&library, cli.json).await,
         IndexCommand::Collections { command } => collections(&library, command, cli.json).await,
@@ -384,13 +391,24 @@ async fn with_progress<T, E>(
     result
 }
 
+/// The files the index holds as errors, after a pass.
+fn print_file_errors(status: &folio_engine::library::Status) {
+    for e in &status.errors {
+        println!("  error: {}: {}", e.path, e.error);
+    }
+}
+
 fn print_summary(s: &PassSummary) {
     println!(
-        "indexed {} · unchanged {} · failed {} · removed {} · chunks embedded {} (reused {}){}",
+        "indexed {} · unchanged {} · failed {} · removed {}{} · chunks embedded {} (reused {}){}",
         s.indexed,
         s.unchanged,
         s.failed,
         s.removed,
+        match s.set_aside {
+            0 => String::new(),
+            n => format!(" · set aside {n} (Folio stopped while reading them)"),
+        },
         s.chunks_embedded,
         s.chunks_reused,
         if s.cancelled {
@@ -457,11 +475,14 @@ async fn add(library: &Library, paths: &[PathBuf], no_wait: bool, json: bool) ->
         return Ok(());
     }
     let passes = with_progress(library.subscribe(), !json, library.jobs().run_pending()).await?;
+    // Everything this run did: an interrupted job it resumed, and what a
+    // crash before it left to set aside, as well as its own job.
     let summary = passes
         .iter()
-        .find(|(id, _)| *id == job)
-        .map(|(_, s)| *s)
-        .unwrap_or_default();
+        .fold(PassSummary::default(), |mut all, (_, s)| {
+            all.add(*s);
+            all
+        });
     let status = library.status().await?;
     if json {
         return print_json(
@@ -469,9 +490,18 @@ async fn add(library: &Library, paths: &[PathBuf], no_wait: bool, json: bool) ->
         );
     }
     print_summary(&summary);
-    for e in &status.errors {
-        println!("  error: {}: {}", e.path, e.error);
+    print_file_errors(&status);
+    Ok(())
+}
+
+async fn retry(library: &Library, paths: &[PathBuf], json: bool) -> Result<()> {
+    let summary = with_progress(library.subscribe(), !json, library.jobs().retry(paths)).await?;
+    let status = library.status().await?;
+    if json {
+        return print_json(&serde_json::json!({ "summary": summary, "errors": status.errors }));
     }
+    print_summary(&summary);
+    print_file_errors(&status);
     Ok(())
 }
 

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use folio_engine::graph::{GraphBuildOptions, GraphStatus, Rubric};
 use folio_engine::library::{DocumentTree, LibraryOverview};
+use folio_engine::pipeline::PassSummary;
 use folio_engine::store::{Collection, DocumentPage, PassageBoxes, Scope};
 use tauri::ipc::Response;
 use tauri::{AppHandle, State};
@@ -73,6 +74,19 @@ pub async fn resume_jobs(state: State<'_, AppState>) -> CommandResult<()> {
 #[tauri::command(rename_all = "snake_case")]
 pub async fn cancel_job(state: State<'_, AppState>, job_id: i64) -> CommandResult<()> {
     Ok(state.library().await?.jobs().cancel(job_id).await?)
+}
+
+/// Reads files again, each alone: ones set aside because the app stopped
+/// while reading them, or that failed for a reason since fixed. Only files
+/// in watched folders are read. A file that stops the app again is set
+/// aside again on the next start.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn retry_files(
+    state: State<'_, AppState>,
+    paths: Vec<String>,
+) -> CommandResult<PassSummary> {
+    let paths: Vec<PathBuf> = paths.into_iter().map(PathBuf::from).collect();
+    Ok(state.library().await?.jobs().retry(&paths).await?)
 }
 
 /// The indexed text of a document, as its structure tree: what the source

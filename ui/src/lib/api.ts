@@ -21,6 +21,7 @@ import type { LibraryOverview } from "$lib/bindings/LibraryOverview";
 import type { MethodInfo } from "$lib/bindings/MethodInfo";
 import type { Pace } from "$lib/bindings/Pace";
 import type { PassageBoxes } from "$lib/bindings/PassageBoxes";
+import type { PassSummary } from "$lib/bindings/PassSummary";
 import type { Rubric } from "$lib/bindings/Rubric";
 import type { RunEvent } from "$lib/bindings/RunEvent";
 import type { RunRecord } from "$lib/bindings/RunRecord";
@@ -67,6 +68,8 @@ export const api = {
   pauseJobs: () => call<void>("pause_jobs"),
   resumeJobs: () => call<void>("resume_jobs"),
   cancelJob: (jobId: number) => call<void>("cancel_job", { job_id: jobId }),
+  /** Reads files of the library again, each alone (a set-aside file's "Retry"). */
+  retryFiles: (paths: string[]) => call<PassSummary>("retry_files", { paths }),
   documentTree: (path: string) => call<DocumentTree>("document_tree", { path }),
   /** The raw bytes of an indexed PDF; rejects when the file is gone, too big, or not a PDF in the library. */
   documentFile: (path: string) => call<ArrayBuffer>("document_file", { path }),

@@ -12,6 +12,7 @@
 use std::collections::{HashMap, HashSet};
 use std::fmt::Display;
 use std::future::Future;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -203,8 +204,39 @@ impl<'a> Jobs<'a> {
             space: space.clone(),
             limits: self.library.config.limits(),
             events: self.library.events.clone(),
+            reading: self.library.reading.clone(),
             stop: stop.clone(),
         })
+    }
+
+    /// An ingestor that has first dealt with what a process that died was
+    /// reading (`Ingestor::recover`): files it died on alone set aside, the
+    /// others it was reading read here one at a time. The summary says
+    /// what that did; the pass's own is added to it.
+    async fn recovered_ingestor(self, stop: &CancellationToken) -> Result<(Ingestor, PassSummary)> {
+        let ingestor = self.ingestor(stop).await?;
+        let recovered = ingestor.recover(&self.library.roots().await?).await?;
+        Ok((ingestor, recovered))
+    }
+
+    /// Reads `paths` again, each alone: files set aside after a crash, or
+    /// that failed for a reason since fixed (`folio retry`). A file that
+    /// kills the process again is set aside again by the next start.
+    pub async fn retry(self, paths: &[PathBuf]) -> Result<PassSummary> {
+        let roots = self.library.roots().await?;
+        let mut wanted = Vec::with_capacity(paths.len());
+        for path in paths {
+            let path = std::path::absolute(path).map_err(|_| Error::NotFound(path.clone()))?;
+            // The indexed path, even when the file itself is gone.
+            let path = std::fs::canonicalize(&path).unwrap_or(path);
+            if !roots.iter().any(|r| path.starts_with(&r.path)) {
+                return Err(Error::NotInLibrary(path));
+            }
+            wanted.push(path);
+        }
+        let (ingestor, mut summary) = self.recovered_ingestor(&self.library.stop).await?;
+        summary.add(ingestor.retry(&roots, &wanted).await?);
+        Ok(summary)
     }
 
     /// The lifecycle every job goes through: claim job `job_id` if it is of
@@ -417,7 +449,11 @@ impl<'a> Jobs<'a> {
                     .contains(&r.path.to_string_lossy().into_owned())
             })
             .collect();
-        Ok(self.ingestor(stop).await?.reconcile(&roots, job.id).await?)
+        let (ingestor, mut summary) = self.recovered_ingestor(stop).await?;
+        if !summary.cancelled {
+            summary.add(ingestor.reconcile(&roots, job.id).await?);
+        }
+        Ok(summary)
     }
 
     /// Runs (or resumes) a graph job until every pending chunk is scored,
@@ -723,11 +759,10 @@ impl<'a> Jobs<'a> {
         }
         let pass = self.library.control.register(None, stop, pauses);
         let roots = self.library.roots().await?;
-        let summary = self
-            .ingestor(&pass.token)
-            .await?
-            .apply_changes(&roots, changes)
-            .await?;
+        let (ingestor, mut summary) = self.recovered_ingestor(&pass.token).await?;
+        if !summary.cancelled {
+            summary.add(ingestor.apply_changes(&roots, changes).await?);
+        }
         if summary.cancelled && !stop.is_cancelled() {
             // Paused part-way: a reconcile, which waits for the resume,
             // catches up what the pass did not reach.

@@ -24,6 +24,7 @@ use folio_documents::loaders::Format;
 use folio_documents::structure_tree::StructureTree;
 use folio_index::graph::{GraphStatus, GRAPH_JOB};
 use folio_index::pipeline::Root;
+use folio_index::quarantine::ReadingLog;
 use folio_llm::prompts::{Prompt, PromptError, Prompts};
 use folio_llm::Llm;
 use folio_methods::runner::{Answering, AskRequest};
@@ -61,6 +62,9 @@ pub struct Library {
     /// next batch and its job resumes later.
     stop: CancellationToken,
     control: JobControl,
+    /// Where this process marks the files it reads, so a file that kills
+    /// it is set aside by the next start (`folio_index::quarantine`).
+    reading: Arc<ReadingLog>,
     pub(crate) retrieval: RetrievalService,
     llm: OnceCell<Arc<dyn Llm>>,
     prompts: OnceCell<Arc<Prompts>>,
@@ -100,6 +104,19 @@ const OVERVIEW_ERRORS: i64 = 200;
 pub struct FileError {
     pub path: String,
     pub error: String,
+    /// Folio stopped while reading it alone; `retry` reads it again.
+    pub set_aside: bool,
+}
+
+impl FileError {
+    /// The error a document is stored with, if any.
+    fn of(d: &DocumentRecord) -> Option<FileError> {
+        Some(FileError {
+            path: d.path.clone(),
+            error: d.error.clone()?,
+            set_aside: d.set_aside,
+        })
+    }
 }
 
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
@@ -159,6 +176,7 @@ impl Library {
         })?;
         let store = Store::open(&config.database_path()).await?;
         let (events, _) = broadcast::channel(1024);
+        let reading = ReadingLog::shared(config.data_dir.join("reading"));
         Ok(Library {
             retrieval: RetrievalService::new(
                 store.clone(),
@@ -171,6 +189,7 @@ impl Library {
             events,
             stop,
             control: JobControl::default(),
+            reading,
             llm: OnceCell::new(),
             prompts: OnceCell::new(),
         })
@@ -267,15 +286,7 @@ impl Library {
 
     pub async fn status(&self) -> Result<Status> {
         let documents = self.store.all_documents().await?;
-        let errors = documents
-            .iter()
-            .filter_map(|d| {
-                d.error.as_ref().map(|e| FileError {
-                    path: d.path.clone(),
-                    error: e.clone(),
-                })
-            })
-            .collect();
+        let errors = documents.iter().filter_map(FileError::of).collect();
         Ok(Status {
             data_dir: self.config.data_dir.to_string_lossy().into_owned(),
             folders: self.store.folders().await?,
@@ -292,13 +303,7 @@ impl Library {
             data_dir: self.config.data_dir.to_string_lossy().into_owned(),
             folders: self.store.folder_summaries().await?,
             counts: self.store.counts().await?,
-            errors: errors
-                .into_iter()
-                .map(|d| FileError {
-                    path: d.path,
-                    error: d.error.unwrap_or_default(),
-                })
-                .collect(),
+            errors: errors.iter().filter_map(FileError::of).collect(),
             jobs: self.store.jobs(20).await?,
             jobs_paused: self.jobs().paused(),
             watching: self.control.watching.load(Ordering::Relaxed),

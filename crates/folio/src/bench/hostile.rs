@@ -112,14 +112,14 @@ fn build_corpus(dest: &Path, tiny: usize, scan: usize) -> Result<()> {
     Ok(())
 }
 
-struct Ingested {
-    peak_mib: f64,
-    seconds: f64,
-    exit: i32,
+pub(super) struct Ingested {
+    pub peak_mib: f64,
+    pub seconds: f64,
+    pub exit: i32,
 }
 
 impl Ingested {
-    fn to_json(&self) -> serde_json::Value {
+    pub(super) fn to_json(&self) -> serde_json::Value {
         json!({ "peak_rss_mib": self.peak_mib, "seconds": self.seconds, "exit_status": self.exit })
     }
 }
@@ -127,7 +127,12 @@ impl Ingested {
 /// `binary add corpus` into a fresh data folder, with no config file and
 /// this run's models (a binary built elsewhere would look for its own
 /// checkout's), and its peak RSS from `wait4`.
-fn ingest(binary: &Path, models: &Path, corpus: &Path, data_dir: &Path) -> Result<Ingested> {
+pub(super) fn ingest(
+    binary: &Path,
+    models: &Path,
+    corpus: &Path,
+    data_dir: &Path,
+) -> Result<Ingested> {
     let done = run_measured(
         Command::new(binary)
             .env("FOLIO_CONFIG", "/dev/null")

@@ -20,6 +20,7 @@ mod ppr;
 mod prefix_reuse;
 mod process;
 mod python;
+mod reading_marks;
 mod report;
 mod scale;
 mod scale_serve;
@@ -97,7 +98,8 @@ enum BenchCommand {
         only: Vec<LlmBench>,
     },
     /// PDF text extraction against pdftotext, OCR against the tesseract
-    /// CLI, and the hostile corpus's peak memory against an older build.
+    /// CLI, the hostile corpus's peak memory against an older build, and
+    /// what the reading log costs an ingest against a build without it.
     Documents {
         /// Run only these (default: all, in this order).
         #[arg(value_enum)]
@@ -110,6 +112,10 @@ enum BenchCommand {
         /// hostile corpus's baseline (`scripts/bench.sh documents` builds it).
         #[arg(long, env = "FOLIO_BENCH_BEFORE")]
         before: Option<PathBuf>,
+        /// A folio binary from before the reading log, the baseline of
+        /// `reading-marks` (`scripts/bench.sh documents` builds it).
+        #[arg(long, env = "FOLIO_BENCH_UNMARKED")]
+        unmarked: Option<PathBuf>,
     },
 }
 
@@ -118,6 +124,7 @@ enum DocumentsBench {
     PdfText,
     Ocr,
     Hostile,
+    ReadingMarks,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -256,12 +263,18 @@ pub async fn run(args: BenchArgs, config: Config, json: bool) -> Result<()> {
                 out.write(&report)?;
             }
         }
-        BenchCommand::Documents { only, pdfs, before } => {
+        BenchCommand::Documents {
+            only,
+            pdfs,
+            before,
+            unmarked,
+        } => {
             let only = if only.is_empty() {
                 vec![
                     DocumentsBench::PdfText,
                     DocumentsBench::Ocr,
                     DocumentsBench::Hostile,
+                    DocumentsBench::ReadingMarks,
                 ]
             } else {
                 only
@@ -276,6 +289,7 @@ pub async fn run(args: BenchArgs, config: Config, json: bool) -> Result<()> {
                     DocumentsBench::PdfText => pdf_text::run(&ctx, pdfs()?)?,
                     DocumentsBench::Ocr => ocr::run(&ctx, pdfs()?)?,
                     DocumentsBench::Hostile => hostile::run(&ctx, before.as_deref())?,
+                    DocumentsBench::ReadingMarks => reading_marks::run(&ctx, unmarked.as_deref())?,
                 };
                 out.write(&report)?;
             }

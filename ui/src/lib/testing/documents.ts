@@ -14,5 +14,6 @@ export function indexedDocument(path: string, format: string, title: string): Do
     status: "indexed",
     error: null,
     note: null,
+    set_aside: false,
   };
 }

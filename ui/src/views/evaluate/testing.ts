@@ -129,6 +129,7 @@ export function report(extra: Partial<EvalReport["summary"]> = {}): EvalReport {
         unchanged: 0,
         failed: 0,
         removed: 0,
+        set_aside: 0,
         chunks_embedded: 120,
         chunks_reused: 0,
         cancelled: false,

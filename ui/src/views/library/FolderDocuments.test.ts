@@ -25,6 +25,7 @@ const documents = (["indexed", "failed"] as const).map((status, i) => ({
   status,
   error: status === "failed" ? HOSTILE : null,
   note: HOSTILE,
+  set_aside: false,
 }));
 
 describe("hostile documents in the library", () => {
@@ -44,7 +45,7 @@ describe("hostile documents in the library", () => {
 
   it("that failed are listed with their reasons as text", () => {
     const target = document.createElement("div");
-    const instance = mount(ErrorList, { target, props: { errors: [{ path: `/notes/${HOSTILE}`, error: HOSTILE }] } });
+    const instance = mount(ErrorList, { target, props: { errors: [{ path: `/notes/${HOSTILE}`, error: HOSTILE, set_aside: true }] } });
     flushSync();
     expectInert(target);
     expectVisible(target.querySelector(".path")!);
