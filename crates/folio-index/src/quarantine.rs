@@ -285,8 +285,15 @@ impl ReadingLog {
 
 impl Drop for ReadingLog {
     fn drop(&mut self) {
-        if let Some(file) = &self.lock().file {
+        let own = self.lock();
+        if let Some(file) = &own.file {
             crate::crash_signal::forget(file.as_raw_fd());
+            if own.marked.is_empty() {
+                // Nothing in progress: no log to leave behind. (One left
+                // by an exit that skips this is claimed and deleted by the
+                // next start.)
+                let _ = std::fs::remove_file(self.own_path());
+            }
         }
     }
 }

@@ -315,9 +315,12 @@ async fn kills_in_ingestion_graph_building_and_evaluation() {
             std::fs::remove_dir_all(&upgrading).unwrap();
         }
         std::fs::create_dir(&upgrading).unwrap();
+        // The index's files; folders (the reading log's) are not the index.
         for file in std::fs::read_dir(&clean).unwrap() {
             let file = file.unwrap().path();
-            std::fs::copy(&file, upgrading.join(file.file_name().unwrap())).unwrap();
+            if file.is_file() {
+                std::fs::copy(&file, upgrading.join(file.file_name().unwrap())).unwrap();
+            }
         }
         let library = open(&upgrading).await;
         let expected = downgrade_to_f32_vectors(&library, size.upgrade_copies).await;
