@@ -79,6 +79,15 @@ fn limit_address_space(command: &mut Command) {
     }
 }
 
+/// `folio COMMAND PATH` on `data_dir`, dying as `fault` says, to its end.
+fn run(data_dir: &Path, fault: Option<&str>, command: &str, path: &Path) -> Output {
+    folio(data_dir, fault)
+        .arg(command)
+        .arg(path)
+        .output()
+        .unwrap()
+}
+
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
@@ -161,11 +170,7 @@ fn every_way_of_dying_sets_the_file_aside_and_the_rest_is_indexed() {
         assert_set_aside(&data, &corpus);
 
         // It stays aside: another pass does not read it again.
-        let again = folio(&data, Some(&fault))
-            .arg("add")
-            .arg(&corpus)
-            .output()
-            .unwrap();
+        let again = run(&data, Some(&fault), "add", &corpus);
         assert!(again.status.success(), "{fault}: {}", stderr(&again));
         assert_set_aside(&data, &corpus);
     }
@@ -173,7 +178,7 @@ fn every_way_of_dying_sets_the_file_aside_and_the_rest_is_indexed() {
     // Retried once the fault is gone, it is indexed.
     let data = root.path().join("read-abort-zz-bad.md");
     let bad = corpus.join(BAD);
-    let out = folio(&data, None).arg("retry").arg(&bad).output().unwrap();
+    let out = run(&data, None, "retry", &bad);
     assert!(out.status.success(), "{}", stderr(&out));
     let status = status(&data);
     assert_eq!(status["counts"]["documents"], GOOD as i64 + 1, "{status}");
@@ -191,31 +196,19 @@ fn a_retry_that_dies_again_sets_the_file_aside_again_and_a_change_reads_it_anew(
 
     // The retry reads it alone and dies: the next start sets it aside at
     // once, without dying again.
-    let retried = folio(&data, Some(&fault))
-        .arg("retry")
-        .arg(&bad)
-        .output()
-        .unwrap();
+    let retried = run(&data, Some(&fault), "retry", &bad);
     assert_eq!(
         retried.status.signal(),
         Some(libc::SIGSEGV),
         "{}",
         stderr(&retried)
     );
-    let next = folio(&data, Some(&fault))
-        .arg("add")
-        .arg(&corpus)
-        .output()
-        .unwrap();
+    let next = run(&data, Some(&fault), "add", &corpus);
     assert!(next.status.success(), "{}", stderr(&next));
     assert_set_aside(&data, &corpus);
 
     // A path outside the library is refused with words that say why.
-    let outside = folio(&data, None)
-        .arg("retry")
-        .arg(root.path())
-        .output()
-        .unwrap();
+    let outside = run(&data, None, "retry", root.path());
     assert!(!outside.status.success());
     assert!(
         stderr(&outside).contains("is not in a watched folder"),
@@ -225,7 +218,7 @@ fn a_retry_that_dies_again_sets_the_file_aside_again_and_a_change_reads_it_anew(
 
     // Changed, it is read again by the next pass.
     std::fs::write(&bad, "# Bad\n\nMended: the quinces are fine.\n").unwrap();
-    let out = folio(&data, None).arg("add").arg(&corpus).output().unwrap();
+    let out = run(&data, None, "add", &corpus);
     assert!(out.status.success(), "{}", stderr(&out));
     let status = status(&data);
     assert_eq!(status["counts"]["documents"], GOOD as i64 + 1, "{status}");
@@ -393,11 +386,7 @@ async fn kill_9_around_a_set_aside_file_leaves_the_library_a_clean_run_leaves() 
         assert_consistent(&library).await;
         library.close().await;
     }
-    let last = folio(&killed, Some(&fault))
-        .arg("add")
-        .arg(&corpus)
-        .output()
-        .unwrap();
+    let last = run(&killed, Some(&fault), "add", &corpus);
     assert!(last.status.success(), "{}", stderr(&last));
 
     let clean = root.path().join("clean");
