@@ -16,7 +16,7 @@
 // to $FOLIO_E2E_OUT/screenshots. Run through scripts/e2e.sh.
 
 import { execFileSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -982,6 +982,57 @@ describe("Folio in a real window", () => {
     await shot("19b-set-aside-retried");
   });
 
+  it("opens a PDF whose name is not UTF-8 from Library by its real bytes, the name shown with a replacement character", async () => {
+    const dir = join(out, "names");
+    mkdirSync(dir, { recursive: true });
+    // Node writes a Buffer path's bytes as they are: a Latin-1 é, not UTF-8.
+    const file = Buffer.concat([Buffer.from(`${dir}/ledger-`), Buffer.from([0xe9]), Buffer.from(".pdf")]);
+    writeFileSync(file, textPdf("Harbour ledger", [["The harbour ledger records forty barrels of herring."]]));
+    await open("library");
+    const before = await number("overview-documents");
+    execFileSync(env("FOLIO_CLI"), ["add", dir], { stdio: "ignore" });
+    // The CLI indexed it; the app hears that the library changed.
+    await app.waitFor("the overview to count it", 30_000, async () => (await number("overview-documents")) === before + 1);
+    await app.waitFor("the folder listed", 60_000, () =>
+      app.execute<boolean>(
+        "const row = [...document.querySelectorAll('[data-testid=\"folder-row\"]')]" +
+          ".find((r) => (r.querySelector('.path')?.textContent ?? '').endsWith('/names'));" +
+          " if (row) row.querySelector('[data-testid=\"folder-documents-toggle\"]').click(); return Boolean(row);",
+      ),
+    );
+    // The row is keyed by the engine's lossless text of the name (the byte
+    // 0xE9 as U+F7E9) and shows it as U+FFFD.
+    const selector = '[data-testid="document-row"][data-path$="/ledger-\uf7e9.pdf"]';
+    const row = await app.find(selector, 30_000);
+    expect(await row.text()).toContain("ledger-\ufffd.pdf");
+    await app.execute(`document.querySelector('${selector}').scrollIntoView({ block: 'center' });`);
+    await shot("19d-name-not-utf8");
+    await app.execute(`document.querySelector('${selector} button.link-button').click();`);
+    await app.find('[data-testid="pdf-view"][data-rendered-page="1"]', 30_000);
+    expect(await (await app.byTestId("source-viewer")).text()).toContain("ledger-\ufffd.pdf");
+    await shot("19e-name-not-utf8-pdf");
+    await closeViewer();
+  });
+
+  it("shows a watched folder gone from the disk as missing, with its documents kept", async () => {
+    // The set-aside test's folder, unmounted as far as Folio can tell.
+    const dir = join(out, "set-aside");
+    const away = join(out, "set-aside-away");
+    await open("library");
+    const before = await number("overview-documents");
+    renameSync(dir, away);
+    const badge = await app.find('[data-testid="folder-missing"]', 60_000);
+    expect(await badge.text()).toBe("Missing: documents kept");
+    expect(await number("overview-documents")).toBe(before);
+    await app.execute("document.querySelector('[data-testid=\"folder-missing\"]').scrollIntoView({ block: 'center' });");
+    await shot("19c-folder-missing");
+    renameSync(away, dir);
+    await app.waitFor("the folder back", 2 * MINUTE, async () =>
+      (await app.all('[data-testid="folder-missing"]')).length === 0,
+    );
+    expect(await number("overview-documents")).toBe(before);
+  });
+
   it("closing the window mid-ingest stops cleanly, and the job resumes on the next start", async () => {
     const hotpotqa = writeHotpotqaFolder(env("FOLIO_E2E_HOTPOTQA"), join(out, "hotpotqa"));
     await open("library");
@@ -993,7 +1044,10 @@ describe("Folio in a real window", () => {
       return (await number("overview-documents")) > before + 100;
     });
     await closeAppWindow();
-    const stopped = findJob(`for ${hotpotqa.dir}`, (j) => j.payload.roots.includes(hotpotqa.dir));
+    // The job the add made (a reconcile of every folder may have been
+    // queued beside it, when the folder of the test before came back).
+    const added = (j: Job) => j.payload.roots.length === 1 && j.payload.roots[0] === hotpotqa.dir;
+    const stopped = findJob(`for ${hotpotqa.dir}`, added);
     expect(stopped).toMatchObject({ state: "queued", interrupted: false });
     expect(stopped.done).toBeGreaterThan(0);
     expect(stopped.done).toBeLessThan(stopped.total);

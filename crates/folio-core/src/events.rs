@@ -41,6 +41,10 @@ pub enum EngineEvent {
         progress: Progress,
         reason: String,
     },
+    /// The library changed since the background runtime last looked, by
+    /// any process (the CLI, another window, this one): what is shown of
+    /// its documents, folders and jobs may be stale.
+    LibraryChanged,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]

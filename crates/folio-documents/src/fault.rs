@@ -6,8 +6,15 @@
 //! `FOLIO_FAULT=<stage>:<kind>:<file name>`, where the stage is `read` (the
 //! loader) or `embed` (the embedding of the file's chunks) and the kind is
 //! `abort`, `stack` (overflows the stack), `segv` (writes through a null
-//! pointer) or `memory` (reserves memory until the address-space limit,
-//! which must be set, makes an allocation fail).
+//! pointer), `memory` (reserves memory until the address-space limit,
+//! which must be set, makes an allocation fail), `kill` (SIGKILL at once,
+//! as a person's `kill -9`) or `oom` (SIGKILL after two seconds, as the
+//! OOM killer stops a process that has been filling memory).
+//!
+//! One kind does not kill: `hold` says `FOLIO_FAULT: holding <name>` on
+//! stderr once the file's bytes are read, then stops the process (SIGSTOP)
+//! until whoever runs it continues it, so a test can have another process
+//! commit a newer read of the file first.
 
 use std::path::Path;
 
@@ -41,8 +48,23 @@ pub fn strike(stage: Stage, path: &Path) {
         }
         "segv" => unsafe { std::ptr::null_mut::<u64>().write_volatile(1) },
         "memory" => exhaust(),
+        "kill" => kill_self(),
+        "hold" => {
+            eprintln!("FOLIO_FAULT: holding {name}");
+            // SAFETY: raise(3) on this process; SIGCONT resumes it.
+            unsafe { libc::raise(libc::SIGSTOP) };
+        }
+        "oom" => {
+            std::thread::sleep(std::time::Duration::from_secs(2));
+            kill_self();
+        }
         other => panic!("FOLIO_FAULT: unknown kind {other:?}"),
     }
+}
+
+fn kill_self() {
+    // SAFETY: kill(2) on this process; SIGKILL cannot be caught.
+    unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
 }
 
 /// Recurses until the stack's guard page stops it: on purpose.

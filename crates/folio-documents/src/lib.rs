@@ -4,6 +4,7 @@
 //! pipeline, the watcher) is the engine's (`folio-engine`'s `library`).
 
 pub mod chunker;
+pub mod expansion;
 #[cfg(feature = "fault-injection")]
 pub mod fault;
 pub mod loaders;

@@ -11,6 +11,7 @@ use super::loaders::{
     load, Format, LoadError, LoadOptions, OcrPage, OcrSettings, PageLog, DECOMPRESSION_FACTOR,
 };
 use super::scan::FileEntry;
+use super::source_file::{self, ReadError};
 use super::structure_tree::StructureTree;
 
 #[derive(Debug, Clone)]
@@ -63,6 +64,21 @@ pub enum Prepared {
     },
 }
 
+impl Prepared {
+    /// The text it holds until it is embedded and stored: its tree's and
+    /// its chunks' (a chunk's vector, made later, is about as large again).
+    pub fn held_bytes(&self) -> u64 {
+        match self {
+            Prepared::Index { tree, chunks, .. } => {
+                let nodes: usize = tree.nodes().iter().map(|n| n.text.len()).sum();
+                let chunks: usize = chunks.iter().map(|c| c.text.len()).sum();
+                (nodes + chunks) as u64
+            }
+            _ => 0,
+        }
+    }
+}
+
 fn mib(bytes: u64) -> String {
     format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
 }
@@ -84,13 +100,28 @@ pub fn prepare(
         let error = too_big(entry.size);
         return Prepared::Failed { entry, error };
     }
-    let bytes = match super::source_file::read(&entry.path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Prepared::Vanished { entry },
-        Err(e) => {
+    let mut entry = entry;
+    let bytes = match source_file::read(&entry.path) {
+        // What is stored says which version of the file was read, so a
+        // change after the scan is seen as such by the next pass.
+        Ok(read) => {
+            (entry.size, entry.mtime_ns) = (read.size, read.mtime_ns);
+            read.bytes
+        }
+        Err(ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Prepared::Vanished { entry }
+        }
+        Err(ReadError::Io(e)) => {
             return Prepared::Failed {
                 entry,
                 error: format!("unreadable: {e}"),
+            }
+        }
+        Err(ReadError::KeptChanging) => {
+            return Prepared::Failed {
+                entry,
+                error: "it changed each time it was read; it is read again at its next change"
+                    .to_owned(),
             }
         }
     };

@@ -52,14 +52,6 @@ pub fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
 /// a directory).
 pub fn inspect(path: &Path, ocr: &OcrSettings) -> Option<Result<FileEntry, ScanError>> {
     let format = Format::from_path(path).filter(|f| f.readable(ocr))?;
-    // Documents are keyed by their path as text; two names that differ only
-    // in undecodable bytes would share one lossy key and overwrite each other.
-    if path.to_str().is_none() {
-        return Some(Err(ScanError {
-            path: path.to_path_buf(),
-            error: "the file name is not valid UTF-8; rename it to index it".into(),
-        }));
-    }
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
         Err(e) => {
@@ -182,13 +174,13 @@ mod tests {
     }
 
     #[test]
-    fn a_name_that_is_not_utf8_is_refused_with_a_way_out() {
+    fn a_name_that_is_not_utf8_is_read_by_its_bytes() {
         use std::os::unix::ffi::OsStrExt;
         let dir = tempfile::tempdir().unwrap();
         let name = std::ffi::OsStr::from_bytes(b"caf\xe9.md");
         std::fs::write(dir.path().join(name), "# Café").unwrap();
         let s = scan(dir.path(), &OcrSettings::default());
-        assert!(s.files.is_empty());
-        assert!(s.errors[0].error.contains("rename"), "{:?}", s.errors);
+        assert!(s.errors.is_empty(), "{:?}", s.errors);
+        assert_eq!(s.files[0].path, dir.path().join(name));
     }
 }

@@ -14,12 +14,50 @@ use std::fs::File;
 use std::io::Read as _;
 use std::path::Path;
 
-/// The whole file at `path`.
-pub fn read(path: &Path) -> std::io::Result<Vec<u8>> {
-    let mut file = open(path)?;
-    let mut bytes = Vec::with_capacity(file.metadata().map_or(0, |m| m.len() as usize));
-    file.read_to_end(&mut bytes)?;
-    Ok(bytes)
+use crate::scan::mtime_ns;
+
+/// How many times a file that changes while it is read is read again.
+const TRIES: u32 = 3;
+
+/// A whole file as it was at one moment, and its size and mtime then.
+#[derive(Debug)]
+pub struct Settled {
+    pub bytes: Vec<u8>,
+    pub size: u64,
+    pub mtime_ns: i64,
+}
+
+/// Why a file could not be read whole.
+#[derive(Debug)]
+pub enum ReadError {
+    Io(std::io::Error),
+    /// Written to, truncated or replaced in place during every try.
+    KeptChanging,
+}
+
+/// The whole file at `path`, read while nothing wrote to it: its size and
+/// mtime, taken from the open file before and after the read, must agree,
+/// or it is read again. A file replaced by a rename keeps the open one
+/// whole (the new one has another mtime, so the next pass reads it); one
+/// truncated or rewritten in place would otherwise be stored half old,
+/// half new, under a size and mtime that say it is current.
+pub fn read(path: &Path) -> Result<Settled, ReadError> {
+    for _ in 0..TRIES {
+        let mut file = open(path).map_err(ReadError::Io)?;
+        let before = file.metadata().map_err(ReadError::Io)?;
+        let mut bytes = Vec::with_capacity(before.len() as usize);
+        file.read_to_end(&mut bytes).map_err(ReadError::Io)?;
+        let after = file.metadata().map_err(ReadError::Io)?;
+        let stamp = |m: &std::fs::Metadata| (m.len(), mtime_ns(m));
+        if stamp(&before) == stamp(&after) && bytes.len() as u64 == after.len() {
+            return Ok(Settled {
+                bytes,
+                size: after.len(),
+                mtime_ns: mtime_ns(&after),
+            });
+        }
+    }
+    Err(ReadError::KeptChanging)
 }
 
 #[cfg(target_os = "linux")]
@@ -73,7 +111,7 @@ mod tests {
 
         age(&path);
         let before = accessed(&path);
-        assert_eq!(read(&path).unwrap(), b"# Title\n\nSome words.");
+        assert_eq!(read(&path).unwrap().bytes, b"# Title\n\nSome words.");
         assert_eq!(accessed(&path), before, "read() moved the access time");
 
         // The control: a plain read on the same file does move it, unless
@@ -91,7 +129,51 @@ mod tests {
     #[test]
     fn a_missing_file_is_not_found() {
         let dir = tempfile::tempdir().unwrap();
-        let e = read(&dir.path().join("gone.md")).unwrap_err();
-        assert_eq!(e.kind(), std::io::ErrorKind::NotFound);
+        match read(&dir.path().join("gone.md")) {
+            Err(ReadError::Io(e)) => assert_eq!(e.kind(), std::io::ErrorKind::NotFound),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_file_rewritten_in_place_while_read_is_never_read_torn() {
+        // A writer truncates the file and writes one of two versions, over
+        // and over; every read gives one version whole, with its size, or
+        // says the file kept changing.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.md");
+        let versions = [vec![b'a'; 1 << 20], vec![b'b'; 3 << 19]];
+        std::fs::write(&path, &versions[0]).unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let writer = {
+            let (path, versions, stop) = (path.clone(), versions.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut i = 0;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    std::fs::write(&path, &versions[i % 2]).unwrap();
+                    i += 1;
+                }
+            })
+        };
+        let (mut whole, mut changing) = (0, 0);
+        for _ in 0..300 {
+            match read(&path) {
+                Ok(read) => {
+                    let first = read.bytes.first().copied();
+                    assert!(
+                        read.bytes.iter().all(|&b| Some(b) == first),
+                        "a torn read of {} bytes",
+                        read.bytes.len()
+                    );
+                    assert_eq!(read.size, read.bytes.len() as u64);
+                    whole += 1;
+                }
+                Err(ReadError::KeptChanging) => changing += 1,
+                Err(ReadError::Io(e)) => panic!("{e}"),
+            }
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        writer.join().unwrap();
+        eprintln!("{whole} whole reads, {changing} that kept changing");
     }
 }

@@ -136,6 +136,8 @@ impl StructureTree {
 
     /// Appends a node under `parent`. Appending keeps document order only if
     /// callers add nodes in the order they occur, which every loader does.
+    /// A node the file being loaded has no budget left for is dropped and
+    /// `parent` comes back ([`crate::expansion`]: the file is refused).
     pub fn push(
         &mut self,
         parent: usize,
@@ -143,12 +145,16 @@ impl StructureTree {
         text: impl Into<String>,
         span: Span,
     ) -> usize {
+        let text = text.into();
+        if crate::expansion::charge(held(&text)).is_err() {
+            return parent;
+        }
         let depth = self.nodes[parent].depth + 1;
         self.nodes.push(TreeNode {
             parent: Some(parent),
             kind,
             depth,
-            text: text.into(),
+            text,
             span,
         });
         self.nodes.len() - 1
@@ -297,6 +303,13 @@ pub fn preview(text: &str, max: usize) -> String {
         let cut: String = flat.chars().take(max).collect();
         format!("{cut}…")
     }
+}
+
+/// The memory a node with `text` holds, as the expansion meter counts it:
+/// its text with the allocator's header, and twice its slot, since the
+/// node vector grows by doubling.
+fn held(text: &str) -> u64 {
+    (text.len() + 16 + 2 * std::mem::size_of::<TreeNode>()) as u64
 }
 
 #[cfg(test)]

@@ -13,6 +13,8 @@ pub enum EmbedError {
     Runtime { path: PathBuf, reason: String },
     #[error("cannot load the embedding model: {0}")]
     Model(String),
+    #[error("the embedding model at {path} is damaged ({reason}): run scripts/setup.sh to place the kit's again, or point [embedding] model_dir at a good copy; nothing in the library was changed")]
+    Damaged { path: PathBuf, reason: String },
     #[error("embedding failed: {0}")]
     Inference(String),
     #[error("{0}")]

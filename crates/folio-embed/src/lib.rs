@@ -32,6 +32,14 @@ pub struct EmbeddingModelFiles {
 /// The kit's embedding model, relative to the models folder.
 pub const KIT_MODEL_DIR: &str = "all-minilm-l6-v2-int8";
 
+/// The blake3 of the kit's `model.onnx` (scripts/kit.manifest pins its
+/// sha256; `crates/folio/tests/common_faults.rs` checks the two agree).
+/// Loading hashes the weights anyway, to name their vectors, so a kit model
+/// damaged after setup is caught before it embeds anything: it would still
+/// load, and make vectors under a new name for the whole library.
+pub const KIT_MODEL_BLAKE3: &str =
+    "b2a68b34a45c28477ee9619f6f1ed03064209e3c3dae66aac2cedc4ee59c286d";
+
 impl EmbeddingModelFiles {
     /// ONNX Runtime comes from `ORT_DYLIB_PATH` or the kit; the model from
     /// `model_dir`.

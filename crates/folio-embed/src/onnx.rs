@@ -8,7 +8,7 @@ use fastembed::{
     InitOptionsUserDefined, Pooling, TextEmbedding, TokenizerFiles, UserDefinedEmbeddingModel,
 };
 
-use super::{EmbedError, EmbeddingModelFiles, Result};
+use super::{EmbedError, EmbeddingModelFiles, Result, KIT_MODEL_BLAKE3, KIT_MODEL_DIR};
 
 static ORT: OnceLock<std::result::Result<ort::environment::Environment, String>> = OnceLock::new();
 
@@ -46,7 +46,14 @@ pub(super) fn load(files: &EmbeddingModelFiles) -> Result<(TextEmbedding, String
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "model".into());
-    let name = format!("{label}@{}", &blake3::hash(&onnx).to_hex()[..12]);
+    let digest = blake3::hash(&onnx).to_hex();
+    if label == KIT_MODEL_DIR && digest.as_str() != KIT_MODEL_BLAKE3 {
+        return Err(EmbedError::Damaged {
+            path: dir.join("model.onnx"),
+            reason: "its bytes are not the ones the kit placed".into(),
+        });
+    }
+    let name = format!("{label}@{}", &digest[..12]);
     let tokenizer = TokenizerFiles {
         tokenizer_file: read(dir, "tokenizer.json", "tokenizer.json")?,
         config_file: read(dir, "config.json", "model config.json")?,
@@ -58,8 +65,12 @@ pub(super) fn load(files: &EmbeddingModelFiles) -> Result<(TextEmbedding, String
         .with_environment(env)
         .with_execution_providers(execution_providers())
         .with_max_length(256);
-    let model = TextEmbedding::try_new_from_user_defined(model, options)
-        .map_err(|e| EmbedError::Model(e.to_string()))?;
+    let model = TextEmbedding::try_new_from_user_defined(model, options).map_err(|e| {
+        EmbedError::Damaged {
+            path: dir.join("model.onnx"),
+            reason: format!("ONNX Runtime cannot read it: {e}"),
+        }
+    })?;
     Ok((model, name))
 }
 

@@ -13,7 +13,7 @@ mod testing;
 
 // The layers below, for the front ends (the CLI, the desktop shell), which
 // depend on the engine alone.
-pub use folio_core::{allocator, atomic_file, choice, events, server_http, stats, text};
+pub use folio_core::{allocator, atomic_file, choice, events, path_text, server_http, stats, text};
 pub use folio_documents as documents;
 pub use folio_embed as embed;
 pub use folio_index::{graph, pipeline};

@@ -12,15 +12,16 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use crate::quarantine::{Mark, PassMarks, ReadingLog};
 use crate::{IndexError, Result};
 use folio_core::events::{EngineEvent, EventSender, JobPhase, JobProgress, Progress};
+use folio_core::path_text;
 use folio_documents::loaders::{Format, PageLog};
 use folio_documents::prepare::{prepare, Limits, Prepared, Reading};
-use folio_documents::scan::{inspect, scan, FileEntry, ScanError};
+use folio_documents::scan::{inspect, mtime_ns, scan, FileEntry, ScanError};
 use folio_embed::Embedder;
 use folio_store::{
     vector_blob, BatchProgress, ChunkWrite, DocumentRecord, DocumentWrite, Store, VectorSpace,
@@ -48,6 +49,12 @@ const COMMIT_WAIT: Duration = Duration::from_secs(30);
 /// moves and a stop is honoured within about this long.
 const BATCH_SECS: f64 = 20.0;
 const MIN_BATCH_CHUNKS: usize = 8;
+/// Prepared files waiting for the embedder hold at most this much text in
+/// all, in KiB; a larger file waits until it is alone. Reading is faster
+/// than embedding, so without it a folder of large files would wait in
+/// memory whole (up to two batches of documents, each up to the expansion
+/// budget).
+const WAITING_KIB: u32 = 64 << 10;
 
 /// The kind of the indexing jobs in the jobs table.
 pub const INGEST_JOB: &str = "ingest";
@@ -130,8 +137,16 @@ struct Plan {
     writes: Vec<DocumentWrite>,
 }
 
+/// A file's key in the store: its path as lossless text.
 fn path_str(p: &Path) -> String {
-    p.to_string_lossy().into_owned()
+    path_text::to_text(p)
+}
+
+/// What the disk holds of `path` now, so that the store can drop a write
+/// from an older read than another process has committed.
+fn on_disk(path: &str) -> Option<(u64, i64)> {
+    let meta = std::fs::metadata(path_text::to_path(path)).ok()?;
+    Some((meta.len(), mtime_ns(&meta)))
 }
 
 fn failed_write(folder_id: i64, e: ScanError) -> DocumentWrite {
@@ -221,7 +236,7 @@ impl Ingestor {
             .collect();
         if !set_aside.is_empty() {
             self.store
-                .write_documents(&set_aside, &self.space, None)
+                .write_documents(&set_aside, &self.space, None, Some(on_disk))
                 .await?;
             summary.set_aside = set_aside.len() as u64;
             for w in set_aside {
@@ -418,6 +433,9 @@ impl Ingestor {
                 Some(Err(e)) if p.symlink_metadata().is_ok() => {
                     plan.writes.push(failed_write(root.folder_id, e))
                 }
+                // The watched folder itself is gone (an unmounted drive):
+                // keep its index, as the reconcile does.
+                _ if !root.path.exists() => {}
                 _ => {
                     // Gone: the file itself, or a folder with everything under it.
                     for d in self.store.documents_under(&key).await? {
@@ -458,7 +476,8 @@ impl Ingestor {
         tracker.summary.failed += failures(&direct);
         tracker.commit(self, direct).await?;
 
-        let (tx, mut rx) = mpsc::channel::<(i64, Prepared)>(BATCH_DOCS * 2);
+        let (tx, mut rx) = mpsc::channel::<(i64, Prepared, Waiting)>(BATCH_DOCS * 2);
+        let waiting = Arc::new(Semaphore::new(WAITING_KIB as usize));
         let ingestor = self.clone();
         let producer_marks = marks.clone();
         let producer = tokio::spawn(async move {
@@ -478,6 +497,9 @@ impl Ingestor {
                         marks
                             .mark(read_mark, [path.as_path()])
                             .map_err(|e| ingestor.log_error(e))?;
+                        if alone {
+                            marks.time_lone_read(path.clone());
+                        }
                         let prepared = ingestor.prepare(t.entry, t.stored_hash.as_deref());
                         if !alone {
                             marks
@@ -489,8 +511,15 @@ impl Ingestor {
                 })
                 .buffer_unordered(read);
             while let Some(item) = prepared.next().await {
-                let item = item.map_err(|e| IndexError::Task(e.to_string()))??;
-                if tx.send(item).await.is_err() {
+                let (folder_id, prepared) = item.map_err(|e| IndexError::Task(e.to_string()))??;
+                let kib = prepared
+                    .held_bytes()
+                    .div_ceil(1024)
+                    .min(u64::from(WAITING_KIB));
+                let Ok(permit) = waiting.clone().acquire_many_owned(kib as u32).await else {
+                    break;
+                };
+                if tx.send((folder_id, prepared, permit)).await.is_err() {
                     break;
                 }
             }
@@ -507,13 +536,15 @@ impl Ingestor {
                     None => break,
                 },
             };
-            let mut batch = vec![first];
-            let mut chunks = batch_chunks(&batch[0].1);
+            let (folder_id, prepared, permit) = first;
+            let mut chunks = batch_chunks(&prepared);
+            let (mut batch, mut permits) = (vec![(folder_id, prepared)], vec![permit]);
             while chunks < batch_limit && batch.len() < BATCH_DOCS {
                 match rx.try_recv() {
-                    Ok(item) => {
-                        chunks += batch_chunks(&item.1);
-                        batch.push(item);
+                    Ok((folder_id, prepared, permit)) => {
+                        chunks += batch_chunks(&prepared);
+                        batch.push((folder_id, prepared));
+                        permits.push(permit);
                     }
                     Err(_) => break,
                 }
@@ -537,6 +568,8 @@ impl Ingestor {
                 started.elapsed(),
             );
             tracker.stage(self, writes, pdfs);
+            // Staged writes are bounded by the commit's size instead.
+            drop(permits);
             let cancelled = self.cancelled();
             next = if cancelled { None } else { rx.try_recv().ok() };
             if cancelled || next.is_none() || tracker.staged.full(self.limits.commit_chunks) {
@@ -696,7 +729,7 @@ impl Ingestor {
             let embedding: Vec<PathBuf> = writes
                 .iter()
                 .filter(|w| matches!(w, DocumentWrite::Indexed { .. }))
-                .map(|w| PathBuf::from(w.path()))
+                .map(|w| path_text::to_path(w.path()))
                 .collect();
             if let Some(marks) = marks {
                 marks
@@ -798,6 +831,10 @@ fn next_batch_chunks(embedded: u64, took: Duration) -> usize {
     let per_second = embedded as f64 / took.as_secs_f64().max(1e-3);
     ((per_second * BATCH_SECS) as usize).clamp(MIN_BATCH_CHUNKS, BATCH_CHUNKS)
 }
+
+/// A prepared file's share of what may wait for the embedder
+/// ([`WAITING_KIB`]), given back once its writes are staged.
+type Waiting = OwnedSemaphorePermit;
 
 fn batch_chunks(p: &Prepared) -> usize {
     match p {
@@ -918,10 +955,14 @@ impl Tracker {
             active_ms: self.active_ms_before + self.started.elapsed().as_millis() as i64,
         });
         ing.store
-            .write_documents(&writes, &ing.space, progress)
+            .write_documents(&writes, &ing.space, progress, Some(on_disk))
             .await?;
+        let files: Vec<PathBuf> = writes
+            .iter()
+            .map(|w| path_text::to_path(w.path()))
+            .collect();
         self.marks
-            .mark(Mark::Done, writes.iter().map(|w| Path::new(w.path())))
+            .mark(Mark::Done, files.iter().map(PathBuf::as_path))
             .map_err(|e| ing.log_error(e))?;
         self.done += writes.len() as u64;
         self.failed += failed;

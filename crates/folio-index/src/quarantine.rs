@@ -19,9 +19,15 @@
 //! - a file that was being read alone when the process crashed, or the
 //!   only file in progress then, is the *culprit*: it is set aside as a
 //!   per-file error until it changes or the person retries it;
-//! - a file read alone when the process was killed gets one more read
-//!   alone, since a person may have killed Folio; killed alone twice, it
-//!   is the culprit (the OOM killer does not give up).
+//! - a file read alone when the process was killed from outside takes a
+//!   *strike* and is read alone again, since a person may have killed
+//!   Folio. Two strikes make it the culprit if its last read had lasted
+//!   [`LASTING`] (the OOM killer does not give up, and filling memory
+//!   takes time). A read a kill caught sooner than that is more likely a
+//!   person quitting, and kills just after a start all land on the same
+//!   file, since suspects are read first: it takes five (so a file that
+//!   gets Folio killed at once still stops doing so; with memory bounded
+//!   by the expansion budget, that is a last resort).
 //!
 //! Files that had been read and were waiting for their commit are none of
 //! these: the fault was elsewhere, and the pass simply reads them again.
@@ -33,6 +39,17 @@ use std::os::fd::AsRawFd;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::Duration;
+
+/// How long a lone read runs before the log notes that it lasted: longer
+/// than reading a note takes on a loaded machine, shorter than filling
+/// memory does.
+pub const LASTING: Duration = Duration::from_secs(1);
+
+/// Strikes that make the culprit of a file whose last read lasted
+/// [`LASTING`], and of one whose last read was caught sooner.
+const STRIKES_LASTING: u32 = 2;
+const STRIKES_QUICK: u32 = 5;
 
 /// A step in a file's work, as one line of the log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,9 +64,11 @@ pub enum Mark {
     Alone,
     /// Committed, or given up without a crash: nothing to blame.
     Done,
-    /// Was being read alone when a process was killed from outside: one
-    /// more such death and it is the culprit.
+    /// A strike: was being read alone when a process was killed from
+    /// outside. Written once per strike as the file is inherited.
     KilledAlone,
+    /// Its lone read has run for [`LASTING`].
+    Lasted,
 }
 
 impl Mark {
@@ -61,6 +80,7 @@ impl Mark {
             Mark::Alone => b'S',
             Mark::Done => b'D',
             Mark::KilledAlone => b'K',
+            Mark::Lasted => b'L',
         }
     }
 
@@ -72,6 +92,7 @@ impl Mark {
             b'S' => Mark::Alone,
             b'D' => Mark::Done,
             b'K' => Mark::KilledAlone,
+            b'L' => Mark::Lasted,
             _ => return None,
         })
     }
@@ -84,9 +105,9 @@ pub struct Verdicts {
     pub culprits: Vec<PathBuf>,
     /// Read or embedded beside others when it died: to be read alone.
     pub suspects: Vec<PathBuf>,
-    /// Those of the suspects that were read alone when a process was
-    /// killed from outside.
-    pub killed_alone: Vec<PathBuf>,
+    /// The suspects that kills from outside caught being read alone, with
+    /// how many times.
+    pub strikes: Vec<(PathBuf, u32)>,
 }
 
 /// This process's reading log, and the orphans it claims.
@@ -150,8 +171,9 @@ impl ReadingLog {
         self.own.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Appends `mark` for each of `paths` in one write. `Done` for a path
-    /// nothing marked is skipped; once nothing is marked the log is emptied.
+    /// Appends `mark` for each of `paths` in one write. `Done` or `Lasted`
+    /// for a path nothing marked is skipped; once nothing is marked the log
+    /// is emptied.
     pub fn mark<'p>(
         &self,
         mark: Mark,
@@ -170,6 +192,8 @@ impl ReadingLog {
                 }
             } else if matches!(mark, Mark::Reading | Mark::Alone) {
                 *own.marked.entry(path.to_path_buf()).or_default() += 1;
+            } else if mark == Mark::Lasted && !own.marked.contains_key(path) {
+                continue;
             }
             lines.push(mark.tag());
             lines.push(b' ');
@@ -238,8 +262,8 @@ impl ReadingLog {
     }
 
     /// Takes over the suspects a dead process left: they are marked in
-    /// this process's log (so they stay suspects if it dies too, and those
-    /// killed alone once stay so) and wait for [`ReadingLog::next_suspect`].
+    /// this process's log (so they stay suspects if it dies too, with their
+    /// strikes) and wait for [`ReadingLog::next_suspect`].
     pub fn inherit(&self, verdicts: &Verdicts) -> io::Result<()> {
         let fresh: Vec<PathBuf> = {
             let own = self.lock();
@@ -251,8 +275,12 @@ impl ReadingLog {
                 .collect()
         };
         self.mark(Mark::Reading, fresh.iter().map(PathBuf::as_path))?;
-        let killed = fresh.iter().filter(|p| verdicts.killed_alone.contains(p));
-        self.mark(Mark::KilledAlone, killed.map(PathBuf::as_path))?;
+        let strikes = verdicts
+            .strikes
+            .iter()
+            .filter(|(p, _)| fresh.contains(p))
+            .flat_map(|(p, n)| std::iter::repeat_n(p.as_path(), *n as usize));
+        self.mark(Mark::KilledAlone, strikes)?;
         self.lock().suspects.extend(fresh);
         Ok(())
     }
@@ -303,12 +331,14 @@ fn owner_of(name: &str) -> Option<i64> {
     name.split('.').next()?.parse().ok()
 }
 
-/// What one dead process's log says: each path's last mark, whether a
-/// kill had caught it alone before, and whether the process crashed.
+/// What one dead process's log says: each path's last mark, its strikes
+/// so far, whether its last lone read had lasted, and whether the process
+/// crashed.
 #[derive(Default)]
 struct LogState {
     last: HashMap<PathBuf, Mark>,
-    killed_alone: HashSet<PathBuf>,
+    strikes: HashMap<PathBuf, u32>,
+    lasted: HashSet<PathBuf>,
     crashed: bool,
 }
 
@@ -327,10 +357,17 @@ fn read_log(log: &[u8]) -> LogState {
             continue;
         };
         let path = PathBuf::from(std::ffi::OsString::from_vec(bytes));
-        if mark == Mark::KilledAlone {
-            state.killed_alone.insert(path);
-        } else {
-            state.last.insert(path, mark);
+        match mark {
+            Mark::KilledAlone => *state.strikes.entry(path).or_default() += 1,
+            Mark::Lasted => {
+                state.lasted.insert(path);
+            }
+            _ => {
+                if mark == Mark::Alone {
+                    state.lasted.remove(&path);
+                }
+                state.last.insert(path, mark);
+            }
         }
     }
     state
@@ -340,7 +377,7 @@ fn read_log(log: &[u8]) -> LogState {
 fn verdicts(logs: &[Vec<u8>]) -> Verdicts {
     let mut culprits = HashSet::new();
     let mut suspects = HashSet::new();
-    let mut killed_alone = HashSet::new();
+    let mut strikes: HashMap<PathBuf, u32> = HashMap::new();
     for log in logs {
         let state = read_log(log);
         let in_progress: Vec<(&PathBuf, Mark)> = state
@@ -351,33 +388,45 @@ fn verdicts(logs: &[Vec<u8>]) -> Verdicts {
             .collect();
         let only_one = in_progress.len() == 1;
         for (path, mark) in in_progress {
-            let killed_before = state.killed_alone.contains(path);
-            let blamed = match mark {
-                Mark::Alone => state.crashed || killed_before,
-                _ => state.crashed && only_one,
+            let before = state.strikes.get(path).copied().unwrap_or(0);
+            let (blamed, now) = match mark {
+                Mark::Alone if state.crashed => (true, before),
+                Mark::Alone => {
+                    let needed = match state.lasted.contains(path) {
+                        true => STRIKES_LASTING,
+                        false => STRIKES_QUICK,
+                    };
+                    (before + 1 >= needed, before + 1)
+                }
+                _ => (state.crashed && only_one, before),
             };
             if blamed {
                 culprits.insert(path.clone());
                 continue;
             }
-            if mark == Mark::Alone || killed_before {
-                killed_alone.insert(path.clone());
+            if now > 0 {
+                let most = strikes.entry(path.clone()).or_default();
+                *most = (*most).max(now);
             }
             suspects.insert(path.clone());
         }
     }
-    let sorted = |set: HashSet<PathBuf>| {
-        let mut v: Vec<PathBuf> = set.into_iter().filter(|p| !culprits.contains(p)).collect();
-        v.sort();
-        v
-    };
-    let (suspects, killed_alone) = (sorted(suspects), sorted(killed_alone));
+    let mut suspects: Vec<PathBuf> = suspects
+        .into_iter()
+        .filter(|p| !culprits.contains(p))
+        .collect();
+    suspects.sort();
+    let mut strikes: Vec<(PathBuf, u32)> = strikes
+        .into_iter()
+        .filter(|(p, _)| !culprits.contains(p))
+        .collect();
+    strikes.sort();
     let mut culprits: Vec<PathBuf> = culprits.into_iter().collect();
     culprits.sort();
     Verdicts {
         culprits,
         suspects,
-        killed_alone,
+        strikes,
     }
 }
 
@@ -432,10 +481,24 @@ impl PassMarks {
                 .filter(|p| held.insert(p.to_path_buf()))
                 .collect(),
             Mark::Done => paths.into_iter().filter(|p| held.remove(*p)).collect(),
+            Mark::Lasted => paths.into_iter().filter(|p| held.contains(*p)).collect(),
             Mark::Waiting | Mark::Embedding | Mark::KilledAlone => paths.into_iter().collect(),
         };
         drop(held);
         self.log.mark(mark, paths)
+    }
+
+    /// Marks `path`, just marked [`Mark::Alone`], as lasted once
+    /// [`LASTING`] has passed, if this pass still holds it then.
+    pub(crate) fn time_lone_read(self: &Arc<Self>, path: PathBuf) {
+        let marks = Arc::downgrade(self);
+        tokio::spawn(async move {
+            tokio::time::sleep(LASTING).await;
+            if let Some(marks) = marks.upgrade() {
+                // A failed write costs a strike's weight, nothing more.
+                let _ = marks.mark(Mark::Lasted, [path.as_path()]);
+            }
+        });
     }
 }
 
@@ -490,7 +553,7 @@ mod tests {
             Verdicts {
                 culprits: vec![],
                 suspects: paths(&["/a", "/b", "/f"]),
-                killed_alone: paths(&["/f"]),
+                strikes: vec![(PathBuf::from("/f"), 1)],
             }
         );
     }
@@ -516,22 +579,71 @@ mod tests {
             Verdicts {
                 culprits: vec![],
                 suspects: paths(&["/a", "/b"]),
-                killed_alone: vec![],
+                strikes: vec![],
             }
         );
     }
 
     #[test]
-    fn killed_alone_twice_is_the_culprit() {
-        let second = log(&[
-            (Mark::Reading, "/f"),
+    fn killed_alone_twice_after_lasting_or_five_times_is_the_culprit() {
+        let strike = |n: u32, lasted: bool| {
+            let mut lines = vec![(Mark::Reading, "/f")];
+            lines.extend((0..n).map(|_| (Mark::KilledAlone, "/f")));
+            lines.push((Mark::Alone, "/f"));
+            if lasted {
+                lines.push((Mark::Lasted, "/f"));
+            }
+            verdicts(&[log(&lines)])
+        };
+        assert_eq!(strike(1, true).culprits, paths(&["/f"]));
+        // Caught at once: a person quitting just after a start, maybe.
+        let quick = strike(3, false);
+        assert!(quick.culprits.is_empty());
+        assert_eq!(quick.strikes, vec![(PathBuf::from("/f"), 4)]);
+        assert_eq!(strike(4, false).culprits, paths(&["/f"]));
+        // Inherited and not yet reached when killed: no new strike.
+        let waiting = log(&[(Mark::Reading, "/f"), (Mark::KilledAlone, "/f")]);
+        assert_eq!(verdicts(&[waiting]).strikes, vec![(PathBuf::from("/f"), 1)]);
+        // An earlier lone read's lasting says nothing of the last one.
+        let earlier = log(&[
+            (Mark::Alone, "/f"),
+            (Mark::Lasted, "/f"),
             (Mark::KilledAlone, "/f"),
             (Mark::Alone, "/f"),
         ]);
-        assert_eq!(verdicts(&[second]).culprits, paths(&["/f"]));
-        // Inherited and not yet reached when killed: still once-killed.
-        let waiting = log(&[(Mark::Reading, "/f"), (Mark::KilledAlone, "/f")]);
-        assert_eq!(verdicts(&[waiting]).killed_alone, paths(&["/f"]));
+        assert!(verdicts(&[earlier]).culprits.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_lone_read_that_lasts_is_marked_so_and_a_finished_one_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = Arc::new(ReadingLog::new(dir.path().to_path_buf()));
+        let (slow, quick) = (Path::new("/slow"), Path::new("/quick"));
+        let pass = Arc::new(PassMarks::new(log.clone()));
+        pass.mark(Mark::Alone, [quick]).unwrap();
+        pass.time_lone_read(quick.to_path_buf());
+        pass.mark(Mark::Done, [quick]).unwrap();
+        pass.mark(Mark::Alone, [slow]).unwrap();
+        pass.time_lone_read(slow.to_path_buf());
+        tokio::time::sleep(LASTING * 3).await;
+        let state = read_log(&std::fs::read(log.own_path()).unwrap());
+        assert!(state.lasted.contains(slow));
+        assert!(!state.lasted.contains(quick));
+    }
+
+    #[test]
+    fn inherited_suspects_keep_their_strikes() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = ReadingLog::new(dir.path().to_path_buf());
+        let found = Verdicts {
+            culprits: vec![],
+            suspects: paths(&["/a", "/f"]),
+            strikes: vec![(PathBuf::from("/f"), 2)],
+        };
+        log.inherit(&found).unwrap();
+        let state = read_log(&std::fs::read(log.own_path()).unwrap());
+        assert_eq!(state.strikes, HashMap::from([(PathBuf::from("/f"), 2)]));
+        assert_eq!(log.next_suspect(), Some(PathBuf::from("/a")));
     }
 
     #[test]
@@ -544,7 +656,7 @@ mod tests {
             Verdicts {
                 culprits: paths(&["/x"]),
                 suspects: paths(&["/y"]),
-                killed_alone: vec![],
+                strikes: vec![],
             }
         );
     }

@@ -318,9 +318,7 @@ impl<'a> MethodContext<'a> {
         Ok(chunks
             .into_iter()
             .map(|c| {
-                let file = std::path::Path::new(&c.path)
-                    .file_name()
-                    .map_or_else(|| c.path.clone(), |f| f.to_string_lossy().into_owned());
+                let file = folio_core::path_text::shown_name(&c.path);
                 let label = if c.heading_path.is_empty() {
                     file
                 } else {

@@ -167,10 +167,7 @@ pub fn source_link(
     page: Option<i64>,
     ocr: Option<OcrMark>,
 ) -> String {
-    let name = std::path::Path::new(path)
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let name = folio_core::path_text::shown_name(path);
     let label = if heading_path.is_empty() {
         name
     } else {
@@ -194,11 +191,14 @@ pub fn source_link(
     )
 }
 
-/// A `file://` URL for an absolute path, percent-encoding every byte that
-/// is not safe in a markdown link destination.
+/// A `file://` URL for an absolute path (as the library keys it),
+/// percent-encoding every byte of the file's real name that is not safe in
+/// a markdown link destination.
 pub fn file_url(path: &str) -> String {
+    use std::os::unix::ffi::OsStrExt;
     let mut url = String::from("file://");
-    for byte in path.bytes() {
+    let path = folio_core::path_text::to_path(path);
+    for &byte in path.as_os_str().as_bytes() {
         match byte {
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => {
                 url.push(byte as char)
@@ -214,6 +214,20 @@ pub fn file_url(path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use std::os::unix::ffi::OsStrExt;
+
+    #[test]
+    fn a_name_that_is_not_utf8_links_to_its_real_bytes() {
+        let key = folio_core::path_text::to_text(std::path::Path::new(
+            std::ffi::OsStr::from_bytes(b"/notes/caf\xe9.pdf"),
+        ));
+        let link = source_link(&key, "", 0, 10, Some(2), None);
+        assert_eq!(
+            link,
+            "[caf\u{fffd}.pdf](file:///notes/caf%E9.pdf#page=2) (page 2)"
+        );
+    }
 
     #[test]
     fn file_urls_encode_spaces_and_unicode() {

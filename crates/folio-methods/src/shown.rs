@@ -27,12 +27,9 @@ pub fn shown<'a>(passages: impl IntoIterator<Item = &'a Passage>) -> Vec<ShownPa
 /// The file name and heading path: enough for the model to tell passages
 /// apart without exposing the person's directory layout in every prompt.
 fn source_label(path: &str, heading_path: &str) -> String {
-    let name = std::path::Path::new(path)
-        .file_name()
-        .map(|n| n.to_string_lossy())
-        .unwrap_or_default();
+    let name = folio_core::path_text::shown_name(path);
     if heading_path.is_empty() {
-        name.into_owned()
+        name
     } else {
         format!("{name} › {heading_path}")
     }

@@ -3,6 +3,11 @@
 //! replaced or untouched, and batching several per commit keeps the bytes
 //! written per input byte low (a commit per small file would rewrite the same
 //! B-tree pages hundreds of times).
+//!
+//! Several processes may write one library, each from its own reads of the
+//! files. A write from an older read than the library holds is dropped
+//! under the write lock ([`superseded`]), so the last commit is never an
+//! older version of a file than an earlier one.
 
 use std::sync::Arc;
 
@@ -15,6 +20,10 @@ use super::vectors::VectorSpace;
 use super::{now_ms, Result, Store, StoreError};
 use folio_documents::loaders::{OcrPage, PdfRect};
 use folio_documents::structure_tree::{node_ordinals, NodeKind, NodeRange, Span, StructureTree};
+
+/// A file's size and modification time as the disk holds them now, `None`
+/// when it is gone.
+pub type StatNow = fn(&str) -> Option<(u64, i64)>;
 
 /// One chunk ready to store; `vector` is the int8 blob
 /// ([`super::quantize::to_blob`]) of its embedding under the active vector space, shared between chunks with the
@@ -152,6 +161,7 @@ const DOCUMENT_COLUMNS: &str =
 
 /// What a set-aside file shows as its error.
 pub fn set_aside_error(path: &str) -> String {
+    let path = folio_core::path_text::shown(path);
     format!("Folio stopped while reading this file; `folio retry {path}` tries again")
 }
 
@@ -235,14 +245,23 @@ pub struct BatchProgress {
 }
 
 impl Store {
+    /// Commits `writes` in one transaction. With `on_disk` (writes read
+    /// from the files it stats), a write another writer has superseded is
+    /// dropped.
     pub async fn write_documents(
         &self,
         writes: &[DocumentWrite],
         space: &VectorSpace,
         progress: Option<BatchProgress>,
+        on_disk: Option<StatNow>,
     ) -> Result<()> {
         let mut tx = self.begin_write().await?;
         for w in writes {
+            if let Some(stat) = on_disk {
+                if superseded(&mut tx, w, stat).await? {
+                    continue;
+                }
+            }
             write_one(&mut tx, w, space).await?;
         }
         super::vectors::bump_vectors_version(&mut tx).await?;
@@ -443,6 +462,19 @@ impl Store {
         Ok(rows)
     }
 
+    /// A mark that moves whenever any process commits documents, adds or
+    /// removes a folder, or moves a job on: a long-lived process compares
+    /// it between ticks to learn that another one changed the library.
+    pub async fn change_mark(&self) -> Result<(i64, i64, i64)> {
+        Ok(sqlx::query_as(
+            "SELECT COALESCE((SELECT CAST(value AS INTEGER) FROM settings WHERE key = ?), 0), \
+             (SELECT COALESCE(MAX(updated_at), 0) FROM jobs), (SELECT COUNT(*) FROM folders)",
+        )
+        .bind(super::vectors::VERSION_KEY)
+        .fetch_one(&self.pool)
+        .await?)
+    }
+
     pub async fn counts(&self) -> Result<IndexCounts> {
         let (documents, errors): (i64, i64) = sqlx::query_as(
             "SELECT COALESCE(SUM(status = 'indexed'), 0), COALESCE(SUM(status = 'error'), 0) FROM documents",
@@ -477,6 +509,52 @@ pub struct IndexCounts {
     pub embedded: i64,
 }
 
+/// Whether `w` was made from an older read of its file than the library
+/// holds: the stored row records what the disk holds now and `w` does not
+/// (another writer read the file later and committed first). A file that
+/// is gone, or a write that carries no read of it (a rename, a file that
+/// could not be looked at), is never superseded.
+async fn superseded(
+    tx: &mut Transaction<'_, Sqlite>,
+    w: &DocumentWrite,
+    stat: StatNow,
+) -> Result<bool> {
+    let (path, read) = match w {
+        DocumentWrite::Indexed {
+            path,
+            size,
+            mtime_ns,
+            ..
+        }
+        | DocumentWrite::Failed {
+            path,
+            size,
+            mtime_ns,
+            ..
+        }
+        | DocumentWrite::SetAside {
+            path,
+            size,
+            mtime_ns,
+            ..
+        } if (*size, *mtime_ns) != (0, 0) => (path, Some((*size, *mtime_ns))),
+        DocumentWrite::Removed { path } => (path, None),
+        _ => return Ok(false),
+    };
+    let Some(disk) = stat(path) else {
+        return Ok(false);
+    };
+    if read == Some(disk) {
+        return Ok(false);
+    }
+    let stored: Option<(i64, i64)> =
+        sqlx::query_as("SELECT size, mtime_ns FROM documents WHERE path = ?")
+            .bind(path)
+            .fetch_optional(&mut **tx)
+            .await?;
+    Ok(stored.is_some_and(|(size, mtime_ns)| (size as u64, mtime_ns) == disk))
+}
+
 async fn write_one(
     tx: &mut Transaction<'_, Sqlite>,
     w: &DocumentWrite,
@@ -501,6 +579,16 @@ async fn write_one(
             to,
             folder_id,
         } => {
+            // Another writer on this library may have applied the same
+            // rename, or removed `from`, since this one was planned: then
+            // `to` is that writer's to keep, not to delete.
+            let moved: Option<i64> = sqlx::query_scalar("SELECT id FROM documents WHERE path = ?")
+                .bind(from)
+                .fetch_optional(&mut **tx)
+                .await?;
+            if moved.is_none() {
+                return Ok(());
+            }
             sqlx::query("DELETE FROM documents WHERE path = ?")
                 .bind(to)
                 .execute(&mut **tx)
@@ -702,6 +790,72 @@ pub(super) mod tests {
         }
     }
 
+    /// Two processes read one file at two moments and commit in the other
+    /// order: the older read is dropped, whatever kind of write it makes.
+    #[tokio::test]
+    async fn a_write_from_an_older_read_than_the_stored_one_is_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("f.sqlite")).await.unwrap();
+        let (space, _) = store.ensure_vector_space("m", 4).await.unwrap();
+        let folder = store.add_folder("/d").await.unwrap();
+        let read = |hash: &str, size: u64, mtime_ns: i64| DocumentWrite::Indexed {
+            folder_id: folder,
+            path: "/d/a.md".into(),
+            format: "markdown",
+            hash: hash.into(),
+            size,
+            mtime_ns,
+            note: None,
+            tree: StructureTree::new("A", Span::default()),
+            chunks: vec![],
+            ocr_pages: vec![],
+        };
+        let stored = || async {
+            let d = store.document("/d/a.md").await.unwrap();
+            d.map(|d| (d.status, d.hash))
+        };
+        let newer: StatNow = |_| Some((20, 200));
+        store
+            .write_documents(&[read("new", 20, 200)], &space, None, Some(newer))
+            .await
+            .unwrap();
+        let older = DocumentWrite::Failed {
+            folder_id: folder,
+            path: "/d/a.md".into(),
+            size: 10,
+            mtime_ns: 100,
+            error: "it was broken then".into(),
+        };
+        let gone_then = DocumentWrite::Removed {
+            path: "/d/a.md".into(),
+        };
+        store
+            .write_documents(
+                &[read("old", 10, 100), older, gone_then.clone()],
+                &space,
+                None,
+                Some(newer),
+            )
+            .await
+            .unwrap();
+        let kept = Some(("indexed".to_string(), Some("new".to_string())));
+        assert_eq!(stored().await, kept);
+
+        // Without a newer stored read, the write is what there is.
+        let changed_again: StatNow = |_| Some((30, 300));
+        store
+            .write_documents(&[read("old", 10, 100)], &space, None, Some(changed_again))
+            .await
+            .unwrap();
+        assert_eq!(stored().await.unwrap().1.as_deref(), Some("old"));
+        let gone: StatNow = |_| None;
+        store
+            .write_documents(&[gone_then], &space, None, Some(gone))
+            .await
+            .unwrap();
+        assert_eq!(stored().await, None);
+    }
+
     /// Merged paragraphs with whitespace around them, a node split into
     /// pieces, text beyond ASCII: every chunk is stored as ranges alone and
     /// reads back as the chunker wrote it, through every reader.
@@ -742,7 +896,12 @@ pub(super) mod tests {
             })
             .collect();
         store
-            .write_documents(&[indexed(folder, "/d/a.md", tree, writes)], &space, None)
+            .write_documents(
+                &[indexed(folder, "/d/a.md", tree, writes)],
+                &space,
+                None,
+                None,
+            )
             .await
             .unwrap();
 
@@ -816,7 +975,12 @@ pub(super) mod tests {
             indexed(folder, "/d/a.md", tree, vec![chunk])
         };
         store
-            .write_documents(&[write("elderberry wine", "elderberry wine")], &space, None)
+            .write_documents(
+                &[write("elderberry wine", "elderberry wine")],
+                &space,
+                None,
+                None,
+            )
             .await
             .unwrap();
         assert_eq!(only_chunk(&store).await, (None, "elderberry wine".into()));
@@ -826,7 +990,7 @@ pub(super) mod tests {
         );
 
         store
-            .write_documents(&[write("abc", "abcdef")], &space, None)
+            .write_documents(&[write("abc", "abcdef")], &space, None, None)
             .await
             .unwrap();
         assert_eq!(

@@ -20,6 +20,10 @@ pub struct FolderSummary {
     pub path: String,
     pub documents: i64,
     pub errors: i64,
+    /// Gone from the disk (an unmounted drive, a moved folder): its
+    /// documents are kept until it is back or removed. The store cannot
+    /// know; the engine fills it in.
+    pub missing: bool,
 }
 
 impl Store {
@@ -63,6 +67,7 @@ impl Store {
                 path,
                 documents,
                 errors,
+                missing: false,
             })
             .collect())
     }

@@ -28,6 +28,7 @@ use std::str::FromStr;
 use std::sync::Once;
 use std::time::Duration;
 
+use folio_core::dir;
 use sqlx::migrate::MigrateError;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
@@ -38,7 +39,7 @@ pub use collections::Collection;
 pub use diagnostics::sqlite_heap_bytes;
 pub use documents::{
     set_aside_error, BatchProgress, ChunkRecord, ChunkWrite, DocumentPage, DocumentRecord,
-    DocumentWrite, IndexCounts, NodeRecord, PassageBoxes, StoredChunk,
+    DocumentWrite, IndexCounts, NodeRecord, PassageBoxes, StatNow, StoredChunk,
 };
 pub use error::{Result, StoreError};
 pub use folders::{Folder, FolderSummary};
@@ -122,9 +123,12 @@ impl Store {
     }
 
     async fn open_once(path: &Path) -> Result<Store> {
-        let open_err = |source| StoreError::Open {
-            path: path.to_path_buf(),
-            source,
+        let open_err = |source| match path.parent().is_some_and(|dir| !dir::writable(dir)) {
+            true => StoreError::ReadOnly(path.to_path_buf()),
+            false => StoreError::Open {
+                path: path.to_path_buf(),
+                source,
+            },
         };
         let options = SqliteConnectOptions::from_str("sqlite:")
             .map_err(open_err)?

@@ -41,11 +41,10 @@ pub struct Scope {
 /// path made absolute (a folder since deleted can still be named, and is
 /// then reported as not indexed).
 pub fn place(path: &Path) -> String {
-    std::fs::canonicalize(path)
+    let placed = std::fs::canonicalize(path)
         .or_else(|_| std::path::absolute(path))
-        .unwrap_or_else(|_| path.to_path_buf())
-        .to_string_lossy()
-        .into_owned()
+        .unwrap_or_else(|_| path.to_path_buf());
+    folio_core::path_text::to_text(&placed)
 }
 
 impl Scope {
@@ -54,7 +53,11 @@ impl Scope {
     /// the canonical paths the index holds.
     pub fn placed(&self) -> Scope {
         Scope {
-            paths: self.paths.iter().map(|p| place(Path::new(p))).collect(),
+            paths: self
+                .paths
+                .iter()
+                .map(|p| place(&folio_core::path_text::to_path(p)))
+                .collect(),
             ..self.clone()
         }
     }

@@ -238,7 +238,10 @@ mod tests {
             })
             .collect();
         let doc = indexed(folder, path, tree, chunks);
-        store.write_documents(&[doc], space, None).await.unwrap();
+        store
+            .write_documents(&[doc], space, None, None)
+            .await
+            .unwrap();
     }
 
     async fn chunk_ids(store: &Store, path: &str) -> Vec<i64> {

@@ -28,7 +28,7 @@ pub struct VectorSpace {
 }
 
 const ACTIVE_MODEL_KEY: &str = "vector_model";
-const VERSION_KEY: &str = "vectors_version";
+pub(crate) const VERSION_KEY: &str = "vectors_version";
 const VEC_CHUNK_SLOTS: usize = 128;
 /// The vector table and its delete trigger.
 pub(super) const TABLE: &str = "chunk_vectors_int8";

@@ -350,7 +350,11 @@ pub fn print_citations(run: &RunRecord, gone: &BTreeSet<String>) {
         } else {
             ""
         };
-        println!("  [{}] {}{heading} ({place}{ocr}){gone}", c.number, c.path);
+        println!(
+            "  [{}] {}{heading} ({place}{ocr}){gone}",
+            c.number,
+            folio_engine::path_text::shown(&c.path)
+        );
         if c.by == CitedBy::Attribution {
             println!(
                 "      attributed: the answer did not mark it; it matches {}",

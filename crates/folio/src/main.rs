@@ -21,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 use folio_engine::documents::structure_tree::preview;
 use folio_engine::eval::job::EvalJobs;
 use folio_engine::events::{EngineEvent, JobPhase, JobProgress, Progress};
+use folio_engine::path_text::shown;
 use folio_engine::pipeline::PassSummary;
 use folio_engine::retrieve::SearchMode;
 use folio_engine::{Config, Library};
@@ -258,7 +259,7 @@ async fn run(cli: Cli) -> Result<()> {
                 println!("no results");
             }
             for (i, h) in hits.iter().enumerate() {
-                println!("{:>2}. {:.4}  {}", i + 1, h.score, h.path);
+                println!("{:>2}. {:.4}  {}", i + 1, h.score, shown(&h.path));
                 if !h.heading_path.is_empty() {
                     println!("    {}", h.heading_path);
                 }
@@ -362,10 +363,7 @@ async fn with_progress<T, E>(
             match event {
                 EngineEvent::JobProgress(p) => draw_job(&drawn, &p),
                 EngineEvent::DocumentReading { path, progress } => {
-                    let name = std::path::Path::new(&path)
-                        .file_name()
-                        .map(|n| n.to_string_lossy().into_owned())
-                        .unwrap_or(path);
+                    let name = folio_engine::path_text::shown_name(&path);
                     drawn.set_message(format!(
                         "indexing · OCR of {name}: page {} of {}",
                         progress.done, progress.total
@@ -394,7 +392,7 @@ async fn with_progress<T, E>(
 /// The files the index holds as errors, after a pass.
 fn print_file_errors(status: &folio_engine::library::Status) {
     for e in &status.errors {
-        println!("  error: {}: {}", e.path, e.error);
+        println!("  error: {}: {}", shown(&e.path), e.error);
     }
 }
 
@@ -513,7 +511,14 @@ async fn status(library: &Library, json: bool) -> Result<()> {
     println!("index: {}", s.data_dir);
     println!("folders:");
     for f in &s.folders {
-        println!("  {}", f.path);
+        match f.missing {
+            true => println!(
+                "  {} (missing: its {} documents are kept until it is back; `folio remove` forgets them)",
+                shown(&f.path),
+                f.documents
+            ),
+            false => println!("  {}", shown(&f.path)),
+        }
     }
     let c = s.counts;
     println!(
@@ -523,14 +528,14 @@ async fn status(library: &Library, json: bool) -> Result<()> {
     for d in s.documents.iter().filter(|d| d.note.is_some()) {
         println!(
             "  note: {}: {}",
-            d.path,
+            shown(&d.path),
             d.note.as_deref().unwrap_or_default()
         );
     }
     if !s.errors.is_empty() {
         println!("errors:");
         for e in &s.errors {
-            println!("  {}: {}", e.path, e.error);
+            println!("  {}: {}", shown(&e.path), e.error);
         }
     }
     println!("jobs:");

@@ -76,15 +76,7 @@ struct Rng(u64);
 
 impl Rng {
     fn seeded() -> Rng {
-        let seed = std::env::var("FOLIO_KILL_SEED")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or_else(|| {
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .unwrap()
-                    .as_nanos() as u64
-            });
+        let seed = common::soak::kill_seed();
         eprintln!("kill points from FOLIO_KILL_SEED={seed}");
         Rng(seed | 1)
     }

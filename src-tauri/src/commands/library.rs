@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use folio_engine::graph::{GraphBuildOptions, GraphStatus, Rubric};
 use folio_engine::library::{DocumentTree, LibraryOverview};
+use folio_engine::path_text;
 use folio_engine::pipeline::PassSummary;
 use folio_engine::store::{Collection, DocumentPage, PassageBoxes, Scope};
 use tauri::ipc::Response;
@@ -35,7 +36,7 @@ pub async fn folder_documents(
 pub async fn pick_folder(app: AppHandle) -> CommandResult<Option<String>> {
     Ok(dialogs::folder(&app, "Add a folder to Folio")
         .await?
-        .map(|p| p.display().to_string()))
+        .map(|p| path_text::to_text(&p)))
 }
 
 /// Queues the folders for indexing and returns the job id at once; the
@@ -47,7 +48,7 @@ pub async fn add_folders(
     state: State<'_, AppState>,
     paths: Vec<String>,
 ) -> CommandResult<i64> {
-    let paths: Vec<PathBuf> = paths.iter().map(|p| PathBuf::from(p.trim())).collect();
+    let paths: Vec<PathBuf> = paths.iter().map(|p| path_text::to_path(p.trim())).collect();
     dialogs::authorize_paths(&app, "index and keep watching", &paths).await?;
     Ok(state.library().await?.add(&paths).await?)
 }
@@ -57,7 +58,7 @@ pub async fn remove_folder(state: State<'_, AppState>, path: String) -> CommandR
     Ok(state
         .library()
         .await?
-        .remove(PathBuf::from(path).as_path())
+        .remove(path_text::to_path(&path).as_path())
         .await?)
 }
 
@@ -85,7 +86,7 @@ pub async fn retry_files(
     state: State<'_, AppState>,
     paths: Vec<String>,
 ) -> CommandResult<PassSummary> {
-    let paths: Vec<PathBuf> = paths.into_iter().map(PathBuf::from).collect();
+    let paths: Vec<PathBuf> = paths.iter().map(|p| path_text::to_path(p)).collect();
     Ok(state.library().await?.jobs().retry(&paths).await?)
 }
 
@@ -99,7 +100,7 @@ pub async fn document_tree(
     Ok(state
         .library()
         .await?
-        .tree(PathBuf::from(path).as_path())
+        .tree(path_text::to_path(&path).as_path())
         .await?)
 }
 
@@ -110,7 +111,7 @@ pub async fn document_file(state: State<'_, AppState>, path: String) -> CommandR
     let bytes = state
         .library()
         .await?
-        .pdf_bytes(PathBuf::from(path).as_path())
+        .pdf_bytes(path_text::to_path(&path).as_path())
         .await?;
     Ok(Response::new(bytes))
 }
@@ -128,7 +129,12 @@ pub async fn passage_boxes(
     Ok(state
         .library()
         .await?
-        .passage_boxes(PathBuf::from(path).as_path(), page, span_start, span_end)
+        .passage_boxes(
+            path_text::to_path(&path).as_path(),
+            page,
+            span_start,
+            span_end,
+        )
         .await?)
 }
 
@@ -169,7 +175,7 @@ pub async fn save_collection(
     name: String,
     folders: Vec<String>,
 ) -> CommandResult<Collection> {
-    let folders: Vec<PathBuf> = folders.iter().map(PathBuf::from).collect();
+    let folders: Vec<PathBuf> = folders.iter().map(|f| path_text::to_path(f)).collect();
     Ok(state
         .library()
         .await?

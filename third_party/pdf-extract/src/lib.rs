@@ -1574,12 +1574,18 @@ struct Processor<'a> {
     // every page that names it, so it is made once per document. (Folio's
     // patch; making a font parses its encoding and ToUnicode CMap.)
     shared_fonts: HashMap<ObjectId, Rc<dyn PdfFont + 'a>>,
+    // Forms being drawn, one inside another. (Folio's patch: a form that
+    // draws itself recursed until the stack overflowed.)
+    forms_open: u32,
     _none: PhantomData<&'a ()>,
 }
 
+/// Forms nested deeper than this are not drawn. (Folio's patch.)
+const MAX_FORM_DEPTH: u32 = 16;
+
 impl<'a> Processor<'a> {
     fn new() -> Processor<'a> {
-        Processor { font_table: HashMap::new(), shared_fonts: HashMap::new(), _none: PhantomData }
+        Processor { font_table: HashMap::new(), shared_fonts: HashMap::new(), forms_open: 0, _none: PhantomData }
     }
 
     fn process_stream(&mut self, doc: &'a Document, content: Vec<u8>, resources: &'a Dictionary, media_box: &MediaBox, output: &mut dyn OutputDev, page_num: u32) -> Result<(), OutputError> {
@@ -1878,8 +1884,15 @@ impl<'a> Processor<'a> {
                     let name = operation.operands[0].as_name().unwrap();
                     let xf: &Stream = get(&doc, xobject, name);
                     let resources = maybe_get_obj(&doc, &xf.dict, b"Resources").and_then(|n| n.as_dict().ok()).unwrap_or(resources);
+                    if self.forms_open >= MAX_FORM_DEPTH {
+                        continue;
+                    }
                     let contents = get_contents(xf);
-                    self.process_stream(&doc, contents, resources, &media_box, output, page_num)?;
+                    output.begin_form(contents.len())?;
+                    self.forms_open += 1;
+                    let drawn = self.process_stream(&doc, contents, resources, &media_box, output, page_num);
+                    self.forms_open -= 1;
+                    drawn?;
                 }
                 _ => { dlog!("unknown operation {:?}", operation); }
 
@@ -1897,6 +1910,11 @@ pub trait OutputDev {
     fn begin_word(&mut self)-> Result<(), OutputError>;
     fn end_word(&mut self)-> Result<(), OutputError>;
     fn end_line(&mut self)-> Result<(), OutputError>;
+    /// Called before a form (or other XObject) of `len` decoded bytes of
+    /// content is drawn; an error stops the page. (Folio's patch: a page
+    /// may draw one form without end, or forms that draw each other, so a
+    /// writer counts what drawing costs.)
+    fn begin_form(&mut self, _len: usize) -> Result<(), OutputError> { Ok(()) }
     fn stroke(&mut self, _ctm: &Transform, _colorspace: &ColorSpace, _color: &[f64], _path: &Path)-> Result<(), OutputError> {Ok(())}
     fn fill(&mut self, _ctm: &Transform, _colorspace: &ColorSpace, _color: &[f64], _path: &Path)-> Result<(), OutputError> {Ok(())}
 }

@@ -32,6 +32,8 @@ describe("scopes", () => {
     );
     expect(describeScope(scope({ paths: ["/notes/rust/ch03-02-data-types.md"] }))).toBe("in ch03-02-data-types.md");
     expect(describeScope(scope({ since: "2026-01-31" }))).toBe("modified since 2026-01-31");
+    // A name that is not UTF-8, as the engine keys it, reads with U+FFFD.
+    expect(describeScope(scope({ paths: ["/notes/caf\uf7e9.md"] }))).toBe("in caf\ufffd.md");
   });
 
   it("tell apart places that share a name, and give full paths when asked", () => {

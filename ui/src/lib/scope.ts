@@ -4,6 +4,7 @@
 // engine resolves and checks a scope (`scope_size`, `ask`).
 import type { Format } from "$lib/bindings/Format";
 import type { Scope } from "$lib/bindings/Scope";
+import { shownPath } from "./source";
 
 /** Every format a scope can ask for, with the name a person knows it by, in the order the picker lists them. */
 export const FORMAT_LABELS = {
@@ -50,7 +51,8 @@ function shortNames(paths: readonly string[]): string[] {
 export function describeScope(scope: Scope, { full = false }: { full?: boolean } = {}): string {
   if (isWholeLibrary(scope)) return "Whole library";
   const parts: string[] = [];
-  if (scope.paths.length > 0) parts.push(`in ${(full ? scope.paths : shortNames(scope.paths)).join(", ")}`);
+  const paths = scope.paths.map(shownPath);
+  if (paths.length > 0) parts.push(`in ${(full ? paths : shortNames(paths)).join(", ")}`);
   if (scope.collections.length > 0) {
     parts.push(`${scope.collections.length === 1 ? "collection" : "collections"} ${scope.collections.join(", ")}`);
   }

@@ -16,9 +16,31 @@ export function overlaps(span: Span, target: SourceTarget): boolean {
   return span.start < target.span_end && span.end > target.span_start;
 }
 
+/** The first of the private-use characters the engine writes for bytes of a name that are not UTF-8 (folio-core's path_text). */
+const ESCAPE = 0xf780;
+const ESCAPED = /[\uf780-\uf7ff]/;
+
+/**
+ * A path as the library keys it, as a person reads it: bytes that are not
+ * UTF-8 become U+FFFD, as the CLI shows them. The key itself stays what
+ * commands are given, so the file is opened by its real name.
+ */
+export function shownPath(path: string): string {
+  if (!ESCAPED.test(path)) return path;
+  const encoder = new TextEncoder();
+  const bytes: number[] = [];
+  for (const ch of path) {
+    const code = ch.codePointAt(0) ?? 0;
+    if (code >= ESCAPE && code < ESCAPE + 0x80) bytes.push(code - ESCAPE + 0x80);
+    else bytes.push(...encoder.encode(ch));
+  }
+  return new TextDecoder().decode(new Uint8Array(bytes));
+}
+
 export function fileName(path: string): string {
-  const parts = path.split(/[\\/]/);
-  return parts[parts.length - 1] || path;
+  const shown = shownPath(path);
+  const parts = shown.split(/[\\/]/);
+  return parts[parts.length - 1] || shown;
 }
 
 /** Shown when a cited span is no longer anywhere in its document. */

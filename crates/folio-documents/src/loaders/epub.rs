@@ -12,6 +12,7 @@ use super::html;
 use super::package::{member_name, Package};
 use super::xml::{walk, Element, Node};
 use super::LoadError;
+use crate::expansion;
 use crate::structure_tree::{NodeKind, Span, StructureTree, ROOT};
 
 const CONTAINER_PART: &str = "META-INF/container.xml";
@@ -37,6 +38,9 @@ pub(super) fn parse(
         .unwrap_or_else(|| fallback_title.to_owned());
     let mut book = StructureTree::new(title.as_str(), Span::default());
     for (index, member) in chapters.iter().take(MAX_CHAPTERS).enumerate() {
+        if expansion::over() {
+            break;
+        }
         let Some(xhtml) = package.text(member)? else {
             continue;
         };

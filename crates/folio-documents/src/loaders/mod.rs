@@ -5,6 +5,8 @@
 mod decode;
 mod docx;
 mod epub;
+#[cfg(test)]
+mod expansion_tests;
 mod flow;
 mod html;
 mod image;
@@ -179,7 +181,8 @@ impl From<StructureTree> for Parsed {
 /// What loading one file may spend, and how it reports and stops long work
 /// (OCR reads a page in seconds; a scanned book takes hours).
 pub struct LoadOptions<'a> {
-    /// The bytes the file may decompress to (see [`DECOMPRESSION_FACTOR`]).
+    /// The bytes the file may decompress to (see [`DECOMPRESSION_FACTOR`]),
+    /// and what it may expand into ([`crate::expansion`]).
     pub budget: u64,
     pub ocr: OcrSettings,
     /// Called after each page OCR reads, with the pages read and the pages
@@ -225,6 +228,11 @@ pub enum LoadError {
         format: &'static str,
         budget_mib: u64,
     },
+    #[error("this {format} file expands to more than {budget_mib} MiB of text and structure ({DECOMPRESSION_FACTOR}× the file-size limit): it repeats one part many times, or it is a document to index with a larger --max-file-size")]
+    Expanded {
+        format: &'static str,
+        budget_mib: u64,
+    },
     #[error("{0}")]
     Ocr(String),
     /// Stopped between OCR pages by a pause, cancel or shutdown; the file is
@@ -243,8 +251,29 @@ pub enum LoadError {
 pub const DECOMPRESSION_FACTOR: u64 = 4;
 
 /// Parses `bytes` as `format`. `fallback_title` (usually the file stem) names
-/// the root when the document has no title of its own.
+/// the root when the document has no title of its own. What the document
+/// expands into (its text and structure) is held to the same budget as
+/// what it decompresses to ([`crate::expansion`]).
 pub fn load(
+    format: Format,
+    bytes: &[u8],
+    fallback_title: &str,
+    options: &LoadOptions,
+) -> Result<LoadedDocument, LoadError> {
+    let (loaded, over) = crate::expansion::within(options.budget, || {
+        parse(format, bytes, fallback_title, options)
+    });
+    if over {
+        // Whatever the loader made of the truncated file, this is why.
+        return Err(LoadError::Expanded {
+            format: format.as_str(),
+            budget_mib: options.budget >> 20,
+        });
+    }
+    loaded
+}
+
+fn parse(
     format: Format,
     bytes: &[u8],
     fallback_title: &str,

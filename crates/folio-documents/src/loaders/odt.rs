@@ -7,6 +7,7 @@ use super::flow::{Flow, Role};
 use super::package::Package;
 use super::xml::{walk, Element, Node, Skip};
 use super::LoadError;
+use crate::expansion;
 use crate::structure_tree::StructureTree;
 
 const CONTENT_PART: &str = "content.xml";
@@ -85,7 +86,12 @@ impl ContentReader {
             }
             (TEXT_NAMESPACE, b"s") => {
                 let count = element.attribute(b"c").and_then(|c| c.parse().ok());
-                flow.push_text(&" ".repeat(count.unwrap_or(1).min(MAX_SPACES)));
+                let spaces = count.unwrap_or(1).min(MAX_SPACES);
+                // Text the XML does not spell out, gathered into one
+                // paragraph before its node counts it (crate::expansion).
+                if expansion::charge(spaces as u64).is_ok() {
+                    flow.push_text(&" ".repeat(spaces));
+                }
             }
             (TEXT_NAMESPACE, b"tab") => flow.push_text("\t"),
             (TEXT_NAMESPACE, b"line-break") => flow.push_text("\n"),

@@ -5,6 +5,7 @@
 //! one byte past what the budget has left; nothing trusts the sizes the zip
 //! declares.
 
+use std::collections::HashMap;
 use std::io::{Cursor, Read};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -13,6 +14,7 @@ use zip::ZipArchive;
 
 use super::xml::{walk, Node};
 use super::LoadError;
+use crate::expansion;
 
 const DUBLIN_CORE_NAMESPACE: &[u8] = b"http://purl.org/dc/elements/1.1/";
 
@@ -156,7 +158,11 @@ impl<'b> Package<'b> {
 
     fn bytes(&mut self, name: &str) -> Result<Option<Vec<u8>>, LoadError> {
         let format = self.format;
-        let left = self.budget_left;
+        // A member is held while the loader makes the document from it, so
+        // it counts against what the file may produce as well (and a member
+        // read again, a slide or chapter that many entries name, counts
+        // each time it is read).
+        let left = self.budget_left.min(expansion::left());
         let read = catch_unwind(AssertUnwindSafe(|| {
             let member = match self.archive.by_name(name) {
                 Ok(member) => member,
@@ -175,12 +181,16 @@ impl<'b> Package<'b> {
         let Some(bytes) = read else {
             return Ok(None);
         };
+        // A member that does not fit what is left is refused for what it
+        // inflates to, whichever count left less.
         if bytes.len() as u64 > left {
             return Err(LoadError::OverBudget {
                 format,
                 budget_mib: self.budget >> 20,
             });
         }
+        // Within what is left, so the charge holds.
+        let _ = expansion::charge(bytes.len() as u64);
         self.budget_left -= bytes.len() as u64;
         Ok(Some(bytes))
     }
@@ -200,6 +210,20 @@ impl Relationship {
             .rsplit_once('/')
             .is_some_and(|(_, last)| last == name)
     }
+}
+
+/// The targets of the relationships of type `kind`, by id; the first of an
+/// id wins. A part may list thousands of slides or sheets, each looked up
+/// by id, so not by a scan of the list each time.
+pub(super) fn targets<'r>(
+    relationships: &'r [Relationship],
+    kind: &str,
+) -> HashMap<&'r str, &'r str> {
+    let mut found = HashMap::new();
+    for r in relationships.iter().filter(|r| r.is(kind)) {
+        found.entry(r.id.as_str()).or_insert(r.target.as_str());
+    }
+    found
 }
 
 /// The member a reference inside the package names: `target` relative to
@@ -252,7 +276,7 @@ fn percent_decoded(s: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use std::io::Write;
 
     use zip::write::SimpleFileOptions;
@@ -260,7 +284,8 @@ mod tests {
 
     use super::*;
 
-    fn zip(members: &[(&str, &[u8])]) -> Vec<u8> {
+    /// A deflated zip of `members`, as the zip-based formats' tests need.
+    pub(in crate::loaders) fn zip(members: &[(&str, &[u8])]) -> Vec<u8> {
         let mut writer = ZipWriter::new(Cursor::new(Vec::new()));
         let options = SimpleFileOptions::default().compression_method(CompressionMethod::Deflated);
         for (name, contents) in members {

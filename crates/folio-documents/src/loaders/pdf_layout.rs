@@ -21,6 +21,8 @@ use std::fmt::Write as _;
 use pdf_extract::{MediaBox, OutputDev, OutputError, Transform};
 use serde::{Deserialize, Serialize};
 
+use crate::expansion;
+
 /// A rectangle on a PDF page in PDF user space (points, origin at the
 /// bottom left, before the page's rotation), as pdf.js's viewports take it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, ts_rs::TS)]
@@ -155,7 +157,11 @@ impl PageWriter {
 
     fn close_run(&mut self) {
         if let Some(run) = self.open.take() {
-            self.runs.push(run);
+            // Kept until the page's document is stored: part of what the
+            // file produces (crate::expansion), a run's worth each.
+            if expansion::charge(std::mem::size_of::<TextRun>() as u64).is_ok() {
+                self.runs.push(run);
+            }
         }
     }
 
@@ -188,6 +194,11 @@ impl OutputDev for PageWriter {
         font_size: f64,
         glyph: &str,
     ) -> Result<(), OutputError> {
+        // A form drawn on every page, or one drawn thousands of times on
+        // one, produces text without limit from a few bytes of PDF.
+        if expansion::charge(glyph.len() as u64 + 1).is_err() {
+            return Err(OutputError::FormatError(std::fmt::Error));
+        }
         // The plain-text output's geometry, kept as it is (a mirrored text
         // matrix makes `size` NaN there, and so here) so the text matches.
         let (vx, vy) = (
@@ -260,6 +271,13 @@ impl OutputDev for PageWriter {
 
     fn end_line(&mut self) -> Result<(), OutputError> {
         Ok(())
+    }
+
+    /// Drawing a form costs its content each time, text or not: forms
+    /// that draw each other ten times a level are billions of draws from
+    /// a few objects, and would keep a core busy without producing a glyph.
+    fn begin_form(&mut self, len: usize) -> Result<(), OutputError> {
+        expansion::charge(len as u64 + 1).map_err(|_| OutputError::FormatError(std::fmt::Error))
     }
 }
 

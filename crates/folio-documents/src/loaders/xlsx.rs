@@ -5,9 +5,10 @@
 //! separated by " | "; a sheet of one row is that row. The title is `dc:title` of `docProps/core.xml`.
 //! Spans are byte ranges in the sheet's XML, with `page` the sheet number.
 
-use super::package::Package;
+use super::package::{targets, Package};
 use super::xml::{walk, Node};
 use super::LoadError;
+use crate::expansion;
 use crate::structure_tree::{NodeKind, Span, StructureTree, ROOT};
 
 const WORKBOOK_PART: &str = "xl/workbook.xml";
@@ -42,15 +43,9 @@ pub(super) fn parse(
     };
     let title = package.dublin_core_title(CORE_PART, b"coreProperties")?;
     let mut tree = StructureTree::new(title.as_deref().unwrap_or(fallback_title), Span::default());
-    // The text made from cells counts against the budget as well: padding
-    // and repeated shared strings can make it larger than the XML.
-    let mut text_left = budget;
+    let worksheets = targets(&relationships, "worksheet");
     for (index, (name, id)) in sheets.iter().enumerate() {
-        let Some(part) = relationships
-            .iter()
-            .find(|r| &r.id == id && r.is("worksheet"))
-            .map(|r| r.target.clone())
-        else {
+        let Some(part) = worksheets.get(id.as_str()).map(|&t| t.to_owned()) else {
             continue;
         };
         let Some(xml) = package.text(&part)? else {
@@ -58,11 +53,6 @@ pub(super) fn parse(
         };
         let number = u32::try_from(index + 1).unwrap_or(u32::MAX);
         let rows = read_sheet(&xml, &part, &strings)?;
-        let used: u64 = rows.iter().map(|r| r.text.len() as u64).sum();
-        text_left = text_left.checked_sub(used).ok_or(LoadError::OverBudget {
-            format: "xlsx",
-            budget_mib: budget >> 20,
-        })?;
         push_sheet(&mut tree, name, number, rows);
     }
     if tree.len() == 1 || tree.nodes().iter().all(|n| n.kind == NodeKind::Structure) {
@@ -91,7 +81,8 @@ fn sheets(xml: &str) -> Result<Vec<(String, String)>, LoadError> {
     Ok(found)
 }
 
-/// The shared strings table: each `si`'s text, rich-text runs joined.
+/// The shared strings table: each `si`'s text, rich-text runs joined and
+/// single-spaced once here rather than in every cell that names it.
 fn shared_strings(xml: &str, part: &str) -> Result<Vec<String>, LoadError> {
     let mut strings = Vec::new();
     let mut current: Option<String> = None;
@@ -107,7 +98,7 @@ fn shared_strings(xml: &str, part: &str) -> Result<Vec<String>, LoadError> {
             _ => {}
         },
         Node::Close { local, .. } => match local {
-            b"si" => strings.extend(current.take()),
+            b"si" => strings.extend(current.take().map(|s| single_spaced(&s))),
             b"t" => in_text = false,
             b"rPh" => in_phonetic = false,
             _ => {}
@@ -151,10 +142,14 @@ fn read_sheet(xml: &str, part: &str, strings: &[String]) -> Result<Vec<Row>, Loa
     let mut cell: Option<Cell> = None;
     let mut in_value = false;
     let mut in_phonetic = false;
+    // Shared-string bytes the row's cells were charged for as they were
+    // copied; the row's text counts once in all.
+    let mut shared_in_row = 0u64;
     walk(xml, "xlsx", part, b"worksheet", |node| match node {
         Node::Open { element, empty } => match element.local {
             b"row" => {
                 cells.clear();
+                shared_in_row = 0;
                 row_start = element.at;
             }
             b"c" if !empty => {
@@ -178,14 +173,18 @@ fn read_sheet(xml: &str, part: &str, strings: &[String]) -> Result<Vec<Row>, Loa
             b"rPh" => in_phonetic = false,
             b"c" => {
                 if let Some(c) = cell.take() {
-                    place(&mut cells, c, strings);
+                    shared_in_row += place(&mut cells, c, strings);
                 }
             }
             b"row" => {
                 while cells.last().is_some_and(String::is_empty) {
                     cells.pop();
                 }
-                if !cells.is_empty() {
+                // A row is text the sheet keeps until its nodes are made,
+                // however few bytes of XML it took (crate::expansion).
+                let length: usize = cells.iter().map(|c| c.len() + 3).sum();
+                let rest = (length as u64).saturating_sub(shared_in_row);
+                if !cells.is_empty() && expansion::charge(rest).is_ok() {
                     rows.push(Row {
                         text: cells.join(" | "),
                         start: row_start,
@@ -205,8 +204,13 @@ fn read_sheet(xml: &str, part: &str, strings: &[String]) -> Result<Vec<Row>, Loa
     Ok(rows)
 }
 
-/// Puts a finished cell's text in its column, padding skipped columns.
-fn place(cells: &mut Vec<String>, cell: Cell, strings: &[String]) {
+/// Puts a finished cell's text in its column, padding skipped columns, and
+/// returns the bytes it charged. A shared string is counted against what
+/// the file may produce before it is copied, so one string referenced by
+/// every cell of a row cannot copy itself past the budget; once over,
+/// cells are left out.
+fn place(cells: &mut Vec<String>, cell: Cell, strings: &[String]) -> u64 {
+    let mut charged = 0;
     let text = match cell.kind {
         CellType::Shared => cell
             .value
@@ -214,23 +218,32 @@ fn place(cells: &mut Vec<String>, cell: Cell, strings: &[String]) {
             .parse::<usize>()
             .ok()
             .and_then(|i| strings.get(i))
+            .filter(|s| {
+                charged = s.len() as u64;
+                expansion::charge(charged).is_ok()
+            })
             .cloned()
             .unwrap_or_default(),
         CellType::Boolean => match cell.value.trim() {
             "1" => "TRUE".to_owned(),
             _ => "FALSE".to_owned(),
         },
-        CellType::Inline | CellType::Other => cell.value,
+        CellType::Inline | CellType::Other => single_spaced(&cell.value),
     };
-    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
     let column = cell.column.unwrap_or(cells.len());
     if column >= MAX_COLUMNS || text.is_empty() {
-        return;
+        return charged;
     }
     if cells.len() <= column {
         cells.resize(column + 1, String::new());
     }
     cells[column] = text;
+    charged
+}
+
+/// `text` with every run of whitespace made one space, none at the ends.
+fn single_spaced(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// The 0-based column of a cell reference ("A1" → 0, "AB7" → 27).
@@ -304,7 +317,7 @@ mod tests {
 <row r="2"><c r="A2" t="s"><v>1</v></c><c r="B2" t="b"><v>1</v></c><c r="C2"><v>12.5</v></c><c r="XFD2"><v>far</v></c></row>
 <row r="3"><c r="B3" t="s"><v>99</v></c></row>
 </sheetData></worksheet>"#;
-        let strings = vec!["Port".to_owned(), "Dover  harbour".to_owned()];
+        let strings = vec!["Port".to_owned(), "Dover harbour".to_owned()];
         let rows = read_sheet(sheet, "xl/worksheets/sheet1.xml", &strings).unwrap();
         let texts: Vec<&str> = rows.iter().map(|r| r.text.as_str()).collect();
         assert_eq!(texts, ["Port |  | Depth", "Dover harbour | TRUE | 12.5"]);
@@ -313,9 +326,12 @@ mod tests {
     }
 
     #[test]
-    fn shared_strings_join_rich_runs_and_skip_phonetic_readings() {
-        let xml = r#"<sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><si><t>plain</t></si><si><r><t>ri</t></r><r><t>ch</t></r><rPh><t>ignored</t></rPh></si><si/></sst>"#;
-        assert_eq!(shared_strings(xml, "s.xml").unwrap(), ["plain", "rich", ""]);
+    fn shared_strings_join_rich_runs_skip_phonetic_readings_and_are_single_spaced() {
+        let xml = r#"<sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><si><t>plain</t></si><si><r><t>ri</t></r><r><t>ch</t></r><rPh><t>ignored</t></rPh></si><si/><si><t xml:space="preserve"> Dover  harbour </t></si></sst>"#;
+        assert_eq!(
+            shared_strings(xml, "s.xml").unwrap(),
+            ["plain", "rich", "", "Dover harbour"]
+        );
     }
 
     #[test]

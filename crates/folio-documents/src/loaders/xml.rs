@@ -11,6 +11,7 @@ use quick_xml::name::ResolveResult;
 use quick_xml::NsReader;
 
 use super::LoadError;
+use crate::expansion;
 
 /// An element as it opens: its namespace URI (empty when unbound), its
 /// local name, and the byte offset of its `<` in the part.
@@ -113,6 +114,10 @@ pub(super) fn walk(
     // too, so it is copied out (into one buffer, reused).
     let mut ns = Vec::new();
     loop {
+        // Nothing made from the rest would be kept (crate::expansion).
+        if expansion::over() {
+            return Ok(());
+        }
         let at = offset(reader.buffer_position());
         let event = match reader.read_resolved_event() {
             Ok((resolved, event)) => {

@@ -446,7 +446,7 @@ impl<'a> Jobs<'a> {
             .filter(|r| {
                 payload
                     .roots
-                    .contains(&r.path.to_string_lossy().into_owned())
+                    .contains(&folio_core::path_text::to_text(&r.path))
             })
             .collect();
         let (ingestor, mut summary) = self.recovered_ingestor(stop).await?;
@@ -840,6 +840,7 @@ impl<'a> Jobs<'a> {
                 .await,
             )
         };
+        let noticing = self.notice_changes(&stop, ticks.clone());
         let others = futures::future::join_all(kinds.iter().map(|kind| async {
             stopping(
                 self.lane(&stop, ticks.clone(), || async {
@@ -853,11 +854,33 @@ impl<'a> Jobs<'a> {
                 .await,
             )
         }));
-        let ((), watched, ingested, graphed, others) =
-            tokio::join!(poller, watching, ingesting, graphing, others);
+        let ((), (), watched, ingested, graphed, others) =
+            tokio::join!(poller, noticing, watching, ingesting, graphing, others);
         others
             .into_iter()
             .fold(watched.and(ingested).and(graphed), Result::and)
+    }
+
+    /// On every tick, paused or not, tells subscribers when the library
+    /// changed since the last (`EngineEvent::LibraryChanged`): the app
+    /// shows what a `folio add` or `folio watch` beside it did. Its own
+    /// changes are told too, which costs a refresh the events of the work
+    /// itself ask for anyway.
+    async fn notice_changes(self, stop: &CancellationToken, mut ticks: watch::Receiver<u64>) {
+        let mut seen = None;
+        loop {
+            tokio::select! {
+                _ = stop.cancelled() => return,
+                changed = ticks.changed() => if changed.is_err() { return },
+            }
+            // A failed look is taken again at the next tick.
+            if let Ok(mark) = self.library.store.change_mark().await {
+                if seen.is_some_and(|seen| seen != mark) {
+                    self.library.publish(EngineEvent::LibraryChanged);
+                }
+                seen = Some(mark);
+            }
+        }
     }
 
     /// One lane of the runtime: on every tick of the poller, unless paused,

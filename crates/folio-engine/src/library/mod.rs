@@ -20,6 +20,7 @@ use tokio::sync::{broadcast, OnceCell};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use folio_core::events::{EngineEvent, EventSender};
+use folio_core::path_text;
 use folio_documents::loaders::Format;
 use folio_documents::structure_tree::StructureTree;
 use folio_index::graph::{GraphStatus, GRAPH_JOB};
@@ -31,7 +32,7 @@ use folio_methods::runner::{Answering, AskRequest};
 use folio_methods::EventSink;
 use folio_retrieve::{RetrievalService, SearchHit, SearchMode};
 use folio_store::{
-    DocumentPage, DocumentRecord, Folder, FolderSummary, IndexCounts, Job, JobState, PassageBoxes,
+    DocumentPage, DocumentRecord, FolderSummary, IndexCounts, Job, JobState, PassageBoxes,
     RunRecord, Scope, Store,
 };
 use jobs::{IngestPayload, JobControl};
@@ -73,7 +74,7 @@ pub struct Library {
 #[derive(Debug, Clone, Serialize)]
 pub struct Status {
     pub data_dir: String,
-    pub folders: Vec<Folder>,
+    pub folders: Vec<FolderSummary>,
     pub counts: IndexCounts,
     pub documents: Vec<DocumentRecord>,
     pub errors: Vec<FileError>,
@@ -250,7 +251,7 @@ impl Library {
         let mut roots = Vec::new();
         for p in paths {
             let path = canonical(p)?;
-            let path = path.to_string_lossy().into_owned();
+            let path = path_text::to_text(&path);
             self.store.add_folder(&path).await?;
             roots.push(path);
         }
@@ -269,7 +270,7 @@ impl Library {
             .into_iter()
             .map(|f| Root {
                 folder_id: f.id,
-                path: PathBuf::from(f.path),
+                path: path_text::to_path(&f.path),
             })
             .collect())
     }
@@ -277,7 +278,7 @@ impl Library {
     /// Stops watching a folder and forgets everything indexed from it.
     pub async fn remove(&self, path: &Path) -> Result<()> {
         let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-        if self.store.remove_folder(&key.to_string_lossy()).await? {
+        if self.store.remove_folder(&path_text::to_text(&key)).await? {
             Ok(())
         } else {
             Err(Error::NotWatched(path.to_path_buf()))
@@ -289,7 +290,7 @@ impl Library {
         let errors = documents.iter().filter_map(FileError::of).collect();
         Ok(Status {
             data_dir: self.config.data_dir.to_string_lossy().into_owned(),
-            folders: self.store.folders().await?,
+            folders: self.folder_summaries().await?,
             counts: self.store.counts().await?,
             documents,
             errors,
@@ -297,11 +298,21 @@ impl Library {
         })
     }
 
+    /// The watched folders, each marked missing when it is gone from the
+    /// disk (the reconcile and the watcher keep a missing folder's index).
+    async fn folder_summaries(&self) -> Result<Vec<FolderSummary>> {
+        let mut folders = self.store.folder_summaries().await?;
+        for folder in &mut folders {
+            folder.missing = !path_text::to_path(&folder.path).exists();
+        }
+        Ok(folders)
+    }
+
     pub async fn overview(&self) -> Result<LibraryOverview> {
         let errors = self.store.failed_documents(OVERVIEW_ERRORS).await?;
         Ok(LibraryOverview {
             data_dir: self.config.data_dir.to_string_lossy().into_owned(),
-            folders: self.store.folder_summaries().await?,
+            folders: self.folder_summaries().await?,
             counts: self.store.counts().await?,
             errors: errors.iter().filter_map(FileError::of).collect(),
             jobs: self.store.jobs(20).await?,
@@ -323,7 +334,7 @@ impl Library {
             .await?
             .into_iter()
             .find(|f| f.path == folder)
-            .ok_or_else(|| Error::NotWatched(PathBuf::from(folder)))?
+            .ok_or_else(|| Error::NotWatched(path_text::to_path(folder)))?
             .id;
         Ok(self.store.folder_documents(id, offset, limit).await?)
     }
@@ -342,7 +353,7 @@ impl Library {
     pub async fn pdf_bytes(&self, path: &Path) -> Result<Vec<u8>> {
         let document = self.pdf(path).await?;
         let limit = self.config.max_file_size;
-        let file = PathBuf::from(&document.path);
+        let file = path_text::to_path(&document.path);
         let read = tokio::task::spawn_blocking(move || read_at_most(&file, limit))
             .await
             .map_err(|e| Error::Task(e.to_string()))?;
@@ -376,7 +387,7 @@ impl Library {
     async fn indexed(&self, path: &Path) -> Result<DocumentRecord> {
         let key = canonical(path)?;
         self.store
-            .document(&key.to_string_lossy())
+            .document(&path_text::to_text(&key))
             .await?
             .filter(|d| d.status == "indexed")
             .ok_or_else(|| Error::NotIndexed(path.to_path_buf()))

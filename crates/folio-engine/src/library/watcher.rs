@@ -65,6 +65,8 @@ pub(super) async fn watch(
     });
 
     let mut watched: HashSet<PathBuf> = HashSet::new();
+    // Roots not on the disk when last looked at.
+    let mut missing: HashSet<PathBuf> = HashSet::new();
     loop {
         let roots: HashSet<PathBuf> = jobs
             .library
@@ -77,7 +79,25 @@ pub(super) async fn watch(
             let _ = debouncer.unwatch(&gone);
             watched.remove(&gone);
         }
+        // A root gone from the disk (unmounted, moved away) is no longer
+        // watched; its index stays. It is watched again once it is back,
+        // and reconciled, since anything in it may have changed meanwhile.
+        for away in watched
+            .iter()
+            .filter(|r| !r.exists())
+            .cloned()
+            .collect::<Vec<_>>()
+        {
+            let _ = debouncer.unwatch(&away);
+            watched.remove(&away);
+            missing.insert(away);
+        }
+        missing.retain(|r| roots.contains(r));
         for new in roots.difference(&watched).cloned().collect::<Vec<_>>() {
+            if !new.exists() {
+                missing.insert(new);
+                continue;
+            }
             let mode = if new.is_dir() {
                 RecursiveMode::Recursive
             } else {
@@ -86,6 +106,9 @@ pub(super) async fn watch(
             debouncer
                 .watch(&new, mode)
                 .map_err(|e| Error::Watch(format!("{}: {e}", new.display())))?;
+            if missing.remove(&new) {
+                jobs.queue_reconcile().await?;
+            }
             watched.insert(new);
         }
         tokio::select! {

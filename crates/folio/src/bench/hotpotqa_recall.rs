@@ -83,7 +83,7 @@ pub async fn measure(ctx: &Context) -> Result<(Vec<Row>, Value)> {
         })
         .collect();
     for batch in documents.chunks(PER_COMMIT) {
-        store.write_documents(batch, &space, None).await?;
+        store.write_documents(batch, &space, None, None).await?;
     }
     let (first_id, last_id, count) = store.chunk_id_range().await?;
     if count as usize != texts.len() || last_id - first_id + 1 != count {

@@ -298,7 +298,7 @@ async fn write_library(
         ));
         if batch.len() == DOCS_PER_COMMIT || doc + 1 == documents {
             let started = Instant::now();
-            store.write_documents(&batch, &space, None).await?;
+            store.write_documents(&batch, &space, None, None).await?;
             write_seconds += started.elapsed().as_secs_f64();
             batch.clear();
             if (doc + 1) % (documents / 10).max(1) < DOCS_PER_COMMIT {

@@ -576,7 +576,7 @@ async fn build(store: &Store, n: usize, words: &[String], vectors_path: &Path) -
 
 async fn write(store: &Store, batch: &[DocumentWrite], space: &VectorSpace) -> Result<()> {
     if !batch.is_empty() {
-        store.write_documents(batch, space, None).await?;
+        store.write_documents(batch, space, None, None).await?;
     }
     Ok(())
 }

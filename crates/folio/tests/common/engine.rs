@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 
 use folio_engine::config::default_models_dir;
 use folio_engine::llm::settings::SMOLLM2;
@@ -88,6 +88,22 @@ pub fn folio_with_config(data_dir: &Path, config: Option<&Path>, args: &[&str]) 
         .args(args)
         .output()
         .expect("run folio")
+}
+
+/// `folio watch` on `data_dir`, its output and messages in `log`.
+pub fn folio_watch(data_dir: &Path, log: &Path) -> Child {
+    let file = std::fs::File::create(log).unwrap();
+    Command::new(env!("CARGO_BIN_EXE_folio"))
+        .env("FOLIO_CONFIG", "/dev/null")
+        .env("FOLIO_LLM_MODEL", tiny_model())
+        .arg("--data-dir")
+        .arg(data_dir)
+        .arg("watch")
+        .stdin(Stdio::null())
+        .stdout(file.try_clone().unwrap())
+        .stderr(file)
+        .spawn()
+        .unwrap()
 }
 
 pub fn folio_json(data_dir: &Path, args: &[&str]) -> serde_json::Value {

@@ -66,3 +66,17 @@ impl Soak {
         }
     }
 }
+
+/// The seed of a test's kill points: `FOLIO_KILL_SEED` replays a failed
+/// run's, otherwise the clock's nanoseconds.
+pub fn kill_seed() -> u64 {
+    std::env::var("FOLIO_KILL_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+        })
+}

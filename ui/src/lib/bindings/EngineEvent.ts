@@ -2,4 +2,4 @@
 import type { JobProgress } from "./JobProgress";
 import type { Progress } from "./Progress";
 
-export type EngineEvent = { "type": "job_progress" } & JobProgress | { "type": "document_indexed", path: string, chunks: number, } | { "type": "document_failed", path: string, error: string, } | { "type": "document_removed", path: string, } | { "type": "document_reading", path: string, progress: Progress, } | { "type": "vectors_upgrading", progress: Progress, } | { "type": "vector_index_building", progress: Progress, reason: string, };
+export type EngineEvent = { "type": "job_progress" } & JobProgress | { "type": "document_indexed", path: string, chunks: number, } | { "type": "document_failed", path: string, error: string, } | { "type": "document_removed", path: string, } | { "type": "document_reading", path: string, progress: Progress, } | { "type": "vectors_upgrading", progress: Progress, } | { "type": "vector_index_building", progress: Progress, reason: string, } | { "type": "library_changed" };

@@ -3,4 +3,10 @@
 /**
  * A watched root with how much of it is indexed and how much failed.
  */
-export type FolderSummary = { id: number, path: string, documents: number, errors: number, };
+export type FolderSummary = { id: number, path: string, documents: number, errors: number, 
+/**
+ * Gone from the disk (an unmounted drive, a moved folder): its
+ * documents are kept until it is back or removed. The store cannot
+ * know; the engine fills it in.
+ */
+missing: boolean, };

@@ -153,6 +153,10 @@ export class LibraryStore {
           this.vectorIndexBuild = finished ? null : event.progress;
           break;
         }
+        case "library_changed":
+          // Another process (the CLI, another window) wrote to the library.
+          changed = true;
+          break;
       }
     }
     if (changed) this.scheduleRefresh();

@@ -33,7 +33,7 @@ function job(extra: Partial<Job> = {}): Job {
 function overview(jobs: Job[]): LibraryOverview {
   return {
     data_dir: "/data",
-    folders: [{ id: 1, path: "/notes", documents: 10, errors: 0 }],
+    folders: [{ id: 1, path: "/notes", documents: 10, errors: 0, missing: false }],
     counts: { documents: 10, errors: 0, nodes: 50, chunks: 30, embedded: 30 },
     errors: [],
     jobs,
@@ -178,6 +178,15 @@ describe("LibraryStore", () => {
     await store.refresh();
     core.invoke.mockClear();
     store.applyEngineEvents([progress({ phase: "finished", done: 120 })]);
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(core.invoke).toHaveBeenCalledTimes(1);
+  });
+
+  it("refreshes when another process changed the library", async () => {
+    const store = new LibraryStore(1000);
+    await store.refresh();
+    core.invoke.mockClear();
+    store.applyEngineEvents([{ type: "library_changed" }]);
     await vi.advanceTimersByTimeAsync(1000);
     expect(core.invoke).toHaveBeenCalledTimes(1);
   });

@@ -7,8 +7,8 @@ export function twoFolderLibrary(): LibraryOverview {
   return {
     data_dir: "/data",
     folders: [
-      { id: 1, path: "/home/me/notes", documents: 12, errors: 0 },
-      { id: 2, path: "/home/me/papers", documents: 30, errors: 0 },
+      { id: 1, path: "/home/me/notes", documents: 12, errors: 0, missing: false },
+      { id: 2, path: "/home/me/papers", documents: 30, errors: 0, missing: false },
     ],
     counts: { documents: 42, errors: 0, nodes: 100, chunks: 400, embedded: 400 },
     errors: [],
