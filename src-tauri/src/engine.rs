@@ -42,7 +42,6 @@ pub struct Engine {
 impl Engine {
     pub async fn start(app: AppHandle, config: Config) -> folio_engine::Result<Engine> {
         let library = Arc::new(Library::open(config.clone()).await?);
-        library.jobs().restore_pause().await?;
         let stop = CancellationToken::new();
         let tasks = vec![
             tokio::spawn(forward_engine_events(app, library.clone(), stop.clone())),

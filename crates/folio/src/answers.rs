@@ -404,22 +404,25 @@ pub async fn list_runs(library: &Library, limit: i64, json: bool) -> Result<()> 
         println!("no runs yet; ask with `folio ask \"…\"`");
     }
     for r in runs {
-        let seconds = r
-            .timings
-            .get("total_ms")
-            .and_then(|v| v.as_u64())
-            .unwrap_or(0) as f64
-            / 1000.0;
         println!(
             "{:>5}  {:<11} {:<11} {:>6.1}s  {}",
             r.id,
             r.method,
             r.status.as_str(),
-            seconds,
+            run_seconds(&r),
             preview(&r.question)
         );
     }
     Ok(())
+}
+
+/// How long the run took, by its own timings.
+pub fn run_seconds(run: &RunRecord) -> f64 {
+    run.timings
+        .get("total_ms")
+        .and_then(|v| v.as_u64())
+        .unwrap_or(0) as f64
+        / 1000.0
 }
 
 fn preview(text: &str) -> String {
@@ -500,6 +503,16 @@ pub async fn export(library: &Library, what: Exported, out: &Path, json: bool) -
 }
 
 /// Recent threads, or with `id` one thread turn by turn.
+pub async fn delete_thread(library: &Library, id: i64, json: bool) -> Result<()> {
+    library.threads().delete(id).await?;
+    if json {
+        print_json(&serde_json::json!({ "deleted_thread": id }))
+    } else {
+        println!("deleted thread {id}");
+        Ok(())
+    }
+}
+
 pub async fn threads(library: &Library, id: Option<i64>, limit: i64, json: bool) -> Result<()> {
     let Some(id) = id else {
         let threads = library.threads().list(None, limit).await?;

@@ -8,8 +8,10 @@ mod answers;
 mod args;
 mod bench;
 mod chat;
+mod compare;
 mod eval;
 mod graph;
+mod jobs;
 mod models;
 
 use anyhow::{Context, Result};
@@ -18,7 +20,6 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use folio_engine::documents::structure_tree::preview;
 use folio_engine::eval::job::EvalJobs;
 use folio_engine::events::{EngineEvent, JobPhase, JobProgress, Progress};
 use folio_engine::path_text::shown;
@@ -85,6 +86,12 @@ enum IndexCommand {
     },
     /// Documents, chunks, per-file errors and jobs.
     Status,
+    /// Background jobs, newest first, and whether background work is
+    /// paused; pause, resume or cancel it.
+    Jobs {
+        #[command(subcommand)]
+        command: Option<jobs::JobsCommand>,
+    },
     /// Keep watched folders indexed until interrupted (Ctrl-C).
     Watch,
     /// Search indexed chunks.
@@ -132,6 +139,9 @@ enum AnswerCommand {
     /// Talk with the library: each line a question in one thread, with line
     /// editing and history; Ctrl-C stops an answer, Ctrl-D leaves.
     Chat(chat::ChatArgs),
+    /// Answer one question with several methods and show the answers side
+    /// by side, each with its sources, time and tokens.
+    Compare(compare::CompareArgs),
     /// The answering methods and their options.
     Methods,
     /// Recent runs, newest first.
@@ -147,6 +157,10 @@ enum AnswerCommand {
         thread: Option<i64>,
         #[arg(long, default_value_t = 20)]
         limit: i64,
+        /// Delete the thread and its turns (branches of it keep the turns
+        /// they branched after); refused while one of its turns runs.
+        #[arg(long, requires = "thread")]
+        delete: bool,
     },
     /// Write a run, or with --thread a whole conversation, as markdown: the
     /// answers, their sources and how each was built.
@@ -241,6 +255,7 @@ async fn run(cli: Cli) -> Result<()> {
         }
         IndexCommand::Retry { paths } => retry(&library, &paths, cli.json).await,
         IndexCommand::Status => status(&library, cli.json).await,
+        IndexCommand::Jobs { command } => jobs::run(&library, command, cli.json).await,
         IndexCommand::Watch => watch(&library, cli.json).await,
         IndexCommand::Collections { command } => collections(&library, command, cli.json).await,
         IndexCommand::Search {
@@ -290,10 +305,16 @@ async fn answer(
     match command {
         AnswerCommand::Ask(args) => answers::ask(library, args, cancel, json).await,
         AnswerCommand::Chat(_) => unreachable!("a chat runs without the Ctrl-C handler"),
+        AnswerCommand::Compare(args) => compare::run(library, args, cancel, json).await,
         AnswerCommand::Methods => answers::list_methods(json),
         AnswerCommand::Runs { limit } => answers::list_runs(library, limit, json).await,
         AnswerCommand::Show { run } => answers::show(library, run, json).await,
-        AnswerCommand::Threads { thread, limit } => {
+        AnswerCommand::Threads {
+            thread: Some(thread),
+            delete: true,
+            ..
+        } => answers::delete_thread(library, thread, json).await,
+        AnswerCommand::Threads { thread, limit, .. } => {
             answers::threads(library, thread, limit, json).await
         }
         AnswerCommand::Export {
@@ -540,25 +561,7 @@ async fn status(library: &Library, json: bool) -> Result<()> {
     }
     println!("jobs:");
     for j in s.jobs.iter().take(5) {
-        let state = if j.interrupted {
-            "interrupted".to_string()
-        } else {
-            format!("{:?}", j.state).to_lowercase()
-        };
-        let rate = j.rate.map(|r| format!(" · {r:.1}/s")).unwrap_or_default();
-        let eta = j
-            .eta_seconds
-            .map(|e| format!(" · eta {e:.0}s"))
-            .unwrap_or_default();
-        let err = j
-            .error
-            .as_deref()
-            .map(|e| format!(" · {}", preview(e, 80)))
-            .unwrap_or_default();
-        println!(
-            "  #{} {} {} {}/{}{rate}{eta}{err}",
-            j.id, j.kind, state, j.done, j.total
-        );
+        println!("  {}", jobs::job_line(j));
     }
     Ok(())
 }

@@ -364,6 +364,107 @@ fn llm_only_answers_without_documents() {
 }
 
 #[test]
+fn compare_puts_each_methods_answer_side_by_side_and_keeps_the_runs() {
+    let data = &book().data;
+    let out = folio(
+        data,
+        &[
+            "compare",
+            "What is ownership?",
+            "--methods",
+            "vanilla-rag,llm-only",
+            "--temperature",
+            "0",
+            "--max-tokens",
+            "60",
+            "--width",
+            "100",
+        ],
+        &[],
+    );
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{table}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(lines[0], "What is ownership?");
+    let header = lines
+        .iter()
+        .position(|l| l.starts_with("vanilla-rag"))
+        .unwrap();
+    assert!(lines[header].contains("│ llm-only"), "{table}");
+    assert!(lines[header + 1].contains('┼'), "{table}");
+    // The sources start on one row in both columns; the model alone has none.
+    let sources = lines.iter().find(|l| l.ends_with("│ no sources")).unwrap();
+    assert!(
+        sources.starts_with("sources:") || sources.starts_with("no sources"),
+        "{table}"
+    );
+    assert!(lines.iter().all(|l| l.chars().count() <= 100), "{table}");
+    // Each column's footer names its run, which history keeps.
+    let footer = lines.iter().rev().find(|l| l.starts_with("run ")).unwrap();
+    let ids: Vec<i64> = footer
+        .split('│')
+        .map(|cell| {
+            cell.trim()["run ".len()..]
+                .split(' ')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(ids.len(), 2, "{table}");
+    let runs = json_of(&folio(data, &["--json", "runs", "--limit", "100"], &[]));
+    for (id, method) in ids.iter().zip(["vanilla-rag", "llm-only"]) {
+        let run = runs
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == *id)
+            .unwrap_or_else(|| panic!("run {id} is not in history"));
+        assert_eq!(
+            (run["method"].as_str(), run["status"].as_str()),
+            (Some(method), Some("done"))
+        );
+    }
+    let shown = json_of(&folio(data, &["--json", "show", &ids[0].to_string()], &[]));
+    for c in shown["run"]["citations"].as_array().unwrap() {
+        let file = Path::new(c["path"].as_str().unwrap()).file_name().unwrap();
+        let line = format!("[{}] {}", c["number"], file.to_string_lossy());
+        assert!(table.contains(&line), "{line} is not in {table}");
+    }
+
+    // Bad comparisons are refused before any model is asked.
+    for (methods, why) in [
+        ("vanilla-rag", "compare needs two methods or more"),
+        (
+            "vanilla-rag,no-such-method",
+            "there is no method `no-such-method`",
+        ),
+        ("vanilla-rag,pager:slots=9", "slots"),
+        ("llm-only,llm-only", "given twice"),
+    ] {
+        let out = folio(
+            data,
+            &["compare", "What is ownership?", "--methods", methods],
+            &[],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && stderr.contains(why),
+            "{methods}: {stderr}"
+        );
+        assert!(
+            !stderr.contains("[1/"),
+            "{methods} started answering: {stderr}"
+        );
+    }
+}
+
+#[test]
 fn runs_show_and_export_round_trip() {
     let result = book().ask(
         &["What is ownership?", "--method", "vanilla-rag", "-k", "3"],
@@ -972,7 +1073,7 @@ fn a_follow_up_finds_its_file_only_through_the_rewrite() {
 }
 
 #[test]
-fn a_killed_follow_up_leaves_the_thread_intact_and_itself_interrupted() {
+fn a_killed_follow_up_leaves_the_thread_intact_and_itself_interrupted_until_deleted() {
     let ix = book();
     let data = &ix.data;
     let hello = ix.ask(&["Say hello.", "--method", "llm-only"], &[]);
@@ -996,6 +1097,13 @@ fn a_killed_follow_up_leaves_the_thread_intact_and_itself_interrupted() {
     // The first streamed bytes mean the run row exists and the model is generating.
     let mut first = [0u8; 1];
     std::io::Read::read_exact(child.stdout.as_mut().unwrap(), &mut first).unwrap();
+    let delete = ["threads", thread.as_str(), "--delete"];
+    let refused = folio(data, &delete, &[]);
+    let why = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        !refused.status.success() && why.contains("is still being answered"),
+        "a thread is not deleted under its running turn: {why}"
+    );
     child.kill().unwrap();
     child.wait().unwrap();
     let listed = json_of(&folio(data, &["--json", "threads", &thread], &[]));
@@ -1004,6 +1112,22 @@ fn a_killed_follow_up_leaves_the_thread_intact_and_itself_interrupted() {
     assert_eq!(runs[0], hello["run"], "the earlier turn is untouched");
     assert_eq!(runs[1]["question"], "Write a very long essay about memory.");
     assert_eq!(runs[1]["status"], "interrupted");
+
+    // Once nothing runs, the thread and its turns go.
+    let deleted = folio(data, &delete, &[]);
+    assert!(deleted.status.success(), "{deleted:?}");
+    let gone = folio(data, &["threads", &thread], &[]);
+    assert!(String::from_utf8_lossy(&gone.stderr).contains(&format!("there is no thread {thread}")));
+    let listed = json_of(&folio(data, &["--json", "threads"], &[]));
+    assert!(!listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|t| t["id"].as_i64().unwrap().to_string() == thread));
+    let again = folio(data, &delete, &[]);
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains(&format!("there is no thread {thread}"))
+    );
 }
 
 #[test]

@@ -1,15 +1,16 @@
 //! Job ownership and lifecycle: one worker per job, cancelled work resumes,
 //! a vanished root keeps its index, a job's write waits for another's, the
 //! runtime's lanes keep a graph build from holding up indexing, a pause
-//! stops a pass over the watcher's changes as it stops a job, and a kind
-//! of job defined above the library goes through the same lifecycle.
+//! stops a pass over the watcher's changes as it stops a job, `folio jobs`
+//! holds what a `folio watch` runs in another process, and a kind of job
+//! defined above the library goes through the same lifecycle.
 
 mod common;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use common::engine::{ingest, open, scalar};
+use common::engine::{folio, folio_json, folio_watch, ingest, open, scalar};
 use common::wait::{eventually, Background};
 use folio_engine::eval::job::{EvalJobs, EVAL_JOB};
 use folio_engine::events::{EngineEvent, JobPhase};
@@ -225,6 +226,103 @@ async fn a_pause_outlives_the_session_that_set_it() {
 
     after.jobs().resume().await.unwrap();
     finishes_on_resume(&after, job, 40).await;
+}
+
+/// Job `id` as `folio jobs` lists it, from a process of its own.
+fn listed_job(data: &Path, id: i64) -> serde_json::Value {
+    let listed = folio_json(data, &["jobs"]);
+    let jobs = listed["jobs"].as_array().unwrap();
+    jobs.iter().find(|j| j["id"] == id).cloned().unwrap()
+}
+
+/// Waits until `folio jobs` lists job `id` in `state`, and returns how
+/// much of its work is done.
+async fn listed_in(data: &Path, id: i64, state: &str) -> i64 {
+    eventually(&format!("job {id} {state}"), || async {
+        listed_job(data, id)["state"] == state
+    })
+    .await;
+    listed_job(data, id)["done"].as_i64().unwrap()
+}
+
+/// Longer than the runtime's poll (2 s), so a process that was going to
+/// act on a change has.
+const A_FEW_TICKS: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// `folio jobs pause`, `resume` and `cancel`, each run as a process of its
+/// own, reach the job a `folio watch` runs in another, as the app's
+/// buttons reach it; the watch stays up throughout.
+#[tokio::test(flavor = "multi_thread")]
+async fn folio_jobs_pauses_resumes_and_cancels_what_folio_watch_runs() {
+    const NOTES: i64 = 3_000;
+    let (data, first, second) = (
+        tempfile::tempdir().unwrap(),
+        corpus(NOTES as usize),
+        tempfile::tempdir().unwrap(),
+    );
+    // Other words than the first folder's, so nothing is reused from it.
+    for i in 0..NOTES {
+        let text =
+            format!("# Entry {i}\n\nThe second folder's entry {i} names the term other{i}.\n");
+        std::fs::write(second.path().join(format!("entry-{i:04}.md")), text).unwrap();
+    }
+    let data = data.path();
+    let log = tempfile::NamedTempFile::new().unwrap();
+
+    // Paused before any watch starts: the watch starts paused.
+    assert_eq!(folio_json(data, &["jobs", "pause"])["paused"], true);
+    let added = folio_json(data, &["add", "--no-wait", first.path().to_str().unwrap()]);
+    let job = added["job"].as_i64().unwrap();
+    let mut watch = folio_watch(data, log.path());
+    tokio::time::sleep(A_FEW_TICKS).await;
+    let parked = listed_job(data, job);
+    assert_eq!(
+        (parked["state"].as_str(), parked["done"].as_i64()),
+        (Some("paused"), Some(0))
+    );
+    assert_eq!(folio_json(data, &["jobs"])["paused"], true);
+
+    // Resumed from here, the job runs there; paused from here mid-way, it
+    // parks there with its work so far, and nothing moves while paused.
+    folio_json(data, &["jobs", "resume"]);
+    listed_in(data, job, "running").await;
+    folio_json(data, &["jobs", "pause"]);
+    let parked = listed_in(data, job, "paused").await;
+    assert!(parked < NOTES, "the job ended before the pause reached it");
+    tokio::time::sleep(A_FEW_TICKS).await;
+    assert_eq!(listed_job(data, job)["done"], parked);
+    folio_json(data, &["jobs", "resume"]);
+    listed_in(data, job, "done").await;
+    assert_eq!(folio_json(data, &["status"])["counts"]["documents"], NOTES);
+
+    // Cancelled from here, the second job stops there, keeping its work.
+    let added = folio_json(data, &["add", "--no-wait", second.path().to_str().unwrap()]);
+    let job = added["job"].as_i64().unwrap();
+    listed_in(data, job, "running").await;
+    assert_eq!(
+        folio_json(data, &["jobs", "cancel", &job.to_string()])["cancelled"],
+        job
+    );
+    tokio::time::sleep(A_FEW_TICKS).await;
+    let stopped = listed_job(data, job)["done"].as_i64().unwrap();
+    tokio::time::sleep(A_FEW_TICKS).await;
+    let cancelled = listed_job(data, job);
+    assert_eq!(cancelled["state"], "cancelled");
+    assert_eq!(
+        cancelled["done"], stopped,
+        "the watch stopped working on it"
+    );
+    assert!(
+        stopped < NOTES,
+        "the job ended before the cancel reached it"
+    );
+    let again = folio(data, &["jobs", "cancel", &job.to_string()]);
+    assert!(String::from_utf8_lossy(&again.stderr)
+        .contains(&format!("there is no unfinished job {job}")));
+
+    assert!(watch.try_wait().unwrap().is_none(), "the watch stays up");
+    watch.kill().unwrap();
+    watch.wait().unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -1,7 +1,7 @@
 //! A method with its options, written on one line so several can be
-//! compared in one run: `method` or `method:name=value[:name=value…]`, e.g.
-//! `pager:variant=parallel:slots-max=3`. The spec text is the name the
-//! method goes by in results and summaries.
+//! compared in one run (`folio eval`, `folio compare`): `method` or
+//! `method:name=value[:name=value…]`, e.g. `pager:variant=parallel:slots-max=3`.
+//! The spec text is the name the method goes by in results and summaries.
 //!
 //! One name is the runner's, not the method's: `rewrite=off` asks a
 //! conversation's follow-ups as written instead of rewriting them to stand
@@ -99,8 +99,22 @@ impl<'de> serde::Deserialize<'de> for MethodSpec {
 /// answering; and no spec twice, since rows are told apart by spec.
 /// `settings` are the values the runs will use.
 pub fn check_all(specs: &[MethodSpec], settings: ResolvedSettings) -> Result<()> {
-    for (i, spec) in specs.iter().enumerate() {
+    for spec in specs {
         spec.check(settings)?;
+        if spec.method == whole_document::ID {
+            return Err(EvalError::BadSpec {
+                spec: spec.text.clone(),
+                message: "whole-document answers about one document a person picks; an evaluation asks its questions of a whole corpus".into(),
+            });
+        }
+    }
+    refuse_repeats(specs)
+}
+
+/// Refuses a method with the same options given twice, which would answer
+/// the same way twice under one name.
+pub fn refuse_repeats(specs: &[MethodSpec]) -> Result<()> {
+    for (i, spec) in specs.iter().enumerate() {
         if specs[..i].iter().any(|s| {
             s.method == spec.method && s.options == spec.options && s.rewrite == spec.rewrite
         }) {
@@ -114,18 +128,13 @@ pub fn check_all(specs: &[MethodSpec], settings: ResolvedSettings) -> Result<()>
 }
 
 impl MethodSpec {
-    fn check(&self, settings: ResolvedSettings) -> Result<()> {
+    /// The method exists and takes these options with these values.
+    pub fn check(&self, settings: ResolvedSettings) -> Result<()> {
         let method_error = |source| EvalError::Method {
             spec: self.text.clone(),
             source,
         };
         let method = find(&self.method).map_err(method_error)?;
-        if method.info().id == whole_document::ID {
-            return Err(EvalError::BadSpec {
-                spec: self.text.clone(),
-                message: "whole-document answers about one document a person picks; an evaluation asks its questions of a whole corpus".into(),
-            });
-        }
         Params::resolve(&method.info(), settings, &self.options).map_err(method_error)?;
         Ok(())
     }
@@ -224,8 +233,11 @@ mod tests {
         assert!(err
             .to_string()
             .starts_with("method spec `vanilla-rag:mood=x`: "));
+        // Whole-document is a method (`folio compare` may run it), but an
+        // evaluation asks its questions of a whole corpus.
         let one_document: MethodSpec = "whole-document".parse().unwrap();
-        let err = one_document.check(settings()).unwrap_err();
+        one_document.check(settings()).unwrap();
+        let err = check_all(&[one_document], settings()).unwrap_err();
         assert!(err.to_string().contains("one document"), "{err}");
     }
 

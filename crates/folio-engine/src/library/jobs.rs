@@ -37,6 +37,14 @@ pub use folio_index::pipeline::INGEST_JOB;
 /// folders added elsewhere are picked up within this.
 const POLL: Duration = Duration::from_secs(2);
 
+/// The setting that holds a pause. Background work is paused for the
+/// library, not for one process: every process that runs it (the app,
+/// `folio watch`) follows a pause or a resume made in any of them, or by
+/// `folio jobs pause`, within one [`POLL`].
+const PAUSED_KEY: &str = "background_paused";
+const PAUSED: &str = "1";
+const RUNNING: &str = "0";
+
 /// Each running pass's token by its serial number, with the job it works for.
 type RunningPasses = HashMap<u64, (Option<i64>, CancellationToken)>;
 
@@ -607,24 +615,44 @@ impl<'a> Jobs<'a> {
         WatchingGuard(&self.library.control.watching)
     }
 
-    /// A pause outlives the session that set it: when jobs were left
-    /// parked, background work starts paused until the user resumes it.
+    /// A pause outlives the session that set it: background work starts
+    /// paused while the library is paused. A library paused by a build
+    /// before the pause was stored shows it by its parked jobs.
     pub async fn restore_pause(self) -> Result<()> {
-        let parked = self.library.store.waiting_jobs().await?;
-        if parked.iter().any(|j| j.state == JobState::Paused) {
-            self.pause().await?;
+        if self.paused_for_library().await? {
+            self.hold_here().await?;
         }
         Ok(())
     }
 
+    /// Whether this process holds its background work.
     pub fn paused(self) -> bool {
         self.library.control.paused.load(Ordering::Relaxed)
     }
 
-    /// Stops background work: the running job halts at its next batch
-    /// (its work so far is kept) and nothing queued starts until
-    /// [`Jobs::resume`].
+    /// Whether the library's background work is paused, by whichever
+    /// process paused it.
+    pub async fn paused_for_library(self) -> Result<bool> {
+        Ok(match self.library.store.setting(PAUSED_KEY).await? {
+            Some(value) => value == PAUSED,
+            None => {
+                let parked = self.library.store.waiting_jobs().await?;
+                parked.iter().any(|j| j.state == JobState::Paused)
+            }
+        })
+    }
+
+    /// Stops background work in every process on this library: here at
+    /// once, elsewhere at their next tick. The running job halts at its
+    /// next batch (its work so far is kept) and nothing queued starts
+    /// until [`Jobs::resume`].
     pub async fn pause(self) -> Result<()> {
+        self.library.store.set_setting(PAUSED_KEY, PAUSED).await?;
+        self.hold_here().await
+    }
+
+    /// Pauses this process's background work.
+    async fn hold_here(self) -> Result<()> {
         self.library.control.paused.store(true, Ordering::Relaxed);
         self.library.control.pauses.fetch_add(1, Ordering::SeqCst);
         self.library.control.stop_running(|_| true);
@@ -635,9 +663,15 @@ impl<'a> Jobs<'a> {
         Ok(())
     }
 
-    /// Lets paused jobs run again; edits the watcher saw meanwhile are
-    /// picked up by a reconcile job.
+    /// Lets paused jobs run again, in every process on this library; edits
+    /// the watcher saw meanwhile are picked up by a reconcile job.
     pub async fn resume(self) -> Result<()> {
+        self.library.store.set_setting(PAUSED_KEY, RUNNING).await?;
+        self.release_here().await
+    }
+
+    /// Resumes this process's background work.
+    async fn release_here(self) -> Result<()> {
         self.library.control.paused.store(false, Ordering::Relaxed);
         self.library
             .store
@@ -654,7 +688,35 @@ impl<'a> Jobs<'a> {
         Ok(())
     }
 
-    /// Cancels a queued, paused or running job. What it indexed stays.
+    /// Takes up what another process did to this one's background work
+    /// since the last look: a pause or a resume, and a cancel of a job
+    /// running here. Says whether the pause changed.
+    async fn follow_other_processes(self) -> Result<bool> {
+        let paused = self.paused_for_library().await?;
+        let changed = paused != self.paused();
+        match paused {
+            true if changed => self.hold_here().await?,
+            false if changed => self.release_here().await?,
+            _ => {}
+        }
+        let running: Vec<i64> = self
+            .library
+            .control
+            .running()
+            .values()
+            .filter_map(|(job, _)| *job)
+            .collect();
+        for id in running {
+            let job = self.library.store.job(id).await?;
+            if job.is_some_and(|j| j.state == JobState::Cancelled) {
+                self.library.control.stop_running(|job| job == Some(id));
+            }
+        }
+        Ok(changed)
+    }
+
+    /// Cancels a queued, paused or running job. What it indexed stays. A
+    /// job another process runs stops at that process's next tick.
     pub async fn cancel(self, job_id: i64) -> Result<()> {
         let job = self
             .library
@@ -787,6 +849,7 @@ impl<'a> Jobs<'a> {
         on_pass: &(dyn Fn(&PassSummary) + Sync),
         kinds: &[&dyn JobKind],
     ) -> Result<()> {
+        self.restore_pause().await?;
         if !self.library.store.folders().await?.is_empty() {
             self.queue_reconcile().await?;
         }
@@ -861,11 +924,12 @@ impl<'a> Jobs<'a> {
             .fold(watched.and(ingested).and(graphed), Result::and)
     }
 
-    /// On every tick, paused or not, tells subscribers when the library
-    /// changed since the last (`EngineEvent::LibraryChanged`): the app
-    /// shows what a `folio add` or `folio watch` beside it did. Its own
-    /// changes are told too, which costs a refresh the events of the work
-    /// itself ask for anyway.
+    /// On every tick, paused or not, takes up another process's pause,
+    /// resume or cancel, and tells subscribers when the library changed
+    /// since the last (`EngineEvent::LibraryChanged`): the app shows what a
+    /// `folio add`, `folio watch` or `folio jobs pause` beside it did. Its
+    /// own changes are told too, which costs a refresh the events of the
+    /// work itself ask for anyway.
     async fn notice_changes(self, stop: &CancellationToken, mut ticks: watch::Receiver<u64>) {
         let mut seen = None;
         loop {
@@ -874,8 +938,9 @@ impl<'a> Jobs<'a> {
                 changed = ticks.changed() => if changed.is_err() { return },
             }
             // A failed look is taken again at the next tick.
+            let held = self.follow_other_processes().await.unwrap_or(false);
             if let Ok(mark) = self.library.store.change_mark().await {
-                if seen.is_some_and(|seen| seen != mark) {
+                if held || seen.is_some_and(|seen| seen != mark) {
                     self.library.publish(EngineEvent::LibraryChanged);
                 }
                 seen = Some(mark);

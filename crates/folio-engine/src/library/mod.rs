@@ -316,7 +316,7 @@ impl Library {
             counts: self.store.counts().await?,
             errors: errors.iter().filter_map(FileError::of).collect(),
             jobs: self.store.jobs(20).await?,
-            jobs_paused: self.jobs().paused(),
+            jobs_paused: self.jobs().paused_for_library().await?,
             watching: self.control.watching.load(Ordering::Relaxed),
         })
     }
