@@ -1,7 +1,8 @@
 // The real app in a real window (Xvfb + tauri-driver + WebKitWebDriver), on
 // the embedded models: name the model that answers and time a question on
 // it at first start, add the rust-book folder, wait for indexing, ask
-// with vanilla-rag, open a citation, hold a two-turn conversation and take
+// with vanilla-rag, open a citation, search the library and open a hit in
+// place, hold a two-turn conversation and take
 // it to Compare, hold one within a scope, keep a collection, open a
 // passage of a PDF on its rendered page with its lines boxed, compare two
 // methods, export a run,
@@ -9,7 +10,8 @@
 // part of the information-gain graph and draw iG²RAG's walk over it, and
 // vanilla-rag's trace over the same walk as its retriever, draw CRP-RAG's
 // reasoning graph and open one of its steps, evaluate two
-// methods on two rust-book questions and open their runs side by side,
+// methods on two rust-book questions, compare them question by question
+// and open their runs side by side,
 // list the models on this computer in Settings and use one found there,
 // check hostile document text renders inert, and close the window in the
 // middle of ingesting the hotpotqa sample's 2,006 passages. Screenshots of every view go
@@ -282,6 +284,44 @@ describe("Folio in a real window", () => {
     expect((await highlighted.text()).length).toBeGreaterThan(0);
     expect(await viewer.text()).toMatch(/\.md/);
     await shot("05-source-viewer");
+    await closeViewer();
+  });
+
+  it("searches the library without a model, lists the passages best first, and opens one in place", async () => {
+    await open("search");
+    const query = await app.byTestId("search-query", 15_000);
+    // The CLI's defaults: ten hits, hybrid, the whole library.
+    const form = await app.execute<{ k: string; mode: string }>(
+      "return { k: document.getElementById('search-k').value, mode: document.getElementById('search-mode').value };",
+    );
+    expect(form).toEqual({ k: "10", mode: "hybrid" });
+    expect(await (await app.byTestId("scope-summary")).text()).toBe("Whole library");
+
+    // Only the almanac PDF makeCorpus writes says this (on its second page).
+    await query.clear();
+    await query.type("Quince trees flower in late April");
+    await (await app.byTestId("search-submit")).click();
+    await app.waitFor("the search to answer", MINUTE, async () => {
+      return (await app.all('[data-testid="search-results"], [data-testid="search-empty"], .error-notice')).length > 0;
+    });
+    const failures = await Promise.all((await app.all(".error-notice")).map((notice) => notice.text()));
+    expect(failures).toEqual([]);
+    expect(await app.all('[data-testid="search-empty"]')).toHaveLength(0);
+    const hits = await app.all('[data-testid="search-hit"]');
+    expect(hits.length).toBeGreaterThan(0);
+    expect(hits.length).toBeLessThanOrEqual(10);
+    const first = '[data-testid="search-hit"]:first-child';
+    expect((await (await app.find(`${first} [data-testid="search-hit-file"]`)).text()).trim()).toBe("orchard-almanac.pdf");
+    expect(await (await app.find(`${first} [data-testid="search-hit-snippet"]`)).text()).toMatch(/Quince trees flower/);
+    expect((await (await app.find(`${first} [data-testid="search-hit-score"]`)).text()).trim()).toMatch(/^\d+\.\d{4}$/);
+    await shot("21-search");
+
+    // The hit opens where it is: the PDF on its page, rendered.
+    await (await app.find(`${first} [data-testid="search-hit-open"]`)).click();
+    const viewer = await app.byTestId("source-viewer", 15_000);
+    await app.find('[data-testid="pdf-view"][data-rendered-page="2"]', 30_000);
+    expect(await viewer.text()).toContain("orchard-almanac.pdf · page 2");
+    await shot("21b-search-source");
     await closeViewer();
   });
 
@@ -837,6 +877,38 @@ describe("Folio in a real window", () => {
     expect(existsSync(join(evaluation, "summary.json"))).toBe(true);
     await app.execute("document.querySelector('[data-testid=\"eval-report\"]').scrollIntoView();");
     await shot("18-evaluate");
+
+    // The two methods compared question by question, as `folio eval diff` does.
+    const choice = await app.execute<string[]>(
+      "return ['eval-diff-a', 'eval-diff-b', 'eval-diff-right-by'].map((id) => document.getElementById(id).value);",
+    );
+    expect(choice).toEqual(["llm-only", "vanilla-rag", "cover-em"]);
+    await app.execute("document.querySelector('[data-testid=\"eval-diff-run\"]').scrollIntoView({ block: 'center' });");
+    await (await app.byTestId("eval-diff-run")).click();
+    await app.waitFor("the comparison", MINUTE, async () => {
+      return (await app.all('[data-testid="eval-diff-counts"], [data-testid="eval-diff"] .error-notice')).length > 0;
+    });
+    const comparisonFailures = await Promise.all(
+      (await app.all('[data-testid="eval-diff"] .error-notice')).map((notice) => notice.text()),
+    );
+    expect(comparisonFailures).toEqual([]);
+    const compared = await app.execute<{ text: string; counts: Record<string, number> }>(
+      "const p = document.querySelector('[data-testid=\"eval-diff-counts\"]');" +
+        " return { text: p.textContent.replace(/\\s+/g, ' ').trim(), counts: Object.fromEntries(" +
+        "[...p.querySelectorAll('[data-count]')].map((c) => [c.dataset.count, Number(c.textContent.replace(/[^0-9]/g, ''))])) };",
+    );
+    // --limit 2: both methods answered the same two questions (the job's
+    // 4 / 4 below counts their four answers).
+    expect(compared.text).toMatch(
+      /^Compared 2 questions by Cover-EM · both right \d+ · both wrong \d+ · only llm-only right \d+ · only vanilla-rag right \d+$/,
+    );
+    const { counts } = compared;
+    expect(counts.compared).toBe(2);
+    expect(counts["both-right"] + counts["both-wrong"] + counts["only-a"] + counts["only-b"]).toBe(counts.compared);
+    expect((await app.all('[data-testid="eval-diff-only-a"] [data-testid="eval-diff-parting"]')).length).toBe(counts["only-a"]);
+    expect((await app.all('[data-testid="eval-diff-only-b"] [data-testid="eval-diff-parting"]')).length).toBe(counts["only-b"]);
+    await app.execute("document.querySelector('[data-testid=\"eval-diff\"]').scrollIntoView();");
+    await shot("18b-eval-diff");
 
     await (await app.byTestId("eval-question-open")).click();
     await app.waitFor("both runs side by side", 30_000, async () => {

@@ -320,8 +320,25 @@ describe("the app against a fake shell", () => {
     expect(byTestId("toast")?.textContent).toContain("Removed /notes");
   });
 
-  it("switches views with Ctrl+number and focuses the question", async () => {
+  it("switches views with Ctrl+number, in the sidebar's order, and focuses the view's first field", async () => {
+    const shortcuts = [...document.querySelectorAll<HTMLElement>('nav[aria-label="Views"] button')].map(
+      (b) => `${b.dataset.testid} ${b.querySelector("kbd")?.textContent}`,
+    );
+    expect(shortcuts).toEqual([
+      "nav-library Ctrl+1",
+      "nav-search Ctrl+2",
+      "nav-ask Ctrl+3",
+      "nav-compare Ctrl+4",
+      "nav-history Ctrl+5",
+      "nav-evaluate Ctrl+6",
+      "nav-settings Ctrl+7",
+    ]);
     key({ key: "2", ctrlKey: true });
+    await settle(5);
+    expect(byTestId("nav-search")?.getAttribute("aria-current")).toBe("page");
+    expect(document.activeElement).toBe(byTestId("search-query"));
+
+    key({ key: "3", ctrlKey: true });
     await settle(5);
     expect(byTestId("question-input")).not.toBeNull();
     expect(document.activeElement).toBe(byTestId("question-input"));

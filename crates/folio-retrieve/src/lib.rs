@@ -59,7 +59,10 @@ impl Choice for SearchMode {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// A found chunk as search lists it: where it is, and a snippet around
+/// the query.
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[ts(export)]
 pub struct SearchHit {
     pub chunk_id: i64,
     pub path: String,

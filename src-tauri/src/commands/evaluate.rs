@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::str::FromStr;
 
+use folio_engine::eval::diff::{self, Diff, RightBy, RunRef};
 use folio_engine::eval::job as eval_job;
 use folio_engine::eval::report::{self, Report, SpecRun};
 use folio_engine::eval::{graph as eval_graph, EvalEvent, EvalRequest, MethodSpec};
@@ -189,6 +190,25 @@ pub async fn eval_runs(
     question_id: String,
 ) -> CommandResult<Vec<SpecRun>> {
     Ok(report::runs(&evaluation_folder(&app, &out).await?, &question_id).await?)
+}
+
+/// Where two of an evaluation's methods part ways, as `folio eval diff
+/// OUT#A OUT#B`: the questions only one got right, with both answers and
+/// the key parts of both traces.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn eval_diff(
+    app: AppHandle,
+    out: String,
+    a: String,
+    b: String,
+    right_by: RightBy,
+) -> CommandResult<Diff> {
+    let dir = evaluation_folder(&app, &out).await?;
+    let side = |spec: String| RunRef {
+        dir: dir.clone(),
+        spec: Some(spec),
+    };
+    Ok(diff::diff(&side(a), &side(b), right_by).await?)
 }
 
 /// Asks where to save, then writes the report's markdown exactly there;

@@ -6,6 +6,7 @@ use folio_engine::graph::{GraphBuildOptions, GraphStatus, Rubric};
 use folio_engine::library::{DocumentTree, LibraryOverview};
 use folio_engine::path_text;
 use folio_engine::pipeline::PassSummary;
+use folio_engine::retrieve::{SearchHit, SearchMode};
 use folio_engine::store::{Collection, DocumentPage, PassageBoxes, Scope};
 use tauri::ipc::Response;
 use tauri::{AppHandle, State};
@@ -187,6 +188,23 @@ pub async fn save_collection(
 #[tauri::command(rename_all = "snake_case")]
 pub async fn delete_collection(state: State<'_, AppState>, name: String) -> CommandResult<()> {
     Ok(state.library().await?.collections().delete(&name).await?)
+}
+
+/// Plain search, as `folio search`: the `k` chunks that best match
+/// `query` within `scope`, best first.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn search(
+    state: State<'_, AppState>,
+    query: String,
+    k: usize,
+    mode: SearchMode,
+    scope: Scope,
+) -> CommandResult<Vec<SearchHit>> {
+    Ok(state
+        .library()
+        .await?
+        .search(&query, k, mode, &scope)
+        .await?)
 }
 
 /// How many documents a scope holds (`None`: the whole library), or why

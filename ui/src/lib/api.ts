@@ -9,6 +9,7 @@ import type { Collection } from "$lib/bindings/Collection";
 import type { DocumentPage } from "$lib/bindings/DocumentPage";
 import type { DocumentTree } from "$lib/bindings/DocumentTree";
 import type { EngineEvent } from "$lib/bindings/EngineEvent";
+import type { EvalDiff } from "$lib/bindings/EvalDiff";
 import type { EvalEvent } from "$lib/bindings/EvalEvent";
 import type { EvalForm } from "$lib/bindings/EvalForm";
 import type { EvalPick } from "$lib/bindings/EvalPick";
@@ -22,10 +23,13 @@ import type { MethodInfo } from "$lib/bindings/MethodInfo";
 import type { Pace } from "$lib/bindings/Pace";
 import type { PassageBoxes } from "$lib/bindings/PassageBoxes";
 import type { PassSummary } from "$lib/bindings/PassSummary";
+import type { RightBy } from "$lib/bindings/RightBy";
 import type { Rubric } from "$lib/bindings/Rubric";
 import type { RunEvent } from "$lib/bindings/RunEvent";
 import type { RunRecord } from "$lib/bindings/RunRecord";
 import type { Scope } from "$lib/bindings/Scope";
+import type { SearchHit } from "$lib/bindings/SearchHit";
+import type { SearchMode } from "$lib/bindings/SearchMode";
 import type { SettingsInput } from "$lib/bindings/SettingsInput";
 import type { SettingsView } from "$lib/bindings/SettingsView";
 import type { Support } from "$lib/bindings/Support";
@@ -90,6 +94,9 @@ export const api = {
   deleteCollection: (name: string) => call<void>("delete_collection", { name }),
   /** How many documents `scope` holds (null: the whole library), or rejects saying why it cannot be used. */
   scopeSize: (scope: Scope) => call<number | null>("scope_size", { scope }),
+  /** Plain search, as `folio search`: the `k` chunks that best match `query` within `scope`, best first. */
+  search: (query: string, k: number, mode: SearchMode, scope: Scope) =>
+    call<SearchHit[]>("search", { query, k, mode, scope }),
   methods: () => call<MethodInfo[]>("methods"),
   ask: (request: AskRequest, askId: string, onEvents: (events: RunEvent[]) => void) => {
     const channel = new Channel<RunEvent[]>();
@@ -131,6 +138,9 @@ export const api = {
   evalReport: (out: string) => call<EvalReport>("eval_report", { out }),
   /** The stored runs behind one question's answers, one per spec whose run the evaluation's index holds. */
   evalRuns: (out: string, questionId: string) => call<EvalRun[]>("eval_runs", { out, question_id: questionId }),
+  /** Where two of the evaluation's specs part ways: the questions only one got right, with both answers and traces. */
+  evalDiff: (out: string, a: string, b: string, rightBy: RightBy) =>
+    call<EvalDiff>("eval_diff", { out, a, b, right_by: rightBy }),
   exportEvalReport: (out: string) => call<string | null>("export_eval_report", { out }),
 };
 

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::dataset;
 use super::error::{EvalError, Result};
@@ -20,7 +20,8 @@ use folio_methods::Trace;
 use folio_store::{RunStatus, Store};
 
 /// What counts as right.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
 #[serde(rename_all = "kebab-case")]
 pub enum RightBy {
     /// A gold answer appears in the answer as whole words: the headline
@@ -75,7 +76,8 @@ impl std::str::FromStr for RunRef {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[ts(export, rename = "EvalDiff")]
 pub struct Diff {
     /// Each side as `DIR#SPEC`.
     pub a: String,
@@ -90,7 +92,8 @@ pub struct Diff {
 }
 
 /// A question one side got right and the other wrong.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[ts(export, rename = "EvalParting")]
 pub struct Parting {
     pub question_id: String,
     /// `None` when the evaluation's dataset file cannot be read any more.
@@ -100,7 +103,9 @@ pub struct Parting {
     pub b: Side,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One side's answer to a question the sides parted on.
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[ts(export, rename = "EvalSide")]
 pub struct Side {
     pub status: RunStatus,
     pub answer: Option<String>,

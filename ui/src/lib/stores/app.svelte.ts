@@ -10,6 +10,7 @@ import type { SourceTarget } from "$lib/source";
 
 export const VIEWS = [
   { id: "library", label: "Library" },
+  { id: "search", label: "Search" },
   { id: "ask", label: "Ask" },
   { id: "compare", label: "Compare" },
   { id: "history", label: "History" },

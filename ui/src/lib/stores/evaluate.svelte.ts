@@ -1,7 +1,8 @@
 // The Evaluate view's state: the form (remembered between sessions), the
-// evaluation running now, the report on screen and the question opened
-// from it. One module-level instance, so leaving the view during a long
-// evaluation and coming back shows where it has got to.
+// evaluation running now, the report on screen, the question opened from
+// it and the two specs compared in it. One module-level instance, so
+// leaving the view during a long evaluation and coming back shows where it
+// has got to.
 import { api, toIpcError } from "$lib/api";
 import type { EvalEvent } from "$lib/bindings/EvalEvent";
 import type { EvalForm } from "$lib/bindings/EvalForm";
@@ -13,6 +14,7 @@ import type { EvalStage } from "$lib/bindings/EvalStage";
 import type { IpcError } from "$lib/bindings/IpcError";
 import type { RunStatus } from "$lib/runs";
 import { app } from "./app.svelte";
+import { EvalDiffStore } from "./eval-diff.svelte";
 import { showToast } from "./toasts.svelte";
 
 const FORM_KEY = "folio.evalForm";
@@ -211,6 +213,9 @@ export class EvaluateStore {
   runsLoading = $state(false);
   runsError = $state<IpcError | null>(null);
 
+  /** The report's "Compare two methods" panel. */
+  readonly diff = new EvalDiffStore();
+
   // Only the newest selection may fill the runs; a slow earlier one is dropped.
   private generation = 0;
 
@@ -335,6 +340,7 @@ export class EvaluateStore {
 
   private showReport(report: EvalReport | null): void {
     this.report = report;
+    this.diff.reset(report);
     this.filter = "all";
     this.generation++;
     this.selected = null;

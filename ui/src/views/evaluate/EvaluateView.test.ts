@@ -1,8 +1,9 @@
 // The Evaluate view against a fake shell: the form's checks, the progress
-// of a running evaluation, the report with its table and chart, and a
-// question's runs side by side.
+// of a running evaluation, the report with its table and chart, two of its
+// specs compared, and a question's runs side by side.
 import { flushSync, mount, tick, unmount } from "svelte";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import type { EvalDiff } from "$lib/bindings/EvalDiff";
 import type { EvalEvent } from "$lib/bindings/EvalEvent";
 import type { EvalReport } from "$lib/bindings/EvalReport";
 import { settle, type } from "$lib/testing/settle";
@@ -21,12 +22,13 @@ const { app } = await import("$lib/stores/app.svelte");
 const { defaultEvalForm, evaluation } = await import("$lib/stores/evaluate.svelte");
 const { toasts } = await import("$lib/stores/toasts.svelte");
 const { expectInert, expectVisible, HOSTILE, HOSTILE_PAYLOADS, hostileRun } = await import("$lib/testing/hostile");
-const { noScoring, report, row, runRecord, specSummary, storedRuns } = await import("./testing");
+const { evalDiff, noScoring, report, row, runRecord, specSummary, storedRuns } = await import("./testing");
 
 type Pending = { events: (event: EvalEvent) => void; finish: (report: EvalReport) => void; fail: (e: unknown) => void };
 
 let pending: Pending | null;
 let current: EvalReport;
+let currentDiff: EvalDiff;
 let storedRun: typeof runRecord;
 
 beforeAll(() => {
@@ -37,6 +39,7 @@ beforeAll(() => {
 beforeEach(() => {
   pending = null;
   current = report();
+  currentDiff = evalDiff();
   storedRun = runRecord;
   localStorage.clear();
   toasts.splice(0);
@@ -69,6 +72,8 @@ beforeEach(() => {
         return structuredClone(current);
       case "eval_runs":
         return storedRuns(current.questions.find((q) => q.id === args.question_id)!, storedRun);
+      case "eval_diff":
+        return structuredClone(currentDiff);
       case "export_eval_report":
         return "/home/me/hotpot.md";
       default:
@@ -529,5 +534,164 @@ describe("EvaluateView", () => {
     const [stored, failed] = allByTestId(target, "eval-run-column");
     expectVisible(byTestId(stored, "answer")!, HOSTILE_PAYLOADS);
     expectVisible(byTestId(failed, "eval-run-error")!);
+  });
+
+  it("compares two specs question by question: the counts, then each list with both answers and their trace lines", async () => {
+    const { target } = await view();
+    const panel = byTestId(await withReport(target), "eval-diff")!;
+    expect(text(panel.querySelector("h3"))).toBe("Compare two methods");
+    const select = (id: string) => byTestId<HTMLSelectElement>(panel, id)!;
+    expect([select("eval-diff-a").value, select("eval-diff-b").value, select("eval-diff-right-by").value]).toEqual([
+      "vanilla-rag",
+      "pager:variant=parallel",
+      "cover-em",
+    ]);
+    expect([...select("eval-diff-a").options].map((o) => o.value)).toEqual(["vanilla-rag", "pager:variant=parallel"]);
+    expect([...select("eval-diff-right-by").options].map(text)).toEqual(["Cover-EM", "EM"]);
+    for (const id of ["eval-diff-a", "eval-diff-b", "eval-diff-right-by"]) {
+      expect(target.querySelector(`label[for="${id}"]`)).not.toBeNull();
+    }
+    expect(byTestId(panel, "eval-diff-counts")).toBeNull();
+    expect(calls("eval_diff")).toHaveLength(0);
+
+    // While the shell reads the traces the button says so.
+    let answer: (diff: EvalDiff) => void = () => {};
+    const fallback = shell.invoke.getMockImplementation()!;
+    shell.invoke.mockImplementation((command: string, args?: Record<string, unknown>) =>
+      command === "eval_diff" ? new Promise((resolve) => (answer = resolve)) : fallback(command, args),
+    );
+    const run = byTestId<HTMLButtonElement>(panel, "eval-diff-run")!;
+    run.click();
+    await settle();
+    expect(calls("eval_diff")).toEqual([
+      ["eval_diff", { out: "/evals/hotpot", a: "vanilla-rag", b: "pager:variant=parallel", right_by: "cover-em" }],
+    ]);
+    expect([run.disabled, text(run)]).toEqual([true, "Comparing…"]);
+    answer(evalDiff());
+    await settle();
+    expect([run.disabled, text(run)]).toEqual([false, "Compare"]);
+
+    expect(text(byTestId(panel, "eval-diff-counts"))).toBe(
+      "Compared 3 questions by Cover-EM · both right 1 · both wrong 0 · only vanilla-rag right 1 · only pager:variant=parallel right 1",
+    );
+    const onlyA = byTestId(panel, "eval-diff-only-a")!;
+    const onlyB = byTestId(panel, "eval-diff-only-b")!;
+    expect(text(onlyA.querySelector("h4"))).toBe("Only vanilla-rag right (1)");
+    expect(text(onlyB.querySelector("h4"))).toBe("Only pager:variant=parallel right (1)");
+
+    const [q2] = allByTestId(onlyA, "eval-diff-parting");
+    expect(allByTestId(onlyA, "eval-diff-parting")).toHaveLength(1);
+    expect(text(q2.querySelector(".question"))).toBe("q2 Where is the Mauritshuis?");
+    expect(text(q2.querySelector(".golds"))).toBe("Gold: The Hague");
+    const [a, b] = allByTestId(q2, "eval-diff-side");
+    expect([a.dataset.side, b.dataset.side]).toEqual(["a", "b"]);
+    expect(text(a.querySelector(".side-head"))).toBe("A vanilla-rag ✓right");
+    expect(text(byTestId(a, "eval-diff-answer"))).toBe("It is in The Hague.");
+    expect([...byTestId(a, "eval-diff-trace")!.querySelectorAll("li")].map(text)).toEqual([
+      "searched: hybrid, 5 passages",
+      "passages: [1] mauritshuis.md",
+    ]);
+    // A failed request has its status and error, and no trace.
+    expect(text(b.querySelector(".side-head"))).toBe("B pager:variant=parallel ✗wrong failed");
+    expect(byTestId(b, "eval-diff-answer")).toBeNull();
+    expect(text(byTestId(b, "eval-diff-error"))).toBe("the model server did not answer");
+    expect(byTestId(b, "eval-diff-trace")).toBeNull();
+    expect(text(b)).toContain("No trace: the run is not in this evaluation's index.");
+
+    // A question the dataset no longer holds is named by its id.
+    const [q3] = allByTestId(onlyB, "eval-diff-parting");
+    expect(text(q3.querySelector(".question"))).toBe("q3");
+    expect(text(q3.querySelector(".golds"))).toBe("Gold: —");
+    const [a3, b3] = allByTestId(q3, "eval-diff-side");
+    expect(text(a3.querySelector(".side-head"))).toBe("A vanilla-rag ✗wrong");
+    expect(text(byTestId(a3, "eval-diff-answer"))).toBe("I do not know.");
+    expect(text(byTestId(b3, "eval-diff-answer"))).toBe("Paris.");
+    expect([...byTestId(b3, "eval-diff-trace")!.querySelectorAll("li")].map(text)).toEqual([
+      "page outline: 3 sections",
+      "passages: [1] paris.md",
+    ]);
+
+    // Picking B's spec for A swaps them, and drops the diff of the earlier choice.
+    select("eval-diff-a").value = "pager:variant=parallel";
+    select("eval-diff-a").dispatchEvent(new Event("change", { bubbles: true }));
+    flushSync();
+    expect([select("eval-diff-a").value, select("eval-diff-b").value]).toEqual(["pager:variant=parallel", "vanilla-rag"]);
+    expect(byTestId(panel, "eval-diff-counts")).toBeNull();
+    select("eval-diff-right-by").value = "em";
+    select("eval-diff-right-by").dispatchEvent(new Event("change", { bubbles: true }));
+    flushSync();
+    currentDiff = evalDiff({ right_by: "em", compared: 3, both_right: 0, both_wrong: 2, only_b: [] });
+    shell.invoke.mockImplementation(fallback);
+    run.click();
+    await settle();
+    expect(calls("eval_diff").at(-1)).toEqual([
+      "eval_diff",
+      { out: "/evals/hotpot", a: "pager:variant=parallel", b: "vanilla-rag", right_by: "em" },
+    ]);
+    expect(text(byTestId(panel, "eval-diff-counts"))).toBe(
+      "Compared 3 questions by EM · both right 0 · both wrong 2 · only pager:variant=parallel right 1 · only vanilla-rag right 0",
+    );
+    // An empty list says so.
+    expect(allByTestId(byTestId(panel, "eval-diff-only-b")!, "eval-diff-parting")).toHaveLength(0);
+    expect(text(byTestId(panel, "eval-diff-only-b")!.querySelector("p"))).toBe("none");
+    expect(target.querySelector(".error-notice")).toBeNull();
+  });
+
+  it("offers no comparison for a report of one spec", async () => {
+    current = report({ methods: [specSummary("vanilla-rag")] });
+    const { target } = await view();
+    const panel = await withReport(target);
+    expect(allByTestId(panel, "eval-summary-row")).toHaveLength(1);
+    expect(byTestId(target, "eval-diff")).toBeNull();
+  });
+
+  it("says why two specs could not be compared, and tries again", async () => {
+    const { target } = await view();
+    const panel = byTestId(await withReport(target), "eval-diff")!;
+    const fallback = shell.invoke.getMockImplementation()!;
+    shell.invoke.mockImplementation(async (command: string, args?: Record<string, unknown>) => {
+      if (command === "eval_diff") throw { code: "eval_no_such_spec", message: "no spec vanilla-rag in /evals/hotpot", details: null };
+      return fallback(command, args);
+    });
+    byTestId(panel, "eval-diff-run")!.click();
+    await settle();
+    const notice = panel.querySelector(".error-notice")!;
+    expect(text(notice)).toContain("The two specs could not be compared");
+    expect(text(notice)).toContain("no spec vanilla-rag in /evals/hotpot");
+    expect(byTestId(panel, "eval-diff-counts")).toBeNull();
+
+    shell.invoke.mockImplementation(fallback);
+    [...notice.querySelectorAll("button")].find((b) => text(b) === "Try again")!.click();
+    await settle();
+    expect(calls("eval_diff")).toHaveLength(2);
+    expect(panel.querySelector(".error-notice")).toBeNull();
+    expect(text(byTestId(panel, "eval-diff-counts"))).toMatch(/^Compared 3 questions/);
+  });
+
+  it("keeps the questions, answers, errors and trace lines of a comparison inert", async () => {
+    const img = "<img src=x onerror=alert(1)>";
+    const [parting] = currentDiff.only_a;
+    parting.question = HOSTILE;
+    parting.golds = [HOSTILE];
+    parting.a.answer = `${img} is the answer`;
+    parting.a.key_parts = [HOSTILE];
+    parting.b.error = HOSTILE;
+    currentDiff.only_b[0].b.answer = HOSTILE;
+    const { target } = await view();
+    const panel = byTestId(await withReport(target), "eval-diff")!;
+    byTestId(panel, "eval-diff-run")!.click();
+    await settle();
+    const [item] = allByTestId(byTestId(panel, "eval-diff-only-a")!, "eval-diff-parting");
+    const answer = byTestId(item, "eval-diff-answer")!;
+    expect(answer.textContent).toBe(`${img} is the answer`);
+    expect(answer.children).toHaveLength(0);
+    for (const id of ["eval-diff-only-a", "eval-diff-only-b"]) {
+      const list = byTestId(panel, id)!;
+      expectInert(list);
+      expectVisible(list);
+    }
+    expectVisible(item.querySelector(".question")!);
+    expectVisible(byTestId(item, "eval-diff-trace")!);
+    expectVisible(byTestId(item, "eval-diff-error")!);
   });
 });

@@ -1,11 +1,13 @@
 // For the Evaluate tests: a report as the shell returns it, typed by the
 // generated bindings so a change on the Rust side fails `npm run check`
-// here, and the stored runs behind its rows.
+// here, the stored runs behind its rows, and a diff of its two specs.
 import type { BuildProgress } from "$lib/bindings/BuildProgress";
+import type { EvalDiff } from "$lib/bindings/EvalDiff";
 import type { EvalQuestion } from "$lib/bindings/EvalQuestion";
 import type { EvalReport } from "$lib/bindings/EvalReport";
 import type { EvalRow } from "$lib/bindings/EvalRow";
 import type { EvalRun } from "$lib/bindings/EvalRun";
+import type { EvalSide } from "$lib/bindings/EvalSide";
 import type { RunRecord } from "$lib/bindings/RunRecord";
 import type { SpecSummary } from "$lib/bindings/SpecSummary";
 
@@ -180,4 +182,53 @@ export function storedRuns(question: EvalQuestion, make: typeof runRecord = runR
   return question.rows.flatMap((r) =>
     r.run_id === null ? [] : [{ spec: r.spec, run: make(r.run_id, r.spec.split(":")[0]) }],
   );
+}
+
+export function side(extra: Partial<EvalSide> = {}): EvalSide {
+  return {
+    status: "done",
+    answer: "An answer",
+    error: null,
+    key_parts: [],
+    ...extra,
+  };
+}
+
+/**
+ * What the shell returns comparing the report's two specs: q1 both right,
+ * q2 only the first (the second's request failed), q3 only the second
+ * (its question no longer readable).
+ */
+export function evalDiff(extra: Partial<EvalDiff> = {}): EvalDiff {
+  const [a, b] = SPECS;
+  return {
+    a: `/evals/hotpot#${a}`,
+    b: `/evals/hotpot#${b}`,
+    right_by: "cover-em",
+    compared: 3,
+    both_right: 1,
+    both_wrong: 0,
+    only_a: [
+      {
+        question_id: "q2",
+        question: "Where is the Mauritshuis?",
+        golds: ["The Hague"],
+        a: side({
+          answer: "It is in The Hague.",
+          key_parts: ["searched: hybrid, 5 passages", "passages: [1] mauritshuis.md"],
+        }),
+        b: side({ status: "failed", answer: null, error: "the model server did not answer" }),
+      },
+    ],
+    only_b: [
+      {
+        question_id: "q3",
+        question: null,
+        golds: [],
+        a: side({ answer: "I do not know.", key_parts: ["answered from the model's own knowledge"] }),
+        b: side({ answer: "Paris.", key_parts: ["page outline: 3 sections", "passages: [1] paris.md"] }),
+      },
+    ],
+    ...extra,
+  };
 }
