@@ -6,7 +6,9 @@
 use serde::{Deserialize, Serialize};
 
 /// Whether a node organises the document (title, heading) or carries its text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS, schemars::JsonSchema,
+)]
 #[ts(export)]
 #[serde(rename_all = "lowercase")]
 pub enum NodeKind {
@@ -40,7 +42,18 @@ impl NodeKind {
 /// For formats of several parts `page` says which part the range is in:
 /// the slide's XML for PPTX (its notes' XML under "Notes"), the sheet's XML
 /// for XLSX, the chapter's XHTML for EPUB (its place in reading order).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    ts_rs::TS,
+    schemars::JsonSchema,
+)]
 #[ts(export)]
 pub struct Span {
     pub start: usize,
@@ -66,7 +79,7 @@ impl Span {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS, schemars::JsonSchema)]
 #[ts(export)]
 pub struct TreeNode {
     pub parent: Option<usize>,
@@ -78,7 +91,7 @@ pub struct TreeNode {
 
 /// Nodes in document order (a pre-order walk); index 0 is the root, a
 /// `Structure` node holding the document's title.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS, schemars::JsonSchema)]
 #[ts(export)]
 pub struct StructureTree {
     nodes: Vec<TreeNode>,

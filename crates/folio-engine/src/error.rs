@@ -56,6 +56,10 @@ pub enum Error {
     Method(#[from] MethodError),
     #[error("there is no run {0}; `folio runs` lists them")]
     RunNotFound(i64),
+    #[error("there is no indexed document {0}")]
+    DocumentNotFound(i64),
+    #[error("there is no passage {0}; it may have been re-indexed since it was cited")]
+    PassageNotFound(i64),
     #[error("run {0} is still being answered; cancel it first")]
     RunInProgress(i64),
     #[error("there is no unfinished job {0}; `folio status` lists the jobs")]
@@ -83,6 +87,8 @@ impl Error {
             | Error::NotPdf(_)
             | Error::TooLarge { .. }
             | Error::RunNotFound(_)
+            | Error::DocumentNotFound(_)
+            | Error::PassageNotFound(_)
             | Error::RunInProgress(_)
             | Error::JobNotFound(_)
             | Error::JobRunning { .. }

@@ -187,7 +187,9 @@ impl Shaping {
 
 /// Nucleus and top-k truncation of a sampled draw, for a method whose
 /// paper samples with settings of its own (PAGER: top-p 0.8, top-k 20).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Serialize, Deserialize, ts_rs::TS, schemars::JsonSchema,
+)]
 #[ts(export)]
 pub struct Sampling {
     /// Keep the most likely tokens whose probabilities add up to this.

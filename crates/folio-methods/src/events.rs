@@ -4,6 +4,10 @@
 
 use serde::Serialize;
 
+/// The step whose tokens are the answer in every method that streams one:
+/// what a front end shows as the answer being written.
+pub const ANSWER_STEP: &str = "answer";
+
 #[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 #[ts(export)]
 #[serde(tag = "type", rename_all = "snake_case")]

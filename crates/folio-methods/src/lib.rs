@@ -43,7 +43,7 @@ pub use activerag::{ActiveRagTrace, ActiveRagVariant};
 pub use citations::{cited_numbers, Citation, CitedBy};
 pub use context::{EventSink, MethodContext};
 pub use error::MethodError;
-pub use events::RunEvent;
+pub use events::{RunEvent, ANSWER_STEP};
 pub use llm_only::LlmOnlyTrace;
 pub use options::{Count, Number, OptionRange, Pick, RETRIEVER};
 pub use params::{MethodOption, Params};
@@ -63,7 +63,7 @@ pub struct Answer {
     pub cut_off: Option<CutOff>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS, schemars::JsonSchema)]
 #[ts(export)]
 pub struct MethodInfo {
     pub id: &'static str,
@@ -79,7 +79,7 @@ pub struct MethodInfo {
 /// The settings a method runs with when a request names none: its paper's
 /// (docs/methods.md says where each comes from). A request's own `k` or
 /// temperature replaces them.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ts_rs::TS, schemars::JsonSchema)]
 #[ts(export)]
 pub struct MethodDefaults {
     /// Passages per retrieval.

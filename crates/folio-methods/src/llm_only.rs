@@ -32,7 +32,7 @@ impl MethodTrace for LlmOnlyTrace {
     }
 }
 
-const STEP: &str = "answer";
+const STEP: &str = super::ANSWER_STEP;
 
 static ANSWER: Prompt = folio_llm::prompt!("llm-only/answer.j2", ["question"]).writing_the_answer();
 static PROMPTS: &[&Prompt] = &[&ANSWER];

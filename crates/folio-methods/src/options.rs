@@ -23,7 +23,9 @@ pub const RETRIEVER: Pick<RetrieverKind> = Pick {
 
 /// The values a numeric option accepts. Checked by `Params::resolve`, so an
 /// out-of-range value is refused before a run is recorded.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Serialize, Deserialize, ts_rs::TS, schemars::JsonSchema,
+)]
 #[ts(export)]
 pub struct OptionRange {
     pub min: f64,

@@ -13,7 +13,7 @@ use super::runner::ResolvedSettings;
 use super::{MethodError, MethodInfo};
 use folio_llm::Sampling;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS, schemars::JsonSchema)]
 #[ts(export)]
 pub struct MethodOption {
     pub name: &'static str,

@@ -24,7 +24,7 @@ use folio_store::{
     StoreError, Turn,
 };
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS, schemars::JsonSchema)]
 #[ts(export)]
 pub struct AskRequest {
     pub question: String,
@@ -66,7 +66,18 @@ pub struct AskRequest {
 }
 
 /// How a follow-up is searched.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    ts_rs::TS,
+    schemars::JsonSchema,
+)]
 #[ts(export)]
 #[serde(rename_all = "kebab-case")]
 pub enum RewriteMode {

@@ -12,7 +12,7 @@ use super::markdown::write_passages;
 use super::shown::shown;
 use super::{
     Answer, Citation, Method, MethodContext, MethodDefaults, MethodError, MethodInfo, MethodTrace,
-    Params, Passage, RetrievalPart, RetrieverKind, Trace, RETRIEVER,
+    Params, Passage, RetrievalPart, RetrieverKind, Trace, ANSWER_STEP, RETRIEVER,
 };
 use folio_core::choice::Choice;
 use folio_llm::prompts::Prompt;
@@ -118,6 +118,6 @@ pub(super) async fn answer_from_passages(
     params: &Params,
 ) -> Result<CitedAnswer, MethodError> {
     let vars = context!(question, passages => shown(passages));
-    ctx.cited_answer("answer", &ANSWER, vars, params, passages)
+    ctx.cited_answer(ANSWER_STEP, &ANSWER, vars, params, passages)
         .await
 }

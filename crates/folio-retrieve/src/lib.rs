@@ -38,7 +38,9 @@ pub use service::{DocumentParts, RetrievalService};
 pub use snippet::snippet;
 pub use vector_copy::{VectorCopy, APPROXIMATE_FROM, MERGE_FROM, SCOPE_SCAN_UP_TO};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS, schemars::JsonSchema,
+)]
 #[ts(export)]
 #[serde(rename_all = "lowercase")]
 pub enum SearchMode {
@@ -61,7 +63,7 @@ impl Choice for SearchMode {
 
 /// A found chunk as search lists it: where it is, and a snippet around
 /// the query.
-#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS, schemars::JsonSchema)]
 #[ts(export)]
 pub struct SearchHit {
     pub chunk_id: i64,

@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::scope::{Scope, ScopeError, MAX_NAME};
 use super::{now_ms, Result, Store};
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS, schemars::JsonSchema)]
 #[ts(export)]
 pub struct Collection {
     pub name: String,

@@ -116,14 +116,14 @@ pub enum PassageBoxes {
 }
 
 /// A slice of a large folder's document list.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS, schemars::JsonSchema)]
 #[ts(export)]
 pub struct DocumentPage {
     pub total: i64,
     pub documents: Vec<DocumentRecord>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS, schemars::JsonSchema)]
 #[ts(export)]
 pub struct DocumentRecord {
     pub id: i64,
@@ -210,7 +210,7 @@ from_row!(ChunkRecord {
 });
 
 /// A chunk with the document it belongs to, as search returns it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct StoredChunk {
     pub id: i64,
     pub path: String,
@@ -499,7 +499,7 @@ impl Store {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS, schemars::JsonSchema)]
 #[ts(export)]
 pub struct IndexCounts {
     pub documents: i64,

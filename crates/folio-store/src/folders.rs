@@ -13,7 +13,7 @@ pub struct Folder {
 }
 
 /// A watched root with how much of it is indexed and how much failed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS, schemars::JsonSchema)]
 #[ts(export)]
 pub struct FolderSummary {
     pub id: i64,

@@ -8,7 +8,9 @@ use super::{now_ms, Result, Store};
 use folio_core::events::Progress;
 use folio_core::process::alive as process_alive;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS, schemars::JsonSchema,
+)]
 #[ts(export)]
 #[serde(rename_all = "lowercase")]
 pub enum JobState {
@@ -44,7 +46,7 @@ impl JobState {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS, schemars::JsonSchema)]
 #[ts(export)]
 pub struct Job {
     pub id: i64,

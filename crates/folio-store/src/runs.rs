@@ -12,7 +12,9 @@ use super::{now_ms, Result, Store};
 use folio_core::process::alive as process_alive;
 use folio_llm::Shaping;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS, schemars::JsonSchema,
+)]
 #[ts(export)]
 #[serde(rename_all = "lowercase")]
 pub enum RunStatus {
@@ -74,7 +76,7 @@ pub struct LlmCallRow {
 
 /// An answer that reached its token limit before it finished. The run
 /// keeps what was written, marked "cut off" wherever it is shown.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS, schemars::JsonSchema)]
 #[ts(export)]
 pub struct CutOff {
     /// The step whose reply was cut.
@@ -105,7 +107,7 @@ pub struct RunOutcome {
     pub calls: Vec<LlmCallRow>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS, schemars::JsonSchema)]
 #[ts(export)]
 pub struct RunRecord {
     pub id: i64,

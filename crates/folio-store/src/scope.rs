@@ -20,7 +20,9 @@ use folio_documents::loaders::Format;
 /// collections' folders, if any are given), has one of the formats (if any),
 /// and was modified on or after `since` (if given). The default is the whole
 /// library.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(
+    Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS, schemars::JsonSchema,
+)]
 #[ts(export)]
 pub struct Scope {
     /// Folders or files, as canonical paths: a document counts when it is
@@ -107,7 +109,19 @@ impl fmt::Display for Scope {
 }
 
 /// A calendar day, written `YYYY-MM-DD`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, ts_rs::TS)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    ts_rs::TS,
+    schemars::JsonSchema,
+)]
 #[serde(try_from = "String", into = "String")]
 #[ts(export, type = "string")]
 pub struct Day {

@@ -10,7 +10,7 @@ use super::runs::{run_from_row, RunRow, RUN_COLUMNS};
 use super::{now_ms, Result, RunRecord, Store};
 
 /// How a follow-up was asked. A first turn has none.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS, schemars::JsonSchema)]
 #[ts(export)]
 pub struct Turn {
     /// The earlier turns the method was shown, oldest first, by run id.
@@ -21,14 +21,18 @@ pub struct Turn {
     pub rewrite: Rewrite,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS, schemars::JsonSchema,
+)]
 #[ts(export)]
 pub struct LeftOut {
     pub run: i64,
     pub reason: LeftOutReason,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS, schemars::JsonSchema,
+)]
 #[ts(export)]
 #[serde(rename_all = "snake_case")]
 pub enum LeftOutReason {
@@ -42,7 +46,7 @@ pub enum LeftOutReason {
 }
 
 /// What became of the follow-up before retrieval.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS, schemars::JsonSchema)]
 #[ts(export)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Rewrite {
@@ -67,7 +71,18 @@ pub enum Rewrite {
 }
 
 /// Why a follow-up was searched joined to the question before it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    ts_rs::TS,
+    schemars::JsonSchema,
+)]
 #[ts(export)]
 #[serde(rename_all = "snake_case")]
 pub enum JoinedBecause {
@@ -107,7 +122,7 @@ impl Rewrite {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS, schemars::JsonSchema)]
 #[ts(export)]
 pub struct ThreadSummary {
     pub id: i64,
@@ -132,7 +147,7 @@ pub enum Placement {
 }
 
 /// A thread with every turn, oldest first.
-#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS, schemars::JsonSchema)]
 #[ts(export)]
 pub struct Thread {
     #[serde(flatten)]

@@ -10,7 +10,7 @@ use clap::Args;
 use tokio_util::sync::CancellationToken;
 
 use folio_engine::methods::runner::{AskRequest, RewriteMode};
-use folio_engine::methods::{methods, Citation, CitedBy, EventSink, RunEvent};
+use folio_engine::methods::{methods, Citation, CitedBy, EventSink, RunEvent, ANSWER_STEP};
 use folio_engine::store::{LeftOutReason, Rewrite, RunRecord, RunStatus, Turn};
 use folio_engine::Library;
 
@@ -120,9 +120,6 @@ impl clap::Args for MethodFlags {
         Self::augment_args(command)
     }
 }
-
-/// The step whose tokens are the answer in every method that streams one.
-const ANSWER_STEP: &str = "answer";
 
 fn name_value(s: &str) -> Result<(String, String), String> {
     s.split_once('=')

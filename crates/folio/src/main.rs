@@ -13,6 +13,7 @@ mod eval;
 mod graph;
 mod jobs;
 mod models;
+mod serve;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
@@ -94,6 +95,10 @@ enum IndexCommand {
     },
     /// Keep watched folders indexed until interrupted (Ctrl-C).
     Watch,
+    /// Serve the library to other apps on this machine: an HTTP API, and
+    /// Folio's methods as OpenAI-compatible models; keeps folders indexed
+    /// as `watch` does.
+    Serve(serve::ServeArgs),
     /// Search indexed chunks.
     Search {
         query: String,
@@ -257,6 +262,7 @@ async fn run(cli: Cli) -> Result<()> {
         IndexCommand::Status => status(&library, cli.json).await,
         IndexCommand::Jobs { command } => jobs::run(&library, command, cli.json).await,
         IndexCommand::Watch => watch(&library, cli.json).await,
+        IndexCommand::Serve(args) => serve::run(library, args, cli.json).await,
         IndexCommand::Collections { command } => collections(&library, command, cli.json).await,
         IndexCommand::Search {
             query,
@@ -566,7 +572,7 @@ async fn status(library: &Library, json: bool) -> Result<()> {
     Ok(())
 }
 
-async fn watch(library: &Library, json: bool) -> Result<()> {
+pub(crate) async fn watch(library: &Library, json: bool) -> Result<()> {
     if !json {
         eprintln!("watching; Ctrl-C to stop");
     }

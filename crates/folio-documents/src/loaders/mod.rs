@@ -38,7 +38,9 @@ pub use ocr::OcrSettings;
 pub use ocr_log::PageLog;
 pub use pdf_layout::{PageLayout, PdfRect};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS, schemars::JsonSchema,
+)]
 #[ts(export)]
 #[serde(rename_all = "lowercase")]
 pub enum Format {

@@ -124,7 +124,9 @@ const CHILD_TIMEOUT: Duration = Duration::from_secs(300);
 pub const LOW_CONFIDENCE: f64 = 0.6;
 
 /// How a passage read by OCR is marked in search results and citations.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Serialize, Deserialize, ts_rs::TS, schemars::JsonSchema,
+)]
 #[ts(export)]
 pub struct OcrMark {
     /// Tesseract's confidence in the page, 0–1.

@@ -33,7 +33,7 @@ use folio_methods::EventSink;
 use folio_retrieve::{RetrievalService, SearchHit, SearchMode};
 use folio_store::{
     DocumentPage, DocumentRecord, FolderSummary, IndexCounts, Job, JobState, PassageBoxes,
-    RunRecord, Scope, Store,
+    RunRecord, Scope, Store, StoredChunk,
 };
 use jobs::{IngestPayload, JobControl};
 use tokio_util::sync::CancellationToken;
@@ -83,7 +83,7 @@ pub struct Status {
 
 /// What the library view shows: small however many documents there are
 /// (documents themselves come a page at a time).
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS, schemars::JsonSchema)]
 #[ts(export)]
 pub struct LibraryOverview {
     pub data_dir: String,
@@ -100,7 +100,7 @@ pub struct LibraryOverview {
 /// How many failures the overview lists; the rest are counted.
 const OVERVIEW_ERRORS: i64 = 200;
 
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS, schemars::JsonSchema)]
 #[ts(export)]
 pub struct FileError {
     pub path: String,
@@ -120,7 +120,7 @@ impl FileError {
     }
 }
 
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS, schemars::JsonSchema)]
 #[ts(export)]
 pub struct DocumentTree {
     pub document: DocumentRecord,
@@ -343,6 +343,31 @@ impl Library {
         let document = self.indexed(path).await?;
         let tree = self.store.structure_tree(document.id).await?;
         Ok(DocumentTree { document, tree })
+    }
+
+    /// An indexed document and its structure tree, named by id: how the
+    /// server lets a client read a document without naming a file.
+    pub async fn document(&self, id: i64) -> Result<DocumentTree> {
+        let missing = || Error::DocumentNotFound(id);
+        let path = self.store.document_path(id).await?.ok_or_else(missing)?;
+        let document = self
+            .store
+            .document(&path)
+            .await?
+            .filter(|d| d.status == "indexed")
+            .ok_or_else(missing)?;
+        let tree = self.store.structure_tree(document.id).await?;
+        Ok(DocumentTree { document, tree })
+    }
+
+    /// One passage (a chunk, as search finds and citations name it) with
+    /// its text and where it lies.
+    pub async fn passage(&self, chunk_id: i64) -> Result<StoredChunk> {
+        self.store
+            .chunks_by_id(&[chunk_id])
+            .await?
+            .pop()
+            .ok_or(Error::PassageNotFound(chunk_id))
     }
 
     /// The bytes of an indexed PDF, for the app's page viewer. Only a file

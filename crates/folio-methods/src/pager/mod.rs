@@ -39,7 +39,7 @@ const PAPER: MethodDefaults = MethodDefaults {
 };
 
 const OUTLINE: &str = "outline";
-const ANSWER: &str = "answer";
+const ANSWER: &str = crate::ANSWER_STEP;
 const VARIANT: Pick<PagerVariant> = Pick {
     name: "variant",
     help: "iterative (the method), or an ablation from the paper: parallel (all sub-queries at once), no-iter (one retrieval for the question), no-outline (summaries instead of a page).",

@@ -1,0 +1,420 @@
+//! Folio's own HTTP API under `/api`: each route a thin call into the
+//! [`Library`](folio_engine::Library), speaking the engine's own types.
+//! `openapi.rs` describes these same routes; its test checks the two lists
+//! agree.
+
+use std::convert::Infallible;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
+use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request, State};
+use axum::http::request::Parts;
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post, put};
+use axum::{Json, Router};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use folio_engine::library::{DocumentTree, LibraryOverview};
+use folio_engine::methods::runner::AskRequest;
+use folio_engine::methods::{methods, EventSink, MethodInfo, RunEvent};
+use folio_engine::retrieve::{SearchHit, SearchMode};
+use folio_engine::store::{
+    Collection, DocumentPage, Job, RunRecord, Scope, StoredChunk, Thread, ThreadSummary,
+};
+
+use crate::error::{ApiError, ErrorBody};
+use crate::ServerState;
+
+/// How long a client may take to send a request's body.
+const BODY_TIMEOUT: Duration = Duration::from_secs(30);
+/// The most items a list returns, whatever `limit` asks.
+const MAX_LIST: i64 = 500;
+
+pub fn routes() -> Router<ServerState> {
+    Router::new()
+        .route("/api/status", get(status))
+        .route("/api/methods", get(list_methods))
+        .route("/api/search", post(search))
+        .route("/api/ask", post(ask))
+        .route("/api/runs", get(runs))
+        .route("/api/runs/{id}", get(run))
+        .route("/api/threads", get(threads))
+        .route("/api/threads/{id}", get(thread).delete(delete_thread))
+        .route("/api/collections", get(collections))
+        .route(
+            "/api/collections/{name}",
+            put(save_collection).delete(delete_collection),
+        )
+        .route("/api/documents", get(documents))
+        .route("/api/documents/{id}", get(document))
+        .route("/api/passages/{id}", get(passage))
+        .route("/api/jobs", get(jobs))
+        .route("/api/jobs/pause", post(pause_jobs))
+        .route("/api/jobs/resume", post(resume_jobs))
+        .route("/api/jobs/{id}/cancel", post(cancel_job))
+}
+
+pub async fn no_route() -> ApiError {
+    ApiError::not_found("no such route; GET /openapi.json lists them")
+}
+
+pub async fn no_method() -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        "this route does not take that method; GET /openapi.json lists them",
+    )
+}
+
+/// A JSON body, its refusals worded as [`ApiError`]s (413 for one over
+/// the limit), read within [`BODY_TIMEOUT`].
+pub struct Body<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Body<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
+        match tokio::time::timeout(BODY_TIMEOUT, Json::<T>::from_request(request, state)).await {
+            Ok(Ok(Json(value))) => Ok(Body(value)),
+            Ok(Err(rejection)) => Err(json_refused(rejection)),
+            Err(_) => Err(ApiError::new(
+                StatusCode::REQUEST_TIMEOUT,
+                "timeout",
+                "the request body took too long to arrive",
+            )),
+        }
+    }
+}
+
+fn json_refused(rejection: JsonRejection) -> ApiError {
+    let status = rejection.status();
+    if status == StatusCode::PAYLOAD_TOO_LARGE {
+        return ApiError::new(
+            status,
+            "too_large",
+            format!(
+                "the request body is over the {} KiB limit",
+                crate::MAX_BODY / 1024
+            ),
+        );
+    }
+    ApiError::new(status, "bad_request", rejection.body_text())
+}
+
+/// A path parameter, refused as an [`ApiError`].
+pub struct PathOf<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for PathOf<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        Path::<T>::from_request_parts(parts, state)
+            .await
+            .map(|Path(v)| PathOf(v))
+            .map_err(|r: PathRejection| ApiError::bad_request(r.body_text()))
+    }
+}
+
+/// Query parameters, refused as an [`ApiError`].
+pub struct QueryOf<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for QueryOf<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        Query::<T>::from_request_parts(parts, state)
+            .await
+            .map(|Query(v)| QueryOf(v))
+            .map_err(|r: QueryRejection| ApiError::bad_request(r.body_text()))
+    }
+}
+
+type Reply<T> = Result<Json<T>, ApiError>;
+
+async fn status(State(s): State<ServerState>) -> Reply<LibraryOverview> {
+    Ok(Json(s.library.overview().await?))
+}
+
+async fn list_methods() -> Json<Vec<MethodInfo>> {
+    Json(methods().iter().map(|m| m.info()).collect())
+}
+
+/// What `POST /api/search` takes.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct SearchRequest {
+    pub query: String,
+    /// How many chunks; 10 by default, at most 100.
+    #[serde(default)]
+    pub k: Option<usize>,
+    /// Hybrid by default.
+    #[serde(default)]
+    pub mode: Option<SearchMode>,
+    #[serde(default)]
+    pub scope: Scope,
+}
+
+async fn search(
+    State(s): State<ServerState>,
+    Body(request): Body<SearchRequest>,
+) -> Reply<Vec<SearchHit>> {
+    let k = request.k.unwrap_or(10);
+    if !(1..=100).contains(&k) {
+        return Err(ApiError::bad_request("k must be between 1 and 100"));
+    }
+    let _turn = s.searches.enter().await?;
+    let mode = request.mode.unwrap_or(SearchMode::Hybrid);
+    Ok(Json(
+        s.library
+            .search(&request.query, k, mode, &request.scope)
+            .await?,
+    ))
+}
+
+/// One server-sent event of `POST /api/ask` with `Accept:
+/// text/event-stream`: `progress` while the run works, then `run` with the
+/// stored run, or `error`.
+#[derive(Serialize, schemars::JsonSchema)]
+#[serde(tag = "event", content = "data", rename_all = "lowercase")]
+pub enum AskEvent {
+    Progress(#[schemars(with = "serde_json::Value")] RunEvent),
+    Run(RunRecord),
+    Error(ErrorBody),
+}
+
+/// The run `request` asks for, started on its own task so a client that
+/// goes away stops the answer (through the returned guard's cancel) rather
+/// than dropping it half stored.
+pub fn start_ask(
+    s: &ServerState,
+    request: AskRequest,
+    events: EventSink,
+) -> (
+    tokio::task::JoinHandle<Result<RunRecord, ApiError>>,
+    tokio_util::sync::DropGuard,
+) {
+    let cancel = s.library.stop_token().child_token();
+    let library = s.library.clone();
+    let task_cancel = cancel.clone();
+    let task = tokio::spawn(async move { Ok(library.ask(&request, &events, &task_cancel).await?) });
+    (task, cancel.drop_guard())
+}
+
+/// Checks the method before the request queues, so a misspelt one is told
+/// at once rather than after the questions ahead of it (its options are
+/// checked when the run starts).
+pub fn check_ask(request: &AskRequest) -> Result<(), ApiError> {
+    folio_engine::methods::find(&request.method)
+        .map(|_| ())
+        .map_err(|e| ApiError::bad_request(e.to_string()))
+}
+
+async fn ask(
+    State(s): State<ServerState>,
+    headers: HeaderMap,
+    Body(request): Body<AskRequest>,
+) -> Result<Response, ApiError> {
+    check_ask(&request)?;
+    let turn = s.asks.enter().await?;
+    if !wants_events(&headers) {
+        let (task, _guard) = start_ask(&s, request, EventSink::default());
+        let run = task.await.map_err(|e| {
+            ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string())
+        })??;
+        return Ok(Json(run).into_response());
+    }
+    let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
+    let (task, guard) = start_ask(&s, request, EventSink::new(sender));
+    let progress = futures::stream::unfold(receiver, |mut r| async move {
+        r.recv().await.map(|e| (AskEvent::Progress(e), r))
+    });
+    let end = futures::stream::once(async move {
+        let _turn = turn;
+        match task.await {
+            Ok(Ok(run)) => AskEvent::Run(run),
+            Ok(Err(e)) => AskEvent::Error(e.body()),
+            Err(e) => AskEvent::Error(
+                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()).body(),
+            ),
+        }
+    });
+    use futures::StreamExt;
+    let events = progress.chain(end).map(move |event| {
+        let _ = &guard;
+        Ok::<_, Infallible>(sse_event(&event))
+    });
+    Ok(Sse::new(events)
+        .keep_alive(KeepAlive::default())
+        .into_response())
+}
+
+fn sse_event(event: &AskEvent) -> Event {
+    let (name, data) = match event {
+        AskEvent::Progress(e) => ("progress", serde_json::to_string(e)),
+        AskEvent::Run(run) => ("run", serde_json::to_string(run)),
+        AskEvent::Error(e) => ("error", serde_json::to_string(e)),
+    };
+    Event::default()
+        .event(name)
+        .data(data.unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}")))
+}
+
+/// Whether the client asked for server-sent events.
+pub fn wants_events(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("text/event-stream"))
+}
+
+/// `?text=…&limit=…` of the history lists.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct ListQuery {
+    /// Only items whose question holds this text.
+    #[serde(default)]
+    pub text: Option<String>,
+    /// 50 by default, at most 500.
+    #[serde(default)]
+    pub limit: Option<i64>,
+}
+
+impl ListQuery {
+    fn limit(&self) -> i64 {
+        self.limit.unwrap_or(50).clamp(1, MAX_LIST)
+    }
+}
+
+async fn runs(
+    State(s): State<ServerState>,
+    QueryOf(q): QueryOf<ListQuery>,
+) -> Reply<Vec<RunRecord>> {
+    Ok(Json(
+        s.library.runs().list(q.text.as_deref(), q.limit()).await?,
+    ))
+}
+
+async fn run(State(s): State<ServerState>, PathOf(id): PathOf<i64>) -> Reply<RunRecord> {
+    Ok(Json(s.library.runs().get(id).await?))
+}
+
+async fn threads(
+    State(s): State<ServerState>,
+    QueryOf(q): QueryOf<ListQuery>,
+) -> Reply<Vec<ThreadSummary>> {
+    Ok(Json(
+        s.library
+            .threads()
+            .list(q.text.as_deref(), q.limit())
+            .await?,
+    ))
+}
+
+async fn thread(State(s): State<ServerState>, PathOf(id): PathOf<i64>) -> Reply<Thread> {
+    Ok(Json(s.library.threads().get(id).await?))
+}
+
+/// What a deletion answers.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct Deleted {
+    pub deleted: bool,
+}
+
+async fn delete_thread(State(s): State<ServerState>, PathOf(id): PathOf<i64>) -> Reply<Deleted> {
+    s.library.threads().delete(id).await?;
+    Ok(Json(Deleted { deleted: true }))
+}
+
+async fn collections(State(s): State<ServerState>) -> Reply<Vec<Collection>> {
+    Ok(Json(s.library.collections().list().await?))
+}
+
+/// What `PUT /api/collections/{name}` takes.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct CollectionFolders {
+    /// Watched folders (or folders inside them), as `GET /api/status` lists them.
+    pub folders: Vec<String>,
+}
+
+async fn save_collection(
+    State(s): State<ServerState>,
+    PathOf(name): PathOf<String>,
+    Body(body): Body<CollectionFolders>,
+) -> Reply<Collection> {
+    let folders: Vec<PathBuf> = body.folders.iter().map(PathBuf::from).collect();
+    Ok(Json(s.library.collections().save(&name, &folders).await?))
+}
+
+async fn delete_collection(
+    State(s): State<ServerState>,
+    PathOf(name): PathOf<String>,
+) -> Reply<Deleted> {
+    s.library.collections().delete(&name).await?;
+    Ok(Json(Deleted { deleted: true }))
+}
+
+/// `?folder=…&offset=…&limit=…` of the document list.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct DocumentsQuery {
+    /// A watched folder, as `GET /api/status` lists it.
+    pub folder: String,
+    #[serde(default)]
+    pub offset: Option<i64>,
+    /// 50 by default, at most 500.
+    #[serde(default)]
+    pub limit: Option<i64>,
+}
+
+async fn documents(
+    State(s): State<ServerState>,
+    QueryOf(q): QueryOf<DocumentsQuery>,
+) -> Reply<DocumentPage> {
+    let limit = q.limit.unwrap_or(50).clamp(1, MAX_LIST);
+    let offset = q.offset.unwrap_or(0).max(0);
+    Ok(Json(
+        s.library.folder_documents(&q.folder, offset, limit).await?,
+    ))
+}
+
+async fn document(State(s): State<ServerState>, PathOf(id): PathOf<i64>) -> Reply<DocumentTree> {
+    Ok(Json(s.library.document(id).await?))
+}
+
+async fn passage(State(s): State<ServerState>, PathOf(id): PathOf<i64>) -> Reply<StoredChunk> {
+    Ok(Json(s.library.passage(id).await?))
+}
+
+async fn jobs(State(s): State<ServerState>) -> Reply<JobsNow> {
+    jobs_now(&s).await.map(Json)
+}
+
+/// Background work now: the newest jobs and whether it is paused.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct JobsNow {
+    pub paused: bool,
+    pub jobs: Vec<Job>,
+}
+
+async fn jobs_now(s: &ServerState) -> Result<JobsNow, ApiError> {
+    Ok(JobsNow {
+        paused: s.library.jobs().paused_for_library().await?,
+        jobs: s.library.jobs().list(50).await?,
+    })
+}
+
+async fn pause_jobs(State(s): State<ServerState>) -> Reply<JobsNow> {
+    s.library.jobs().pause().await?;
+    jobs_now(&s).await.map(Json)
+}
+
+async fn resume_jobs(State(s): State<ServerState>) -> Reply<JobsNow> {
+    s.library.jobs().resume().await?;
+    jobs_now(&s).await.map(Json)
+}
+
+async fn cancel_job(State(s): State<ServerState>, PathOf(id): PathOf<i64>) -> Reply<Job> {
+    s.library.jobs().cancel(id).await?;
+    Ok(Json(s.library.jobs().get(id).await?))
+}
