@@ -12,7 +12,8 @@
 #    an OpenAI-compatible LLM server (llama-cpp-python, built from its PyPI
 #    sdist into .venv-llm-server/, git-ignored) for the HTTP backend's tests,
 #    the clients the server's tests speak through (the `openai` Python
-#    client and `jsonschema`, into .venv-clients/, git-ignored),
+#    client, the MCP Python SDK and `jsonschema`, into .venv-clients/,
+#    git-ignored),
 #    and tauri-driver (into .tools/, git-ignored) for the app's end-to-end
 #    tests, plus xdotool and python3-xlib, which answer the native file
 #    dialogs in them and close the window as a window manager would.
@@ -129,27 +130,29 @@ install_llm_server() {
 }
 
 # The real clients `folio serve` is tested with: OpenAI's Python client,
-# and jsonschema to check every reply against the server's OpenAPI
-# document. Pinned whole, so a new release cannot change a test's outcome.
+# the official MCP Python SDK, and jsonschema to check every reply against
+# the server's OpenAPI document. Pinned whole, so a new release cannot change a test's outcome.
 API_CLIENTS=(
-  annotated-types==0.8.0 anyio==4.16.0 attrs==26.1.0 h11==0.16.0 httpcore2==2.17.0
-  httpx2==2.17.0 idna==3.21 jiter==0.19.0 jsonschema==4.26.0
-  jsonschema-specifications==2025.9.1 openai==3.63.0 pydantic==2.14.4 pydantic_core==2.50.5
-  referencing==0.37.0 rpds-py==2026.9.1 sniffio==1.3.1 truststore==0.10.5
-  typing-inspection==0.4.5 typing_extensions==4.16.0
+  annotated-types==0.8.0 anyio==4.16.0 attrs==26.1.0 cffi==2.1.1 click==8.5.1
+  cryptography==51.0.1 h11==0.16.0 httpcore2==2.17.0 httpx2==2.17.0 idna==3.21 jiter==0.19.0
+  jsonschema==4.26.0 jsonschema-specifications==2025.9.1 mcp==2.3.0 mcp-types==2.3.0
+  openai==3.63.0 opentelemetry-api==1.45.3 pycparser==3.12 pydantic==2.14.4
+  pydantic_core==2.50.5 PyJWT==2.15.1 python-multipart==0.0.34 referencing==0.37.0
+  rpds-py==2026.9.1 sniffio==1.3.1 sse-starlette==3.7.1 starlette==1.10.0 truststore==0.10.5
+  typing-inspection==0.4.5 typing_extensions==4.16.0 uvicorn==0.55.0
 )
 
 install_api_clients() {
   local venv="$root/.venv-clients" wanted="${API_CLIENTS[*]}"
   if [ "$(cat "$venv/folio-pins" 2>/dev/null)" = "$wanted" ] &&
-    "$venv/bin/python" -c "import openai, jsonschema" 2>/dev/null; then
+    "$venv/bin/python" -c "import openai, jsonschema, mcp" 2>/dev/null; then
     log "API clients present in .venv-clients"
     return
   fi
   log "installing the API clients into .venv-clients"
   python3 -m venv --clear "$venv"
   "$venv/bin/python" -m pip install --quiet --no-deps "${API_CLIENTS[@]}"
-  "$venv/bin/python" -c "import openai, jsonschema"
+  "$venv/bin/python" -c "import openai, jsonschema, mcp"
   printf '%s' "$wanted" >"$venv/folio-pins"
 }
 

@@ -45,6 +45,8 @@ fn main() {
         "served_models",
         "server_support",
         "found_models",
+        "server_view",
+        "switch_server",
     ]);
     tauri_build::try_build(tauri_build::Attributes::new().app_manifest(manifest))
         .expect("tauri build configuration");

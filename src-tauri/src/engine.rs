@@ -3,7 +3,8 @@
 //! lane that resumes evaluations) and forwarding engine events to the UI.
 //! Saving settings swaps the whole engine; closing the app stops it cleanly,
 //! so a running ingest pass commits its batch and resumes on the next start.
-//! The engine also keeps how fast its model answered, measured once: a new
+//! The engine runs the app's server (`server.rs`) when the library is
+//! served. It also keeps how fast its model answered, measured once: a new
 //! engine (new settings, perhaps a new model) measures again.
 
 use std::sync::Arc;
@@ -20,6 +21,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::batching::forward_batched;
+use crate::server::AppServer;
 
 /// The UI event that carries batches of [`EngineEvent`]s.
 pub const ENGINE_EVENT: &str = "engine";
@@ -35,6 +37,8 @@ pub struct Engine {
     /// of the model's full attention, so it happens once per engine, and a
     /// second caller waits for the first's measurement.
     pub pace: Arc<OnceCell<Pace>>,
+    /// The library served to other apps, when Settings' switch says so.
+    pub server: AppServer,
     stop: CancellationToken,
     tasks: Vec<JoinHandle<()>>,
 }
@@ -47,10 +51,13 @@ impl Engine {
             tokio::spawn(forward_engine_events(app, library.clone(), stop.clone())),
             tokio::spawn(run_background(library.clone(), stop.clone())),
         ];
+        let server = AppServer::default();
+        server.follow(&library).await;
         Ok(Engine {
             library,
             config,
             pace: Arc::default(),
+            server,
             stop,
             tasks,
         })
@@ -59,6 +66,7 @@ impl Engine {
     /// Stops the watcher and jobs at their next safe point and closes the
     /// database.
     pub async fn stop(self) {
+        self.server.stop().await;
         self.stop.cancel();
         self.library.stop_token().cancel();
         for task in self.tasks {

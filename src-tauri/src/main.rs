@@ -12,6 +12,7 @@ mod engine;
 mod ipc_error;
 mod path_grants;
 mod secrets;
+mod server;
 mod settings;
 mod state;
 #[cfg(test)]
@@ -19,7 +20,9 @@ mod webview_policy;
 
 use tauri::Manager;
 
-use crate::commands::{answers, evaluate, library, settings as settings_commands};
+use crate::commands::{
+    answers, evaluate, library, server as server_commands, settings as settings_commands,
+};
 use crate::state::AppState;
 
 /// A session logout or `kill` sends SIGTERM: leave through the same exit
@@ -90,6 +93,8 @@ fn main() {
             settings_commands::served_models,
             settings_commands::server_support,
             settings_commands::found_models,
+            server_commands::server_view,
+            server_commands::switch_server,
         ])
         .build(tauri::generate_context!())
         .unwrap_or_else(|e| {

@@ -13,6 +13,8 @@
 // methods on two rust-book questions, compare them question by question
 // and open their runs side by side,
 // list the models on this computer in Settings and use one found there,
+// serve the library to other apps from Settings and reach it with the token
+// from outside the window,
 // check hostile document text renders inert, and close the window in the
 // middle of ingesting the hotpotqa sample's 2,006 passages. Screenshots of every view go
 // to $FOLIO_E2E_OUT/screenshots. Run through scripts/e2e.sh.
@@ -1021,6 +1023,105 @@ describe("Folio in a real window", () => {
     expect(await app.execute<string>("return document.documentElement.dataset.theme;")).toBe("dark");
     await open("library");
     await shot("17-library-dark");
+  });
+
+  it("settings: serves the library to other apps, reached with the token from outside the window, and stops", async () => {
+    await open("settings");
+    const panel = await app.byTestId("server-panel", 15_000);
+    // A fresh data folder: nothing is served until the person switches it on.
+    const initially = await app.byTestId("server-status", 15_000);
+    expect((await initially.text()).trim()).toBe("Off: no other app can reach this library.");
+    // Port 0: the shell binds a free port, and the status names it.
+    await setField("server-address", "127.0.0.1:0");
+    await app.execute('document.querySelector("[data-testid=server-panel]").scrollIntoView()');
+    await (await app.byTestId("server-switch")).click();
+    await app.waitFor("the library served, or why not", 30_000, async () => {
+      const status = await app.all('[data-testid="server-status"]');
+      const said = status.length > 0 ? await status[0].text() : "";
+      return /Serving on|not serving/.test(said) || (await app.all('[data-testid="server-panel"] .error-notice')).length > 0;
+    });
+    const refusals = await Promise.all(
+      (await app.all('[data-testid="server-panel"] .error-notice')).map((notice) => notice.text()),
+    );
+    expect(refusals).toEqual([]);
+    const said = (await (await app.byTestId("server-status")).text()).trim();
+    const serving = /^Serving on (http:\/\/127\.0\.0\.1:(\d+))$/.exec(said);
+    expect(serving, said).not.toBeNull();
+    const [, base, port] = serving!;
+    expect(Number(port)).toBeGreaterThan(0);
+    const field = await app.execute<{ value: string; disabled: boolean; on: boolean }>(
+      'const a = document.getElementById("server-address");' +
+        ' return { value: a.value, disabled: a.disabled, on: document.querySelector("[data-testid=server-switch]").checked };',
+    );
+    expect(field).toEqual({ value: `127.0.0.1:${port}`, disabled: true, on: true });
+
+    // The token is hidden until Show, in the curl command too.
+    expect((await (await app.byTestId("server-token")).text()).trim()).toMatch(/^•+$/);
+    await (await app.byTestId("server-token-toggle")).click();
+    await app.waitFor("the token shown", 10_000, async () => {
+      return !/•/.test(await (await app.byTestId("server-token")).text());
+    });
+    const token = (await (await app.byTestId("server-token")).text()).trim();
+    expect(token).toMatch(/^[0-9a-f]{64}$/);
+    // No keyring here (no session bus): the token is kept in a file of the data folder.
+    const kept = /Kept in (\/\S+\/server-token)\./.exec(await (await app.byTestId("server-token-kept")).text());
+    expect(kept).not.toBeNull();
+    expect(readFileSync(kept![1], "utf8").trim()).toBe(token);
+    expect((await (await app.byTestId("server-openai-url")).text()).trim()).toBe(`${base}/v1`);
+    const curl = await (await app.byTestId("server-curl")).text();
+    expect(curl).toContain(`Authorization: Bearer ${token}`);
+    expect(curl).toContain(`${base}/api/search`);
+
+    // A client outside the window (this test's process), as another app
+    // would be: Folio's API and its methods as OpenAI-compatible models.
+    const auth = { Authorization: `Bearer ${token}` };
+    const status = await fetch(`${base}/api/status`, { headers: auth });
+    expect(status.status).toBe(200);
+    const overview = (await status.json()) as { counts: { documents: number } };
+    expect(overview.counts).toBeDefined();
+    expect(overview.counts.documents).toBeGreaterThan(0);
+    const models = await fetch(`${base}/v1/models`, { headers: auth });
+    expect(models.status).toBe(200);
+    const listed = (await models.json()) as { data: { id: string }[] };
+    expect(Array.isArray(listed.data)).toBe(true);
+    expect(listed.data.map((m) => m.id)).toContain("folio/vanilla-rag");
+    // Without the token, nothing.
+    expect((await fetch(`${base}/api/status`)).status).toBe(401);
+    expect((await fetch(`${base}/v1/models`, { headers: { Authorization: "Bearer not-the-token" } })).status).toBe(401);
+
+    // Hidden again for the screenshot, as a person leaves it.
+    await (await app.byTestId("server-token-toggle")).click();
+    await app.waitFor("the token hidden", 10_000, async () => {
+      return /^•+$/.test((await (await app.byTestId("server-token")).text()).trim());
+    });
+    expect(await panel.text()).not.toContain(token);
+    await app.execute('document.querySelector("[data-testid=server-panel]").scrollIntoView()');
+    await shot("22-server-settings");
+
+    await (await app.byTestId("server-switch")).click();
+    await app.waitFor("serving to stop", 30_000, async () => {
+      return !/Serving on/.test(await (await app.byTestId("server-status")).text());
+    });
+    expect((await (await app.byTestId("server-status")).text()).trim()).toBe("Off: no other app can reach this library.");
+    expect(await app.all('[data-testid="server-token"]')).toHaveLength(0);
+    const stopped = await app.execute<{ disabled: boolean; on: boolean }>(
+      'return { disabled: document.getElementById("server-address").disabled,' +
+        ' on: document.querySelector("[data-testid=server-switch]").checked };',
+    );
+    expect(stopped).toEqual({ disabled: false, on: false });
+    // The port is closed: a client is refused. (A kept-alive socket the
+    // server closed may fail differently first; a fresh one is refused.)
+    let refused: unknown;
+    await app.waitFor("the port refused", 10_000, async () => {
+      try {
+        await fetch(`${base}/api/status`, { headers: auth });
+        return false;
+      } catch (e) {
+        refused = e;
+        return (e as { cause?: { code?: string } }).cause?.code === "ECONNREFUSED";
+      }
+    });
+    expect(refused).toBeInstanceOf(TypeError);
   });
 
   it("shows a file that stopped Folio as set aside in Library, and retries it", async () => {

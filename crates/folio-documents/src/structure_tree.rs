@@ -264,6 +264,22 @@ impl StructureTree {
         self.heading_path(id).join(" > ")
     }
 
+    /// The document's text as the tree holds it, as markdown: each structure
+    /// node a heading of its depth, each content node a paragraph, in
+    /// reading order. What a client reading a whole document is given.
+    pub fn markdown(&self) -> String {
+        let mut out = String::new();
+        for n in self.nodes.iter().filter(|n| !n.text.trim().is_empty()) {
+            if n.kind == NodeKind::Structure {
+                out.push_str(&"#".repeat((n.depth as usize).clamp(1, 6)));
+                out.push(' ');
+            }
+            out.push_str(n.text.trim());
+            out.push_str("\n\n");
+        }
+        out
+    }
+
     /// Indented outline for `folio tree`: structure nodes show their title,
     /// content nodes the start of their text.
     pub fn render(&self, content_chars: usize) -> String {

@@ -5,7 +5,9 @@
 //!   status and jobs), described by `/openapi.json`, which is generated
 //!   from the very Rust types the routes speak;
 //! - `/v1/…`, an OpenAI-compatible chat API whose models are the methods
-//!   (`folio/vanilla-rag`, …), for the chat apps people already use.
+//!   (`folio/vanilla-rag`, …), for the chat apps people already use;
+//! - `/mcp`, the MCP server (streamable HTTP) for assistants, which
+//!   [`serve_stdio`] also speaks over stdio (`folio mcp`).
 //!
 //! Safe by default: the listener binds loopback unless the caller allows
 //! otherwise ([`bind`]); every route wants the bearer token and a Host
@@ -20,6 +22,7 @@ mod error;
 mod gate;
 mod guard;
 mod listen;
+mod mcp;
 mod openai;
 mod openapi;
 pub mod secret;
@@ -30,6 +33,9 @@ use std::sync::Arc;
 
 use axum::extract::DefaultBodyLimit;
 use axum::Router;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::ServiceExt;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
@@ -94,23 +100,52 @@ pub async fn bind(options: &ServeOptions) -> Result<TcpListener, ServeError> {
         })
 }
 
-/// The whole router for a server listening on `bound`.
-pub fn router(
+fn ask_gate() -> gate::Gate {
+    gate::Gate::new("ask", ASKS_RUNNING, ASKS_WAITING)
+}
+
+fn search_gate() -> gate::Gate {
+    gate::Gate::new("search", SEARCHES_RUNNING, SEARCHES_WAITING)
+}
+
+/// The whole router for a server listening on `bound`, until `shutdown`.
+fn router(
     library: Arc<Library>,
     token: Token,
     bound: SocketAddr,
     allow_hosts: &[String],
+    shutdown: &CancellationToken,
 ) -> Router {
     let state = ServerState {
         library,
         token: Arc::new(token),
         hosts: Arc::new(guard::allowed_hosts(bound, allow_hosts)),
-        asks: gate::Gate::new("ask", ASKS_RUNNING, ASKS_WAITING),
-        searches: gate::Gate::new("search", SEARCHES_RUNNING, SEARCHES_WAITING),
+        asks: ask_gate(),
+        searches: search_gate(),
+    };
+    let mcp = {
+        let state = state.clone();
+        // The guard has checked the Host already, against this server's
+        // own names; MCP sessions end when the server does.
+        let config = StreamableHttpServerConfig::default()
+            .disable_allowed_hosts()
+            .with_cancellation_token(shutdown.child_token());
+        StreamableHttpService::new(
+            move || {
+                Ok(mcp::FolioMcp::new(
+                    state.library.clone(),
+                    state.asks.clone(),
+                    state.searches.clone(),
+                ))
+            },
+            Arc::new(LocalSessionManager::default()),
+            config,
+        )
     };
     Router::new()
         .merge(api::routes())
         .merge(openai::routes())
+        .nest_service("/mcp", mcp)
         .route("/openapi.json", axum::routing::get(openapi::document))
         .fallback(api::no_route)
         .method_not_allowed_fallback(api::no_method)
@@ -122,6 +157,68 @@ pub fn router(
         .with_state(state)
 }
 
+/// A server started inside another program (the app), until [`stop`](RunningServer::stop).
+pub struct RunningServer {
+    pub addr: SocketAddr,
+    stop: CancellationToken,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl RunningServer {
+    /// Stops accepting, and lets requests in flight finish.
+    pub async fn stop(self) {
+        self.stop.cancel();
+        let _ = self.task.await;
+    }
+}
+
+/// Binds `options.addr` and serves `library` there in the background.
+pub async fn start(
+    library: Arc<Library>,
+    options: &ServeOptions,
+    token: Token,
+) -> Result<RunningServer, ServeError> {
+    let listener = bind(options).await?;
+    let addr = listener.local_addr().map_err(|source| ServeError::Bind {
+        addr: options.addr,
+        source,
+    })?;
+    let stop = library.stop_token().child_token();
+    let task = tokio::spawn({
+        let (stop, hosts) = (stop.clone(), options.allow_hosts.clone());
+        async move { serve(library, listener, token, &hosts, stop).await }
+    });
+    Ok(RunningServer { addr, stop, task })
+}
+
+/// How clients reach a server on `addr`: what the app's Settings offers to
+/// copy and the README shows.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[ts(export)]
+pub struct ClientConfigs {
+    /// The server's root, e.g. `http://127.0.0.1:7733`.
+    pub base_url: String,
+    /// For chat apps: the OpenAI-compatible base URL; the token is the API
+    /// key, and the models are `folio/<method>`.
+    pub openai_base_url: String,
+    /// A `curl` command that searches the library.
+    pub curl: String,
+}
+
+impl ClientConfigs {
+    pub fn new(addr: SocketAddr, token: &Token) -> ClientConfigs {
+        let base_url = format!("http://{addr}");
+        ClientConfigs {
+            openai_base_url: format!("{base_url}/v1"),
+            curl: format!(
+                "curl -s -H 'Authorization: Bearer {}' -H 'Content-Type: application/json' -d '{{\"query\": \"ownership\", \"k\": 5}}' {base_url}/api/search",
+                token.expose()
+            ),
+            base_url,
+        }
+    }
+}
+
 /// Serves `library` on `listener` until `shutdown` is cancelled.
 pub async fn serve(
     library: Arc<Library>,
@@ -131,7 +228,19 @@ pub async fn serve(
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
     let bound = listener.local_addr()?;
-    let router = router(library, token, bound, allow_hosts);
+    let router = router(library, token, bound, allow_hosts, &shutdown);
     listen::run(listener, router, shutdown).await;
+    Ok(())
+}
+
+/// The MCP server over this process's stdin and stdout (`folio mcp`),
+/// until the client closes them.
+pub async fn serve_stdio(library: Arc<Library>) -> std::io::Result<()> {
+    let server = mcp::FolioMcp::new(library, ask_gate(), search_gate());
+    let running = server
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(std::io::Error::other)?;
+    running.waiting().await.map_err(std::io::Error::other)?;
     Ok(())
 }

@@ -99,6 +99,11 @@ enum IndexCommand {
     /// Folio's methods as OpenAI-compatible models; keeps folders indexed
     /// as `watch` does.
     Serve(serve::ServeArgs),
+    /// Serve the library over stdin and stdout as an MCP server, for
+    /// assistants that start it themselves (Claude Desktop's
+    /// `mcpServers`). It serves the index as it is; `folio watch`, `folio
+    /// serve` or the app keep it current.
+    Mcp,
     /// Search indexed chunks.
     Search {
         query: String,
@@ -263,6 +268,7 @@ async fn run(cli: Cli) -> Result<()> {
         IndexCommand::Jobs { command } => jobs::run(&library, command, cli.json).await,
         IndexCommand::Watch => watch(&library, cli.json).await,
         IndexCommand::Serve(args) => serve::run(library, args, cli.json).await,
+        IndexCommand::Mcp => Ok(folio_server::serve_stdio(std::sync::Arc::new(library)).await?),
         IndexCommand::Collections { command } => collections(&library, command, cli.json).await,
         IndexCommand::Search {
             query,

@@ -1,131 +1,26 @@
-//! `folio serve` with real clients: raw sockets for what a hostile client
-//! does (no token, a wrong one, a forged Host, a body over the limit, paths
-//! in place of ids, a client too slow to send its headers), OpenAI's own
-//! Python client for the methods as models (a streamed answer and its
-//! follow-up), and a walk over every operation `/openapi.json` describes,
-//! each reply checked against the document's schema.
+//! `folio serve` and `folio mcp` with real clients: raw sockets for what a
+//! hostile client does (no token, a wrong one, a forged Host, a body over
+//! the limit, paths in place of ids, a client too slow to send its
+//! headers), OpenAI's own Python client for the methods as models (a
+//! streamed answer and its follow-up), the official MCP Python SDK over
+//! stdio and over streamable HTTP, and a walk over every operation
+//! `/openapi.json` describes, each reply checked against the document's
+//! schema.
 
 mod common;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::engine::{folio, rust_book, tiny_model};
+use common::engine::tiny_model;
+use common::served::{serve_command, Server};
 use serde_json::{json, Value};
 
 const QUESTION: &str = "How do I make a variable mutable?";
 const FOLLOW_UP: &str = "Why is that not the default?";
-
-/// A `folio serve` on a library of three rust-book chapters.
-struct Server {
-    child: Child,
-    addr: String,
-    token: String,
-    data: tempfile::TempDir,
-    docs: tempfile::TempDir,
-}
-
-impl Server {
-    fn start() -> Server {
-        let data = tempfile::tempdir().unwrap();
-        let docs = tempfile::tempdir().unwrap();
-        for chapter in [
-            "ch03-01-variables-and-mutability.md",
-            "ch04-01-what-is-ownership.md",
-            "ch15-01-box.md",
-        ] {
-            std::fs::copy(rust_book().join(chapter), docs.path().join(chapter)).unwrap();
-        }
-        let docs_path = docs.path().to_str().unwrap().to_string();
-        succeeded(&folio(data.path(), &["add", &docs_path]));
-        let log = data.path().join("serve.log");
-        let child = serve_command(data.path(), &["--addr", "127.0.0.1:0"])
-            .stdout(std::fs::File::create(&log).unwrap())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let start = Instant::now();
-        let addr = loop {
-            let first = std::fs::read_to_string(&log).unwrap_or_default();
-            if let Some(line) = first.lines().next() {
-                let serving: Value = serde_json::from_str(line).expect("the address as JSON");
-                break serving["serving"].as_str().unwrap().to_string();
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(60),
-                "folio serve did not start"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        };
-        let shown = folio(data.path(), &["serve", "--show-token"]);
-        succeeded(&shown);
-        let token = String::from_utf8(shown.stdout).unwrap().trim().to_string();
-        Server {
-            child,
-            addr,
-            token,
-            data,
-            docs,
-        }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr)
-    }
-
-    fn docs(&self) -> String {
-        std::fs::canonicalize(self.docs.path())
-            .unwrap()
-            .display()
-            .to_string()
-    }
-
-    /// A request with the token, its status and JSON reply.
-    async fn call(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
-        let client = reqwest::Client::new();
-        let mut request = client
-            .request(method.parse().unwrap(), self.url(path))
-            .bearer_auth(&self.token);
-        if let Some(body) = body {
-            request = request.json(&body);
-        }
-        let reply = request.send().await.unwrap();
-        let status = reply.status().as_u16();
-        (status, reply.json().await.unwrap_or(Value::Null))
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve_command(data_dir: &Path, args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_folio"));
-    command
-        .env("FOLIO_CONFIG", "/dev/null")
-        .env("FOLIO_LLM_MODEL", tiny_model())
-        .arg("--json")
-        .arg("--data-dir")
-        .arg(data_dir)
-        .arg("serve")
-        .args(args)
-        .stdin(Stdio::null());
-    command
-}
-
-fn succeeded(out: &Output) {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 /// What the server answers to `request`, sent as raw bytes: the way to
 /// send what a well-behaved client library would not.
@@ -468,4 +363,132 @@ async fn every_operation_in_the_openapi_document_answers_as_it_describes() {
         .call("GET", &format!("/api/threads/{}", run["thread_id"]), None)
         .await;
     assert_eq!(status, 404, "the walk deleted the thread");
+}
+
+/// What the MCP client saw, over either transport.
+fn check_mcp_session(got: &Value, docs: &str) {
+    assert_eq!(got["server"], "folio");
+    let tools = got["tools"].as_object().unwrap();
+    let mut names: Vec<&str> = tools.keys().map(String::as_str).collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["ask", "list_collections", "list_threads", "read", "search"]
+    );
+    // The schemas are the engine's own types: a search's scope has every
+    // kind of scope, an ask takes a method, its options and a thread.
+    let search = tools["search"]["input"].to_string();
+    for field in ["query", "mode", "paths", "collections", "formats", "since"] {
+        assert!(
+            search.contains(&format!("\"{field}\"")),
+            "search lacks {field}: {search}"
+        );
+    }
+    assert_eq!(tools["search"]["input"]["required"], json!(["query"]));
+    let ask = &tools["ask"];
+    for field in ["question", "method", "options", "thread", "scope", "k"] {
+        assert!(
+            ask["input"]["properties"].get(field).is_some(),
+            "ask lacks {field}: {ask}"
+        );
+    }
+    let description = ask["description"].as_str().unwrap();
+    for method in [
+        "vanilla-rag",
+        "pager",
+        "rdr2",
+        "ig2rag",
+        "activerag",
+        "crp-rag",
+        "ircot",
+    ] {
+        assert!(
+            description.contains(&format!("- {method}:")),
+            "{description}"
+        );
+    }
+    assert!(
+        description.contains("retriever"),
+        "the options are listed: {description}"
+    );
+    for tool in ["search", "ask", "read"] {
+        assert_eq!(tools[tool]["output"]["type"], "object", "{tool}");
+    }
+
+    let hits = got["hits"].as_array().unwrap();
+    assert!(!hits.is_empty());
+    assert!(hits
+        .iter()
+        .all(|h| h["path"].as_str().unwrap().starts_with(docs)));
+    assert_eq!(got["run"]["status"], "done", "{}", got["run"]);
+    assert!(!got["run"]["answer"].as_str().unwrap().trim().is_empty());
+    let progress: Vec<&str> = got["progress"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["message"].as_str())
+        .collect();
+    assert!(
+        progress.iter().any(|m| m.starts_with("retrieved")),
+        "{progress:?}"
+    );
+    assert!(
+        progress.iter().any(|m| m.starts_with("answer")),
+        "{progress:?}"
+    );
+    assert!(!got["passage"]["text"].as_str().unwrap().is_empty());
+    assert_eq!(got["bad_read"], true);
+    assert!(got["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|t| t["id"] == got["run"]["thread_id"]));
+    assert_eq!(got["collections"], json!([]));
+    let resources = got["resources"].as_array().unwrap();
+    assert_eq!(resources.len(), 3, "{resources:?}");
+    assert!(resources
+        .iter()
+        .all(|r| r["uri"].as_str().unwrap().starts_with("folio://document/")));
+    assert!(got["resource_text"].as_str().unwrap().contains('#'));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_sdk_client_over_stdio_searches_asks_with_progress_and_reads() {
+    let server = Server::start();
+    let data = server.data.path().to_str().unwrap();
+    let got = client_script(
+        "mcp_client.py",
+        &[
+            "stdio",
+            env!("CARGO_BIN_EXE_folio"),
+            data,
+            &server.docs(),
+            QUESTION,
+        ],
+    );
+    check_mcp_session(&got[0], &server.docs());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_sdk_client_over_streamable_http_needs_the_token_and_gets_the_same() {
+    let server = Server::start();
+    let got = client_script(
+        "mcp_client.py",
+        &[
+            "http",
+            &server.url(""),
+            &server.token,
+            &server.docs(),
+            QUESTION,
+        ],
+    );
+    check_mcp_session(&got[0], &server.docs());
+    let (status, _) = reqwest::Client::new()
+        .post(server.url("/mcp"))
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}))
+        .send()
+        .await
+        .map(|r| (r.status().as_u16(), ()))
+        .unwrap();
+    assert_eq!(status, 401, "MCP over HTTP without the token");
 }

@@ -5,6 +5,7 @@ pub mod answers;
 pub mod dialogs;
 pub mod evaluate;
 pub mod library;
+pub mod server;
 pub mod settings;
 
 /// What every command returns.

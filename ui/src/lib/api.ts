@@ -30,6 +30,7 @@ import type { RunRecord } from "$lib/bindings/RunRecord";
 import type { Scope } from "$lib/bindings/Scope";
 import type { SearchHit } from "$lib/bindings/SearchHit";
 import type { SearchMode } from "$lib/bindings/SearchMode";
+import type { ServerView } from "$lib/bindings/ServerView";
 import type { SettingsInput } from "$lib/bindings/SettingsInput";
 import type { SettingsView } from "$lib/bindings/SettingsView";
 import type { Support } from "$lib/bindings/Support";
@@ -124,6 +125,14 @@ export const api = {
   pickModelFile: () => call<string | null>("pick_model_file"),
   /** GGUF files other apps keep and servers answering on 127.0.0.1; takes up to a few seconds. */
   foundModels: () => call<Found>("found_models"),
+  /** Whether the library is served to other apps on this machine, where, and how clients reach it. */
+  serverView: () => call<ServerView>("server_view"),
+  /**
+   * Serves the library at `address` (a loopback address; port 0 takes a free
+   * port) or stops serving it, and remembers the choice. A port in use does
+   * not reject: the view comes back not running, with the reason.
+   */
+  switchServer: (on: boolean, address: string) => call<ServerView>("switch_server", { on, address }),
   pickEvalPath: (pick: EvalPick) => call<string | null>("pick_eval_path", { pick }),
   /**
    * Runs a whole evaluation, streaming one event per message. Cancelled while

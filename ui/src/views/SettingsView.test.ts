@@ -4,10 +4,12 @@
 // to pick from, a model the server does not serve is pointed out, a failure
 // is shown beside the field, and a list never outlives its URL. And the
 // models on this computer (the kit's, other apps' files, loopback servers),
-// each of which fills the form's model fields for the save to check.
+// each of which fills the form's model fields for the save to check. And
+// the server switch, which acts at once, apart from the form.
 import { flushSync, mount, unmount } from "svelte";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Found } from "$lib/bindings/Found";
+import type { ServerView } from "$lib/bindings/ServerView";
 import type { SettingsView as Settings } from "$lib/bindings/SettingsView";
 import { settle, type } from "$lib/testing/settle";
 
@@ -16,6 +18,7 @@ vi.mock("@tauri-apps/api/core", () => shell);
 
 const { default: SettingsView } = await import("./SettingsView.svelte");
 const { expectInert, expectVisible, HOSTILE_PAYLOADS } = await import("$lib/testing/hostile");
+const { localServer } = await import("$lib/stores/server.svelte");
 
 const stored: Settings = {
   backend: "openai",
@@ -104,6 +107,17 @@ const onThisComputer: Found = {
   passed_over: [{ path: "/home/me/.lmstudio/models/x/mmproj.gguf", reason: "a vision projector" }],
 };
 
+/** The library not served, as server_view reports it. */
+const notServed: ServerView = {
+  on: false,
+  running: false,
+  address: "127.0.0.1:7733",
+  error: null,
+  token: null,
+  token_kept_in: "the OS keyring",
+  clients: null,
+};
+
 /** What found_models answers next. */
 let found: () => Promise<Found>;
 /** What served_models answers next: ids, or an error to reject with. */
@@ -135,10 +149,18 @@ beforeEach(async () => {
     if (command === "served_models") return served();
     if (command === "found_models") return found();
     if (command === "server_support") return supported();
+    if (command === "server_view") return notServed;
+    if (command === "switch_server") {
+      const base = "http://127.0.0.1:7733";
+      const curl = `curl -s -H 'Authorization: Bearer tok' ${base}/api/search`;
+      return { ...notServed, on: true, running: true, token: "tok", clients: { base_url: base, openai_base_url: `${base}/v1`, curl } };
+    }
     // The person declines the confirmation: the form keeps what they typed.
     if (command === "save_settings") throw { code: "not_confirmed", message: "declined", details: null };
     throw { code: "internal", message: `unexpected command ${command}`, details: null };
   });
+  // The server's store outlives the view, as it does in the app: start each test afresh.
+  Object.assign(localServer, { view: null, address: "", switching: null, error: null });
   target = document.body.appendChild(document.createElement("div"));
   instance = mount(SettingsView, { target });
   await settle();
@@ -155,8 +177,9 @@ describe("SettingsView: the server's models", () => {
     type(modelInput(), "qwen");
     type(target.querySelector<HTMLInputElement>("#api-key")!, "sk-typed");
     await settle();
-    // Looking for models on this computer asks only 127.0.0.1, never the URL typed.
-    expect(shell.invoke.mock.calls.map(([command]) => command)).toEqual(["settings", "found_models"]);
+    // Looking for models on this computer asks only 127.0.0.1, never the URL
+    // typed; whether the library is served is asked of the shell.
+    expect(shell.invoke.mock.calls.map(([command]) => command).sort()).toEqual(["found_models", "server_view", "settings"]);
     expect(calls("found_models")).toEqual([undefined]);
     expect(button().textContent).toContain("List the server's models");
     expect(select()).toBeNull();
@@ -470,5 +493,23 @@ describe("SettingsView: the models on this computer", () => {
     await settle();
     expectVisible(section(), HOSTILE_PAYLOADS);
     expectInert(section());
+  });
+});
+
+describe("SettingsView: serving to other apps", () => {
+  it("switches at once, outside the form: Save neither switches nor sends the server's address", async () => {
+    const panel = q("server-panel")!;
+    expect(panel.closest("form")).toBeNull();
+    expect(panel.textContent).toContain("Serve to other apps");
+    q<HTMLInputElement>("server-switch")!.click();
+    await settle();
+    expect(calls("switch_server")).toEqual([{ on: true, address: "127.0.0.1:7733" }]);
+    expect(calls("save_settings")).toEqual([]);
+    expect(q("server-status")!.textContent).toBe("Serving on http://127.0.0.1:7733");
+
+    q<HTMLButtonElement>("settings-save")!.click();
+    await settle();
+    expect(calls("switch_server")).toHaveLength(1);
+    expect(JSON.stringify(calls("save_settings")[0])).not.toContain("7733");
   });
 });

@@ -97,6 +97,9 @@ pub struct LibraryOverview {
     pub watching: bool,
 }
 
+/// The settings key of [`Library::serve_address`].
+const SERVE_ADDRESS_KEY: &str = "serve_address";
+
 /// How many failures the overview lists; the rest are counted.
 const OVERVIEW_ERRORS: i64 = 200;
 
@@ -345,6 +348,24 @@ impl Library {
         Ok(DocumentTree { document, tree })
     }
 
+    /// The address the app serves this library on whenever it opens it
+    /// (Settings' server switch); `None` when it does not serve it.
+    pub async fn serve_address(&self) -> Result<Option<String>> {
+        Ok(self
+            .store
+            .setting(SERVE_ADDRESS_KEY)
+            .await?
+            .filter(|a| !a.is_empty()))
+    }
+
+    /// Remembers the switch: serve at `address`, or (`None`) do not.
+    pub async fn set_serve_address(&self, address: Option<&str>) -> Result<()> {
+        Ok(self
+            .store
+            .set_setting(SERVE_ADDRESS_KEY, address.unwrap_or_default())
+            .await?)
+    }
+
     /// An indexed document and its structure tree, named by id: how the
     /// server lets a client read a document without naming a file.
     pub async fn document(&self, id: i64) -> Result<DocumentTree> {
@@ -358,6 +379,11 @@ impl Library {
             .ok_or_else(missing)?;
         let tree = self.store.structure_tree(document.id).await?;
         Ok(DocumentTree { document, tree })
+    }
+
+    /// An indexed document's text, as markdown from its structure tree.
+    pub async fn document_text(&self, id: i64) -> Result<String> {
+        Ok(self.document(id).await?.tree.markdown())
     }
 
     /// One passage (a chunk, as search finds and citations name it) with

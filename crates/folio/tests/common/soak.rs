@@ -1,10 +1,11 @@
-//! How big the soak tests run: `crates/folio/tests/kill_loop.rs`, `crates/folio/tests/load.rs` and
-//! `crates/folio/tests/hostile.rs`. At full size they take about half an hour between
-//! them, too much for every CI run, so by default (`cargo test`, CI) they
-//! run at a smaller size that still checks every one of their promises, and
-//! `FOLIO_SOAK=full` (what `scripts/soak.sh` sets) runs them at the size
-//! docs/hardening.md quotes. The choice is made here alone, so the three
-//! tests cannot disagree about which size is running.
+//! How big the soak tests run: `crates/folio/tests/kill_loop.rs`,
+//! `crates/folio/tests/load.rs`, `crates/folio/tests/hostile.rs` and
+//! `crates/folio/tests/serve_load.rs`. At full size they take about forty
+//! minutes between them, too much for every CI run, so by default (`cargo
+//! test`, CI) they run at a smaller size that still checks every one of
+//! their promises, and `FOLIO_SOAK=full` (what `scripts/soak.sh` sets) runs
+//! them at the size docs/hardening.md quotes. The choice is made here
+//! alone, so the tests cannot disagree about which size is running.
 #![allow(dead_code)]
 
 use std::path::PathBuf;
