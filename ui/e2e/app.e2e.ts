@@ -1068,6 +1068,7 @@ describe("Folio in a real window", () => {
     expect(kept).not.toBeNull();
     expect(readFileSync(kept![1], "utf8").trim()).toBe(token);
     expect((await (await app.byTestId("server-openai-url")).text()).trim()).toBe(`${base}/v1`);
+    expect((await (await app.byTestId("server-mcp-url")).text()).trim()).toBe(`${base}/mcp`);
     const curl = await (await app.byTestId("server-curl")).text();
     expect(curl).toContain(`Authorization: Bearer ${token}`);
     expect(curl).toContain(`${base}/api/search`);

@@ -201,6 +201,9 @@ pub struct ClientConfigs {
     /// For chat apps: the OpenAI-compatible base URL; the token is the API
     /// key, and the models are `folio/<method>`.
     pub openai_base_url: String,
+    /// For assistants: the MCP endpoint (streamable HTTP), with the token
+    /// as a bearer header.
+    pub mcp_url: String,
     /// A `curl` command that searches the library.
     pub curl: String,
 }
@@ -210,6 +213,7 @@ impl ClientConfigs {
         let base_url = format!("http://{addr}");
         ClientConfigs {
             openai_base_url: format!("{base_url}/v1"),
+            mcp_url: format!("{base_url}/mcp"),
             curl: format!(
                 "curl -s -H 'Authorization: Bearer {}' -H 'Content-Type: application/json' -d '{{\"query\": \"ownership\", \"k\": 5}}' {base_url}/api/search",
                 token.expose()

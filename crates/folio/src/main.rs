@@ -95,9 +95,9 @@ enum IndexCommand {
     },
     /// Keep watched folders indexed until interrupted (Ctrl-C).
     Watch,
-    /// Serve the library to other apps on this machine: an HTTP API, and
-    /// Folio's methods as OpenAI-compatible models; keeps folders indexed
-    /// as `watch` does.
+    /// Serve the library to other apps on this machine: MCP for
+    /// assistants, an HTTP API, and Folio's methods as OpenAI-compatible
+    /// models; keeps folders indexed as `watch` does.
     Serve(serve::ServeArgs),
     /// Serve the library over stdin and stdout as an MCP server, for
     /// assistants that start it themselves (Claude Desktop's

@@ -70,6 +70,9 @@ fn client_script(name: &str, args: &[&str]) -> Value {
         .join("tests/clients")
         .join(name);
     let out = Command::new(python(".venv-clients"))
+        // What `folio mcp` answers with, when the client spawns it.
+        .env("FOLIO_CONFIG", "/dev/null")
+        .env("FOLIO_LLM_MODEL", tiny_model())
         .arg(script)
         .args(args)
         .output()

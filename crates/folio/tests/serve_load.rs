@@ -3,9 +3,10 @@
 //! Every request ends in an answer or a clear "busy" refusal (503, code
 //! `busy`), every answered ask is stored, the folder ends fully indexed,
 //! and the searches' p50 and p95 latency under load are reported beside
-//! the same searches with nothing else running. CI runs it for 20 s over
-//! 2,000 passages; `scripts/soak.sh` (FOLIO_SOAK=full) for the two minutes
-//! over 8,000 the server issue asks for.
+//! the same searches with nothing else running. CI runs it for 15 s over
+//! 1,000 passages;
+//! `scripts/soak.sh` (FOLIO_SOAK=full) for the two minutes over 8,000 the
+//! server issue asks for.
 
 mod common;
 
@@ -33,6 +34,9 @@ const QUERIES: &[&str] = &[
 
 #[derive(Debug)]
 struct Outcome {
+    /// When it was sent, in milliseconds since the epoch (as jobs record
+    /// their times).
+    sent_ms: i64,
     ask: bool,
     status: u16,
     code: String,
@@ -42,6 +46,10 @@ struct Outcome {
 
 async fn request(server: &Server, client: &reqwest::Client, ask: bool, query: &str) -> Outcome {
     let started = Instant::now();
+    let sent_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
     let (path, body) = if ask {
         let question = format!("What does the book say about {query}?");
         (
@@ -61,6 +69,7 @@ async fn request(server: &Server, client: &reqwest::Client, ask: bool, query: &s
     let status = reply.status().as_u16();
     let body: Value = reply.json().await.expect("every reply is JSON");
     Outcome {
+        sent_ms,
         ask,
         status,
         code: body["error"]["code"]
@@ -81,7 +90,7 @@ fn percentile(mut seconds: Vec<f64>, p: f64) -> f64 {
 #[tokio::test(flavor = "multi_thread")]
 async fn twenty_clients_search_and_ask_while_a_folder_is_indexed() {
     let soak = Soak::from_env();
-    let (passages, duration) = soak.pick((2_000, 20), (8_000, 120));
+    let (passages, duration) = soak.pick((1_000, 15), (8_000, 120));
     let server = Arc::new(Server::start());
     let client = reqwest::Client::new();
 
@@ -171,10 +180,27 @@ async fn twenty_clients_search_and_ask_while_a_folder_is_indexed() {
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
 
+    // The load ran while the folder was being indexed: many requests were
+    // sent between its job's start and end.
+    let (_, jobs) = server.call("GET", "/api/jobs", None).await;
+    let job = &jobs["jobs"][0];
+    let (began, ended) = (
+        job["created_at"].as_i64().unwrap(),
+        job["updated_at"].as_i64().unwrap(),
+    );
+    let during = outcomes
+        .iter()
+        .filter(|o| (began..=ended).contains(&o.sent_ms))
+        .count();
+    assert!(
+        during >= CLIENTS,
+        "only {during} requests were sent while the folder was indexed: {job}"
+    );
+
     let asks = outcomes.iter().filter(|o| o.ask).count();
     eprintln!(
         "load: {CLIENTS} clients for {duration} s while {passages} passages were indexed: {} requests \
-         ({} searches, {asks} asks, {} answered, {} refused as busy)",
+         ({during} while indexing; {} searches, {asks} asks, {} answered, {} refused as busy)",
         outcomes.len(),
         searches.len(),
         answered.len(),

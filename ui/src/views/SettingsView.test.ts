@@ -153,7 +153,7 @@ beforeEach(async () => {
     if (command === "switch_server") {
       const base = "http://127.0.0.1:7733";
       const curl = `curl -s -H 'Authorization: Bearer tok' ${base}/api/search`;
-      return { ...notServed, on: true, running: true, token: "tok", clients: { base_url: base, openai_base_url: `${base}/v1`, curl } };
+      return { ...notServed, on: true, running: true, token: "tok", clients: { base_url: base, openai_base_url: `${base}/v1`, mcp_url: `${base}/mcp`, curl } };
     }
     // The person declines the confirmation: the form keeps what they typed.
     if (command === "save_settings") throw { code: "not_confirmed", message: "declined", details: null };

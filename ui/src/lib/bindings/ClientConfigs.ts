@@ -15,6 +15,11 @@ base_url: string,
  */
 openai_base_url: string, 
 /**
+ * For assistants: the MCP endpoint (streamable HTTP), with the token
+ * as a bearer header.
+ */
+mcp_url: string, 
+/**
  * A `curl` command that searches the library.
  */
 curl: string, };

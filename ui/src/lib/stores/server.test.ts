@@ -24,7 +24,7 @@ const on: ServerView = {
   running: true,
   address: "127.0.0.1:45123",
   token: "t",
-  clients: { base_url: "http://127.0.0.1:45123", openai_base_url: "http://127.0.0.1:45123/v1", curl: "curl" },
+  clients: { base_url: "http://127.0.0.1:45123", openai_base_url: "http://127.0.0.1:45123/v1", mcp_url: "http://127.0.0.1:45123/mcp", curl: "curl" },
 };
 
 const asked = (command: string) => core.invoke.mock.calls.filter(([c]) => c === command).map(([, args]) => args);

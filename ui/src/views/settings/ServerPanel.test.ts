@@ -42,6 +42,7 @@ function serving(address: string, token = TOKEN): ServerView {
     clients: {
       base_url: base,
       openai_base_url: `${base}/v1`,
+      mcp_url: `${base}/mcp`,
       curl: `curl -s -H 'Authorization: Bearer ${token}' -H 'Content-Type: application/json' -d '{"query": "ownership", "k": 5}' ${base}/api/search`,
     },
   };
@@ -130,6 +131,7 @@ describe("ServerPanel", () => {
     const configs = q("server-clients")!.textContent!.replace(/\s+/g, " ");
     expect(configs).toContain("Chat apps (OpenAI-compatible)");
     expect(q("server-openai-url")!.textContent).toBe("http://127.0.0.1:45123/v1");
+    expect(q("server-mcp-url")!.textContent).toBe("http://127.0.0.1:45123/mcp");
     expect(configs).toContain("The token above");
     expect(configs).toContain("folio/<method>");
     expect(configs).toContain("folio/vanilla-rag");
@@ -309,7 +311,7 @@ describe("ServerPanel", () => {
       error: null,
       token: HOSTILE,
       token_kept_in: HOSTILE,
-      clients: { base_url: HOSTILE, openai_base_url: HOSTILE, curl: HOSTILE },
+      clients: { base_url: HOSTILE, openai_base_url: HOSTILE, mcp_url: HOSTILE, curl: HOSTILE },
     };
     switched = async () => hostile;
     await flip();
@@ -320,6 +322,7 @@ describe("ServerPanel", () => {
     expectVisible(q("server-curl")!);
     expectVisible(q("server-token-kept")!);
     expectVisible(q("server-openai-url")!);
+    expectVisible(q("server-mcp-url")!);
     expectVisible(q("server-status")!);
     expectInert(panel.querySelector(".clients")!);
     for (const id of ["server-token", "server-token-kept", "server-status"]) expectInert(q(id)!);
