@@ -15,8 +15,11 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use axum::{Json, Router};
+use futures::StreamExt;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use tokio::task::JoinHandle;
+use tokio_util::sync::DropGuard;
 
 use folio_engine::library::{DocumentTree, LibraryOverview};
 use folio_engine::methods::runner::AskRequest;
@@ -177,6 +180,8 @@ async fn search(
 /// One server-sent event of `POST /api/ask` with `Accept:
 /// text/event-stream`: `progress` while the run works, then `run` with the
 /// stored run, or `error`.
+// Each event is made, written out and dropped at once: its size is no cost.
+#[allow(clippy::large_enum_variant)]
 #[derive(Serialize, schemars::JsonSchema)]
 #[serde(tag = "event", content = "data", rename_all = "lowercase")]
 pub enum AskEvent {
@@ -192,15 +197,20 @@ pub fn start_ask(
     s: &ServerState,
     request: AskRequest,
     events: EventSink,
-) -> (
-    tokio::task::JoinHandle<Result<RunRecord, ApiError>>,
-    tokio_util::sync::DropGuard,
-) {
+) -> (JoinHandle<Result<RunRecord, ApiError>>, DropGuard) {
     let cancel = s.library.stop_token().child_token();
     let library = s.library.clone();
     let task_cancel = cancel.clone();
     let task = tokio::spawn(async move { Ok(library.ask(&request, &events, &task_cancel).await?) });
     (task, cancel.drop_guard())
+}
+
+/// The run a [`start_ask`] task ended with.
+pub async fn answered(
+    task: JoinHandle<Result<RunRecord, ApiError>>,
+) -> Result<RunRecord, ApiError> {
+    task.await
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?
 }
 
 /// Checks the method before the request queues, so a misspelt one is told
@@ -221,10 +231,7 @@ async fn ask(
     let turn = s.asks.enter().await?;
     if !wants_events(&headers) {
         let (task, _guard) = start_ask(&s, request, EventSink::default());
-        let run = task.await.map_err(|e| {
-            ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string())
-        })??;
-        return Ok(Json(run).into_response());
+        return Ok(Json(answered(task).await?).into_response());
     }
     let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
     let (task, guard) = start_ask(&s, request, EventSink::new(sender));
@@ -233,15 +240,13 @@ async fn ask(
     });
     let end = futures::stream::once(async move {
         let _turn = turn;
-        match task.await {
-            Ok(Ok(run)) => AskEvent::Run(run),
-            Ok(Err(e)) => AskEvent::Error(e.body()),
-            Err(e) => AskEvent::Error(
-                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()).body(),
-            ),
+        match answered(task).await {
+            Ok(run) => AskEvent::Run(run),
+            Err(e) => AskEvent::Error(e.body()),
         }
     });
-    use futures::StreamExt;
+    // The guard lives as long as the stream: a client that goes away
+    // cancels the run.
     let events = progress.chain(end).map(move |event| {
         let _ = &guard;
         Ok::<_, Infallible>(sse_event(&event))
@@ -257,9 +262,7 @@ fn sse_event(event: &AskEvent) -> Event {
         AskEvent::Run(run) => ("run", serde_json::to_string(run)),
         AskEvent::Error(e) => ("error", serde_json::to_string(e)),
     };
-    Event::default()
-        .event(name)
-        .data(data.unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}")))
+    Event::default().event(name).data(data.unwrap_or_default())
 }
 
 /// Whether the client asked for server-sent events.

@@ -44,7 +44,7 @@ pub async fn guard(State(state): State<ServerState>, request: Request, next: Nex
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
         .map(str::to_ascii_lowercase);
-    if !host.is_some_and(|h| state.hosts.iter().any(|allowed| *allowed == h)) {
+    if !host.is_some_and(|h| state.hosts.contains(&h)) {
         return ApiError::new(
             StatusCode::FORBIDDEN,
             "host_refused",

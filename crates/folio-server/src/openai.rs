@@ -24,13 +24,14 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
+use tokio::task::JoinHandle;
 
 use folio_engine::methods::runner::{AskRequest, RewriteMode};
 use folio_engine::methods::{methods, Citation, CitedBy, EventSink, RunEvent, ANSWER_STEP};
 use folio_engine::path_text::shown;
 use folio_engine::store::{RunRecord, RunStatus, Scope};
 
-use crate::api::{check_ask, start_ask, Body};
+use crate::api::{answered, check_ask, start_ask, Body};
 use crate::error::ApiError;
 use crate::ServerState;
 
@@ -214,7 +215,7 @@ async fn chat(
     let id = format!("folio-{}", now());
     if !chat.stream {
         let (task, _guard) = start_ask(&s, request, EventSink::default());
-        let run = finished(task.await)?;
+        let run = finished(task).await?;
         let completion = ChatCompletion {
             id,
             object: "chat.completion".into(),
@@ -287,7 +288,7 @@ async fn chat(
     };
     let end = futures::stream::once(async move {
         let _turn = turn;
-        let run = match finished(task.await) {
+        let run = match finished(task).await {
             Ok(run) => run,
             Err(e) => return vec![Err(e)],
         };
@@ -384,12 +385,10 @@ fn run_named_in(answer: &str) -> Option<i64> {
     digits.parse().ok()
 }
 
-fn finished(
-    joined: Result<Result<RunRecord, ApiError>, tokio::task::JoinError>,
-) -> Result<RunRecord, ApiError> {
-    let run = joined.map_err(|e| {
-        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string())
-    })??;
+/// The run a chat's task ended with, if it answered: a chat app has no
+/// place for a failed run but an error.
+async fn finished(task: JoinHandle<Result<RunRecord, ApiError>>) -> Result<RunRecord, ApiError> {
+    let run = answered(task).await?;
     match run.status {
         RunStatus::Done => Ok(run),
         _ => Err(ApiError::new(
