@@ -353,6 +353,7 @@ async fn every_operation_in_the_openapi_document_answers_as_it_describes() {
     assert_eq!(walked.len(), operations);
     for call in walked {
         assert_eq!(call["errors"], json!([]), "{call}");
+        assert_eq!(call["refusals"], json!([401, 403]), "{call}");
         // The walk's job is long finished: cancelling it is refused as
         // not found, in the shape the document gives refusals.
         let expected = if call["operation"] == "postApiJobsByIdCancel" {

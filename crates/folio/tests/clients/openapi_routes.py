@@ -2,7 +2,9 @@
 from it would: path and query parameters and bodies as the document types
 them, filled from the examples the test passes, and every reply checked
 against the document's schema for its status (jsonschema, draft 2020-12).
-Prints one line per operation as JSON for the Rust test to check.
+Each operation is also sent without the token and with a forged Host
+first, which must be refused. Prints one line per operation as JSON for
+the Rust test to check.
 
 usage: openapi_routes.py BASE_URL TOKEN EXAMPLES_JSON
 """
@@ -17,10 +19,13 @@ from jsonschema import Draft202012Validator
 base, token, examples = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 
 
-def call(method, path, body=None):
+def call(method, path, body=None, bearer=token, host=None):
     data = None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(f"{base}{path}", data=data, method=method.upper())
-    request.add_header("Authorization", f"Bearer {token}")
+    if bearer is not None:
+        request.add_header("Authorization", f"Bearer {bearer}")
+    if host is not None:
+        request.add_header("Host", host)
     if data is not None:
         request.add_header("Content-Type", "application/json")
     try:
@@ -67,9 +72,11 @@ for method, path, operation in operations:
         Draft202012Validator(
             {**operation["requestBody"]["content"]["application/json"]["schema"], "components": components}
         ).validate(body)
+    # Refused before anything runs: no token, and a Host that is not this server's.
+    refusals = [call(method, url, body, bearer=None)[0], call(method, url, body, host="evil.example")[0]]
     status, reply = call(method, url, body)
     responses = operation["responses"]
     described = responses.get(str(status), responses["default"])
     schema = {**described["content"]["application/json"]["schema"], "components": components}
     errors = [e.message for e in Draft202012Validator(schema).iter_errors(reply)]
-    print(json.dumps({"operation": operation["operationId"], "url": url, "status": status, "errors": errors[:3]}))
+    print(json.dumps({"operation": operation["operationId"], "url": url, "status": status, "refusals": refusals, "errors": errors[:3]}))
