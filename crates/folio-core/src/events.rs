@@ -59,7 +59,9 @@ pub struct JobProgress {
 }
 
 /// How far a pass of long work has got.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, ts_rs::TS, schemars::JsonSchema,
+)]
 #[ts(export)]
 pub struct Progress {
     pub done: u64,

@@ -4,10 +4,14 @@
 
 use std::path::PathBuf;
 
+use crate::config::ConfigError;
 use crate::export::ExportError;
 use folio_embed::EmbedError;
+use folio_llm::calibration::CalibrationError;
+use folio_llm::discovery::ChoiceError;
 use folio_llm::prompts::PromptError;
 use folio_llm::LlmError;
+use folio_methods::crp_rag::calibrate::CalibrateError;
 use folio_methods::MethodError;
 use folio_retrieve::RetrieveError;
 use folio_store::{ScopeError, StoreError};
@@ -74,6 +78,14 @@ pub enum Error {
     Walk(#[from] folio_retrieve::ppr::PprError),
     #[error(transparent)]
     Scope(#[from] ScopeError),
+    #[error(transparent)]
+    Choice(#[from] ChoiceError),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Calibrate(#[from] CalibrateError),
+    #[error(transparent)]
+    Calibration(#[from] CalibrationError),
 }
 
 impl Error {
@@ -96,6 +108,7 @@ impl Error {
             Error::Export(e) => !matches!(e, ExportError::Write { .. }),
             Error::Method(e) => e.is_user_error(),
             Error::Scope(e) => e.is_user_error(),
+            Error::Choice(_) | Error::Calibrate(CalibrateError::NoLogprobs { .. }) => true,
             _ => false,
         }
     }

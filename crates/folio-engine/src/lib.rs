@@ -8,6 +8,7 @@ pub mod eval;
 pub mod export;
 pub mod library;
 pub mod model_check;
+pub mod models;
 #[cfg(test)]
 mod testing;
 

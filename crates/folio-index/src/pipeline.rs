@@ -92,7 +92,16 @@ pub enum Change {
 }
 
 #[derive(
-    Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, ts_rs::TS,
+    Debug,
+    Default,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    ts_rs::TS,
+    schemars::JsonSchema,
 )]
 #[ts(export)]
 pub struct PassSummary {

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use super::{Backend, LlmSettings};
 
 /// What a calibration measured for one model.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS, schemars::JsonSchema)]
 #[ts(export)]
 pub struct Calibration {
     /// Below this perplexity a step's knowledge counts as sufficient.

@@ -253,7 +253,7 @@ pub struct Capabilities {
 }
 
 /// Which model answers, for runs and `folio models`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS, schemars::JsonSchema)]
 #[ts(export)]
 pub struct ModelInfo {
     pub backend: Backend,

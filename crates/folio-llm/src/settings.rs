@@ -7,7 +7,9 @@ use serde::{Deserialize, Serialize};
 use folio_core::choice::Choice;
 pub use folio_core::server_http::ApiKey;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS, schemars::JsonSchema,
+)]
 #[ts(export)]
 #[serde(rename_all = "lowercase")]
 pub enum Backend {
@@ -29,7 +31,7 @@ impl Choice for Backend {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct LlmSettings {
     pub backend: Backend,
@@ -39,6 +41,7 @@ pub struct LlmSettings {
     /// For `openai`: the API root, e.g. `http://127.0.0.1:8080/v1`.
     pub base_url: String,
     /// For `openai`: sent as a bearer token when set.
+    #[schemars(with = "Option<String>")]
     pub api_key: Option<ApiKey>,
     pub context_size: u32,
     pub temperature: f32,

@@ -115,7 +115,9 @@ pub const DEFAULT_K: usize = 5;
 /// The request settings a caller chooses, shared by `folio ask` and every
 /// spec of `folio eval`; `None` takes the method's own value
 /// ([`super::MethodDefaults`]), else the configured one.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct AskSettings {
     /// Passages to retrieve.
     pub k: Option<usize>,
@@ -131,7 +133,16 @@ pub struct AskSettings {
 /// they are what summaries report and what a resumed evaluation must share.
 /// `k` and `temperature` stay `None` where each method's own applies
 /// ([`super::Params::resolve`] settles them per method).
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize, ts_rs::TS)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    serde::Serialize,
+    serde::Deserialize,
+    ts_rs::TS,
+    schemars::JsonSchema,
+)]
 #[ts(export)]
 pub struct ResolvedSettings {
     pub k: Option<usize>,

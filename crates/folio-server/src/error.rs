@@ -6,6 +6,7 @@
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use folio_engine::eval::EvalError;
 use serde::Serialize;
 
 /// A refused or failed request.
@@ -102,6 +103,23 @@ impl From<folio_engine::Error> for ApiError {
             }
             e if e.is_user_error() => ApiError::bad_request(message),
             _ => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", message),
+        }
+    }
+}
+
+/// An evaluation's refusals: what the client sent (its lines, its specs,
+/// its settings, an evaluation not finished yet) is the client's to fix;
+/// the engine's own failures keep their kind.
+impl From<EvalError> for ApiError {
+    fn from(e: EvalError) -> ApiError {
+        let message = e.to_string();
+        match e {
+            EvalError::Engine(e) => e.into(),
+            EvalError::NoSummary(_) => ApiError::new(StatusCode::CONFLICT, "not_finished", message),
+            EvalError::Read { .. } | EvalError::Write { .. } | EvalError::Interrupted(_) => {
+                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", message)
+            }
+            _ => ApiError::bad_request(message),
         }
     }
 }

@@ -47,6 +47,8 @@ pub use token::Token;
 /// The largest request body accepted; a question with its options and a
 /// chat's earlier messages fit many times over.
 pub const MAX_BODY: usize = 1 << 20;
+/// The most an evaluation's body may hold: its questions and its corpus.
+pub const MAX_EVALUATION_BODY: usize = 32 << 20;
 /// Questions answered at once (the model answers one at a time) and how
 /// many more may wait.
 const ASKS_RUNNING: usize = 1;

@@ -22,8 +22,17 @@ use folio_engine::store::{
     Collection, DocumentPage, Job, RunRecord, StoredChunk, Thread, ThreadSummary,
 };
 
+use folio_engine::eval::diff::Diff;
+use folio_engine::graph::{GraphBuildOptions, GraphStatus};
+use folio_engine::llm::calibration::Calibration;
+use folio_engine::models::{ModelsNow, UseReport};
+use folio_engine::pipeline::PassSummary;
+
+use crate::api::evaluations::{DiffQuery, EvaluationView, StartEvaluation};
+use crate::api::models::UseModel;
 use crate::api::{
-    AskEvent, CollectionFolders, Deleted, DocumentsQuery, JobsNow, ListQuery, SearchRequest,
+    AskEvent, CollectionFolders, CompareRequest, Compared, Deleted, DocumentsQuery, JobsNow,
+    ListQuery, Queued, RetryFiles, SearchRequest,
 };
 use crate::error::ErrorBody;
 use crate::openai::{ChatChunk, ChatCompletion, ChatRequest, ModelList};
@@ -45,6 +54,8 @@ struct Operation {
     reply: Describe,
     /// What it sends instead as server-sent events, when asked.
     events: Option<Describe>,
+    /// The media type of its reply.
+    content_type: &'static str,
 }
 
 const fn op(
@@ -61,6 +72,7 @@ const fn op(
         body: None,
         reply,
         events: None,
+        content_type: "application/json",
     }
 }
 
@@ -75,6 +87,11 @@ impl Operation {
     }
     const fn events(mut self, events: Describe) -> Operation {
         self.events = Some(events);
+        self
+    }
+    /// Replies with markdown text rather than JSON.
+    const fn markdown(mut self) -> Operation {
+        self.content_type = "text/markdown";
         self
     }
 }
@@ -124,6 +141,20 @@ fn operations() -> Vec<Operation> {
         ),
         op(
             "get",
+            "/api/runs/{id}/markdown",
+            "One run as markdown, as `folio export` writes it",
+            of::<String>,
+        )
+        .markdown(),
+        op(
+            "post",
+            "/api/compare",
+            "Answer one question with several methods in turn, each a run of its own",
+            of::<Vec<Compared>>,
+        )
+        .body(of::<CompareRequest>),
+        op(
+            "get",
             "/api/threads",
             "Conversations, newest first",
             of::<Vec<ThreadSummary>>,
@@ -135,6 +166,13 @@ fn operations() -> Vec<Operation> {
             "A thread with every turn",
             of::<Thread>,
         ),
+        op(
+            "get",
+            "/api/threads/{id}/markdown",
+            "A thread as markdown, every turn with its sources",
+            of::<String>,
+        )
+        .markdown(),
         op(
             "delete",
             "/api/threads/{id}",
@@ -199,6 +237,71 @@ fn operations() -> Vec<Operation> {
         ),
         op("post", "/api/jobs/{id}/cancel", "Cancel a job", of::<Job>),
         op(
+            "post",
+            "/api/retry",
+            "Read files of watched folders again, each alone (set-aside or failed ones)",
+            of::<PassSummary>,
+        )
+        .body(of::<RetryFiles>),
+        op(
+            "get",
+            "/api/graph",
+            "How far each rubric's information-gain graph covers the library",
+            of::<GraphStatus>,
+        ),
+        op(
+            "post",
+            "/api/graph",
+            "Queue a graph job; the background work runs it",
+            of::<Queued>,
+        )
+        .body(of::<GraphBuildOptions>),
+        op(
+            "get",
+            "/api/models",
+            "The model that answers, its calibration, and the models found on this machine",
+            of::<ModelsNow>,
+        ),
+        op(
+            "post",
+            "/api/models/use",
+            "Make a model the one that answers (folio.toml; from the next start)",
+            of::<UseReport>,
+        )
+        .body(of::<UseModel>),
+        op(
+            "post",
+            "/api/models/calibrate",
+            "Measure the model's threshold for CRP-RAG's sufficiency check, and keep it",
+            of::<Calibration>,
+        ),
+        op(
+            "get",
+            "/api/evaluations",
+            "The evaluations kept here, each with its job",
+            of::<Vec<EvaluationView>>,
+        ),
+        op(
+            "post",
+            "/api/evaluations",
+            "Start an evaluation of methods on a dataset and corpus sent in the body",
+            of::<EvaluationView>,
+        )
+        .body(of::<StartEvaluation>),
+        op(
+            "get",
+            "/api/evaluations/{name}",
+            "An evaluation, its job and its report",
+            of::<EvaluationView>,
+        ),
+        op(
+            "get",
+            "/api/evaluations/{name}/diff",
+            "Where two of an evaluation's methods part ways",
+            of::<Diff>,
+        )
+        .query(of::<DiffQuery>),
+        op(
             "get",
             "/v1/models",
             "OpenAI-compatible: the methods as models",
@@ -254,8 +357,7 @@ fn build() -> Value {
                 json!({"required": true, "content": {"application/json": {"schema": body(&mut reads).to_value()}}}),
             );
         }
-        let mut content =
-            json!({"application/json": {"schema": (o.reply)(&mut writes).to_value()}});
+        let mut content = json!({o.content_type: {"schema": (o.reply)(&mut writes).to_value()}});
         if let Some(events) = o.events {
             content["text/event-stream"] = json!({"schema": events(&mut writes).to_value()});
         }

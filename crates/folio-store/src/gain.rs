@@ -15,7 +15,7 @@ const GAIN_VERSION_KEY: &str = "gain_version";
 
 /// How far the graph of one rubric covers the library, and what building
 /// it has cost.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS, schemars::JsonSchema)]
 #[ts(export)]
 pub struct RubricStatus {
     pub rubric: Rubric,
@@ -36,7 +36,9 @@ pub struct RubricStatus {
 }
 
 /// What scoring has spent, summed over scored and failed nodes.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize, ts_rs::TS)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize, ts_rs::TS, schemars::JsonSchema,
+)]
 #[ts(export)]
 pub struct BuildCost {
     pub nodes: i64,

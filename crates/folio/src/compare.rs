@@ -11,8 +11,8 @@ use clap::Args;
 use tokio_util::sync::CancellationToken;
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
-use folio_engine::eval::spec::{refuse_repeats, MethodSpec};
-use folio_engine::methods::runner::{AskRequest, AskSettings};
+use folio_engine::eval::spec::{compare_requests, MethodSpec};
+use folio_engine::methods::runner::AskSettings;
 use folio_engine::methods::{Citation, CitedBy};
 use folio_engine::path_text::shown_name;
 use folio_engine::store::{RunRecord, RunStatus};
@@ -55,29 +55,23 @@ pub async fn run(
     cancel: &CancellationToken,
     json: bool,
 ) -> Result<()> {
-    if args.methods.len() < 2 {
-        bail!("compare needs two methods or more, e.g. --methods vanilla-rag,activerag");
-    }
     let settings = AskSettings::from(args.settings);
-    let resolved = settings.resolve(&library.config().llm);
-    for spec in &args.methods {
-        spec.check(resolved)?;
-    }
-    refuse_repeats(&args.methods)?;
-    let scope = args.scope.scope();
-    let total = args.methods.len();
+    let requests = compare_requests(
+        &args.question,
+        &args.methods,
+        settings,
+        settings.resolve(&library.config().llm),
+        &args.scope.scope(),
+    )?;
+    let total = requests.len();
     let mut answered = Vec::with_capacity(total);
-    for (i, spec) in args.methods.iter().enumerate() {
+    for (i, (spec, request)) in args.methods.iter().zip(&requests).enumerate() {
         if cancel.is_cancelled() {
             break;
         }
         eprint!("[{}/{total}] {spec} … ", i + 1);
-        let request = AskRequest {
-            scope: scope.clone(),
-            ..spec.request(&args.question, settings)
-        };
         let started = Instant::now();
-        let run = ask_streaming(library, &request, cancel, true).await?;
+        let run = ask_streaming(library, request, cancel, true).await?;
         eprintln!(
             "{} in {:.1} s",
             run.status.as_str(),

@@ -2,18 +2,17 @@
 //! models found on this machine; `folio models use`: make one the default;
 //! `folio models calibrate`: the language model's sufficiency threshold.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use folio_engine::choice::Choice;
-use folio_engine::config::{config_file_path, ConfigFile};
-use folio_engine::llm::discovery::{choose, discover, Chosen, Found, Places};
+use folio_engine::config::config_file_path;
+use folio_engine::llm::discovery::{discover, Found, Places};
 use folio_engine::llm::{Backend, LlmSettings};
-use folio_engine::methods::crp_rag::calibrate::calibrate;
 use folio_engine::model_check::{check, ModelReport};
+use folio_engine::models::{calibrate_model as calibrate, use_model as use_model_in};
 use folio_engine::Config;
 
 use crate::print_json;
@@ -63,90 +62,37 @@ pub async fn run(args: ModelsArgs, config: &Config, json: bool) -> Result<()> {
     }
 }
 
-/// One `[llm]` setting `folio models use` changed.
-#[derive(Serialize)]
-struct Change {
-    key: &'static str,
-    from: String,
-    to: String,
-}
-
-#[derive(Serialize)]
-struct UseReport {
-    config_file: PathBuf,
-    changed: Vec<Change>,
-    /// The `[llm]` table as written, any API key masked.
-    llm: LlmSettings,
-}
-
 async fn use_model(args: UseArgs, config: &Config, json: bool) -> Result<()> {
-    let places = Places::from_env();
-    let chosen = choose(
+    let report = use_model_in(
         &args.name,
         args.model.as_deref(),
         &config.models_dir,
-        &places,
+        &config_file_path(),
+        &Places::from_env(),
     )
     .await?;
-    let path = config_file_path();
-    let mut file = ConfigFile::read(&path)?;
-    let before = file.llm.clone().unwrap_or_default();
-    let after = chosen.settings(before.clone());
-    file.llm = Some(after.clone());
-    file.write(&path)?;
-    let changed = changes(&before, &after);
     if json {
-        return print_json(&UseReport {
-            config_file: path,
-            changed,
-            llm: after.redacted(),
-        });
+        return print_json(&report);
     }
-    if changed.is_empty() {
-        println!(
-            "{} already answers; {} is unchanged",
-            after.model,
-            path.display()
-        );
+    let path = report.config_file.display();
+    if report.changed.is_empty() {
+        println!("{} already answers; {path} is unchanged", report.llm.model);
     } else {
-        println!("{}:", path.display());
-        for c in &changed {
+        println!("{path}:");
+        for c in &report.changed {
             println!("  {:<9} {} → {}", c.key, c.from, c.to);
         }
     }
-    if let Chosen::Kit { model, path } = &chosen {
-        if !path.is_file() {
-            eprintln!(
-                "note: {} is not fetched yet ({} is missing); scripts/setup.sh fetches it",
-                model.name,
-                path.display()
-            );
-        }
+    if let Some(missing) = &report.missing {
+        eprintln!(
+            "note: {} is missing: the model is not fetched yet; scripts/setup.sh fetches it",
+            missing.display()
+        );
     }
-    for var in ["FOLIO_LLM_BACKEND", "FOLIO_LLM_MODEL", "FOLIO_LLM_BASE_URL"] {
-        if std::env::var_os(var).is_some_and(|v| !v.is_empty()) {
-            eprintln!("note: {var} is set, and wins over folio.toml while it is");
-        }
+    for var in &report.overridden_by {
+        eprintln!("note: {var} is set, and wins over folio.toml while it is");
     }
     Ok(())
-}
-
-/// The settings `folio models use` sets, where they differ.
-fn changes(before: &LlmSettings, after: &LlmSettings) -> Vec<Change> {
-    let model = |s: &LlmSettings| match (s.backend, s.model.as_str()) {
-        (Backend::Embedded, "") => "(the kit's default)".to_string(),
-        (_, model) => model.to_string(),
-    };
-    let backend = |s: &LlmSettings| s.backend.as_str().to_string();
-    [
-        ("backend", backend(before), backend(after)),
-        ("model", model(before), model(after)),
-        ("base_url", before.base_url.clone(), after.base_url.clone()),
-    ]
-    .into_iter()
-    .filter(|(_, from, to)| from != to)
-    .map(|(key, from, to)| Change { key, from, to })
-    .collect()
 }
 
 async fn calibrate_model(config: &Config, json: bool) -> Result<()> {
@@ -163,11 +109,10 @@ async fn calibrate_model(config: &Config, json: bool) -> Result<()> {
     });
     eprintln!("calibrating {} on the probe set", config.llm.model);
     let progress = |done: usize, total: usize| eprint!("\r  answer {done} of {total}");
-    let measured = calibrate(llm.as_ref(), &prompts, &progress, &cancel).await;
+    let measured = calibrate(config, llm.as_ref(), &prompts, &progress, &cancel).await;
     eprintln!();
     let measured = measured?;
     let file = config.calibrations();
-    file.save(&config.llm, &measured)?;
     if json {
         return print_json(&measured);
     }

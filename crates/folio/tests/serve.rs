@@ -20,6 +20,36 @@ use common::served::{serve_command, Server};
 use serde_json::{json, Value};
 
 const QUESTION: &str = "How do I make a variable mutable?";
+
+/// A small evaluation: two questions and the passages that answer them.
+const EVAL_QUESTIONS: &str = r#"{"id": "q1", "question": "Which keyword makes a Rust variable mutable?", "answers": ["mut"]}
+{"id": "q2", "question": "What does Box<T> store on the heap?", "answers": ["data", "a value"]}
+"#;
+const EVAL_CORPUS: &str = r#"{"id": "p1", "title": "Mutability", "text": "Variables are immutable by default. Adding mut in front of the variable name makes it mutable."}
+{"id": "p2", "title": "Box", "text": "A Box<T> stores its data on the heap; what remains on the stack is the pointer to the heap data."}
+{"id": "p3", "title": "Ownership", "text": "Each value in Rust has an owner, and there can only be one owner at a time."}
+"#;
+
+/// Evaluation `name` once its job has ended, with its report.
+async fn wait_for_evaluation(server: &Server, name: &str) -> Value {
+    let started = Instant::now();
+    loop {
+        let (status, view) = server
+            .call("GET", &format!("/api/evaluations/{name}"), None)
+            .await;
+        assert_eq!(status, 200, "{view}");
+        match view["job"]["state"].as_str() {
+            Some("done") => return view,
+            Some("failed" | "cancelled") => panic!("the evaluation ended: {view}"),
+            _ => {}
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(600),
+            "the evaluation did not end: {view}"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
 const FOLLOW_UP: &str = "Why is that not the default?";
 
 /// What the server answers to `request`, sent as raw bytes: the way to
@@ -172,6 +202,40 @@ async fn the_server_refuses_a_missing_or_wrong_token_a_forged_host_big_bodies_an
     );
     let (status, _) = server.call("GET", "/api/passages/999999", None).await;
     assert_eq!(status, 404);
+    // The routes that take a name never take a path: a retry reads only
+    // files of watched folders, an evaluation's name is no folder, and a
+    // model is one the server lists.
+    let refused = [
+        ("POST", "/api/retry", json!({"paths": ["/etc/passwd"]})),
+        (
+            "POST",
+            "/api/retry",
+            json!({"paths": [format!("{}/../../etc/passwd", server.docs())]}),
+        ),
+        (
+            "POST",
+            "/api/evaluations",
+            json!({"name": "../evil", "dataset": "", "corpus": "", "methods": ["llm-only"]}),
+        ),
+        (
+            "POST",
+            "/api/evaluations",
+            json!({"name": ".hidden", "dataset": "", "corpus": "", "methods": ["llm-only"]}),
+        ),
+        ("POST", "/api/models/use", json!({"name": "/etc/passwd"})),
+        ("POST", "/api/models/use", json!({"name": "model.gguf"})),
+    ];
+    for (method, path, body) in refused {
+        let (status, reply) = server.call(method, path, Some(body.clone())).await;
+        assert_eq!(
+            (status, reply["error"]["code"].as_str()),
+            (400, Some("bad_request")),
+            "{body}: {reply}"
+        );
+    }
+    let (status, _) = server.call("GET", "/api/evaluations/..%2F..", None).await;
+    assert_eq!(status, 400);
+    assert!(!server.data.path().join("evil").exists());
     let (status, body) = server.call("DELETE", "/api/status", None).await;
     assert_eq!(
         (status, body["error"]["code"].as_str()),
@@ -320,21 +384,51 @@ async fn every_operation_in_the_openapi_document_answers_as_it_describes() {
         .call("GET", &format!("/api/documents?folder={docs}"), None)
         .await;
     let (_, jobs) = server.call("GET", "/api/jobs", None).await;
+    // An evaluation answered to its end, for its report and its diff; the
+    // walk starts it again under the same name, which reuses its answers.
+    let evaluation = json!({
+        "name": "first",
+        "dataset": EVAL_QUESTIONS,
+        "corpus": EVAL_CORPUS,
+        "methods": ["llm-only", "vanilla-rag"],
+        "max_tokens": 16,
+        "temperature": 0,
+    });
+    let (status, started) = server
+        .call("POST", "/api/evaluations", Some(evaluation.clone()))
+        .await;
+    assert_eq!(status, 200, "{started}");
+    let finished = wait_for_evaluation(&server, "first").await;
+    let report = &finished["report"];
+    assert_eq!(report["summary"]["questions"], 2, "{finished}");
+    assert_eq!(report["questions"][0]["rows"].as_array().unwrap().len(), 2);
     let examples = json!({
         "params": {
             "getApiRunsById.id": run["id"],
+            "getApiRunsByIdMarkdown.id": run["id"],
             "getApiThreadsById.id": run["thread_id"],
+            "getApiThreadsByIdMarkdown.id": run["thread_id"],
             "deleteApiThreadsById.id": run["thread_id"],
             "getApiDocumentsById.id": page["documents"][0]["id"],
             "getApiPassagesById.id": hits[0]["chunk_id"],
             "postApiJobsByIdCancel.id": jobs["jobs"][0]["id"],
             "name": "chapters",
+            "getApiEvaluationsByName.name": "first",
+            "getApiEvaluationsByNameDiff.name": "first",
+            "a": "llm-only",
+            "b": "vanilla-rag",
+            "right_by": "em",
             "folder": docs,
         },
         "bodies": {
             "postApiSearch": {"query": "mutable", "k": 2},
             "postApiAsk": {"question": QUESTION, "method": "llm-only", "max_tokens": 24, "temperature": 0, "options": {}},
+            "postApiCompare": {"question": QUESTION, "methods": ["llm-only", "vanilla-rag"], "max_tokens": 16, "temperature": 0},
             "putApiCollectionsByName": {"folders": [docs]},
+            "postApiRetry": {"paths": [format!("{docs}/ch15-01-box.md")]},
+            "postApiGraph": {"rubric": "coarse", "n": 2},
+            "postApiModelsUse": {"name": "smollm2-135m"},
+            "postApiEvaluations": evaluation,
             "postV1ChatCompletions": {"model": "folio/vanilla-rag", "messages": [{"role": "user", "content": QUESTION}], "max_tokens": 24},
         },
     });

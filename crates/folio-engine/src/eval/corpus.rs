@@ -21,7 +21,17 @@ struct Passage {
 }
 
 /// What writing a JSONL corpus out did.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, Deserialize, ts_rs::TS)]
+#[derive(
+    Debug,
+    Clone,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    Deserialize,
+    ts_rs::TS,
+    schemars::JsonSchema,
+)]
 #[ts(export)]
 pub struct WrittenCorpus {
     pub passages: usize,

@@ -20,7 +20,9 @@ use folio_methods::Trace;
 use folio_store::{RunStatus, Store};
 
 /// What counts as right.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS, schemars::JsonSchema,
+)]
 #[ts(export)]
 #[serde(rename_all = "kebab-case")]
 pub enum RightBy {
@@ -76,7 +78,7 @@ impl std::str::FromStr for RunRef {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS, schemars::JsonSchema)]
 #[ts(export, rename = "EvalDiff")]
 pub struct Diff {
     /// Each side as `DIR#SPEC`.
@@ -92,7 +94,7 @@ pub struct Diff {
 }
 
 /// A question one side got right and the other wrong.
-#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS, schemars::JsonSchema)]
 #[ts(export, rename = "EvalParting")]
 pub struct Parting {
     pub question_id: String,
@@ -104,7 +106,7 @@ pub struct Parting {
 }
 
 /// One side's answer to a question the sides parted on.
-#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS, schemars::JsonSchema)]
 #[ts(export, rename = "EvalSide")]
 pub struct Side {
     pub status: RunStatus,

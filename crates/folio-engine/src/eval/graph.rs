@@ -23,7 +23,7 @@ use folio_methods::{RetrieverKind, RETRIEVER};
 pub const DEFAULT_REACH: usize = 10;
 
 /// The graph an evaluation walked and what building it took.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS, schemars::JsonSchema)]
 #[ts(export)]
 pub struct GraphScope {
     pub reach: usize,

@@ -90,6 +90,20 @@ pub async fn cancel_running(library: &Library) -> crate::Result<()> {
     Ok(())
 }
 
+/// The newest evaluation job writing into `out`, if one was ever started.
+pub async fn job_for(library: &Library, out: &std::path::Path) -> Result<Option<Job>> {
+    let out = absolute(out)?;
+    Ok(library
+        .jobs()
+        .list(MAX_JOBS_LOOKED_AT)
+        .await?
+        .into_iter()
+        .find(|job| job.kind == EVAL_JOB && payload_of(job).is_ok_and(|r| r.out == out)))
+}
+
+/// How far back [`job_for`] looks.
+const MAX_JOBS_LOOKED_AT: usize = 1_000;
+
 /// The lane that resumes evaluation jobs in the background: those a crash
 /// or a shutdown left, and those a pause parked once they are resumed.
 pub struct EvalJobs;

@@ -9,7 +9,9 @@ use serde::{Deserialize, Serialize};
 
 use folio_core::text::normalize;
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, ts_rs::TS, schemars::JsonSchema,
+)]
 #[ts(export)]
 pub struct Scores {
     pub em: bool,

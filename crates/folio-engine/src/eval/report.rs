@@ -17,7 +17,7 @@ use super::OutDir;
 use folio_llm::Backend;
 use folio_store::{RunRecord, Store};
 
-#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS, schemars::JsonSchema)]
 #[ts(export, rename = "EvalReport")]
 pub struct Report {
     /// The evaluation's folder.
@@ -28,7 +28,7 @@ pub struct Report {
 }
 
 /// One question and each spec's answer to it, in the summary's spec order.
-#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS, schemars::JsonSchema)]
 #[ts(export, rename = "EvalQuestion")]
 pub struct QuestionResults {
     pub id: String,

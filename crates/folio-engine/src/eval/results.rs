@@ -20,7 +20,7 @@ use super::spec::MethodSpec;
 use folio_methods::{Citation, CitedBy};
 use folio_store::{RunRecord, RunStatus, Store};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS, schemars::JsonSchema)]
 #[ts(export, rename = "EvalRow")]
 pub struct Row {
     pub question_id: String,

@@ -16,6 +16,7 @@ use super::error::{EvalError, Result};
 use folio_core::choice::Choice;
 use folio_methods::runner::{AskRequest, AskSettings, ResolvedSettings, RewriteMode};
 use folio_methods::{find, whole_document, Params};
+use folio_store::Scope;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MethodSpec {
@@ -125,6 +126,35 @@ pub fn refuse_repeats(specs: &[MethodSpec]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// What Compare asks: `question` put to each of `specs` in turn, within
+/// `scope`, once two or more specs are given, each checked and none
+/// repeated (the CLI's `folio compare`, the app's and the server's).
+pub fn compare_requests(
+    question: &str,
+    specs: &[MethodSpec],
+    settings: AskSettings,
+    resolved: ResolvedSettings,
+    scope: &Scope,
+) -> Result<Vec<AskRequest>> {
+    if specs.len() < 2 {
+        return Err(EvalError::BadSetting {
+            name: "compare",
+            message: "needs two methods or more, e.g. vanilla-rag,activerag".into(),
+        });
+    }
+    for spec in specs {
+        spec.check(resolved)?;
+    }
+    refuse_repeats(specs)?;
+    Ok(specs
+        .iter()
+        .map(|spec| AskRequest {
+            scope: scope.clone(),
+            ..spec.request(question, settings)
+        })
+        .collect())
 }
 
 impl MethodSpec {

@@ -18,7 +18,7 @@ use folio_llm::ModelInfo;
 use folio_methods::runner::ResolvedSettings;
 use folio_store::RunStatus;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS, schemars::JsonSchema)]
 #[ts(export, rename = "EvalSummary")]
 pub struct Summary {
     pub dataset: String,
@@ -46,7 +46,7 @@ pub struct Summary {
 
 /// Means are over every question, failed ones included: a failure scores 0
 /// and still cost the model calls it made.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS, schemars::JsonSchema)]
 #[ts(export)]
 pub struct SpecSummary {
     pub spec: String,
@@ -96,7 +96,9 @@ pub struct SpecSummary {
 
 /// The sources answers name, the model's citations and Folio's
 /// attributions apart.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Serialize, Deserialize, ts_rs::TS, schemars::JsonSchema,
+)]
 #[ts(export)]
 pub struct SourceScores {
     /// Share of the finished answers that name at least one source.
@@ -105,7 +107,9 @@ pub struct SourceScores {
     pub attributed: PrecisionRecall,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Serialize, Deserialize, ts_rs::TS, schemars::JsonSchema,
+)]
 #[ts(export)]
 pub struct PrecisionRecall {
     /// The share of the named source files that are gold evidence, mean
@@ -116,7 +120,9 @@ pub struct PrecisionRecall {
     pub recall_percent: Option<f64>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Serialize, Deserialize, ts_rs::TS, schemars::JsonSchema,
+)]
 #[ts(export)]
 pub struct Spread {
     pub mean: f64,

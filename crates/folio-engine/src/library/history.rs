@@ -50,13 +50,15 @@ impl<'a> Runs<'a> {
 
     /// Writes run `id` as markdown to exactly `out`.
     pub async fn export(self, id: i64, out: &Path) -> Result<PathBuf> {
+        Ok(crate::export::write_file(out, &self.markdown(id).await?)?)
+    }
+
+    /// Run `id` as the markdown [`Runs::export`] writes.
+    pub async fn markdown(self, id: i64) -> Result<String> {
         let run = self.get(id).await?;
         let calls = self.calls(id).await?;
         let gone = self.gone_sources(std::slice::from_ref(&run)).await?;
-        Ok(crate::export::write_file(
-            out,
-            &crate::export::render(&run, &calls, &gone),
-        )?)
+        Ok(crate::export::render(&run, &calls, &gone))
     }
 
     /// The files `runs` cite that are no longer in the library: a thread
@@ -123,6 +125,11 @@ impl<'a> Threads<'a> {
 
     /// Writes thread `id` whole as one markdown file to exactly `out`.
     pub async fn export(self, id: i64, out: &Path) -> Result<PathBuf> {
+        Ok(crate::export::write_file(out, &self.markdown(id).await?)?)
+    }
+
+    /// Thread `id` as the markdown [`Threads::export`] writes.
+    pub async fn markdown(self, id: i64) -> Result<String> {
         let thread = self.get(id).await?;
         let runs = self.library.runs();
         let mut calls = Vec::with_capacity(thread.runs.len());
@@ -130,9 +137,6 @@ impl<'a> Threads<'a> {
             calls.push(runs.calls(run.id).await?);
         }
         let gone = runs.gone_sources(&thread.runs).await?;
-        Ok(crate::export::write_file(
-            out,
-            &crate::export::render_thread(&thread, &calls, &gone),
-        )?)
+        Ok(crate::export::render_thread(&thread, &calls, &gone))
     }
 }

@@ -28,7 +28,9 @@ pub const DEFAULT_NEIGHBOURS: usize = 5;
 pub const MAX_NEIGHBOURS: usize = 20;
 
 /// What a graph job builds; the job's payload.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS, schemars::JsonSchema,
+)]
 #[ts(export)]
 pub struct GraphBuildOptions {
     pub rubric: Rubric,
@@ -61,7 +63,17 @@ impl GraphBuildOptions {
 /// A pass's running totals, reported after every node: chunks scored
 /// (`failed` counts those whose grades could not be read) and what the
 /// scoring found and cost.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, serde::Deserialize, ts_rs::TS)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Serialize,
+    serde::Deserialize,
+    ts_rs::TS,
+    schemars::JsonSchema,
+)]
 #[ts(export)]
 pub struct BuildProgress {
     #[serde(flatten)]

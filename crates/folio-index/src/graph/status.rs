@@ -6,7 +6,7 @@ use serde::Serialize;
 use folio_store::Job;
 pub use folio_store::{BuildCost, RubricStatus};
 
-#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS, schemars::JsonSchema)]
 #[ts(export)]
 pub struct GraphStatus {
     /// Chunks with a vector from the active embedding model: the nodes a

@@ -8,7 +8,7 @@ use serde::Serialize;
 const FIRST_LINE_CHARS: usize = 80;
 
 /// A model's `tokenizer.chat_template`, described.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS, schemars::JsonSchema)]
 pub struct ChatTemplate {
     /// The family of the turn markers it writes; `None` when they are none
     /// of the known ones (the first line is then the only clue).
@@ -22,7 +22,7 @@ pub struct ChatTemplate {
 
 /// Chat formats named by the marker tokens only they write, so a name here
 /// is read off the template, never guessed from the model's name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum TemplateFamily {
     /// `<|im_start|>` … `<|im_end|>` (Qwen, SmolLM, many fine-tunes).

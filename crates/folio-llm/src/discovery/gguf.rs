@@ -33,7 +33,7 @@ const NAME_CHARS: usize = 120;
 const MAX_CONTEXT_KEYS: usize = 16;
 
 /// What a GGUF header says about its model.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS, schemars::JsonSchema)]
 pub struct GgufHeader {
     pub version: u32,
     /// `general.name`, as its maker wrote it.
@@ -56,7 +56,7 @@ pub struct GgufHeader {
     pub split: Option<Split>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS, schemars::JsonSchema)]
 pub struct Split {
     /// From 0; llama.cpp loads a split model from part 0.
     pub index: u32,

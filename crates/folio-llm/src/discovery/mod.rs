@@ -31,7 +31,7 @@ pub use gguf::{read_header, GgufHeader, Split};
 pub use servers::{FoundServer, ServedModel, PROBE_WAIT};
 
 /// The apps whose folders and ports are looked at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, ts_rs::TS, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum App {
     Ollama,
@@ -136,7 +136,7 @@ impl Places {
 }
 
 /// A GGUF file an app keeps.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS, schemars::JsonSchema)]
 pub struct FoundFile {
     /// The app whose folder holds it.
     pub app: App,
@@ -150,7 +150,7 @@ pub struct FoundFile {
 }
 
 /// A file or folder looked at and not listed, and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS, schemars::JsonSchema)]
 pub struct PassedOver {
     pub path: PathBuf,
     pub reason: String,
@@ -164,7 +164,7 @@ pub struct FoundFiles {
 }
 
 /// Everything found on this machine.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, ts_rs::TS, schemars::JsonSchema)]
 pub struct Found {
     pub files: Vec<FoundFile>,
     /// The ports something answered on, in the order asked.

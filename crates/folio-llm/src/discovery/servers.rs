@@ -29,7 +29,7 @@ const MAX_SHOWN: usize = 64;
 const EXCERPT_CHARS: usize = 120;
 
 /// Something answering on a loopback port.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS, schemars::JsonSchema)]
 pub struct FoundServer {
     pub port: u16,
     /// The app that usually listens on this port; what answers may be
@@ -43,7 +43,7 @@ pub struct FoundServer {
 }
 
 /// A model a server serves.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS, schemars::JsonSchema)]
 pub struct ServedModel {
     /// The name to ask for it by (`model` in folio.toml).
     pub id: String,

@@ -2,8 +2,9 @@
 from it would: path and query parameters and bodies as the document types
 them, filled from the examples the test passes, and every reply checked
 against the document's schema for its status (jsonschema, draft 2020-12).
-Each operation is also sent without the token and with a forged Host
-first, which must be refused. Prints one line per operation as JSON for
+A markdown reply must also read as markdown (a heading first). Each
+operation is also sent without the token and with a forged Host first,
+which must be refused. Prints one line per operation as JSON for
 the Rust test to check.
 
 usage: openapi_routes.py BASE_URL TOKEN EXAMPLES_JSON
@@ -30,9 +31,17 @@ def call(method, path, body=None, bearer=token, host=None):
         request.add_header("Content-Type", "application/json")
     try:
         with urllib.request.urlopen(request, timeout=600) as reply:
-            return reply.status, json.loads(reply.read())
+            return reply.status, parsed(reply)
     except urllib.error.HTTPError as refused:
-        return refused.code, json.loads(refused.read())
+        return refused.code, parsed(refused)
+
+
+def parsed(reply):
+    """JSON as JSON; any other reply (markdown) as its text."""
+    body = reply.read()
+    if reply.headers.get_content_type() == "application/json":
+        return json.loads(body)
+    return body.decode()
 
 
 status, document = call("get", "/openapi.json")
@@ -77,6 +86,10 @@ for method, path, operation in operations:
     status, reply = call(method, url, body)
     responses = operation["responses"]
     described = responses.get(str(status), responses["default"])
-    schema = {**described["content"]["application/json"]["schema"], "components": components}
+    content = described["content"]
+    media = "text/markdown" if "text/markdown" in content else "application/json"
+    schema = {**content[media]["schema"], "components": components}
     errors = [e.message for e in Draft202012Validator(schema).iter_errors(reply)]
+    if media == "text/markdown" and not reply.startswith("# "):
+        errors.append(f"not markdown: {reply[:80]!r}")
     print(json.dumps({"operation": operation["operationId"], "url": url, "status": status, "refusals": refusals, "errors": errors[:3]}))

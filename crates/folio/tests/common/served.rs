@@ -99,8 +99,14 @@ impl Drop for Server {
 
 pub fn serve_command(data_dir: &Path, args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_folio"));
+    // A folio.toml of the test's own, empty, which `POST /api/models/use`
+    // writes.
+    let config = data_dir.join("folio.toml");
+    if !config.exists() {
+        std::fs::write(&config, "").unwrap();
+    }
     command
-        .env("FOLIO_CONFIG", "/dev/null")
+        .env("FOLIO_CONFIG", &config)
         .env("FOLIO_LLM_MODEL", tiny_model())
         .arg("--json")
         .arg("--data-dir")

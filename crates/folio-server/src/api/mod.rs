@@ -1,10 +1,14 @@
 //! Folio's own HTTP API under `/api`: each route a thin call into the
 //! [`Library`](folio_engine::Library), speaking the engine's own types.
 //! `openapi.rs` describes these same routes; its test checks the two lists
-//! agree.
+//! agree. The models and the evaluations have modules of their own.
+
+pub mod evaluations;
+pub mod models;
 
 use std::convert::Infallible;
 use std::path::PathBuf;
+use std::str::FromStr;
 use std::time::Duration;
 
 use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
@@ -21,9 +25,13 @@ use serde::{Deserialize, Serialize};
 use tokio::task::JoinHandle;
 use tokio_util::sync::DropGuard;
 
+use folio_engine::eval::spec::{compare_requests, MethodSpec};
+use folio_engine::graph::{GraphBuildOptions, GraphStatus};
 use folio_engine::library::{DocumentTree, LibraryOverview};
-use folio_engine::methods::runner::AskRequest;
+use folio_engine::methods::runner::{AskRequest, AskSettings};
 use folio_engine::methods::{methods, EventSink, MethodInfo, RunEvent};
+use folio_engine::path_text;
+use folio_engine::pipeline::PassSummary;
 use folio_engine::retrieve::{SearchHit, SearchMode};
 use folio_engine::store::{
     Collection, DocumentPage, Job, RunRecord, Scope, StoredChunk, Thread, ThreadSummary,
@@ -44,9 +52,12 @@ pub fn routes() -> Router<ServerState> {
         .route("/api/search", post(search))
         .route("/api/ask", post(ask))
         .route("/api/runs", get(runs))
+        .route("/api/compare", post(compare))
         .route("/api/runs/{id}", get(run))
+        .route("/api/runs/{id}/markdown", get(run_markdown))
         .route("/api/threads", get(threads))
         .route("/api/threads/{id}", get(thread).delete(delete_thread))
+        .route("/api/threads/{id}/markdown", get(thread_markdown))
         .route("/api/collections", get(collections))
         .route(
             "/api/collections/{name}",
@@ -59,6 +70,10 @@ pub fn routes() -> Router<ServerState> {
         .route("/api/jobs/pause", post(pause_jobs))
         .route("/api/jobs/resume", post(resume_jobs))
         .route("/api/jobs/{id}/cancel", post(cancel_job))
+        .route("/api/retry", post(retry))
+        .route("/api/graph", get(graph).post(build_graph))
+        .merge(models::routes())
+        .merge(evaluations::routes())
 }
 
 pub async fn no_route() -> ApiError {
@@ -100,8 +115,9 @@ fn json_refused(rejection: JsonRejection) -> ApiError {
             status,
             "too_large",
             format!(
-                "the request body is over the {} KiB limit",
-                crate::MAX_BODY / 1024
+                "the request body is over the limit: {} KiB, or {} MiB for an evaluation's",
+                crate::MAX_BODY / 1024,
+                crate::MAX_EVALUATION_BODY >> 20
             ),
         );
     }
@@ -256,6 +272,61 @@ async fn ask(
         .into_response())
 }
 
+/// What `POST /api/compare` takes: one question for several methods.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct CompareRequest {
+    pub question: String,
+    /// Two or more method specs, as `folio compare --methods` takes them:
+    /// `method` or `method:name=value[:name=value…]`, e.g.
+    /// `pager:variant=parallel`.
+    pub methods: Vec<String>,
+    /// Settings every method answers with; unset ones are each method's own.
+    #[serde(flatten)]
+    pub settings: AskSettings,
+    #[serde(default)]
+    pub scope: Scope,
+}
+
+/// One method's answer in a comparison.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct Compared {
+    pub spec: String,
+    pub run: RunRecord,
+}
+
+/// The methods answer in turn, as one model answers one request at a time,
+/// within one turn of the ask queue; each answer is a run of its own.
+async fn compare(
+    State(s): State<ServerState>,
+    Body(request): Body<CompareRequest>,
+) -> Reply<Vec<Compared>> {
+    let specs = request
+        .methods
+        .iter()
+        .map(|text| MethodSpec::from_str(text.trim()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    let resolved = request.settings.resolve(&s.library.config().llm);
+    let asks = compare_requests(
+        &request.question,
+        &specs,
+        request.settings,
+        resolved,
+        &request.scope,
+    )
+    .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    let _turn = s.asks.enter().await?;
+    let mut compared = Vec::with_capacity(asks.len());
+    for (spec, ask) in specs.iter().zip(asks) {
+        let (task, _guard) = start_ask(&s, ask, EventSink::default());
+        compared.push(Compared {
+            spec: spec.to_string(),
+            run: answered(task).await?,
+        });
+    }
+    Ok(Json(compared))
+}
+
 fn sse_event(event: &AskEvent) -> Event {
     let (name, data) = match event {
         AskEvent::Progress(e) => ("progress", serde_json::to_string(e)),
@@ -301,6 +372,33 @@ async fn runs(
 
 async fn run(State(s): State<ServerState>, PathOf(id): PathOf<i64>) -> Reply<RunRecord> {
     Ok(Json(s.library.runs().get(id).await?))
+}
+
+/// A markdown reply, as `folio export` writes it.
+pub struct Markdown(pub String);
+
+impl IntoResponse for Markdown {
+    fn into_response(self) -> Response {
+        (
+            [(header::CONTENT_TYPE, "text/markdown; charset=utf-8")],
+            self.0,
+        )
+            .into_response()
+    }
+}
+
+async fn run_markdown(
+    State(s): State<ServerState>,
+    PathOf(id): PathOf<i64>,
+) -> Result<Markdown, ApiError> {
+    Ok(Markdown(s.library.runs().markdown(id).await?))
+}
+
+async fn thread_markdown(
+    State(s): State<ServerState>,
+    PathOf(id): PathOf<i64>,
+) -> Result<Markdown, ApiError> {
+    Ok(Markdown(s.library.threads().markdown(id).await?))
 }
 
 async fn threads(
@@ -420,4 +518,37 @@ async fn resume_jobs(State(s): State<ServerState>) -> Reply<JobsNow> {
 async fn cancel_job(State(s): State<ServerState>, PathOf(id): PathOf<i64>) -> Reply<Job> {
     s.library.jobs().cancel(id).await?;
     Ok(Json(s.library.jobs().get(id).await?))
+}
+
+/// What `POST /api/retry` takes.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct RetryFiles {
+    /// Files of watched folders to read again, each alone, as `GET
+    /// /api/status` lists the set-aside and failed ones; files elsewhere
+    /// are not read.
+    pub paths: Vec<String>,
+}
+
+async fn retry(State(s): State<ServerState>, Body(body): Body<RetryFiles>) -> Reply<PassSummary> {
+    let paths: Vec<PathBuf> = body.paths.iter().map(|p| path_text::to_path(p)).collect();
+    Ok(Json(s.library.jobs().retry(&paths).await?))
+}
+
+async fn graph(State(s): State<ServerState>) -> Reply<GraphStatus> {
+    Ok(Json(s.library.graph_status().await?))
+}
+
+/// What `POST /api/graph` answers: the queued job, which the background
+/// work runs (`GET /api/jobs` follows it).
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct Queued {
+    pub job: i64,
+}
+
+async fn build_graph(
+    State(s): State<ServerState>,
+    Body(options): Body<GraphBuildOptions>,
+) -> Reply<Queued> {
+    let job = s.library.jobs().queue_graph_build(options).await?;
+    Ok(Json(Queued { job }))
 }
