@@ -45,6 +45,9 @@ fn main() {
         "served_models",
         "server_support",
         "found_models",
+        "model_calibration",
+        "calibrate_model",
+        "cancel_calibration",
         "server_view",
         "switch_server",
     ]);

@@ -4,6 +4,7 @@
 
 use folio_engine::eval::EvalError;
 use folio_engine::llm::LlmError;
+use folio_engine::methods::crp_rag::calibrate::CalibrateError;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
@@ -56,7 +57,9 @@ fn code(e: &folio_engine::Error) -> &'static str {
         E::RunNotFound(_) => "run_not_found",
         E::RunInProgress(_) => "run_in_progress",
         E::JobNotFound(_) => "job_not_found",
-        E::Llm(l) => llm_code(l),
+        E::Llm(l) | E::Calibrate(CalibrateError::Llm(l)) => llm_code(l),
+        E::Calibrate(CalibrateError::NoLogprobs { .. }) => "no_logprobs",
+        E::Choice(_) => "invalid_request",
         E::Method(folio_engine::methods::MethodError::Llm { source, .. }) => llm_code(source),
         E::Method(m) if m.is_user_error() => "invalid_request",
         E::BadOption(_) => "invalid_option",
@@ -133,6 +136,10 @@ mod tests {
         assert!(e.message.contains("no run 7"), "{}", e.message);
         let down = IpcError::from(folio_engine::Error::Llm(LlmError::Cancelled));
         assert_eq!(down.code, "cancelled");
+        let calibration = IpcError::from(folio_engine::Error::Calibrate(CalibrateError::Llm(
+            LlmError::Cancelled,
+        )));
+        assert_eq!(calibration.code, "cancelled");
         let option = IpcError::from(folio_engine::Error::BadOption(
             "n must be between 1 and 20".into(),
         ));

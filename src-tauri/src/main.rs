@@ -93,6 +93,9 @@ fn main() {
             settings_commands::served_models,
             settings_commands::server_support,
             settings_commands::found_models,
+            settings_commands::model_calibration,
+            settings_commands::calibrate_model,
+            settings_commands::cancel_calibration,
             server_commands::server_view,
             server_commands::switch_server,
         ])

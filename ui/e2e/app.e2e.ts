@@ -1125,6 +1125,27 @@ describe("Folio in a real window", () => {
     expect(refused).toBeInstanceOf(TypeError);
   });
 
+  it("settings: calibrates the model for CRP-RAG, with progress, and keeps the threshold", async () => {
+    await open("settings");
+    const panel = await app.byTestId("calibrate-panel", 15_000);
+    await app.execute('document.querySelector("[data-testid=calibrate-panel]").scrollIntoView()');
+    await app.byTestId("calibrate-none", 15_000);
+    await (await app.byTestId("calibrate-start")).click();
+    await app.byTestId("calibrate-progress", 15_000);
+    await app.waitFor("the calibration's threshold", 300_000, async () => {
+      const notices = await app.all('[data-testid="calibrate-panel"] .error-notice');
+      if (notices.length > 0) throw new Error(await notices[0].text());
+      return (await app.all('[data-testid="calibrate-threshold"]')).length > 0 && (await app.all('[data-testid="calibrate-progress"]')).length === 0;
+    });
+    const threshold = Number((await (await app.byTestId("calibrate-threshold")).text()).trim());
+    expect(threshold).toBeGreaterThan(1);
+    expect(await panel.text()).toMatch(/sorts \d+% of probes right \(\d+% held out\)/);
+    // Kept where `folio models calibrate` keeps it, for the model that answers.
+    const kept = JSON.parse(readFileSync(join(out, "home", "data", "folio", "calibrations.json"), "utf8")) as Record<string, { threshold: number }>;
+    expect(Object.values(kept).map((c) => c.threshold.toFixed(3))).toContain(threshold.toFixed(3));
+    await shot("23-calibrated");
+  });
+
   it("shows a file that stopped Folio as set aside in Library, and retries it", async () => {
     const dir = join(out, "set-aside");
     mkdirSync(dir, { recursive: true });

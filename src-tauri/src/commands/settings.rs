@@ -1,9 +1,12 @@
 //! The settings view and what the app says about itself on start.
 
+use folio_engine::events::Progress;
+use folio_engine::llm::calibration::Calibration;
 use folio_engine::llm::discovery::{self, Found, Places};
 use folio_engine::llm::pace::{self, Pace};
 use folio_engine::llm::{ApiKey, Backend, Llm, LlmSettings, OpenAiLlm, Support};
 use serde::Serialize;
+use tauri::ipc::Channel;
 use tauri::{AppHandle, State};
 
 use super::{dialogs, CommandResult};
@@ -169,6 +172,45 @@ pub async fn found_models(state: State<'_, AppState>) -> CommandResult<Found> {
         state.grants().grant_server(&server.base_url);
     }
     Ok(found)
+}
+
+/// The configured model's calibration for CRP-RAG; `None` until it has one.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn model_calibration(state: State<'_, AppState>) -> CommandResult<Option<Calibration>> {
+    Ok(state.library().await?.calibration()?)
+}
+
+/// Where a calibration's cancellation is kept among the answers'.
+const CALIBRATION: &str = "calibration";
+
+/// Measures the configured model on the probe set (`folio models
+/// calibrate`), reporting each answer through `on_progress`, and keeps the
+/// threshold, which CRP-RAG uses from the next question on.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn calibrate_model(
+    state: State<'_, AppState>,
+    on_progress: Channel<Progress>,
+) -> CommandResult<Calibration> {
+    let library = state.library().await?;
+    let cancel = state.register_ask(CALIBRATION);
+    let started = std::time::Instant::now();
+    let progress = |done: usize, total: usize| {
+        // The window may have closed; the calibration is kept either way.
+        let _ = on_progress.send(Progress::after(
+            done as u64,
+            total as u64,
+            0,
+            started.elapsed(),
+        ));
+    };
+    let measured = library.calibrate(&progress, &cancel).await;
+    state.finish_ask(CALIBRATION);
+    Ok(measured?)
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub fn cancel_calibration(state: State<'_, AppState>) {
+    state.cancel_ask(CALIBRATION);
 }
 
 #[cfg(test)]

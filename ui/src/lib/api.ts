@@ -5,6 +5,7 @@ import { Channel, invoke } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
 import type { AppInfo } from "$lib/bindings/AppInfo";
 import type { AskRequest } from "$lib/bindings/AskRequest";
+import type { Calibration } from "$lib/bindings/Calibration";
 import type { Collection } from "$lib/bindings/Collection";
 import type { DocumentPage } from "$lib/bindings/DocumentPage";
 import type { DocumentTree } from "$lib/bindings/DocumentTree";
@@ -23,6 +24,7 @@ import type { MethodInfo } from "$lib/bindings/MethodInfo";
 import type { Pace } from "$lib/bindings/Pace";
 import type { PassageBoxes } from "$lib/bindings/PassageBoxes";
 import type { PassSummary } from "$lib/bindings/PassSummary";
+import type { Progress } from "$lib/bindings/Progress";
 import type { RightBy } from "$lib/bindings/RightBy";
 import type { Rubric } from "$lib/bindings/Rubric";
 import type { RunEvent } from "$lib/bindings/RunEvent";
@@ -125,6 +127,20 @@ export const api = {
   pickModelFile: () => call<string | null>("pick_model_file"),
   /** GGUF files other apps keep and servers answering on 127.0.0.1; takes up to a few seconds. */
   foundModels: () => call<Found>("found_models"),
+  /** The configured language model's stored calibration for CRP-RAG; null when it was never calibrated. */
+  modelCalibration: () => call<Calibration | null>("model_calibration"),
+  /**
+   * Measures the configured model on the probe set, one progress message per
+   * answer, and saves the result as its calibration. Rejects when the model
+   * gives no log-probabilities, and when cancelled.
+   */
+  calibrateModel: (onProgress: (progress: Progress) => void) => {
+    const channel = new Channel<Progress>();
+    channel.onmessage = onProgress;
+    return call<Calibration>("calibrate_model", { on_progress: channel });
+  },
+  /** Stops the calibration in flight; it then rejects. */
+  cancelCalibration: () => call<void>("cancel_calibration"),
   /** Whether the library is served to other apps on this machine, where, and how clients reach it. */
   serverView: () => call<ServerView>("server_view"),
   /**

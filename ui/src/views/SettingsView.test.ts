@@ -5,12 +5,13 @@
 // is shown beside the field, and a list never outlives its URL. And the
 // models on this computer (the kit's, other apps' files, loopback servers),
 // each of which fills the form's model fields for the save to check. And
-// the server switch, which acts at once, apart from the form.
+// the server switch, which acts at once, apart from the form; and the
+// model's calibration, read again when a save changes the model.
 import { flushSync, mount, unmount } from "svelte";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Found } from "$lib/bindings/Found";
-import type { ServerView } from "$lib/bindings/ServerView";
 import type { SettingsView as Settings } from "$lib/bindings/SettingsView";
+import { notServing, serving } from "$lib/testing/server";
 import { settle, type } from "$lib/testing/settle";
 
 const shell = vi.hoisted(() => ({ invoke: vi.fn(), Channel: class {} }));
@@ -19,6 +20,7 @@ vi.mock("@tauri-apps/api/core", () => shell);
 const { default: SettingsView } = await import("./SettingsView.svelte");
 const { expectInert, expectVisible, HOSTILE_PAYLOADS } = await import("$lib/testing/hostile");
 const { localServer } = await import("$lib/stores/server.svelte");
+const { modelCalibration } = await import("$lib/stores/calibration.svelte");
 
 const stored: Settings = {
   backend: "openai",
@@ -107,16 +109,6 @@ const onThisComputer: Found = {
   passed_over: [{ path: "/home/me/.lmstudio/models/x/mmproj.gguf", reason: "a vision projector" }],
 };
 
-/** The library not served, as server_view reports it. */
-const notServed: ServerView = {
-  on: false,
-  running: false,
-  address: "127.0.0.1:7733",
-  error: null,
-  token: null,
-  token_kept_in: "the OS keyring",
-  clients: null,
-};
 
 /** What found_models answers next. */
 let found: () => Promise<Found>;
@@ -149,18 +141,16 @@ beforeEach(async () => {
     if (command === "served_models") return served();
     if (command === "found_models") return found();
     if (command === "server_support") return supported();
-    if (command === "server_view") return notServed;
-    if (command === "switch_server") {
-      const base = "http://127.0.0.1:7733";
-      const curl = `curl -s -H 'Authorization: Bearer tok' ${base}/api/search`;
-      return { ...notServed, on: true, running: true, token: "tok", clients: { base_url: base, openai_base_url: `${base}/v1`, mcp_url: `${base}/mcp`, curl } };
-    }
+    if (command === "server_view") return notServing;
+    if (command === "model_calibration") return null;
+    if (command === "switch_server") return serving("127.0.0.1:7733", "tok");
     // The person declines the confirmation: the form keeps what they typed.
     if (command === "save_settings") throw { code: "not_confirmed", message: "declined", details: null };
     throw { code: "internal", message: `unexpected command ${command}`, details: null };
   });
-  // The server's store outlives the view, as it does in the app: start each test afresh.
+  // The server's and the calibration's stores outlive the view, as they do in the app: start each test afresh.
   Object.assign(localServer, { view: null, address: "", switching: null, error: null });
+  Object.assign(modelCalibration, { calibration: null, loaded: false, running: false, cancelling: false, progress: null, error: null });
   target = document.body.appendChild(document.createElement("div"));
   instance = mount(SettingsView, { target });
   await settle();
@@ -178,8 +168,14 @@ describe("SettingsView: the server's models", () => {
     type(target.querySelector<HTMLInputElement>("#api-key")!, "sk-typed");
     await settle();
     // Looking for models on this computer asks only 127.0.0.1, never the URL
-    // typed; whether the library is served is asked of the shell.
-    expect(shell.invoke.mock.calls.map(([command]) => command).sort()).toEqual(["found_models", "server_view", "settings"]);
+    // typed; whether the library is served, and the saved model's
+    // calibration, are asked of the shell.
+    expect(shell.invoke.mock.calls.map(([command]) => command).sort()).toEqual([
+      "found_models",
+      "model_calibration",
+      "server_view",
+      "settings",
+    ]);
     expect(calls("found_models")).toEqual([undefined]);
     expect(button().textContent).toContain("List the server's models");
     expect(select()).toBeNull();
@@ -511,5 +507,32 @@ describe("SettingsView: serving to other apps", () => {
     await settle();
     expect(calls("switch_server")).toHaveLength(1);
     expect(JSON.stringify(calls("save_settings")[0])).not.toContain("7733");
+  });
+});
+
+describe("SettingsView: calibrating the model", () => {
+  it("sits with the model's sections, and reads the calibration again once a save changes the model", async () => {
+    const panel = q("calibrate-panel")!;
+    expect(q("found-models")!.compareDocumentPosition(panel) & Node.DOCUMENT_POSITION_FOLLOWING).toBeTruthy();
+    expect(panel.textContent).toContain("Not calibrated: CRP-RAG uses its default threshold.");
+    expect(calls("model_calibration")).toHaveLength(1);
+
+    // The save goes through: the shell keeps what it is sent.
+    const fallback = shell.invoke.getMockImplementation()!;
+    shell.invoke.mockImplementation(async (command: string, args: { input: Settings }) => {
+      if (command === "save_settings") return { ...stored, backend: args.input.backend, model: args.input.model, base_url: args.input.base_url };
+      if (command === "app_info") return null;
+      return fallback(command, args);
+    });
+    q<HTMLButtonElement>("settings-save")!.click();
+    await settle();
+    expect(calls("save_settings")).toHaveLength(1);
+    expect(calls("model_calibration")).toHaveLength(1);
+
+    type(modelInput(), "qwen2.5:7b-instruct");
+    q<HTMLButtonElement>("settings-save")!.click();
+    await settle();
+    expect(calls("save_settings")).toHaveLength(2);
+    expect(calls("model_calibration")).toHaveLength(2);
   });
 });

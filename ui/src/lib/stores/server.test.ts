@@ -3,29 +3,15 @@
 // while a switch is with the shell, and the address typed is what is sent.
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import type { ServerView } from "$lib/bindings/ServerView";
+import { notServing, serving } from "$lib/testing/server";
 
 const core = vi.hoisted(() => ({ invoke: vi.fn(), Channel: class {} }));
 vi.mock("@tauri-apps/api/core", () => core);
 
 const { ServerStore } = await import("./server.svelte");
 
-const off: ServerView = {
-  on: false,
-  running: false,
-  address: "127.0.0.1:7733",
-  error: null,
-  token: null,
-  token_kept_in: "the OS keyring",
-  clients: null,
-};
-const on: ServerView = {
-  ...off,
-  on: true,
-  running: true,
-  address: "127.0.0.1:45123",
-  token: "t",
-  clients: { base_url: "http://127.0.0.1:45123", openai_base_url: "http://127.0.0.1:45123/v1", mcp_url: "http://127.0.0.1:45123/mcp", curl: "curl" },
-};
+const off = notServing;
+const on = serving("127.0.0.1:45123", "t");
 
 const asked = (command: string) => core.invoke.mock.calls.filter(([c]) => c === command).map(([, args]) => args);
 

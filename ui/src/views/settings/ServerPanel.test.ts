@@ -7,6 +7,7 @@
 import { flushSync, mount, unmount } from "svelte";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { ServerView } from "$lib/bindings/ServerView";
+import { notServing, serving as servingAt } from "$lib/testing/server";
 import { settle, type } from "$lib/testing/settle";
 
 const shell = vi.hoisted(() => ({ invoke: vi.fn(), Channel: class {} }));
@@ -19,34 +20,8 @@ const { expectInert, expectVisible, HOSTILE } = await import("$lib/testing/hosti
 
 const TOKEN = "fol_3q9ZkVb7TnW2xYc4";
 
-const off: ServerView = {
-  on: false,
-  running: false,
-  address: "127.0.0.1:7733",
-  error: null,
-  token: null,
-  token_kept_in: "the OS keyring",
-  clients: null,
-};
-
-/** The library served at `address` (the real one: port 0 has become a port). */
-function serving(address: string, token = TOKEN): ServerView {
-  const base = `http://${address}`;
-  return {
-    on: true,
-    running: true,
-    address,
-    error: null,
-    token,
-    token_kept_in: "/home/me/.local/share/folio/server-token",
-    clients: {
-      base_url: base,
-      openai_base_url: `${base}/v1`,
-      mcp_url: `${base}/mcp`,
-      curl: `curl -s -H 'Authorization: Bearer ${token}' -H 'Content-Type: application/json' -d '{"query": "ownership", "k": 5}' ${base}/api/search`,
-    },
-  };
-}
+const off = notServing;
+const serving = (address: string, token = TOKEN) => servingAt(address, token);
 
 /** What server_view answers next. */
 let viewed: () => Promise<ServerView>;
