@@ -15,6 +15,8 @@ fn main() {
         "cancel_job",
         "retry_files",
         "document_tree",
+        "note_links",
+        "tags",
         "document_file",
         "passage_boxes",
         "graph_status",

@@ -63,6 +63,8 @@ fn main() {
             library::cancel_job,
             library::retry_files,
             library::document_tree,
+            library::note_links,
+            library::tags,
             library::document_file,
             library::passage_boxes,
             library::graph_status,

@@ -1146,6 +1146,65 @@ describe("Folio in a real window", () => {
     await shot("23-calibrated");
   });
 
+  it("reads a notes vault: a tag scopes a search, a note shows its backlinks, and a link is followed", async () => {
+    // A small vault of its own: a note with front matter tags and an alias,
+    // and one that links to it by name, heading and alias.
+    const vault = join(out, "vault");
+    mkdirSync(join(vault, ".obsidian"), { recursive: true });
+    writeFileSync(join(vault, ".obsidian", "workspace.md"), "# Workspace\n\nnot a note\n");
+    writeFileSync(
+      join(vault, "Espalier.md"),
+      "---\naliases: [Wall training]\ntags: [garden/fruit]\n---\n# Espalier\n\nTrain the pear tree flat against the warm wall. #pruning\n\n## Winter cuts\n\nCut the laterals back to three buds in January.\n",
+    );
+    writeFileSync(
+      join(vault, "Journal.md"),
+      "# Journal\n\nStarted the [[Espalier]] today, see [[Espalier#Winter cuts]] and [[Wall training|the wall]].\n",
+    );
+    await open("library");
+    await (await app.byTestId("folder-path-input")).type(vault);
+    await (await app.byTestId("add-folder-path")).click();
+    await confirmDialog();
+    const tagged = () => execFileSync(env("FOLIO_CLI"), ["tags", "--json"], { encoding: "utf8" });
+    await app.waitFor("the vault indexed", 2 * MINUTE, async () => /garden\/fruit/.test(tagged()));
+
+    // A search scoped to a tag finds only the tagged note.
+    await open("search");
+    const query = await app.byTestId("search-query", 15_000);
+    await query.clear();
+    await query.type("pear tree wall");
+    await (await app.byTestId("scope-picker")).click();
+    await (await app.find('[data-testid="scope-tag-option"][data-tag="garden"]', 15_000)).click();
+    await app.find('[data-testid="scope-tag-chip"][data-tag="garden"]', 10_000);
+    await app.waitFor("the tag scope counted", 15_000, async () => (await (await app.byTestId("scope-status")).text()).trim() === "1 document");
+    await app.execute("document.querySelector('[data-testid=\"scope-panel\"]').scrollIntoView({ block: 'end' });");
+    await shot("24-tag-scope");
+    await (await app.byTestId("scope-done")).click();
+    expect(await (await app.byTestId("scope-summary")).text()).toContain("#garden");
+    await (await app.byTestId("search-submit")).click();
+    await app.waitFor("the tagged search to answer", MINUTE, async () => (await app.all('[data-testid="search-hit"], .error-notice')).length > 0);
+    const files = await Promise.all((await app.all('[data-testid="search-hit-file"]')).map(async (f) => (await f.text()).trim()));
+    expect(files.length).toBeGreaterThan(0);
+    expect(new Set(files)).toEqual(new Set(["Espalier.md"]));
+
+    // The note opens with its tags and backlinks; a backlink is followed.
+    await (await app.find('[data-testid="search-hit"]:first-child [data-testid="search-hit-open"]')).click();
+    const links = await app.byTestId("note-links", 15_000);
+    const tags = await Promise.all((await app.all('[data-testid="note-tag"]')).map((t) => t.attribute("data-tag")));
+    expect(tags.sort()).toEqual(["garden/fruit", "pruning"]);
+    const backlinks = await app.all('[data-testid="backlink"]');
+    expect(backlinks).toHaveLength(3);
+    expect(await links.text()).toContain("Journal.md");
+    await shot("25-backlinks");
+    await (await app.find('[data-testid="backlink"]:first-child [data-testid="backlink-open"]')).click();
+    await app.waitFor("the linking note opened", 15_000, async () => (await (await app.byTestId("source-viewer")).text()).includes("Journal.md"));
+    // From Journal, the link to the heading lands on it.
+    const heading = await app.find('[data-testid="outgoing-link"][data-written="Espalier#Winter cuts"] [data-testid="outgoing-link-open"]', 15_000);
+    await heading.click();
+    await app.waitFor("the heading opened", 15_000, async () => (await (await app.byTestId("source-viewer")).text()).includes("Cut the laterals back"));
+    await shot("26-link-followed");
+    await closeViewer();
+  });
+
   it("shows a file that stopped Folio as set aside in Library, and retries it", async () => {
     const dir = join(out, "set-aside");
     mkdirSync(dir, { recursive: true });

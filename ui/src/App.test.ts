@@ -41,7 +41,7 @@ const passage = {
   text: "Rc counts references.",
 };
 
-const WHOLE_LIBRARY = { paths: [], collections: [], formats: [], since: null };
+const WHOLE_LIBRARY = { paths: [], collections: [], formats: [], since: null, tags: [] };
 const IN_NOTES = { ...WHOLE_LIBRARY, paths: ["/notes"] };
 
 function runRecord(id: number, method: string, thread = 9, question = "What does Rc do?", scope: object = WHOLE_LIBRARY) {

@@ -8,8 +8,10 @@ pub mod expansion;
 #[cfg(feature = "fault-injection")]
 pub mod fault;
 pub mod loaders;
+pub mod notes;
 pub mod prepare;
 pub mod scan;
+pub mod skip;
 pub mod structure_tree;
 
 mod source_file;

@@ -10,6 +10,7 @@ use super::chunker::{chunk, ChunkPlan, ChunkSizes};
 use super::loaders::{
     load, Format, LoadError, LoadOptions, OcrPage, OcrSettings, PageLog, DECOMPRESSION_FACTOR,
 };
+use super::notes::NoteFacts;
 use super::scan::FileEntry;
 use super::source_file::{self, ReadError};
 use super::structure_tree::StructureTree;
@@ -42,6 +43,7 @@ pub enum Prepared {
         hash: String,
         note: Option<String>,
         tree: StructureTree,
+        facts: NoteFacts,
         chunks: Vec<ChunkPlan>,
         ocr_pages: Vec<OcrPage>,
     },
@@ -172,6 +174,7 @@ pub fn prepare(
                 hash,
                 note: doc.note,
                 tree: doc.tree,
+                facts: doc.facts,
                 chunks,
                 ocr_pages: doc.ocr_pages,
             }

@@ -8,6 +8,7 @@ use std::time::UNIX_EPOCH;
 use walkdir::WalkDir;
 
 use super::loaders::{Format, OcrSettings};
+use super::skip::SkipRules;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileEntry {
@@ -27,16 +28,6 @@ pub struct ScanError {
 pub struct Scan {
     pub files: Vec<FileEntry>,
     pub errors: Vec<ScanError>,
-}
-
-/// Hidden files and folders (`.git`, editor swap files) are not the user's documents.
-fn is_hidden(path: &Path, root: &Path) -> bool {
-    path.strip_prefix(root)
-        .map(|rel| {
-            rel.components()
-                .any(|c| c.as_os_str().to_string_lossy().starts_with('.'))
-        })
-        .unwrap_or(false)
 }
 
 pub fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
@@ -82,6 +73,7 @@ pub fn scan(root: &Path, ocr: &OcrSettings) -> Scan {
     let mut out = Scan::default();
     let walker = WalkDir::new(root).follow_links(true).sort_by_file_name();
     let mut it = walker.into_iter();
+    let mut skip = SkipRules::new(root);
     while let Some(entry) = it.next() {
         let entry = match entry {
             Ok(e) => e,
@@ -105,7 +97,7 @@ pub fn scan(root: &Path, ocr: &OcrSettings) -> Scan {
                 continue;
             }
         };
-        if entry.depth() > 0 && is_hidden(entry.path(), root) {
+        if entry.depth() > 0 && skip.skips(entry.path(), entry.file_type().is_dir()) {
             if entry.file_type().is_dir() {
                 it.skip_current_dir();
             }

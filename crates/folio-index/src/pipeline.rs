@@ -22,6 +22,7 @@ use folio_core::path_text;
 use folio_documents::loaders::{Format, PageLog};
 use folio_documents::prepare::{prepare, Limits, Prepared, Reading};
 use folio_documents::scan::{inspect, mtime_ns, scan, FileEntry, ScanError};
+use folio_documents::skip::SkipRules;
 use folio_embed::Embedder;
 use folio_store::{
     vector_blob, BatchProgress, ChunkWrite, DocumentRecord, DocumentWrite, Store, VectorSpace,
@@ -370,12 +371,22 @@ impl Ingestor {
         let mut plan = Plan::default();
         let mut touched = Vec::new();
         let mut seen = HashSet::new();
+        // What the scan skips, the watcher skips: a path hidden or named by
+        // a `.folioignore` counts as gone.
+        let mut rules: HashMap<PathBuf, SkipRules> = HashMap::new();
+        let mut skips = |root: &Root, p: &Path| {
+            rules
+                .entry(root.path.clone())
+                .or_insert_with(|| SkipRules::new(&root.path))
+                .skips(p, p.is_dir())
+        };
         for change in changes {
             match change {
                 Change::Touched(p) => touched.push(p),
                 Change::Renamed { from, to } => {
                     let old = self.store.document(&path_str(&from)).await?;
-                    match (root_of(&to), old, inspect(&to, &self.limits.ocr)) {
+                    let to_root = root_of(&to).filter(|root| !skips(root, &to));
+                    match (to_root, old, inspect(&to, &self.limits.ocr)) {
                         (Some(root), Some(old), Some(Ok(f))) => {
                             plan.writes.push(DocumentWrite::Renamed {
                                 from: path_str(&from),
@@ -403,7 +414,8 @@ impl Ingestor {
             }
             let Some(root) = root_of(&p) else { continue };
             let key = path_str(&p);
-            if p.is_dir() {
+            let skipped = skips(root, &p);
+            if p.is_dir() && !skipped {
                 // A folder appeared (or was moved in): index what it holds.
                 let dir = p.clone();
                 let ocr = self.limits.ocr.clone();
@@ -428,7 +440,11 @@ impl Ingestor {
                 );
                 continue;
             }
-            match inspect(&p, &self.limits.ocr) {
+            let found = match skipped {
+                true => None,
+                false => inspect(&p, &self.limits.ocr),
+            };
+            match found {
                 Some(Ok(f)) => {
                     let stored = self.store.document(&key).await?;
                     if !up_to_date(stored.as_ref(), &f) {
@@ -632,6 +648,7 @@ impl Ingestor {
                     hash,
                     note,
                     tree,
+                    facts,
                     chunks,
                     ocr_pages,
                 } => {
@@ -657,6 +674,7 @@ impl Ingestor {
                             })
                             .collect(),
                         tree,
+                        facts,
                         ocr_pages,
                     }
                 }

@@ -19,7 +19,8 @@ use folio_engine::methods::runner::AskRequest;
 use folio_engine::methods::MethodInfo;
 use folio_engine::retrieve::SearchHit;
 use folio_engine::store::{
-    Collection, DocumentPage, Job, RunRecord, StoredChunk, Thread, ThreadSummary,
+    Collection, DocumentPage, Job, NoteLinks, RunRecord, StoredChunk, TagCount, Thread,
+    ThreadSummary,
 };
 
 use folio_engine::eval::diff::Diff;
@@ -210,6 +211,18 @@ fn operations() -> Vec<Operation> {
             "/api/documents/{id}",
             "An indexed document and its structure tree",
             of::<DocumentTree>,
+        ),
+        op(
+            "get",
+            "/api/documents/{id}/links",
+            "A note's links (resolved now), backlinks, aliases and tags",
+            of::<NoteLinks>,
+        ),
+        op(
+            "get",
+            "/api/tags",
+            "The tags of the library's notes, with how many carry each",
+            of::<Vec<TagCount>>,
         ),
         op(
             "get",

@@ -19,6 +19,7 @@ use super::scope::{place_bounds, IN_PLACE};
 use super::vectors::VectorSpace;
 use super::{now_ms, Result, Store, StoreError};
 use folio_documents::loaders::{OcrPage, PdfRect};
+use folio_documents::notes::NoteFacts;
 use folio_documents::structure_tree::{node_ordinals, NodeKind, NodeRange, Span, StructureTree};
 
 /// A file's size and modification time as the disk holds them now, `None`
@@ -54,6 +55,8 @@ pub enum DocumentWrite {
         mtime_ns: i64,
         note: Option<String>,
         tree: StructureTree,
+        /// Its aliases, tags and links, when it is a note.
+        facts: NoteFacts,
         chunks: Vec<ChunkWrite>,
         ocr_pages: Vec<OcrPage>,
     },
@@ -599,6 +602,9 @@ async fn write_one(
                 .bind(from)
                 .execute(&mut **tx)
                 .await?;
+            if let Some(id) = moved {
+                super::notes::rename(tx, id, to).await?;
+            }
         }
         DocumentWrite::Failed {
             folder_id,
@@ -625,6 +631,7 @@ async fn write_one(
             mtime_ns,
             note,
             tree,
+            facts,
             chunks,
             ocr_pages,
         } => {
@@ -648,6 +655,7 @@ async fn write_one(
             .execute(&mut **tx)
             .await?
             .last_insert_rowid();
+            super::notes::write_facts(tx, doc_id, path, facts).await?;
             for p in ocr_pages {
                 sqlx::query(
                     "INSERT INTO ocr_pages(document_id, page, confidence) VALUES (?, ?, ?)",
@@ -785,6 +793,7 @@ pub(super) mod tests {
             mtime_ns: 1,
             note: None,
             tree,
+            facts: NoteFacts::default(),
             chunks,
             ocr_pages: Vec::new(),
         }
@@ -805,6 +814,7 @@ pub(super) mod tests {
             hash: hash.into(),
             size,
             mtime_ns,
+            facts: NoteFacts::default(),
             note: None,
             tree: StructureTree::new("A", Span::default()),
             chunks: vec![],

@@ -16,7 +16,7 @@ use sqlx::migrate::{Migration, MigrationSource, MigrationType, Migrator};
 /// Version, description (the file name's, underscores as spaces) and SQL
 /// of each file in `migrations/`, in order. A new migration is a new file
 /// there and a new line here.
-const MIGRATIONS: [(i64, &str, &str); 14] = [
+const MIGRATIONS: [(i64, &str, &str); 15] = [
     (1, "init", include_str!("../../../migrations/0001_init.sql")),
     (2, "runs", include_str!("../../../migrations/0002_runs.sql")),
     (
@@ -78,6 +78,11 @@ const MIGRATIONS: [(i64, &str, &str); 14] = [
         14,
         "set aside",
         include_str!("../../../migrations/0014_set_aside.sql"),
+    ),
+    (
+        15,
+        "notes",
+        include_str!("../../../migrations/0015_notes.sql"),
     ),
 ];
 

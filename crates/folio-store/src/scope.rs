@@ -13,6 +13,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use super::{Result, Store, StoreError};
+use folio_documents::loaders::vault::normalize_tag;
 use folio_documents::loaders::Format;
 
 /// What a question is restricted to. Each kind narrows the others: a
@@ -37,6 +38,10 @@ pub struct Scope {
     /// Modified on or after this day (UTC).
     #[serde(default)]
     pub since: Option<Day>,
+    /// Notes with any of these tags, or a tag nested under one (`area`
+    /// takes `area/sub` too).
+    #[serde(default)]
+    pub tags: Vec<String>,
 }
 
 /// How the index names `path`: its canonical form if it exists, else the
@@ -70,6 +75,7 @@ impl Scope {
             && self.collections.is_empty()
             && self.formats.is_empty()
             && self.since.is_none()
+            && self.tags.is_empty()
     }
 }
 
@@ -103,6 +109,11 @@ impl fmt::Display for Scope {
         }
         if let Some(day) = self.since {
             parts.push(format!("modified since {day}"));
+        }
+        if !self.tags.is_empty() {
+            let noun = if self.tags.len() == 1 { "tag" } else { "tags" };
+            let tags: Vec<String> = self.tags.iter().map(|t| format!("#{t}")).collect();
+            parts.push(format!("{noun} {}", tags.join(", ")));
         }
         f.write_str(&parts.join("; "))
     }
@@ -392,6 +403,21 @@ impl Store {
         if scope.since.is_some() {
             sql.push_str(" AND mtime_ns >= ?");
         }
+        // A tag that is no tag (`a b`) is kept as typed, so it matches
+        // nothing and the scope says so, rather than widening to all.
+        let tags: Vec<String> = scope
+            .tags
+            .iter()
+            .map(|t| normalize_tag(t).unwrap_or_else(|| t.to_lowercase()))
+            .collect();
+        if !tags.is_empty() {
+            // A tag, or one nested under it: `area` up to `area0`, `0`
+            // being the byte after `/`, as for paths.
+            let any = vec!["(t.tag = ? OR (t.tag >= ? AND t.tag < ?))"; tags.len()].join(" OR ");
+            sql.push_str(&format!(
+                " AND id IN (SELECT t.document_id FROM note_tags t WHERE {any})"
+            ));
+        }
         let mut query = sqlx::query_scalar::<_, i64>(&sql);
         for place in places {
             let (path, from, to) = place_bounds(place);
@@ -402,6 +428,12 @@ impl Store {
         }
         if let Some(day) = scope.since {
             query = query.bind(day.start_ns());
+        }
+        for tag in &tags {
+            query = query
+                .bind(tag)
+                .bind(format!("{tag}/"))
+                .bind(format!("{tag}0"));
         }
         Ok(query.fetch_all(&self.pool).await?)
     }
@@ -456,10 +488,11 @@ mod tests {
             collections: vec!["work".into()],
             formats: vec![Format::Pdf, Format::Markdown],
             since: Some("2026-01-31".parse().unwrap()),
+            tags: vec!["area/sub".into()],
         };
         assert_eq!(
             scope.to_string(),
-            "in /notes; collection work; formats pdf, markdown; modified since 2026-01-31"
+            "in /notes; collection work; formats pdf, markdown; modified since 2026-01-31; tag #area/sub"
         );
         assert_eq!(Scope::default().to_string(), "the whole library");
     }

@@ -65,6 +65,10 @@ pub struct ScopeArgs {
     /// Only documents modified on or after this day (YYYY-MM-DD, UTC).
     #[arg(long, value_name = "DAY", value_parser = |s: &str| s.parse::<Day>().map_err(|e| e.to_string()))]
     pub since: Option<Day>,
+    /// Only notes tagged TAG (in front matter or as `#TAG`), or with a
+    /// tag nested under it (`area` takes `area/sub`); repeat for several.
+    #[arg(long = "tag", value_name = "TAG")]
+    pub tags: Vec<String>,
 }
 
 impl ScopeArgs {
@@ -74,6 +78,7 @@ impl ScopeArgs {
             collections: self.collections.clone(),
             formats: self.formats.clone(),
             since: self.since,
+            tags: self.tags.clone(),
         }
     }
 }

@@ -12,6 +12,7 @@ mod compare;
 mod eval;
 mod graph;
 mod jobs;
+mod links;
 mod models;
 mod serve;
 
@@ -120,6 +121,12 @@ enum IndexCommand {
         #[command(subcommand)]
         command: Option<CollectionCommand>,
     },
+    /// A note's links and backlinks (`[[wikilinks]]` and embeds, resolved
+    /// as notes apps resolve them), with its aliases and tags.
+    Links { path: PathBuf },
+    /// The tags of the library's notes (front matter and inline `#tags`),
+    /// with how many notes carry each: what `--tag` can name.
+    Tags,
     /// Print a document's structure tree.
     Tree {
         path: PathBuf,
@@ -294,6 +301,24 @@ async fn run(cli: Cli) -> Result<()> {
                     println!("    ({ocr})");
                 }
                 println!("    {}\n", h.snippet);
+            }
+            Ok(())
+        }
+        IndexCommand::Links { path } => {
+            let links = library.links(&path).await?;
+            if cli.json {
+                return print_json(&links);
+            }
+            print!("{}", links::render(&links));
+            Ok(())
+        }
+        IndexCommand::Tags => {
+            let tags = library.tags().await?;
+            if cli.json {
+                return print_json(&tags);
+            }
+            for t in &tags {
+                println!("#{}  {}", t.tag, t.documents);
             }
             Ok(())
         }

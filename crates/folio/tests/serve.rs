@@ -410,6 +410,7 @@ async fn every_operation_in_the_openapi_document_answers_as_it_describes() {
             "getApiThreadsByIdMarkdown.id": run["thread_id"],
             "deleteApiThreadsById.id": run["thread_id"],
             "getApiDocumentsById.id": page["documents"][0]["id"],
+            "getApiDocumentsByIdLinks.id": page["documents"][0]["id"],
             "getApiPassagesById.id": hits[0]["chunk_id"],
             "postApiJobsByIdCancel.id": jobs["jobs"][0]["id"],
             "name": "chapters",

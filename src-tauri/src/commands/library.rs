@@ -7,7 +7,7 @@ use folio_engine::library::{DocumentTree, LibraryOverview};
 use folio_engine::path_text;
 use folio_engine::pipeline::PassSummary;
 use folio_engine::retrieve::{SearchHit, SearchMode};
-use folio_engine::store::{Collection, DocumentPage, PassageBoxes, Scope};
+use folio_engine::store::{Collection, DocumentPage, NoteLinks, PassageBoxes, Scope, TagCount};
 use tauri::ipc::Response;
 use tauri::{AppHandle, State};
 
@@ -103,6 +103,24 @@ pub async fn document_tree(
         .await?
         .tree(path_text::to_path(&path).as_path())
         .await?)
+}
+
+/// A note's links (resolved now), its backlinks, aliases and tags: the
+/// document view's links panel.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn note_links(state: State<'_, AppState>, path: String) -> CommandResult<NoteLinks> {
+    Ok(state
+        .library()
+        .await?
+        .links(path_text::to_path(&path).as_path())
+        .await?)
+}
+
+/// Every tag of the library's notes, with how many carry each, for the
+/// scope pickers.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn tags(state: State<'_, AppState>) -> CommandResult<Vec<TagCount>> {
+    Ok(state.library().await?.tags().await?)
 }
 
 /// The bytes of an indexed PDF, for the page viewer, as a raw IPC

@@ -21,6 +21,7 @@ import type { GraphStatus } from "$lib/bindings/GraphStatus";
 import type { IpcError } from "$lib/bindings/IpcError";
 import type { LibraryOverview } from "$lib/bindings/LibraryOverview";
 import type { MethodInfo } from "$lib/bindings/MethodInfo";
+import type { NoteLinks } from "$lib/bindings/NoteLinks";
 import type { Pace } from "$lib/bindings/Pace";
 import type { PassageBoxes } from "$lib/bindings/PassageBoxes";
 import type { PassSummary } from "$lib/bindings/PassSummary";
@@ -36,6 +37,7 @@ import type { ServerView } from "$lib/bindings/ServerView";
 import type { SettingsInput } from "$lib/bindings/SettingsInput";
 import type { SettingsView } from "$lib/bindings/SettingsView";
 import type { Support } from "$lib/bindings/Support";
+import type { TagCount } from "$lib/bindings/TagCount";
 import type { ThreadDetail } from "$lib/bindings/ThreadDetail";
 import type { ThreadSummary } from "$lib/bindings/ThreadSummary";
 
@@ -78,6 +80,10 @@ export const api = {
   /** Reads files of the library again, each alone (a set-aside file's "Retry"). */
   retryFiles: (paths: string[]) => call<PassSummary>("retry_files", { paths }),
   documentTree: (path: string) => call<DocumentTree>("document_tree", { path }),
+  /** A note's tags, aliases, links (resolved now) and backlinks; rejects when the path is not indexed. */
+  noteLinks: (path: string) => call<NoteLinks>("note_links", { path }),
+  /** Every tag of the library's indexed notes, in order, with how many notes carry each. */
+  tags: () => call<TagCount[]>("tags"),
   /** The raw bytes of an indexed PDF; rejects when the file is gone, too big, or not a PDF in the library. */
   documentFile: (path: string) => call<ArrayBuffer>("document_file", { path }),
   /**

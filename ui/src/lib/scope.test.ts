@@ -6,12 +6,13 @@ const scope = (part: Partial<Scope>): Scope => ({ ...wholeLibrary(), ...part });
 
 describe("scopes", () => {
   it("start as the whole library, which any one narrowing ends", () => {
-    expect(wholeLibrary()).toEqual({ paths: [], collections: [], formats: [], since: null });
+    expect(wholeLibrary()).toEqual({ paths: [], collections: [], formats: [], since: null, tags: [] });
     expect(wholeLibrary()).not.toBe(wholeLibrary());
     expect(isWholeLibrary(wholeLibrary())).toBe(true);
     expect(isWholeLibrary(scope({ paths: ["/notes"] }))).toBe(false);
     expect(isWholeLibrary(scope({ collections: ["work"] }))).toBe(false);
     expect(isWholeLibrary(scope({ formats: ["pdf"] }))).toBe(false);
+    expect(isWholeLibrary(scope({ tags: ["rust"] }))).toBe(false);
     expect(isWholeLibrary(scope({ since: "2026-01-31" }))).toBe(false);
     // An emptied date field is no day.
     expect(isWholeLibrary(scope({ since: "" }))).toBe(true);
@@ -25,13 +26,16 @@ describe("scopes", () => {
         collections: ["work"],
         formats: ["pdf"],
         since: "2026-01-31",
+        tags: ["rust"],
       }),
-    ).toBe("in notes, papers · collection work · PDF · modified since 2026-01-31");
+    ).toBe("in notes, papers · collection work · tag #rust · PDF · modified since 2026-01-31");
     expect(describeScope(scope({ collections: ["work", "home"], formats: ["markdown", "text"] }))).toBe(
       "collections work, home · Markdown, Plain text",
     );
     expect(describeScope(scope({ paths: ["/notes/rust/ch03-02-data-types.md"] }))).toBe("in ch03-02-data-types.md");
     expect(describeScope(scope({ since: "2026-01-31" }))).toBe("modified since 2026-01-31");
+    // Nested tags by their whole path.
+    expect(describeScope(scope({ tags: ["area/sub", "rust"] }))).toBe("tags #area/sub, #rust");
     // A name that is not UTF-8, as the engine keys it, reads with U+FFFD.
     expect(describeScope(scope({ paths: ["/notes/caf\uf7e9.md"] }))).toBe("in caf\ufffd.md");
   });

@@ -1,7 +1,7 @@
 // What part of the library a question draws from, as the person sees it:
-// the whole library, or folders and files, collections, formats and a
-// modified-since day, each kind narrowing the others. Pure functions; the
-// engine resolves and checks a scope (`scope_size`, `ask`).
+// the whole library, or folders and files, collections, notes' tags,
+// formats and a modified-since day, each kind narrowing the others. Pure
+// functions; the engine resolves and checks a scope (`scope_size`, `ask`).
 import type { Format } from "$lib/bindings/Format";
 import type { Scope } from "$lib/bindings/Scope";
 import { shownPath } from "./source";
@@ -23,11 +23,17 @@ export const FORMAT_LABELS = {
 export const FORMATS = Object.keys(FORMAT_LABELS) as Format[];
 
 export function wholeLibrary(): Scope {
-  return { paths: [], collections: [], formats: [], since: null };
+  return { paths: [], collections: [], formats: [], since: null, tags: [] };
 }
 
 export function isWholeLibrary(scope: Scope): boolean {
-  return scope.paths.length === 0 && scope.collections.length === 0 && scope.formats.length === 0 && !scope.since;
+  return (
+    scope.paths.length === 0 &&
+    scope.collections.length === 0 &&
+    scope.tags.length === 0 &&
+    scope.formats.length === 0 &&
+    !scope.since
+  );
 }
 
 /**
@@ -45,8 +51,9 @@ function shortNames(paths: readonly string[]): string[] {
 
 /**
  * How a scope reads in one line: "Whole library", or e.g. "in notes,
- * papers · collection work · PDF · modified since 2026-01-31". Paths are
- * shown by their names unless `full` (for a tooltip or a label read aloud).
+ * papers · collection work · tag #rust · PDF · modified since 2026-01-31".
+ * Paths are shown by their names unless `full` (for a tooltip or a label
+ * read aloud).
  */
 export function describeScope(scope: Scope, { full = false }: { full?: boolean } = {}): string {
   if (isWholeLibrary(scope)) return "Whole library";
@@ -55,6 +62,9 @@ export function describeScope(scope: Scope, { full = false }: { full?: boolean }
   if (paths.length > 0) parts.push(`in ${(full ? paths : shortNames(paths)).join(", ")}`);
   if (scope.collections.length > 0) {
     parts.push(`${scope.collections.length === 1 ? "collection" : "collections"} ${scope.collections.join(", ")}`);
+  }
+  if (scope.tags.length > 0) {
+    parts.push(`${scope.tags.length === 1 ? "tag" : "tags"} ${scope.tags.map((tag) => `#${tag}`).join(", ")}`);
   }
   if (scope.formats.length > 0) parts.push(scope.formats.map((f) => FORMAT_LABELS[f] ?? f).join(", "));
   if (scope.since) parts.push(`modified since ${scope.since}`);

@@ -1,10 +1,14 @@
-// A place in a document to show: a citation, a retrieved passage, or a whole
-// document (no span). Derived from the generated Citation so the two never drift.
+// A place in a document to show: a citation, a retrieved passage, where a
+// link lands (a node), or a whole document (no span). Derived from the
+// generated Citation so the two never drift.
 import type { Citation } from "$lib/bindings/Citation";
 import type { DocumentTree } from "$lib/bindings/DocumentTree";
 
 export type SourceTarget = Pick<Citation, "path"> &
-  Partial<Pick<Citation, "number" | "heading_path" | "span_start" | "span_end" | "page">>;
+  Partial<Pick<Citation, "number" | "heading_path" | "span_start" | "span_end" | "page">> & {
+    /** A node of the document's tree to mark and scroll to, by its ordinal; 0, the root, is the whole document. */
+    node?: number;
+  };
 
 type Span = DocumentTree["tree"]["nodes"][number]["span"];
 

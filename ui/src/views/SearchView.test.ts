@@ -15,7 +15,7 @@ const { app, closeSource } = await import("$lib/stores/app.svelte");
 const { librarySearch } = await import("$lib/stores/search.svelte");
 const { expectInert, expectVisible, HOSTILE } = await import("$lib/testing/hostile");
 
-const WHOLE_LIBRARY = { paths: [], collections: [], formats: [], since: null };
+const WHOLE_LIBRARY = { paths: [], collections: [], formats: [], since: null, tags: [] };
 
 const rc: SearchHit = {
   chunk_id: 11,

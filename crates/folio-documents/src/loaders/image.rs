@@ -59,6 +59,7 @@ pub(super) fn parse(
     let texts: Vec<String> = pages.into_iter().map(|p| p.text).collect();
     Ok(Parsed {
         tree: assemble(fallback_title, &texts, &[]),
+        facts: Default::default(),
         note: None,
         ocr_pages,
         layout: Vec::new(),

@@ -2,13 +2,26 @@
 //! top-level block (paragraph, whole list, table, code block, block quote,
 //! HTML block, footnote) one content node under the heading before it, with
 //! the block's source byte range as its span. A leading H1 names the document.
+//!
+//! Notes vaults are read as notes apps read them (`vault.rs`): YAML front
+//! matter is metadata (title, aliases, tags), never text, and one that
+//! cannot be read is noted and skipped alone; inline `#tags` are tags;
+//! `[[wikilinks]]` and `![[embeds]]` are links from the node they are
+//! written in, their label kept as text and an embed's target never
+//! copied in. A callout (`> [!note] Title`) is a block quote, so a
+//! content node of its own.
 
 use std::fmt::Write;
 use std::ops::Range;
 
-use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+use std::collections::HashSet;
 
-use crate::structure_tree::{HeadingStack, NodeKind, Span, StructureTree};
+use pulldown_cmark::{Event, LinkType, Options, Parser, Tag, TagEnd};
+
+use super::vault::{front_matter, inline_tags, link_target, FrontMatterError, LinkTarget};
+use super::Parsed;
+use crate::notes::{NoteFacts, NoteLink};
+use crate::structure_tree::{HeadingStack, NodeKind, Span, StructureTree, ROOT};
 
 /// The pulldown-cmark extensions Folio reads markdown with (the tree
 /// benchmark parses with the same ones for its baseline). Front matter is
@@ -17,14 +30,24 @@ pub const MARKDOWN_OPTIONS: Options = Options::ENABLE_TABLES
     .union(Options::ENABLE_STRIKETHROUGH)
     .union(Options::ENABLE_FOOTNOTES)
     .union(Options::ENABLE_YAML_STYLE_METADATA_BLOCKS)
-    .union(Options::ENABLE_PLUSES_DELIMITED_METADATA_BLOCKS);
+    .union(Options::ENABLE_PLUSES_DELIMITED_METADATA_BLOCKS)
+    .union(Options::ENABLE_WIKILINKS);
 
-pub(super) fn parse(text: &str, fallback_title: &str) -> StructureTree {
+pub(super) fn parse(text: &str, fallback_title: &str) -> Parsed {
     let mut builder = Builder::new(fallback_title);
     for (event, range) in Parser::new_ext(text, MARKDOWN_OPTIONS).into_offset_iter() {
         builder.event(event, range);
     }
-    builder.tree
+    let note = builder.front_matter_error.map(|e| {
+        format!("{e}; its title, aliases and tags were not read, the rest of the note was")
+    });
+    Parsed {
+        tree: builder.tree,
+        facts: builder.facts,
+        note,
+        ocr_pages: Vec::new(),
+        layout: Vec::new(),
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -58,6 +81,18 @@ struct Builder {
     /// Open lists, innermost last: the next item number, or None if bulleted.
     lists: Vec<Option<u64>>,
     cells_in_row: u32,
+    /// Inside a code block: no `#tags` there.
+    in_code: bool,
+    /// Links open around the text: a link's label (`[[#Heading]]`'s
+    /// `#Heading`) is no tag either.
+    in_links: u32,
+    /// The YAML of the front matter block being read.
+    front_matter: String,
+    front_matter_error: Option<FrontMatterError>,
+    facts: NoteFacts,
+    tags_seen: HashSet<String>,
+    /// The links of the block being read, and whether each is an embed.
+    block_links: Vec<(LinkTarget, bool)>,
 }
 
 impl Builder {
@@ -74,6 +109,13 @@ impl Builder {
             line_has_text: false,
             lists: Vec::new(),
             cells_in_row: 0,
+            in_code: false,
+            in_links: 0,
+            front_matter: String::new(),
+            front_matter_error: None,
+            facts: NoteFacts::default(),
+            tags_seen: HashSet::new(),
+            block_links: Vec::new(),
         }
     }
 
@@ -81,7 +123,14 @@ impl Builder {
         match event {
             Event::Start(tag) => self.start(tag, range),
             Event::End(tag) => self.end(tag),
-            Event::Text(s) | Event::Code(s) | Event::Html(s) => self.push_text(&s),
+            Event::Text(s) if self.kind == BlockKind::Skip => self.front_matter.push_str(&s),
+            Event::Text(s) => {
+                if !self.in_code && self.in_links == 0 {
+                    self.read_tags(&s);
+                }
+                self.push_text(&s);
+            }
+            Event::Code(s) | Event::Html(s) => self.push_text(&s),
             Event::SoftBreak => self.push_text(" "),
             Event::HardBreak => {
                 self.text.push('\n');
@@ -110,6 +159,8 @@ impl Builder {
             self.pending_break = false;
             self.line_has_text = false;
             self.lists.clear();
+            self.block_links.clear();
+            self.front_matter.clear();
         } else if is_block(&tag) && self.line_has_text {
             self.pending_break = true;
         }
@@ -118,6 +169,27 @@ impl Builder {
             Tag::List(first) => self.lists.push(first),
             Tag::Item => self.start_item(),
             Tag::TableHead | Tag::TableRow => self.cells_in_row = 0,
+            Tag::CodeBlock(_) => self.in_code = true,
+            Tag::Link {
+                link_type,
+                dest_url,
+                ..
+            } => {
+                self.in_links += 1;
+                if matches!(link_type, LinkType::WikiLink { .. }) {
+                    self.block_links.push((link_target(&dest_url), false));
+                }
+            }
+            Tag::Image {
+                link_type,
+                dest_url,
+                ..
+            } => {
+                self.in_links += 1;
+                if matches!(link_type, LinkType::WikiLink { .. }) {
+                    self.block_links.push((link_target(&dest_url), true));
+                }
+            }
             Tag::TableCell => {
                 if self.cells_in_row > 0 {
                     self.push_text(" | ");
@@ -152,7 +224,9 @@ impl Builder {
             TagEnd::List(_) => {
                 self.lists.pop();
             }
+            TagEnd::Link | TagEnd::Image => self.in_links = self.in_links.saturating_sub(1),
             TagEnd::CodeBlock => {
+                self.in_code = false;
                 let kept = self.text.trim_end_matches('\n').len();
                 self.text.truncate(kept);
             }
@@ -196,22 +270,77 @@ impl Builder {
     }
 
     fn finish_block(&mut self) {
-        let text = self.text.trim();
-        if text.is_empty() || self.kind == BlockKind::Skip || is_html_comment(text) {
+        if self.kind == BlockKind::Skip {
+            self.read_front_matter();
             return;
         }
-        match self.kind {
-            BlockKind::Heading(1) if !self.seen_block => self.tree.set_title(text, self.span),
-            BlockKind::Heading(level) => {
-                self.headings
-                    .push(&mut self.tree, u32::from(level), text, self.span);
-            }
-            _ => {
-                self.tree
-                    .push(self.headings.parent(), NodeKind::Content, text, self.span);
-            }
+        let text = self.text.trim();
+        let node = if text.is_empty() || is_html_comment(text) {
+            self.headings.parent()
+        } else {
+            let node = match self.kind {
+                BlockKind::Heading(1) if !self.seen_block => {
+                    self.tree.set_title(text, self.span);
+                    ROOT
+                }
+                BlockKind::Heading(level) => {
+                    self.headings
+                        .push(&mut self.tree, u32::from(level), text, self.span)
+                }
+                _ => self
+                    .tree
+                    .push(self.headings.parent(), NodeKind::Content, text, self.span),
+            };
+            self.seen_block = true;
+            node
+        };
+        for (target, embed) in self.block_links.drain(..) {
+            self.facts.links.push(NoteLink {
+                node,
+                target,
+                embed,
+            });
         }
-        self.seen_block = true;
+    }
+
+    /// The front matter's title names the note until a leading H1 does;
+    /// its aliases and tags join the note's. One that cannot be read is
+    /// noted and skipped, and nothing else of the note is lost.
+    fn read_front_matter(&mut self) {
+        match front_matter(&self.front_matter) {
+            Ok(read) => {
+                if let Some(title) = read.title.filter(|t| !t.trim().is_empty()) {
+                    self.tree.set_title(title.trim(), self.span);
+                }
+                self.facts.aliases.extend(read.aliases);
+                for tag in read.tags {
+                    self.add_tag(tag);
+                }
+            }
+            // Its lines counted in the file, below the opening `---`.
+            Err(FrontMatterError::Malformed { line, message }) => {
+                self.front_matter_error = Some(FrontMatterError::Malformed {
+                    line: line + 1,
+                    message,
+                })
+            }
+            Err(e) => self.front_matter_error = Some(e),
+        }
+        self.front_matter.clear();
+    }
+
+    fn read_tags(&mut self, text: &str) {
+        let mut found = Vec::new();
+        inline_tags(text, &mut found);
+        for tag in found {
+            self.add_tag(tag);
+        }
+    }
+
+    fn add_tag(&mut self, tag: String) {
+        if self.tags_seen.insert(tag.clone()) {
+            self.facts.tags.push(tag);
+        }
     }
 }
 
@@ -266,6 +395,10 @@ mod tests {
     use super::*;
     use crate::structure_tree::TreeNode;
 
+    fn tree_of(text: &str, fallback_title: &str) -> StructureTree {
+        parse(text, fallback_title).tree
+    }
+
     fn outline(tree: &StructureTree) -> Vec<(u32, NodeKind, &str)> {
         tree.nodes()
             .iter()
@@ -283,7 +416,7 @@ mod tests {
     #[test]
     fn leading_h1_is_the_title_and_headings_nest_by_level() {
         let src = "# Guide\n\nIntro text.\n\n## Install\n\nRun it.\n\n### Linux\n\napt.\n\n## Use\n\nCall it.\n";
-        let tree = parse(src, "guide");
+        let tree = tree_of(src, "guide");
         use NodeKind::*;
         assert_eq!(
             outline(&tree),
@@ -305,7 +438,7 @@ mod tests {
     #[test]
     fn skipped_levels_nest_under_the_nearest_shallower_heading() {
         let src = "# A\n\n### deep\n\ntext\n\n## mid\n\nmore\n\n# B\n\nlast\n";
-        let tree = parse(src, "f");
+        let tree = tree_of(src, "f");
         use NodeKind::*;
         assert_eq!(
             outline(&tree),
@@ -324,7 +457,7 @@ mod tests {
     #[test]
     fn h1_after_content_is_a_heading_and_the_title_falls_back() {
         let src = "Preface first.\n\n# Chapter\n\nBody.\n";
-        let tree = parse(src, "book");
+        let tree = tree_of(src, "book");
         assert_eq!(tree.title(), "book");
         assert_eq!(tree.node(0).span, Span::bytes(0, 0));
         use NodeKind::*;
@@ -341,7 +474,7 @@ mod tests {
 
     #[test]
     fn h2_first_does_not_become_the_title() {
-        let tree = parse("## Sub\n\n# Main\n", "f");
+        let tree = tree_of("## Sub\n\n# Main\n", "f");
         assert_eq!(tree.title(), "f");
         assert_eq!(
             outline(&tree)[1..],
@@ -356,7 +489,7 @@ mod tests {
     fn spans_cover_the_block_source() {
         let src =
             "# T\n\nSome *emphasised* [link](http://x.org) text\nwrapped.\n\n## H\n\n```rust\nfn main() {}\n```\n";
-        let tree = parse(src, "f");
+        let tree = tree_of(src, "f");
         for n in &tree.nodes()[1..] {
             let source = &src[n.span.start..n.span.end];
             assert!(
@@ -373,7 +506,7 @@ mod tests {
     #[test]
     fn lists_are_one_node_with_nested_items_indented() {
         let src = "- one\n- two\n  - two a\n  - two b\n- three\n\n1. first\n2. second\n";
-        let tree = parse(src, "f");
+        let tree = tree_of(src, "f");
         assert_eq!(tree.len(), 3);
         assert_eq!(
             tree.node(1).text,
@@ -385,7 +518,7 @@ mod tests {
     #[test]
     fn deep_nesting_indents_only_so_far() {
         let depth = 10_000;
-        let tree = parse(&format!("{}bottom\n", "- ".repeat(depth)), "f");
+        let tree = tree_of(&format!("{}bottom\n", "- ".repeat(depth)), "f");
         let text = &tree.node(1).text;
         assert!(text.ends_with("- bottom"), "{}", &text[text.len() - 40..]);
         let deepest = "  ".repeat(MAX_INDENT_LEVELS);
@@ -396,14 +529,14 @@ mod tests {
     #[test]
     fn loose_list_items_keep_their_paragraphs_apart() {
         let src = "- para one\n\n  para two\n\n- next item\n";
-        let tree = parse(src, "f");
+        let tree = tree_of(src, "f");
         assert_eq!(tree.node(1).text, "- para one\n  para two\n- next item");
     }
 
     #[test]
     fn tables_render_rows_as_lines() {
         let src = "| a | b |\n|---|---|\n| 1 | 2 |\n| x | `y` |\n";
-        let tree = parse(src, "f");
+        let tree = tree_of(src, "f");
         assert_eq!(tree.node(1).text, "a | b\n1 | 2\nx | y");
     }
 
@@ -411,7 +544,7 @@ mod tests {
     fn quotes_html_and_breaks() {
         let src =
             "> quoted\n> line\n>\n> second para\n\n<div>\n  raw html\n</div>\n\nhard  \nbreak\n\n<!-- a comment -->\n";
-        let tree = parse(src, "f");
+        let tree = tree_of(src, "f");
         let texts: Vec<&str> = tree.nodes()[1..].iter().map(|n| n.text.as_str()).collect();
         assert_eq!(
             texts,
@@ -426,15 +559,59 @@ mod tests {
     #[test]
     fn front_matter_is_skipped_and_does_not_block_the_title() {
         let src = "---\ntitle: x\nlayout: post\n---\n# Real Title\n\nBody\n";
-        let tree = parse(src, "f");
+        let tree = tree_of(src, "f");
         assert_eq!(tree.title(), "Real Title");
         assert_eq!(tree.len(), 2);
     }
 
     #[test]
+    fn a_notes_front_matter_tags_and_links_are_facts_not_text() {
+        let src = "---\ntitle: Front title\naliases: [Alt]\ntags: [a/b]\n---\nIntro #inline and [[Other#Part|label]] with ![[Pic]].\n\n## Section\n\nSee [[#Section]].\n\n```\n#not-a-tag [[not a link]]\n```\n\n> [!note] A callout\n> with #callout-tag\n";
+        let parsed = parse(src, "f");
+        let tree = &parsed.tree;
+        assert_eq!(tree.title(), "Front title");
+        assert_eq!(tree.node(1).text, "Intro #inline and label with Pic.");
+        assert_eq!(tree.node(3).text, "See #Section.");
+        assert_eq!(tree.node(4).text, "#not-a-tag [[not a link]]");
+        assert_eq!(tree.node(5).kind, NodeKind::Content);
+        assert!(tree.node(5).text.contains("A callout"));
+        let facts = &parsed.facts;
+        assert_eq!(facts.aliases, ["Alt"]);
+        assert_eq!(facts.tags, ["a/b", "inline", "callout-tag"]);
+        let links: Vec<(usize, &str, Vec<&str>, bool)> = facts
+            .links
+            .iter()
+            .map(|l| {
+                let headings = l.target.headings.iter().map(String::as_str).collect();
+                (l.node, l.target.note.as_str(), headings, l.embed)
+            })
+            .collect();
+        assert_eq!(
+            links,
+            [
+                (1, "Other", vec!["Part"], false),
+                (1, "Pic", vec![], true),
+                (3, "", vec!["Section"], false),
+            ]
+        );
+        assert!(parsed.note.is_none());
+    }
+
+    #[test]
+    fn front_matter_that_cannot_be_read_is_noted_and_costs_only_itself() {
+        let src = "---\ntitle: x\nnot a key\n---\n# Kept\n\nBody #tag\n";
+        let parsed = parse(src, "f");
+        assert_eq!(parsed.tree.title(), "Kept");
+        assert_eq!(parsed.tree.node(1).text, "Body #tag");
+        assert_eq!(parsed.facts.tags, ["tag"]);
+        let note = parsed.note.unwrap();
+        assert!(note.starts_with("front matter line 3"), "{note}");
+    }
+
+    #[test]
     fn empty_blocks_and_documents() {
-        assert_eq!(parse("", "f").len(), 1);
-        let tree = parse("#\n\n   \n\n---\n", "f");
+        assert_eq!(tree_of("", "f").len(), 1);
+        let tree = tree_of("#\n\n   \n\n---\n", "f");
         assert_eq!(tree.len(), 1);
         assert_eq!(tree.title(), "f");
     }
@@ -454,7 +631,7 @@ mod tests {
                 seed ^= seed << 17;
                 s.push_str(alphabet[(seed % alphabet.len() as u64) as usize]);
             }
-            let tree = parse(&s, "f");
+            let tree = tree_of(&s, "f");
             for n in tree.nodes() {
                 assert!(n.span.start <= n.span.end && n.span.end <= s.len());
             }

@@ -21,6 +21,7 @@ mod pdf_ocr;
 mod pdf_streams;
 mod pptx;
 mod text;
+pub mod vault;
 mod xlsx;
 mod xml;
 
@@ -31,6 +32,7 @@ use serde::{Deserialize, Serialize};
 use folio_core::choice::{Choice, UnknownChoice};
 
 use super::structure_tree::{Span, StructureTree};
+use crate::notes::NoteFacts;
 
 pub use decode::{decode_text, Decoded};
 pub use markdown::MARKDOWN_OPTIONS;
@@ -135,6 +137,8 @@ impl Choice for Format {
 pub struct LoadedDocument {
     pub format: Format,
     pub tree: StructureTree,
+    /// A note's aliases, tags and links (markdown's); empty for the rest.
+    pub facts: NoteFacts,
     pub note: Option<String>,
     /// The pages OCR read, with how sure it was of each.
     pub ocr_pages: Vec<OcrPage>,
@@ -164,6 +168,7 @@ pub struct OcrPage {
 /// What a binary format's loader returns besides its tree.
 struct Parsed {
     tree: StructureTree,
+    facts: NoteFacts,
     note: Option<String>,
     ocr_pages: Vec<OcrPage>,
     layout: Vec<PageLayout>,
@@ -173,6 +178,7 @@ impl From<StructureTree> for Parsed {
     fn from(tree: StructureTree) -> Self {
         Parsed {
             tree,
+            facts: NoteFacts::default(),
             note: None,
             ocr_pages: Vec::new(),
             layout: Vec::new(),
@@ -303,6 +309,7 @@ fn structured(
     parsed.map(|parsed| {
         let Parsed {
             tree,
+            facts,
             note,
             ocr_pages,
             layout,
@@ -310,6 +317,7 @@ fn structured(
         LoadedDocument {
             format,
             tree,
+            facts,
             note,
             ocr_pages,
             layout,
@@ -319,17 +327,25 @@ fn structured(
 
 /// Text formats share decoding: NUL bytes mean binary, anything not UTF-8 is
 /// decoded with a detected legacy encoding and noted.
-fn with_text(
+fn with_text<P: Into<Parsed>>(
     format: Format,
     bytes: &[u8],
-    parse: impl FnOnce(&str) -> StructureTree,
+    parse: impl FnOnce(&str) -> P,
 ) -> Result<LoadedDocument, LoadError> {
     let Decoded { text, note } = decode_text(bytes).ok_or(LoadError::Binary {
         format: format.as_str(),
     })?;
+    let parsed: Parsed = parse(&text).into();
+    // What decoding noted, then what parsing did (front matter it could
+    // not read).
+    let note = match (note, parsed.note) {
+        (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+        (a, b) => a.or(b),
+    };
     Ok(LoadedDocument {
         format,
-        tree: parse(&text),
+        tree: parsed.tree,
+        facts: parsed.facts,
         note,
         ocr_pages: Vec::new(),
         layout: Vec::new(),

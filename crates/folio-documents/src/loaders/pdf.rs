@@ -61,6 +61,7 @@ pub(super) fn parse(
     let outline = guarded(|| outline(&doc, &page_ids)).unwrap_or_default();
     Ok(Parsed {
         tree: assemble(title.as_deref().unwrap_or(fallback_title), &pages, &outline),
+        facts: Default::default(),
         note: read.note(),
         ocr_pages: read.pages,
         layout,

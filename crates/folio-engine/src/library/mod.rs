@@ -32,8 +32,8 @@ use folio_methods::runner::{Answering, AskRequest};
 use folio_methods::EventSink;
 use folio_retrieve::{RetrievalService, SearchHit, SearchMode};
 use folio_store::{
-    DocumentPage, DocumentRecord, FolderSummary, IndexCounts, Job, JobState, PassageBoxes,
-    RunRecord, Scope, Store, StoredChunk,
+    DocumentPage, DocumentRecord, FolderSummary, IndexCounts, Job, JobState, NoteLinks,
+    PassageBoxes, RunRecord, Scope, Store, StoredChunk, TagCount,
 };
 use jobs::{IngestPayload, JobControl};
 use tokio_util::sync::CancellationToken;
@@ -340,6 +340,26 @@ impl Library {
             .ok_or_else(|| Error::NotWatched(path_text::to_path(folder)))?
             .id;
         Ok(self.store.folder_documents(id, offset, limit).await?)
+    }
+
+    /// A note's aliases, tags, the links it makes and the links to it,
+    /// resolved against the library as it is now (`folio links`).
+    pub async fn links(&self, path: &Path) -> Result<NoteLinks> {
+        let document = self.indexed(path).await?;
+        Ok(self.store.note_links(document.id).await?)
+    }
+
+    /// Every tag of the library's notes, with how many carry it: what a
+    /// `--tag` scope can name.
+    pub async fn tags(&self) -> Result<Vec<TagCount>> {
+        Ok(self.store.tags().await?)
+    }
+
+    /// [`Library::links`] of the indexed document `id`.
+    pub async fn links_of(&self, id: i64) -> Result<NoteLinks> {
+        let path = self.store.document_path(id).await?;
+        let path = path.ok_or(Error::DocumentNotFound(id))?;
+        self.links(&path_text::to_path(&path)).await
     }
 
     pub async fn tree(&self, path: &Path) -> Result<DocumentTree> {

@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Jobs;
 use crate::error::{Error, Result};
+use folio_documents::skip::IGNORE_FILE;
 use folio_index::pipeline::{Change, PassSummary};
 
 /// Editors write a file in several steps; a quarter second settles most saves
@@ -26,7 +27,13 @@ fn changes_from(events: Vec<DebouncedEvent>) -> (Vec<Change>, bool) {
     let mut changes = Vec::new();
     let mut rescan = false;
     for e in events {
-        if e.need_rescan() {
+        // Rules of what to skip changed: what is indexed follows them
+        // only once every folder is looked at again.
+        let rules_changed = e
+            .paths
+            .iter()
+            .any(|p| p.file_name().is_some_and(|n| n == IGNORE_FILE));
+        if e.need_rescan() || rules_changed {
             rescan = true;
         }
         match e.kind {

@@ -34,7 +34,8 @@ use folio_engine::path_text;
 use folio_engine::pipeline::PassSummary;
 use folio_engine::retrieve::{SearchHit, SearchMode};
 use folio_engine::store::{
-    Collection, DocumentPage, Job, RunRecord, Scope, StoredChunk, Thread, ThreadSummary,
+    Collection, DocumentPage, Job, NoteLinks, RunRecord, Scope, StoredChunk, TagCount, Thread,
+    ThreadSummary,
 };
 
 use crate::error::{ApiError, ErrorBody};
@@ -65,6 +66,8 @@ pub fn routes() -> Router<ServerState> {
         )
         .route("/api/documents", get(documents))
         .route("/api/documents/{id}", get(document))
+        .route("/api/documents/{id}/links", get(document_links))
+        .route("/api/tags", get(tags))
         .route("/api/passages/{id}", get(passage))
         .route("/api/jobs", get(jobs))
         .route("/api/jobs/pause", post(pause_jobs))
@@ -481,6 +484,14 @@ async fn documents(
 
 async fn document(State(s): State<ServerState>, PathOf(id): PathOf<i64>) -> Reply<DocumentTree> {
     Ok(Json(s.library.document(id).await?))
+}
+
+async fn document_links(State(s): State<ServerState>, PathOf(id): PathOf<i64>) -> Reply<NoteLinks> {
+    Ok(Json(s.library.links_of(id).await?))
+}
+
+async fn tags(State(s): State<ServerState>) -> Reply<Vec<TagCount>> {
+    Ok(Json(s.library.tags().await?))
 }
 
 async fn passage(State(s): State<ServerState>, PathOf(id): PathOf<i64>) -> Reply<StoredChunk> {

@@ -29,6 +29,7 @@ use super::report::{Report, Row, Target};
 use super::{percentile, rust_book_files, Context, Latency, Rng, TempDir};
 use folio_engine::choice::Choice;
 use folio_engine::documents::loaders::{load, Format, LoadOptions};
+use folio_engine::documents::notes::NoteFacts;
 use folio_engine::documents::structure_tree::{NodeKind, NodeRange, Span, StructureTree, ROOT};
 use folio_engine::embed::{Embedder, EmbeddingSource};
 use folio_engine::retrieve::{fts_query, ExactVectors, SearchMode, VectorCopy};
@@ -644,6 +645,7 @@ pub(super) fn flat_document(
         mtime_ns: 0,
         note: None,
         tree,
+        facts: NoteFacts::default(),
         chunks: writes,
         ocr_pages: Vec::new(),
     }

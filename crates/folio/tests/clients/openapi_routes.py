@@ -81,6 +81,8 @@ for method, path, operation in operations:
         Draft202012Validator(
             {**operation["requestBody"]["content"]["application/json"]["schema"], "components": components}
         ).validate(body)
+    # Which operation runs, on stderr as it starts: a failure says where.
+    print(f"{method.upper()} {url}", file=sys.stderr, flush=True)
     # Refused before anything runs: no token, and a Host that is not this server's.
     refusals = [call(method, url, body, bearer=None)[0], call(method, url, body, host="evil.example")[0]]
     status, reply = call(method, url, body)

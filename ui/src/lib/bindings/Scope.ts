@@ -22,4 +22,9 @@ collections: Array<string>, formats: Array<Format>,
 /**
  * Modified on or after this day (UTC).
  */
-since: Day | null, };
+since: Day | null, 
+/**
+ * Notes with any of these tags, or a tag nested under one (`area`
+ * takes `area/sub` too).
+ */
+tags: Array<string>, };

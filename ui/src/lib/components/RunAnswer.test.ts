@@ -82,7 +82,11 @@ describe("a hostile document in the source viewer", () => {
         ],
       },
     };
-    shell.invoke.mockResolvedValue(tree);
+    // The tree; the note's links are the source viewer's own tests'.
+    shell.invoke.mockImplementation(async (command: string) => {
+      if (command === "document_tree") return tree;
+      throw { code: "internal", message: `unexpected ${command}`, details: null };
+    });
     const { target, destroy } = show(SourceViewer, { target: citation, onClose: () => {} });
     await tick();
     await Promise.resolve();

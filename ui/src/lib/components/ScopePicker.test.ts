@@ -1,9 +1,11 @@
 // The scope picker against a fake shell: what it offers, how each change
 // reads and is counted by the engine (once the person pauses), and how an
-// unusable scope stops Ask with the engine's reason.
+// unusable scope stops Ask with the engine's reason; and how a turn's
+// scope reads under it.
 import { flushSync, mount, unmount } from "svelte";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Scope } from "$lib/bindings/Scope";
+import type { TagCount } from "$lib/bindings/TagCount";
 import { settle } from "$lib/testing/settle";
 import { twoFolderLibrary } from "$lib/testing/library";
 import { COMMON_DEFAULTS } from "$lib/testing/methods";
@@ -12,6 +14,7 @@ const shell = vi.hoisted(() => ({ invoke: vi.fn(), Channel: class {} }));
 vi.mock("@tauri-apps/api/core", () => shell);
 
 const { default: ScopePicker } = await import("./ScopePicker.svelte");
+const { default: ScopeLine } = await import("./ScopeLine.svelte");
 const { default: AskComposer } = await import("../../views/ask/AskComposer.svelte");
 const { ScopeChoice } = await import("$lib/stores/scope-choice.svelte");
 const { library } = await import("$lib/stores/library.svelte");
@@ -23,6 +26,12 @@ const { HOSTILE, expectInert } = await import("$lib/testing/hostile");
 const overview = twoFolderLibrary();
 
 let saved = [{ name: "work", folders: ["/home/me/papers"], documents: 30 }];
+const NOTE_TAGS: TagCount[] = [
+  { tag: "area", documents: 4 },
+  { tag: "area/sub", documents: 2 },
+  { tag: "rust", documents: 7 },
+];
+let noteTags = NOTE_TAGS;
 
 /** What the engine says of a scope: notes hold 12 documents, papers 30, and none is a PDF. */
 function scopeSize(scope: Scope): number | null {
@@ -34,8 +43,8 @@ function scopeSize(scope: Scope): number | null {
       throw { code: "invalid_input", message: `${path} is not in the library: pick an indexed folder or file`, details: null };
     }
   }
-  if (scope.paths.length === 0 && scope.collections.length === 0) return null;
-  return scope.paths.length + scope.collections.length;
+  const parts = scope.paths.length + scope.collections.length + scope.tags.length;
+  return parts === 0 ? null : parts;
 }
 
 const sizes = () => shell.invoke.mock.calls.filter(([c]) => c === "scope_size").map(([, args]) => args.scope);
@@ -46,6 +55,7 @@ let instance: ReturnType<typeof mount> | null = null;
 const q = <T extends HTMLElement = HTMLElement>(id: string) => target.querySelector<T>(`[data-testid="${id}"]`);
 const all = <T extends HTMLElement = HTMLElement>(id: string) => [...target.querySelectorAll<T>(`[data-testid="${id}"]`)];
 const option = (id: string, value: string) => target.querySelector<HTMLInputElement>(`[data-testid="${id}"][data-value="${value}"]`)!;
+const tagged = (id: string) => all(id).map((el) => el.dataset.tag);
 const status = () => q("scope-status")!.textContent!.trim();
 
 function type(input: HTMLInputElement, value: string) {
@@ -66,10 +76,12 @@ beforeAll(() => {
 
 beforeEach(async () => {
   saved = [{ name: "work", folders: ["/home/me/papers"], documents: 30 }];
+  noteTags = NOTE_TAGS;
   shell.invoke.mockReset();
   shell.invoke.mockImplementation(async (command: string, args: Record<string, unknown> = {}) => {
     if (command === "library_overview") return overview;
     if (command === "collections") return saved;
+    if (command === "tags") return noteTags;
     if (command === "scope_size") return scopeSize(args.scope as Scope);
     throw { code: "internal", message: `unexpected command ${command}`, details: null };
   });
@@ -128,7 +140,7 @@ describe("ScopePicker", () => {
     expect(status()).toBe("Counting documents…");
     await vi.waitFor(() => expect(status()).toBe("2 documents"));
     // One count for both ticks.
-    expect(sizes()).toEqual([{ paths: ["/home/me/notes"], collections: ["work"], formats: [], since: null }]);
+    expect(sizes()).toEqual([{ paths: ["/home/me/notes"], collections: ["work"], formats: [], since: null, tags: [] }]);
 
     const since = q<HTMLInputElement>("scope-since")!;
     type(since, "2026-01-31");
@@ -197,6 +209,43 @@ describe("ScopePicker", () => {
     expect(option("scope-format", "pdf").checked).toBe(false);
   });
 
+  it("offers the notes' tags (read as it opens) with their counts; a chosen tag is a removable chip", async () => {
+    const choice = new ScopeChoice(0);
+    await open(choice);
+    expect(shell.invoke).toHaveBeenCalledWith("tags", undefined);
+    expect(tagged("scope-tag-option")).toEqual(["area", "area/sub", "rust"]);
+    const sub = target.querySelector<HTMLButtonElement>('[data-testid="scope-tag-option"][data-tag="area/sub"]')!;
+    expect(sub.textContent?.replace(/\s+/g, " ").trim()).toBe("#area/sub 2");
+    expect(tagged("scope-tag-chip")).toEqual([]);
+
+    sub.click();
+    flushSync();
+    expect(choice.scope.tags).toEqual(["area/sub"]);
+    expect(tagged("scope-tag-chip")).toEqual(["area/sub"]);
+    expect(q("scope-tag-chip")?.textContent).toContain("#area/sub");
+    // A chosen tag is offered no more.
+    expect(tagged("scope-tag-option")).toEqual(["area", "rust"]);
+    expect(q("scope-summary")?.textContent).toBe("tag #area/sub");
+    expect(q("scope-picker")?.title).toBe("tag #area/sub");
+    expect((q("scope-clear") as HTMLButtonElement).disabled).toBe(false);
+    await vi.waitFor(() => expect(status()).toBe("1 document"));
+    expect(sizes()).toEqual([{ ...wholeLibrary(), tags: ["area/sub"] }]);
+
+    q("scope-tag-remove")!.click();
+    flushSync();
+    expect(choice.scope).toEqual(wholeLibrary());
+    expect(tagged("scope-tag-chip")).toEqual([]);
+    expect(tagged("scope-tag-option")).toEqual(["area", "area/sub", "rust"]);
+    expect(q("scope-summary")?.textContent).toBe("Whole library");
+  });
+
+  it("says so when no note in the library has a tag", async () => {
+    noteTags = [];
+    await open(new ScopeChoice(0));
+    expect(tagged("scope-tag-option")).toEqual([]);
+    expect(q("scope-tags")?.textContent).toContain("No tagged notes in the library.");
+  });
+
   it("keeps a chosen collection deleted since, so it can be unticked", async () => {
     const choice = new ScopeChoice(0);
     choice.set({ ...wholeLibrary(), collections: ["gone"] });
@@ -224,13 +273,28 @@ describe("ScopePicker", () => {
     expect(document.activeElement).toBe(q("scope-picker"));
   });
 
-  it("shows hostile names of folders and collections as text", async () => {
+  it("shows hostile names of folders, collections and tags as text", async () => {
     const choice = new ScopeChoice(0);
     saved = [{ name: HOSTILE, folders: [`/home/me/${HOSTILE}`], documents: 1 }];
-    choice.set({ ...wholeLibrary(), paths: [`/home/me/${HOSTILE}`], collections: [HOSTILE] });
+    noteTags = [{ tag: `other${HOSTILE}`, documents: 1 }];
+    choice.set({ ...wholeLibrary(), paths: [`/home/me/${HOSTILE}`], collections: [HOSTILE], tags: [HOSTILE] });
     await open(choice);
     expect(q("scope-summary")?.textContent).toContain(HOSTILE.slice(0, 20));
+    expect(tagged("scope-tag-chip")).toEqual([HOSTILE]);
+    expect(tagged("scope-tag-option")).toEqual([`other${HOSTILE}`]);
     expectInert(target);
+  });
+});
+
+describe("ScopeLine", () => {
+  it("says a turn's scope, tags included, unless it was the whole library", () => {
+    instance = mount(ScopeLine, { target, props: { scope: { ...wholeLibrary(), formats: ["pdf"], tags: ["area/sub"] } } });
+    flushSync();
+    expect(q("turn-scope")?.textContent?.trim()).toBe("Scope: tag #area/sub · PDF");
+    unmount(instance);
+    instance = mount(ScopeLine, { target, props: { scope: wholeLibrary() } });
+    flushSync();
+    expect(q("turn-scope")).toBeNull();
   });
 });
 

@@ -103,7 +103,7 @@ export const WHOLE_DOCUMENT_METHOD = "whole-document";
 export function askAboutDocument(path: string): void {
   newThread();
   askForm.method = WHOLE_DOCUMENT_METHOD;
-  askForm.scope.set({ paths: [path], collections: [], formats: [], since: null });
+  askForm.scope.set({ paths: [path], collections: [], formats: [], since: null, tags: [] });
 }
 
 /** Ends the conversation: the next question starts a new thread. */

@@ -21,7 +21,7 @@ const request = (question: string): AskRequest => ({
   temperature: null,
   max_tokens: null,
   options: {},
-  scope: { paths: [], collections: [], formats: [], since: null },
+  scope: { paths: [], collections: [], formats: [], since: null, tags: [] },
 });
 
 function stored(id: number, thread: number, question: string): RunRecord {
@@ -31,7 +31,7 @@ function stored(id: number, thread: number, question: string): RunRecord {
     turn: null,
     question,
     method: "llm-only",
-    scope: { paths: [], collections: [], formats: [], since: null },
+    scope: { paths: [], collections: [], formats: [], since: null, tags: [] },
     params: { k: 5, temperature: 0.2, max_tokens: 512, seed: 1, options: {} },
     model: {},
     status: "done",
@@ -114,11 +114,11 @@ describe("the Ask conversation", () => {
   });
 
   it("continues a thread from History within the scope of its last turn", () => {
-    const scope = { paths: ["/notes/rust"], collections: [], formats: ["markdown" as const], since: null };
+    const scope = { paths: ["/notes/rust"], collections: [], formats: ["markdown" as const], since: null, tags: [] };
     continueThread([stored(7, 42, "What is Rc?"), { ...stored(8, 42, "And Arc?"), scope }]);
     expect(askForm.scope.snapshot()).toEqual(scope);
     expect(askForm.turns.map((t) => t.request.scope.paths)).toEqual([[], ["/notes/rust"]]);
-    askForm.scope.set({ paths: [], collections: [], formats: [], since: null });
+    askForm.scope.set({ paths: [], collections: [], formats: [], since: null, tags: [] });
   });
 
   it("follows up a thread continued from History", async () => {

@@ -19,7 +19,7 @@ const request = {
   temperature: null,
   max_tokens: null,
   options: {},
-  scope: { paths: ["/notes/rust"], collections: [], formats: [], since: null },
+  scope: { paths: ["/notes/rust"], collections: [], formats: [], since: null, tags: [] },
 };
 
 function record(status: "done" | "failed" | "cancelled", extra: object = {}) {

@@ -15,7 +15,7 @@ const request = (method: string): AskRequest => ({
   temperature: null,
   max_tokens: null,
   options: {},
-  scope: { paths: [], collections: [], formats: [], since: null },
+  scope: { paths: [], collections: [], formats: [], since: null, tags: [] },
 });
 
 const sent = () => core.invoke.mock.calls.filter(([c]) => c === "ask").map(([, args]) => args.request);
@@ -34,7 +34,7 @@ describe("startCompare", () => {
   });
 
   it("asks every method the follow-up in a branch of the same thread, within the conversation's scope", () => {
-    const scope = { paths: ["/notes/rust"], collections: ["work"], formats: [], since: null };
+    const scope = { paths: ["/notes/rust"], collections: ["work"], formats: [], since: null, tags: [] };
     followUpInCompare(42, "What is Rc?", "And its drawbacks?", scope);
     expect(compare.question).toBe("And its drawbacks?");
     expect(compare.scope.snapshot()).toEqual(scope);

@@ -42,12 +42,12 @@ describe("SearchStore", () => {
   it("starts as the CLI does: 10 hits, hybrid, the whole library, nothing searched", () => {
     const store = new SearchStore();
     expect([store.k, DEFAULT_K, store.mode]).toEqual([10, 10, "hybrid"]);
-    expect(store.scope.snapshot()).toEqual({ paths: [], collections: [], formats: [], since: null });
+    expect(store.scope.snapshot()).toEqual({ paths: [], collections: [], formats: [], since: null, tags: [] });
     expect([store.results, store.running, store.error]).toEqual([null, false, null]);
   });
 
   it("passes the query (trimmed), k, mode and the chosen scope through, and keeps the hits", async () => {
-    const scope = { paths: ["/notes"], collections: ["work"], formats: ["pdf" as const], since: "2026-01-31" };
+    const scope = { paths: ["/notes"], collections: ["work"], formats: ["pdf" as const], since: "2026-01-31", tags: [] };
     core.invoke.mockImplementation(async (command: string) => {
       if (command === "scope_size") return 3;
       if (command === "search") return [hit(1), hit(2, "/notes/arc.md")];
@@ -103,7 +103,7 @@ describe("SearchStore", () => {
     core.invoke.mockRejectedValue(refusal);
     const store = new SearchStore();
     store.query = "rc";
-    store.scope.set({ paths: ["/gone"], collections: [], formats: [], since: null });
+    store.scope.set({ paths: ["/gone"], collections: [], formats: [], since: null, tags: [] });
     await store.search();
     expect(searches()).toEqual([]);
     expect(store.error).toEqual(refusal);

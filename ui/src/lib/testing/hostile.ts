@@ -125,8 +125,8 @@ export function hostileRun(trace: RunRecord["trace"] = null, method = "vanilla-r
     turn: null,
     question: HOSTILE,
     method,
-    // A scope names folders and collections the library's documents and people named.
-    scope: { paths: [`/notes/${HOSTILE_PAYLOADS[1].text}`], collections: [HOSTILE], formats: ["pdf"], since: "2026-01-31" },
+    // A scope names folders, collections and tags the library's documents and people named.
+    scope: { paths: [`/notes/${HOSTILE_PAYLOADS[1].text}`], collections: [HOSTILE], formats: ["pdf"], since: "2026-01-31", tags: [HOSTILE] },
     params: {},
     model: {},
     status: "failed",

@@ -40,7 +40,7 @@ describe("AskTurn", () => {
       ]);
       return new Promise((resolve) => (finish = resolve));
     });
-    const run = new AskRun({ question: HOSTILE, method: "vanilla-rag", k: 5, temperature: null, max_tokens: null, options: {}, scope: { paths: [], collections: [HOSTILE], formats: [], since: null }, thread: 4 });
+    const run = new AskRun({ question: HOSTILE, method: "vanilla-rag", k: 5, temperature: null, max_tokens: null, options: {}, scope: { paths: [], collections: [HOSTILE], formats: [], since: null, tags: [] }, thread: 4 });
     const done = run.start();
     const target = document.body.appendChild(document.createElement("div"));
     const instance = mount(AskTurn, { target, props: { run, newest: true } });

@@ -15,7 +15,7 @@ describe("CompareColumn", () => {
   beforeAll(registerBuiltinTraceRenderers);
 
   it("keeps streamed and stored model and document text inert", () => {
-    const run = new AskRun({ question: HOSTILE, method: "vanilla-rag", k: 5, temperature: null, max_tokens: null, options: {}, scope: { paths: [`/notes/${HOSTILE}`], collections: [], formats: [], since: null } });
+    const run = new AskRun({ question: HOSTILE, method: "vanilla-rag", k: 5, temperature: null, max_tokens: null, options: {}, scope: { paths: [`/notes/${HOSTILE}`], collections: [], formats: [], since: null, tags: [] } });
     const trace = vanillaRagTrace({ query: HOSTILE, passages: [passage(1, { text: HOSTILE, heading_path: HOSTILE })] });
     for (const event of [
       { type: "started", run_id: 1, thread_id: 1, method: "vanilla-rag" },

@@ -159,7 +159,7 @@ export function runRecord(id: number, method: string): RunRecord {
     turn: null,
     question: "Who wrote Middlemarch?",
     method,
-    scope: { paths: [], collections: [], formats: [], since: null },
+    scope: { paths: [], collections: [], formats: [], since: null, tags: [] },
     params: {},
     model: {},
     status: "done",

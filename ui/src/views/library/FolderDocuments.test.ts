@@ -71,7 +71,7 @@ describe("asking about one document", () => {
     flushSync();
     expect(app.view).toBe("ask");
     expect(askForm.method).toBe("whole-document");
-    expect(askForm.scope.snapshot()).toEqual({ paths: ["/notes/0.html"], collections: [], formats: [], since: null });
+    expect(askForm.scope.snapshot()).toEqual({ paths: ["/notes/0.html"], collections: [], formats: [], since: null, tags: [] });
     expect(askForm.turns).toHaveLength(0);
     unmount(instance);
     target.remove();

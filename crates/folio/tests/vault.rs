@@ -1,0 +1,285 @@
+//! A notes vault end to end, with the real CLI and the real embedding
+//! model: front matter read as metadata (and one that cannot be read
+//! noted, the note kept), inline and nested tags, wikilinks and embeds
+//! resolved as notes apps resolve them (name, alias, heading, block),
+//! `.obsidian/` and what a `.folioignore` names never indexed, `--tag`
+//! scoping a search, and `folio watch` re-resolving links when a note is
+//! renamed, edited or deleted.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use common::engine::{folio, folio_json, folio_watch};
+use serde_json::Value;
+
+fn write(root: &Path, relative: &str, text: &str) {
+    let path = root.join(relative);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+const OWNERSHIP: &str = "---\naliases: [Owning]\ntags:\n  - rust/memory\n---\n# Ownership\n\nEach value has one owner at a time. #borrowing\n\n## Moves\n\nAssigning a String moves it; the old name is no longer valid. ^move-rule\n";
+
+const INDEX: &str = "# Index\n\nStart with [[Ownership]], also called [[Owning|the owning rule]].\n\nSee [[Ownership#Moves]] and the rule [[Ownership#^move-rule]].\n\n![[Ownership]]\n\nLater: [[Missing note]].\n";
+
+/// A vault: two linked notes, one whose front matter is broken, and what
+/// is never read (`.obsidian/`, `.trash/`, a `.folioignore`'d folder).
+fn vault(root: &Path) {
+    write(root, "Ownership.md", OWNERSHIP);
+    write(root, "Index.md", INDEX);
+    write(
+        root,
+        "Broken.md",
+        "---\ntitle: fine\njust text here\n---\n# Broken front matter\n\nThe body is still indexed.\n",
+    );
+    write(
+        root,
+        ".obsidian/workspace.md",
+        "# Workspace\n\nlayout state\n",
+    );
+    write(root, ".trash/Old.md", "# Old\n\nthrown away\n");
+    write(root, "drafts/Secret.md", "# Secret\n\nnot for the index\n");
+    write(root, ".folioignore", "drafts/\n");
+}
+
+/// [`vault`] in a temporary folder, indexed: the folder, the vault, the
+/// data folder.
+fn indexed_vault() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let root = tempfile::tempdir().unwrap();
+    let notes = root.path().join("vault");
+    vault(&notes);
+    let data = root.path().join("data");
+    let added = folio(&data, &["add", notes.to_str().unwrap()]);
+    assert!(
+        added.status.success(),
+        "{}",
+        String::from_utf8_lossy(&added.stderr)
+    );
+    (root, notes, data)
+}
+
+fn links(data: &Path, note: &Path) -> Value {
+    folio_json(data, &["links", note.to_str().unwrap()])
+}
+
+/// Where each outgoing link lands: (as written, embed, path it lands in or "").
+fn landings(links: &Value) -> Vec<(String, bool, String)> {
+    links["outgoing"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            let to = l["to"]["path"].as_str().unwrap_or("");
+            let name = Path::new(to)
+                .file_name()
+                .map_or(String::new(), |n| n.to_string_lossy().into_owned());
+            (
+                l["written"].as_str().unwrap().to_string(),
+                l["embed"].as_bool().unwrap(),
+                name,
+            )
+        })
+        .collect()
+}
+
+fn search_paths(data: &Path, query: &str, extra: &[&str]) -> Vec<String> {
+    let mut args = vec!["search", query, "-k", "10"];
+    args.extend_from_slice(extra);
+    folio_json(data, &args)
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            Path::new(h["path"].as_str().unwrap())
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect()
+}
+
+#[test]
+fn a_vault_is_read_with_its_links_tags_and_front_matter_and_skips_what_it_hides() {
+    let (_root, notes, data) = indexed_vault();
+
+    for hidden in ["workspace", "Old", "Secret"] {
+        assert!(
+            search_paths(&data, hidden, &[])
+                .iter()
+                .all(|p| !p.starts_with(hidden)),
+            "{hidden} was indexed"
+        );
+    }
+
+    let ownership = links(&data, &notes.join("Ownership.md"));
+    assert_eq!(ownership["aliases"], serde_json::json!(["owning"]));
+    assert_eq!(
+        ownership["tags"],
+        serde_json::json!(["borrowing", "rust/memory"])
+    );
+    let back: Vec<(String, bool)> = ownership["backlinks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            (
+                b["written"].as_str().unwrap().to_string(),
+                b["embed"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        back,
+        [
+            ("Ownership".to_string(), false),
+            ("Owning".to_string(), false),
+            ("Ownership#Moves".to_string(), false),
+            ("Ownership#^move-rule".to_string(), false),
+            ("Ownership".to_string(), true),
+        ]
+    );
+    assert!(ownership["backlinks"][0]["context"]
+        .as_str()
+        .unwrap()
+        .contains("the owning rule"));
+
+    let index = links(&data, &notes.join("Index.md"));
+    let own = "Ownership.md".to_string();
+    assert_eq!(
+        landings(&index),
+        [
+            ("Ownership".to_string(), false, own.clone()),
+            ("Owning".to_string(), false, own.clone()),
+            ("Ownership#Moves".to_string(), false, own.clone()),
+            ("Ownership#^move-rule".to_string(), false, own.clone()),
+            ("Ownership".to_string(), true, own.clone()),
+            ("Missing note".to_string(), false, String::new()),
+        ]
+    );
+    // A heading and a block land on their own nodes of the target's tree.
+    let tree = folio_json(
+        &data,
+        &["tree", notes.join("Ownership.md").to_str().unwrap()],
+    );
+    let node_text = |ordinal: &Value| {
+        tree["tree"]["nodes"][ordinal.as_u64().unwrap() as usize]["text"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        node_text(&index["outgoing"][2]["to"]["node_ordinal"]),
+        "Moves"
+    );
+    assert!(node_text(&index["outgoing"][3]["to"]["node_ordinal"]).ends_with("^move-rule"));
+    assert_eq!(index["outgoing"][0]["to"]["node_ordinal"], 0);
+    // The front matter is metadata: its words are not a passage.
+    assert!(!tree["tree"]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|n| n["text"].as_str().unwrap().contains("aliases")));
+
+    // Front matter that cannot be read costs only itself.
+    let broken = folio_json(&data, &["tree", notes.join("Broken.md").to_str().unwrap()]);
+    assert_eq!(broken["tree"]["nodes"][0]["text"], "Broken front matter");
+    assert!(broken["document"]["note"]
+        .as_str()
+        .unwrap()
+        .contains("front matter line 3"));
+
+    // Tags scope a search, nested ones under their parent.
+    for tag in ["rust", "rust/memory", "#Borrowing"] {
+        let found = search_paths(&data, "owner", &["--tag", tag]);
+        assert!(
+            !found.is_empty() && found.iter().all(|p| p == "Ownership.md"),
+            "{tag}: {found:?}"
+        );
+    }
+    let unknown = folio(&data, &["search", "owner", "--tag", "ru"]);
+    assert!(!unknown.status.success());
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("nothing indexed matches"));
+}
+
+/// Polls `check` on `folio links NOTE` until it holds, for at most 60 s.
+fn until(data: &Path, note: &Path, what: &str, check: impl Fn(&Value) -> bool) -> Value {
+    let started = Instant::now();
+    loop {
+        let out = folio(data, &["--json", "links", note.to_str().unwrap()]);
+        if out.status.success() {
+            let links: Value = serde_json::from_slice(&out.stdout).unwrap();
+            if check(&links) {
+                return links;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "{what}: {links}"
+            );
+        } else {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "{what}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn the_watcher_resolves_links_anew_when_a_note_is_renamed_edited_or_deleted() {
+    let (root, notes, data) = indexed_vault();
+    let mut watch = folio_watch(&data, &root.path().join("watch.log"));
+    std::thread::sleep(Duration::from_secs(2));
+    let index = notes.join("Index.md");
+
+    // Renamed: its name no longer reaches it, its alias still does.
+    std::fs::rename(notes.join("Ownership.md"), notes.join("Owner.md")).unwrap();
+    let moved = until(&data, &index, "the rename seen", |l| {
+        landings(l)[0].2.is_empty() && landings(l)[1].2 == "Owner.md"
+    });
+    assert_eq!(landings(&moved)[2].2, "");
+
+    // Edited: the front matter's tag changes, and a search scoped to the
+    // new tag finds it.
+    std::fs::write(
+        notes.join("Owner.md"),
+        OWNERSHIP.replace("rust/memory", "lang/rust"),
+    )
+    .unwrap();
+    let started = Instant::now();
+    // Until the edit is indexed, no note has the tag and the search is refused.
+    while !folio(&data, &["search", "owner", "--tag", "lang"])
+        .status
+        .success()
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the new tag never scoped a search"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(
+        search_paths(&data, "owner", &["--tag", "lang"])[0],
+        "Owner.md"
+    );
+    assert!(
+        folio(&data, &["search", "owner", "--tag", "rust/memory"])
+            .status
+            .code()
+            != Some(0)
+    );
+
+    // Deleted: every link to it is unresolved, and kept as such.
+    std::fs::remove_file(notes.join("Owner.md")).unwrap();
+    let gone = until(&data, &index, "the deletion seen", |l| {
+        landings(l).iter().all(|(_, _, to)| to.is_empty())
+    });
+    assert_eq!(landings(&gone).len(), 6);
+
+    let _ = watch.kill();
+    let _ = watch.wait();
+}
