@@ -5,10 +5,12 @@
 -- what they point at without rewriting the notes that link to it.
 
 -- The names a link can reach a document by: a markdown note's file stem
--- and any file's full name, plus a note's aliases; all lower-cased.
+-- and any file's full name, plus a note's aliases; lower-cased in `name`,
+-- as written in `shown`.
 CREATE TABLE note_names (
     document_id  INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
     name         TEXT NOT NULL,
+    shown        TEXT NOT NULL,
     is_alias     INTEGER NOT NULL,
     PRIMARY KEY (document_id, name)
 ) WITHOUT ROWID;

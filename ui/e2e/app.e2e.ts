@@ -1173,13 +1173,13 @@ describe("Folio in a real window", () => {
     await query.clear();
     await query.type("pear tree wall");
     await (await app.byTestId("scope-picker")).click();
-    await (await app.find('[data-testid="scope-tag-option"][data-tag="garden"]', 15_000)).click();
-    await app.find('[data-testid="scope-tag-chip"][data-tag="garden"]', 10_000);
+    await (await app.find('[data-testid="scope-tag-option"][data-tag="garden/fruit"]', 15_000)).click();
+    await app.find('[data-testid="scope-tag-chip"][data-tag="garden/fruit"]', 10_000);
     await app.waitFor("the tag scope counted", 15_000, async () => (await (await app.byTestId("scope-status")).text()).trim() === "1 document");
     await app.execute("document.querySelector('[data-testid=\"scope-panel\"]').scrollIntoView({ block: 'end' });");
     await shot("24-tag-scope");
     await (await app.byTestId("scope-done")).click();
-    expect(await (await app.byTestId("scope-summary")).text()).toContain("#garden");
+    expect(await (await app.byTestId("scope-summary")).text()).toContain("#garden/fruit");
     await (await app.byTestId("search-submit")).click();
     await app.waitFor("the tagged search to answer", MINUTE, async () => (await app.all('[data-testid="search-hit"], .error-notice')).length > 0);
     const files = await Promise.all((await app.all('[data-testid="search-hit-file"]')).map(async (f) => (await f.text()).trim()));
@@ -1187,10 +1187,12 @@ describe("Folio in a real window", () => {
     expect(new Set(files)).toEqual(new Set(["Espalier.md"]));
 
     // The note opens with its tags and backlinks; a backlink is followed.
+    await dismissToasts();
     await (await app.find('[data-testid="search-hit"]:first-child [data-testid="search-hit-open"]')).click();
     const links = await app.byTestId("note-links", 15_000);
     const tags = await Promise.all((await app.all('[data-testid="note-tag"]')).map((t) => t.attribute("data-tag")));
     expect(tags.sort()).toEqual(["garden/fruit", "pruning"]);
+    expect(await links.text()).toContain("Aliases: Wall training");
     const backlinks = await app.all('[data-testid="backlink"]');
     expect(backlinks).toHaveLength(3);
     expect(await links.text()).toContain("Journal.md");

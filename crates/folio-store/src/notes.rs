@@ -17,12 +17,12 @@ use folio_documents::loaders::vault::{block_id, note_key};
 use folio_documents::notes::NoteFacts;
 
 /// The names a link reaches `path` by, besides its aliases: a markdown
-/// note's stem and any file's full name, lower-cased.
+/// note's stem and any file's full name.
 fn file_names(path: &str) -> Vec<String> {
     let path = Path::new(path);
     let mut names = Vec::new();
     if let Some(name) = path.file_name().and_then(|n| n.to_str()) {
-        names.push(name.to_lowercase());
+        names.push(name.to_string());
     }
     let markdown = path
         .extension()
@@ -30,24 +30,29 @@ fn file_names(path: &str) -> Vec<String> {
         .is_some_and(|e| e.eq_ignore_ascii_case("md") || e.eq_ignore_ascii_case("markdown"));
     if markdown {
         if let Some(stem) = path.file_stem().and_then(|n| n.to_str()) {
-            names.push(stem.to_lowercase());
+            names.push(stem.to_string());
         }
     }
     names
 }
 
+/// Records that `name` (as written) reaches `document_id`; a link matches
+/// it case aside.
 async fn insert_name(
     tx: &mut Transaction<'_, Sqlite>,
     document_id: i64,
     name: &str,
     is_alias: bool,
 ) -> Result<()> {
-    sqlx::query("INSERT OR IGNORE INTO note_names(document_id, name, is_alias) VALUES (?, ?, ?)")
-        .bind(document_id)
-        .bind(name)
-        .bind(is_alias)
-        .execute(&mut **tx)
-        .await?;
+    sqlx::query(
+        "INSERT OR IGNORE INTO note_names(document_id, name, shown, is_alias) VALUES (?, ?, ?, ?)",
+    )
+    .bind(document_id)
+    .bind(name.to_lowercase())
+    .bind(name)
+    .bind(is_alias)
+    .execute(&mut **tx)
+    .await?;
     Ok(())
 }
 
@@ -62,9 +67,9 @@ pub(super) async fn write_facts(
         insert_name(tx, document_id, &name, false).await?;
     }
     for alias in &facts.aliases {
-        let alias = alias.trim().to_lowercase();
+        let alias = alias.trim();
         if !alias.is_empty() {
-            insert_name(tx, document_id, &alias, true).await?;
+            insert_name(tx, document_id, alias, true).await?;
         }
     }
     for tag in &facts.tags {
@@ -300,7 +305,7 @@ impl Store {
             .fetch_one(&self.pool)
             .await?;
         let aliases: Vec<String> = sqlx::query_scalar(
-            "SELECT name FROM note_names WHERE document_id = ? AND is_alias = 1 ORDER BY name",
+            "SELECT shown FROM note_names WHERE document_id = ? AND is_alias = 1 ORDER BY name",
         )
         .bind(document_id)
         .fetch_all(&self.pool)
@@ -433,8 +438,8 @@ mod tests {
 
     #[test]
     fn file_names_give_markdown_its_stem_and_every_file_its_name() {
-        assert_eq!(file_names("/v/My Note.md"), ["my note.md", "my note"]);
-        assert_eq!(file_names("/v/paper.PDF"), ["paper.pdf"]);
+        assert_eq!(file_names("/v/My Note.md"), ["My Note.md", "My Note"]);
+        assert_eq!(file_names("/v/paper.PDF"), ["paper.PDF"]);
     }
 
     #[test]

@@ -115,7 +115,7 @@ fn a_vault_is_read_with_its_links_tags_and_front_matter_and_skips_what_it_hides(
     }
 
     let ownership = links(&data, &notes.join("Ownership.md"));
-    assert_eq!(ownership["aliases"], serde_json::json!(["owning"]));
+    assert_eq!(ownership["aliases"], serde_json::json!(["Owning"]));
     assert_eq!(
         ownership["tags"],
         serde_json::json!(["borrowing", "rust/memory"])
