@@ -11,10 +11,9 @@
 //! copied in. A callout (`> [!note] Title`) is a block quote, so a
 //! content node of its own.
 
+use std::collections::HashSet;
 use std::fmt::Write;
 use std::ops::Range;
-
-use std::collections::HashSet;
 
 use pulldown_cmark::{Event, LinkType, Options, Parser, Tag, TagEnd};
 
@@ -174,22 +173,12 @@ impl Builder {
                 link_type,
                 dest_url,
                 ..
-            } => {
-                self.in_links += 1;
-                if matches!(link_type, LinkType::WikiLink { .. }) {
-                    self.block_links.push((link_target(&dest_url), false));
-                }
-            }
+            } => self.open_link(link_type, &dest_url, false),
             Tag::Image {
                 link_type,
                 dest_url,
                 ..
-            } => {
-                self.in_links += 1;
-                if matches!(link_type, LinkType::WikiLink { .. }) {
-                    self.block_links.push((link_target(&dest_url), true));
-                }
-            }
+            } => self.open_link(link_type, &dest_url, true),
             Tag::TableCell => {
                 if self.cells_in_row > 0 {
                     self.push_text(" | ");
@@ -197,6 +186,15 @@ impl Builder {
                 self.cells_in_row += 1;
             }
             _ => {}
+        }
+    }
+
+    /// The text inside a link is its label, never a tag; a wikilink (an
+    /// embed, when `embed`) is one of the note's links.
+    fn open_link(&mut self, link_type: LinkType, dest: &str, embed: bool) {
+        self.in_links += 1;
+        if matches!(link_type, LinkType::WikiLink { .. }) {
+            self.block_links.push((link_target(dest), embed));
         }
     }
 
