@@ -271,7 +271,11 @@ impl Store {
                 None => return Ok(None),
             }
         };
-        let nodes = self.nodes(document_id).await?;
+        // The target's nodes are read only for a link that names a place in it.
+        let nodes = match link.block.is_some() || !link.headings.is_empty() {
+            true => self.nodes(document_id).await?,
+            false => Vec::new(),
+        };
         let (node_ordinal, missing) = match (&link.block, link.headings.last()) {
             (Some(block), _) => match nodes
                 .iter()

@@ -128,6 +128,15 @@ pub fn refuse_repeats(specs: &[MethodSpec]) -> Result<()> {
     Ok(())
 }
 
+/// Method specs as a person types them (`folio eval --methods`, the
+/// Evaluate form, the server's bodies), each trimmed and parsed.
+pub fn parse_specs<S: AsRef<str>>(texts: &[S]) -> Result<Vec<MethodSpec>> {
+    texts
+        .iter()
+        .map(|text| MethodSpec::from_str(text.as_ref().trim()))
+        .collect()
+}
+
 /// What Compare asks: `question` put to each of `specs` in turn, within
 /// `scope`, once two or more specs are given, each checked and none
 /// repeated (the CLI's `folio compare`, the app's and the server's).

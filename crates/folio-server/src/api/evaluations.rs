@@ -7,7 +7,6 @@
 //! its methods are read back by name.
 
 use std::path::PathBuf;
-use std::str::FromStr;
 
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::StatusCode;
@@ -19,7 +18,8 @@ use folio_engine::eval::diff::{diff, Diff, RightBy, RunRef};
 use folio_engine::eval::graph::DEFAULT_REACH;
 use folio_engine::eval::job as eval_job;
 use folio_engine::eval::report::{self, Report};
-use folio_engine::eval::{EvalError, EvalRequest, MethodSpec};
+use folio_engine::eval::spec::parse_specs;
+use folio_engine::eval::{EvalError, EvalRequest};
 use folio_engine::methods::runner::AskSettings;
 use folio_engine::store::{Job, JobState};
 
@@ -126,11 +126,7 @@ async fn start(
             ),
         ));
     }
-    let methods = body
-        .methods
-        .iter()
-        .map(|text| MethodSpec::from_str(text.trim()))
-        .collect::<Result<Vec<_>, _>>()?;
+    let methods = parse_specs(&body.methods)?;
     let request = EvalRequest {
         dataset: dir.join("dataset.jsonl"),
         corpus: dir.join("corpus.jsonl"),

@@ -8,7 +8,6 @@ pub mod models;
 
 use std::convert::Infallible;
 use std::path::PathBuf;
-use std::str::FromStr;
 use std::time::Duration;
 
 use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
@@ -25,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use tokio::task::JoinHandle;
 use tokio_util::sync::DropGuard;
 
-use folio_engine::eval::spec::{compare_requests, MethodSpec};
+use folio_engine::eval::spec::{compare_requests, parse_specs};
 use folio_engine::graph::{GraphBuildOptions, GraphStatus};
 use folio_engine::library::{DocumentTree, LibraryOverview};
 use folio_engine::methods::runner::{AskRequest, AskSettings};
@@ -303,12 +302,7 @@ async fn compare(
     State(s): State<ServerState>,
     Body(request): Body<CompareRequest>,
 ) -> Reply<Vec<Compared>> {
-    let specs = request
-        .methods
-        .iter()
-        .map(|text| MethodSpec::from_str(text.trim()))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    let specs = parse_specs(&request.methods).map_err(|e| ApiError::bad_request(e.to_string()))?;
     let resolved = request.settings.resolve(&s.library.config().llm);
     let asks = compare_requests(
         &request.question,
