@@ -2,6 +2,8 @@
 //! are merged, long nodes are split at sentence boundaries, and every chunk
 //! keeps its heading path and the nodes it covers, so a hit can be traced back
 //! to its place in the document (and RDR2 can light the right tree nodes).
+//! A table is never merged with its neighbours, and a long one is split
+//! between rows instead, its header repeated in every piece.
 
 use unicode_segmentation::UnicodeSegmentation;
 
@@ -9,6 +11,7 @@ use super::loaders::PdfRect;
 use super::structure_tree::{
     node_ordinals, NodeKind, NodeRange, Span, StructureTree, RANGE_JOINER,
 };
+use super::table::{self, TableRows, TableShape};
 
 /// Sizes in characters. About 4 characters a token, so `target` stays inside
 /// the embedding model's 256-token window with the heading path prepended.
@@ -38,6 +41,8 @@ pub struct ChunkPlan {
     /// Where a PDF chunk is drawn on its page, a box per line; filled in
     /// from the loader's layout by `prepare`, empty for other formats.
     pub boxes: Vec<PdfRect>,
+    /// The table rows it holds, when it is (a piece of) one table.
+    pub rows: Option<TableRows>,
 }
 
 impl ChunkPlan {
@@ -99,27 +104,41 @@ pub fn chunk(tree: &StructureTree, sizes: ChunkSizes) -> Vec<ChunkPlan> {
         }
         let len = text.chars().count();
         // Merging stops at a new parent (another section) or page, so a chunk
-        // has one heading path and one unambiguous span.
-        let joinable = pending.as_ref().is_some_and(|p| {
-            p.parent == node.parent
-                && p.span.page == node.span.page
-                && p.chars + RANGE_JOINER.len() + len <= sizes.target
-        });
+        // has one heading path and one unambiguous span, and at a table,
+        // which is chunks of its own, so each names its rows.
+        let joinable = node.table.is_none()
+            && pending.as_ref().is_some_and(|p| {
+                p.parent == node.parent
+                    && p.span.page == node.span.page
+                    && p.chars + RANGE_JOINER.len() + len <= sizes.target
+            });
         if !joinable {
             if let Some(p) = pending.take() {
                 out.push(finish(tree, p));
             }
         }
-        if len > sizes.max {
-            for (start, end) in split_long(text, sizes) {
+        if len > sizes.max || node.table.is_some() {
+            let pieces = match node.table {
+                Some(shape) if len > sizes.max => table_pieces(text, shape, sizes),
+                Some(_) => vec![vec![(0, text.len())]],
+                None => split_long(text, sizes)
+                    .into_iter()
+                    .map(|piece| vec![piece])
+                    .collect(),
+            };
+            for piece in pieces {
+                let ranges = piece
+                    .into_iter()
+                    .map(|(start, end)| NodeRange {
+                        node: id,
+                        start: range.start + start,
+                        end: range.start + end,
+                    })
+                    .collect();
                 out.push(finish(
                     tree,
                     Pending {
-                        ranges: vec![NodeRange {
-                            node: id,
-                            start: range.start + start,
-                            end: range.start + end,
-                        }],
+                        ranges,
                         chars: 0,
                         span: node.span,
                         parent: node.parent,
@@ -160,10 +179,79 @@ fn finish(tree: &StructureTree, p: Pending) -> ChunkPlan {
         // boundaries, so they always read back.
         text: tree.text_of(&p.ranges).unwrap_or_default(),
         heading_path,
+        rows: table_rows(tree, &p.ranges),
         ranges: p.ranges,
         span: p.span,
         boxes: Vec::new(),
     }
+}
+
+/// The rows of a chunk made of one table alone; a piece of a long table
+/// is its header's range, then its rows'.
+fn table_rows(tree: &StructureTree, ranges: &[NodeRange]) -> Option<TableRows> {
+    let last = ranges.last()?;
+    if ranges.iter().any(|r| r.node != last.node) {
+        return None;
+    }
+    let node = tree.nodes().get(last.node)?;
+    table::rows_in(&node.text, node.table?, last.start, last.end)
+}
+
+/// A table too long for one chunk, in row groups: each piece is the
+/// header's lines (a range of their own), then as many whole rows as fit
+/// `sizes.target`, so no piece cuts through a row and every piece carries
+/// the header. Only a row longer than a chunk on its own is cut, as prose,
+/// each part still after the header. A header longer than half a chunk
+/// would crowd out the rows, so such a table is split as rows alone.
+fn table_pieces(text: &str, shape: TableShape, sizes: ChunkSizes) -> Vec<Vec<(usize, usize)>> {
+    let lines: Vec<(usize, usize)> = table::line_ranges(text).collect();
+    let header_lines = (shape.header_rows as usize).min(lines.len());
+    let header = (header_lines > 0 && header_lines < lines.len())
+        .then(|| (0, lines[header_lines - 1].1))
+        .filter(|&(start, end)| {
+            chars_in(&text[start..end]) + RANGE_JOINER.len() <= sizes.target / 2
+        });
+    let (rows, budget) = match header {
+        Some((start, end)) => (
+            &lines[header_lines..],
+            sizes.target - chars_in(&text[start..end]) - RANGE_JOINER.len(),
+        ),
+        None => (&lines[..], sizes.target),
+    };
+    let with_header = |rows: (usize, usize)| header.into_iter().chain([rows]).collect();
+    let mut pieces = Vec::new();
+    // The rows being grouped: where they start and end, and their characters.
+    let mut group: Option<(usize, usize, usize)> = None;
+    for &(start, end) in rows {
+        let chars = chars_in(&text[start..end]);
+        if let Some((first, last, group_chars)) = group {
+            if group_chars + 1 + chars <= budget {
+                group = Some((first, end, group_chars + 1 + chars));
+                continue;
+            }
+            pieces.push(with_header((first, last)));
+            group = None;
+        }
+        if chars > budget {
+            let row = ChunkSizes {
+                target: budget,
+                max: budget,
+            };
+            for (s, e) in split_long(&text[start..end], row) {
+                pieces.push(with_header((start + s, start + e)));
+            }
+        } else {
+            group = Some((start, end, chars));
+        }
+    }
+    if let Some((first, last, _)) = group {
+        pieces.push(with_header((first, last)));
+    }
+    pieces
+}
+
+fn chars_in(text: &str) -> usize {
+    text.chars().count()
 }
 
 /// Byte ranges of `text`, pieces of at most `sizes.target` characters with
@@ -393,5 +481,52 @@ mod tests {
             ),
             -4630730658521641851
         );
+    }
+
+    #[test]
+    fn a_long_table_splits_between_rows_with_its_header_in_every_piece() {
+        let mut text = String::from("Crate | Version | Purpose");
+        for i in 0..400 {
+            text.push_str(&format!(
+                "\ncrate{i} | {i}.0.{} | does thing number {i}",
+                i % 7
+            ));
+        }
+        let mut t = StructureTree::new("Doc", Span::default());
+        let table = t.push_table(ROOT, text.clone(), TableShape::headed(1), Span::bytes(0, 9));
+        let chunks = chunk(&t, ChunkSizes::default());
+        assert!(chunks.len() > 10, "got {} chunks", chunks.len());
+        let mut rows_seen = 0;
+        for c in &chunks {
+            assert_eq!(c.ranges.len(), 2);
+            assert!(c.ranges.iter().all(|r| r.node == table));
+            let (header, rows) = c.text.split_once(RANGE_JOINER).unwrap();
+            assert_eq!(header, "Crate | Version | Purpose");
+            assert!(c.text.chars().count() <= ChunkSizes::default().target);
+            for row in rows.lines() {
+                assert!(text.lines().any(|line| line == row), "a cut row: {row:?}");
+                rows_seen += 1;
+            }
+        }
+        assert_eq!(rows_seen, 400);
+        assert_eq!(chunks[0].rows.map(|r| r.first), Some(1));
+        let last = chunks.last().unwrap().rows.unwrap();
+        assert_eq!(last.last, 400);
+        assert!(chunks
+            .windows(2)
+            .all(|w| w[0].rows.unwrap().last + 1 == w[1].rows.unwrap().first));
+    }
+
+    #[test]
+    fn a_table_row_longer_than_a_chunk_is_cut_and_each_part_keeps_the_header() {
+        let long_row = format!("big | {}", "word ".repeat(400));
+        let text = format!("H1 | H2\nsmall | row\n{}\nlast | row", long_row.trim());
+        let mut t = StructureTree::new("Doc", Span::default());
+        t.push_table(ROOT, text, TableShape::headed(1), Span::bytes(0, 9));
+        let chunks = chunk(&t, ChunkSizes::default());
+        assert!(chunks.len() >= 4);
+        assert!(chunks.iter().all(|c| c.text.starts_with("H1 | H2\n\n")));
+        assert!(chunks[0].text.ends_with("small | row"));
+        assert!(chunks.last().unwrap().text.ends_with("last | row"));
     }
 }

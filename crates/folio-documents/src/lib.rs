@@ -13,5 +13,6 @@ pub mod prepare;
 pub mod scan;
 pub mod skip;
 pub mod structure_tree;
+pub mod table;
 
 mod source_file;

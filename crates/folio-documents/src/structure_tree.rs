@@ -5,6 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::table::TableShape;
+
 /// Whether a node organises the document (title, heading) or carries its text.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS, schemars::JsonSchema,
@@ -87,6 +89,10 @@ pub struct TreeNode {
     pub depth: u32,
     pub text: String,
     pub span: Span,
+    /// Set on a content node that is a table (`crate::table`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub table: Option<TableShape>,
 }
 
 /// Nodes in document order (a pre-order walk); index 0 is the root, a
@@ -143,6 +149,7 @@ impl StructureTree {
                 depth: 0,
                 text: title.into(),
                 span,
+                table: None,
             }],
         }
     }
@@ -169,8 +176,25 @@ impl StructureTree {
             depth,
             text,
             span,
+            table: None,
         });
         self.nodes.len() - 1
+    }
+
+    /// Appends a table's content node under `parent` (its text and shape
+    /// as [`crate::table::TableText`] makes them), as [`Self::push`] does.
+    pub fn push_table(
+        &mut self,
+        parent: usize,
+        text: String,
+        shape: TableShape,
+        span: Span,
+    ) -> usize {
+        let id = self.push(parent, NodeKind::Content, text, span);
+        if id != parent {
+            self.nodes[id].table = Some(shape);
+        }
+        id
     }
 
     /// Appends `other` under `parent` as one subtree: its root becomes a
@@ -190,6 +214,7 @@ impl StructureTree {
                 depth: node.depth + depth,
                 text: node.text,
                 span: Span::on_page(page, node.span.start, node.span.end),
+                table: node.table,
             });
         }
         offset

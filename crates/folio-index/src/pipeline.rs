@@ -670,6 +670,7 @@ impl Ingestor {
                                 ranges: c.ranges,
                                 span: c.span,
                                 boxes: c.boxes,
+                                rows: c.rows,
                                 vector: None,
                             })
                             .collect(),

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Passage;
 use folio_documents::loaders::ocr::OcrMark;
+use folio_documents::table::TableRows;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[ts(export)]
@@ -32,6 +33,10 @@ pub struct Citation {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[ts(as = "Option<Vec<String>>", optional)]
     pub supports: Vec<String>,
+    /// The table rows cited, when the source is (a piece of) one table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub rows: Option<TableRows>,
 }
 
 /// How an answer came to name a source.
@@ -66,7 +71,25 @@ impl Citation {
             ocr: passage.ocr,
             by: CitedBy::Model,
             supports: Vec::new(),
+            rows: passage.rows,
         }
+    }
+}
+
+/// Where in its document a source is, as a person reads it: the page
+/// (a PDF's, or a slide, sheet or chapter) and the table rows when it has
+/// them, else its bytes.
+pub fn place_in_document(
+    start: i64,
+    end: i64,
+    page: Option<i64>,
+    rows: Option<TableRows>,
+) -> String {
+    match (page, rows) {
+        (Some(page), Some(rows)) => format!("page {page}, {rows}"),
+        (Some(page), None) => format!("page {page}"),
+        (None, Some(rows)) => rows.to_string(),
+        (None, None) => format!("bytes {start}–{end}"),
     }
 }
 
@@ -187,6 +210,7 @@ mod tests {
             score: 1.0,
             text: "t".into(),
             suspected_instructions: None,
+            rows: None,
         };
         let (citations, unknown) = resolve("x [2] y [7]", &[passage(1), passage(2)]);
         assert_eq!(

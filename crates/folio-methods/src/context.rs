@@ -630,6 +630,7 @@ fn numbered(found: impl IntoIterator<Item = (StoredChunk, f64)>) -> Vec<Passage>
         .into_iter()
         .enumerate()
         .map(|(i, (chunk, score))| Passage {
+            rows: chunk.rows(),
             number: i + 1,
             chunk_id: chunk.id,
             path: chunk.path,

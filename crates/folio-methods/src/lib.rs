@@ -40,7 +40,7 @@ use folio_llm::Sampling;
 use folio_store::CutOff;
 
 pub use activerag::{ActiveRagTrace, ActiveRagVariant};
-pub use citations::{cited_numbers, Citation, CitedBy};
+pub use citations::{cited_numbers, place_in_document, Citation, CitedBy};
 pub use context::{EventSink, MethodContext};
 pub use error::MethodError;
 pub use events::{RunEvent, ANSWER_STEP};

@@ -5,8 +5,10 @@
 
 use std::fmt::Write as _;
 
+use super::citations::place_in_document;
 use super::{Citation, CitedBy, Passage};
 use folio_documents::loaders::ocr::OcrMark;
+use folio_documents::table::TableRows;
 
 /// Untrusted text as a markdown block: HTML escaped, and a code fence it
 /// leaves open closed, so it cannot swallow the rest of the document.
@@ -141,7 +143,8 @@ fn write_passage(out: &mut String, p: &Passage, by: Option<CitedBy>) {
             p.span_start,
             p.span_end,
             p.page,
-            p.ocr
+            p.ocr,
+            p.rows
         ),
         p.score
     );
@@ -166,6 +169,7 @@ pub fn source_link(
     end: i64,
     page: Option<i64>,
     ocr: Option<OcrMark>,
+    rows: Option<TableRows>,
 ) -> String {
     let name = folio_core::path_text::shown_name(path);
     let label = if heading_path.is_empty() {
@@ -173,10 +177,7 @@ pub fn source_link(
     } else {
         format!("{name} › {heading_path}")
     };
-    let place = match page {
-        Some(page) => format!("page {page}"),
-        None => format!("bytes {start}–{end}"),
-    };
+    let place = place_in_document(start, end, page, rows);
     let ocr = ocr.map(|ocr| format!("; {ocr}")).unwrap_or_default();
     // PDF readers open `#page=N` at that page; other formats have no such
     // fragment, and their `page` names a slide, sheet or chapter.
@@ -222,7 +223,7 @@ mod tests {
         let key = folio_core::path_text::to_text(std::path::Path::new(
             std::ffi::OsStr::from_bytes(b"/notes/caf\xe9.pdf"),
         ));
-        let link = source_link(&key, "", 0, 10, Some(2), None);
+        let link = source_link(&key, "", 0, 10, Some(2), None, None);
         assert_eq!(
             link,
             "[caf\u{fffd}.pdf](file:///notes/caf%E9.pdf#page=2) (page 2)"

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Citation, RetrievalPart, Trace};
 use folio_documents::loaders::ocr::OcrMark;
+use folio_documents::table::TableRows;
 
 /// Longest a step, outline heading or agent note is shown in a trace's
 /// key parts before it is cut.
@@ -37,6 +38,11 @@ pub struct Passage {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub suspected_instructions: Option<String>,
+    /// The table rows it holds, when it is (a piece of) one table: its
+    /// text is then the header's lines, a blank line, and the rows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub rows: Option<TableRows>,
 }
 
 #[cfg(any(test, feature = "testing"))]
@@ -56,6 +62,7 @@ impl Passage {
             text: text.into(),
             ocr: None,
             suspected_instructions: None,
+            rows: None,
         }
     }
 }

@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use folio_core::choice::Choice;
 use folio_documents::loaders::ocr::OcrMark;
+use folio_documents::table::TableRows;
 use folio_store::{DocumentSet, Store, StoredChunk};
 
 pub use ann::{AnnError, AnnIndex, Provenance, CONNECTIVITY, EXPANSION_ADD, EXPANSION_SEARCH};
@@ -76,12 +77,17 @@ pub struct SearchHit {
     pub page: Option<i64>,
     /// Set when OCR read the chunk's page.
     pub ocr: Option<OcrMark>,
+    /// The table rows it holds, when it is (a piece of) one table.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub rows: Option<TableRows>,
 }
 
 impl SearchHit {
     /// A found chunk as a person sees it: a snippet around `query`.
     pub fn new(chunk: StoredChunk, score: f64, query: &str) -> SearchHit {
         SearchHit {
+            rows: chunk.rows(),
             chunk_id: chunk.id,
             snippet: snippet(&chunk.text, query, 240),
             path: chunk.path,

@@ -21,6 +21,7 @@ use super::{now_ms, Result, Store, StoreError};
 use folio_documents::loaders::{OcrPage, PdfRect};
 use folio_documents::notes::NoteFacts;
 use folio_documents::structure_tree::{node_ordinals, NodeKind, NodeRange, Span, StructureTree};
+use folio_documents::table::{TableRows, TableShape};
 
 /// A file's size and modification time as the disk holds them now, `None`
 /// when it is gone.
@@ -42,6 +43,8 @@ pub struct ChunkWrite {
     pub boxes: Vec<PdfRect>,
     pub text_hash: i64,
     pub vector: Option<Arc<[u8]>>,
+    /// The table rows it holds, when it is (a piece of) one table.
+    pub rows: Option<TableRows>,
 }
 
 #[derive(Debug, Clone)]
@@ -178,6 +181,11 @@ pub struct NodeRecord {
     pub span_start: i64,
     pub span_end: i64,
     pub page: Option<i64>,
+    /// How many of a table node's lines are its header; `None` for every
+    /// node that is not a table.
+    pub table_header_rows: Option<i64>,
+    /// A table's own number for its first row below the header, if it has one.
+    pub table_first_row: Option<i64>,
 }
 
 from_row!(NodeRecord {
@@ -188,7 +196,9 @@ from_row!(NodeRecord {
     text,
     span_start,
     span_end,
-    page
+    page,
+    table_header_rows,
+    table_first_row
 });
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -224,6 +234,9 @@ pub struct StoredChunk {
     pub page: Option<i64>,
     /// OCR's confidence in the chunk's page (0–1), when OCR read it.
     pub ocr_confidence: Option<f64>,
+    /// The table rows it holds ([`StoredChunk::rows`]).
+    pub row_first: Option<i64>,
+    pub row_last: Option<i64>,
 }
 
 from_row!(StoredChunk {
@@ -234,8 +247,20 @@ from_row!(StoredChunk {
     span_start,
     span_end,
     page,
-    ocr_confidence
+    ocr_confidence,
+    row_first,
+    row_last
 });
+
+impl StoredChunk {
+    /// The table rows the chunk holds, when it is (a piece of) one table.
+    pub fn rows(&self) -> Option<TableRows> {
+        Some(TableRows {
+            first: u32::try_from(self.row_first?).ok()?,
+            last: u32::try_from(self.row_last?).ok()?,
+        })
+    }
+}
 
 /// How far a job got with a batch, recorded in the batch's own transaction
 /// so progress and data never disagree after a crash.
@@ -358,7 +383,7 @@ impl Store {
 
     pub async fn nodes(&self, document_id: i64) -> Result<Vec<NodeRecord>> {
         Ok(sqlx::query_as(
-            "SELECT ordinal, parent, kind, depth, text, span_start, span_end, page FROM nodes \
+            "SELECT ordinal, parent, kind, depth, text, span_start, span_end, page, table_header_rows, table_first_row FROM nodes \
              WHERE document_id = ? ORDER BY ordinal",
         )
         .bind(document_id)
@@ -422,7 +447,18 @@ impl Store {
                 .filter(|p| *p >= 0 && (*p as usize) < tree.len())
                 .ok_or_else(corrupt)?;
             let kind = NodeKind::parse(&r.kind).ok_or_else(corrupt)?;
-            let id = tree.push(parent as usize, kind, r.text.clone(), span(&r));
+            let id = match (kind, r.table_header_rows) {
+                (NodeKind::Content, Some(rows)) => {
+                    let header_rows = u32::try_from(rows).map_err(|_| corrupt())?;
+                    let first_row = r.table_first_row.and_then(|n| u32::try_from(n).ok());
+                    let shape = TableShape {
+                        header_rows,
+                        first_row,
+                    };
+                    tree.push_table(parent as usize, r.text.clone(), shape, span(&r))
+                }
+                _ => tree.push(parent as usize, kind, r.text.clone(), span(&r)),
+            };
             if id as i64 != r.ordinal {
                 return Err(corrupt());
             }
@@ -451,7 +487,7 @@ impl Store {
         let marks = vec!["?"; ids.len()].join(",");
         let sql = format!(
             "SELECT c.id, d.path, c.heading_path, {CHUNK_TEXT} AS text, c.span_start, c.span_end, c.page, \
-             o.confidence AS ocr_confidence \
+             o.confidence AS ocr_confidence, c.row_first, c.row_last \
              FROM chunks c JOIN documents d ON d.id = c.document_id \
              LEFT JOIN ocr_pages o ON o.document_id = c.document_id AND o.page = c.page \
              WHERE c.id IN ({marks})"
@@ -668,8 +704,8 @@ async fn write_one(
             }
             for (ordinal, n) in tree.nodes().iter().enumerate() {
                 sqlx::query(
-                    "INSERT INTO nodes(document_id, ordinal, parent, kind, depth, text, span_start, span_end, page) \
-                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO nodes(document_id, ordinal, parent, kind, depth, text, span_start, span_end, page, table_header_rows, table_first_row) \
+                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 )
                 .bind(doc_id)
                 .bind(ordinal as i64)
@@ -680,6 +716,8 @@ async fn write_one(
                 .bind(n.span.start as i64)
                 .bind(n.span.end as i64)
                 .bind(n.span.page.map(i64::from))
+                .bind(n.table.map(|t| i64::from(t.header_rows)))
+                .bind(n.table.and_then(|t| t.first_row).map(i64::from))
                 .execute(&mut **tx)
                 .await?;
             }
@@ -693,8 +731,8 @@ async fn write_one(
                     _ => (c.text.as_str(), None),
                 };
                 let chunk_id = sqlx::query(
-                    "INSERT INTO chunks(document_id, ordinal, text, ranges, heading_path, node_ordinals, span_start, span_end, page, boxes, text_hash, embed_model_id) \
-                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO chunks(document_id, ordinal, text, ranges, heading_path, node_ordinals, span_start, span_end, page, boxes, text_hash, embed_model_id, row_first, row_last) \
+                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 )
                 .bind(doc_id)
                 .bind(ordinal as i64)
@@ -708,6 +746,8 @@ async fn write_one(
                 .bind((!c.boxes.is_empty()).then(|| PdfRect::encode(&c.boxes)))
                 .bind(c.text_hash)
                 .bind(c.vector.as_ref().map(|_| space.model_id))
+                .bind(c.rows.map(|r| i64::from(r.first)))
+                .bind(c.rows.map(|r| i64::from(r.last)))
                 .execute(&mut **tx)
                 .await?
                 .last_insert_rowid();
@@ -903,6 +943,7 @@ pub(super) mod tests {
                 boxes: Vec::new(),
                 text_hash: p.text_hash(),
                 vector: None,
+                rows: p.rows,
             })
             .collect();
         store
@@ -981,6 +1022,7 @@ pub(super) mod tests {
                 boxes: Vec::new(),
                 text_hash: 1,
                 vector: None,
+                rows: None,
             };
             indexed(folder, "/d/a.md", tree, vec![chunk])
         };

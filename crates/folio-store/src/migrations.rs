@@ -16,7 +16,7 @@ use sqlx::migrate::{Migration, MigrationSource, MigrationType, Migrator};
 /// Version, description (the file name's, underscores as spaces) and SQL
 /// of each file in `migrations/`, in order. A new migration is a new file
 /// there and a new line here.
-const MIGRATIONS: [(i64, &str, &str); 15] = [
+const MIGRATIONS: [(i64, &str, &str); 16] = [
     (1, "init", include_str!("../../../migrations/0001_init.sql")),
     (2, "runs", include_str!("../../../migrations/0002_runs.sql")),
     (
@@ -83,6 +83,11 @@ const MIGRATIONS: [(i64, &str, &str); 15] = [
         15,
         "notes",
         include_str!("../../../migrations/0015_notes.sql"),
+    ),
+    (
+        16,
+        "tables",
+        include_str!("../../../migrations/0016_tables.sql"),
     ),
 ];
 

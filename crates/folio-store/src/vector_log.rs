@@ -234,6 +234,7 @@ mod tests {
                     boxes: Vec::new(),
                     text_hash: i as i64,
                     vector: Some(Arc::from(vec![i as u8; space.dim])),
+                    rows: None,
                 }
             })
             .collect();

@@ -10,7 +10,9 @@ use clap::Args;
 use tokio_util::sync::CancellationToken;
 
 use folio_engine::methods::runner::{AskRequest, RewriteMode};
-use folio_engine::methods::{methods, Citation, CitedBy, EventSink, RunEvent, ANSWER_STEP};
+use folio_engine::methods::{
+    methods, place_in_document, Citation, CitedBy, EventSink, RunEvent, ANSWER_STEP,
+};
 use folio_engine::store::{LeftOutReason, Rewrite, RunRecord, RunStatus, Turn};
 use folio_engine::Library;
 
@@ -337,10 +339,7 @@ pub fn print_citations(run: &RunRecord, gone: &BTreeSet<String>) {
         } else {
             format!(" › {}", c.heading_path)
         };
-        let place = match c.page {
-            Some(page) => format!("page {page}"),
-            None => format!("bytes {}–{}", c.span_start, c.span_end),
-        };
+        let place = place_in_document(c.span_start, c.span_end, c.page, c.rows);
         let ocr = c.ocr.map(|ocr| format!("; {ocr}")).unwrap_or_default();
         let gone = if gone.contains(&c.path) {
             " — no longer in the library"

@@ -9,6 +9,7 @@ use common::fixtures::{
 };
 use folio_engine::documents::loaders::{load, Format, LoadError, LoadOptions, LoadedDocument};
 use folio_engine::documents::structure_tree::{NodeKind, StructureTree, ROOT};
+use folio_engine::documents::table::TableShape;
 use lopdf::dictionary;
 
 /// The decompression budget at the default 64 MiB file-size limit.
@@ -435,6 +436,34 @@ fn docx_table_is_one_content_node() {
 }
 
 #[test]
+fn docx_table_header_rows_spans_and_nested_tables_keep_the_grid() {
+    let cell = |props: &str, text: &str| {
+        format!(
+            "<w:tc><w:tcPr>{props}</w:tcPr>{}</w:tc>",
+            docx_paragraph(None, text)
+        )
+    };
+    let nested = docx_table(&[&["inner a", "inner b"], &["inner c", "inner d"]]);
+    let body = format!(
+        "<w:tbl><w:tr><w:trPr><w:tblHeader/></w:trPr>{}{}{}</w:tr>\
+         <w:tr>{}{}</w:tr><w:tr>{}{}<w:tc>{nested}</w:tc></w:tr></w:tbl>",
+        cell("", "Zone"),
+        cell("", "Port"),
+        cell("", "Depth"),
+        cell(r#"<w:gridSpan w:val="2"/>"#, "Closed for works"),
+        cell("", "-"),
+        cell("", "North"),
+        cell("", "Leith"),
+    );
+    let tree = load_docx(&docx_from_body(&body));
+    assert_eq!(
+        tree.node(1).text,
+        "Zone | Port | Depth\nClosed for works |  | -\nNorth | Leith | inner a inner b inner c inner d"
+    );
+    assert_eq!(tree.node(1).table, Some(TableShape::headed(1)));
+}
+
+#[test]
 fn corrupt_docx_files_are_errors() {
     let valid = docx_bytes(&[(None, "hello")]);
     let cases: Vec<(&str, Vec<u8>)> = vec![
@@ -548,7 +577,7 @@ fn pptx_slides_come_in_presentation_order_with_titles_bodies_and_notes() {
 }
 
 #[test]
-fn xlsx_sheets_are_tables_under_their_header_rows() {
+fn xlsx_sheets_are_tables_headed_by_their_first_row() {
     let tides: &[&[&str]] = &[
         &["Port", "High water", "Metres"],
         &["Dover", "12:05", "6.1"],
@@ -557,17 +586,23 @@ fn xlsx_sheets_are_tables_under_their_header_rows() {
     let empty: &[&[&str]] = &[];
     let bytes = xlsx_bytes(&[("Tides", tides), ("Blank", empty)]);
     let tree = load_ok(Format::Xlsx, &bytes);
+    assert_eq!(
+        tree.node(2).table,
+        Some(TableShape {
+            header_rows: 1,
+            first_row: Some(2)
+        })
+    );
     use NodeKind::*;
     assert_eq!(
         shape(&tree),
         vec![
             (0, Structure, "fallback".into(), None),
             (1, Structure, "Tides".into(), Some(1)),
-            (2, Structure, "Port | High water | Metres".into(), Some(1)),
             (
-                3,
+                2,
                 Content,
-                "Dover | 12:05 | 6.1 Calais | | 7".into(),
+                "Port | High water | Metres Dover | 12:05 | 6.1 Calais | | 7".into(),
                 Some(1)
             ),
         ]

@@ -5,7 +5,7 @@ import type { Citation } from "$lib/bindings/Citation";
 import type { DocumentTree } from "$lib/bindings/DocumentTree";
 
 export type SourceTarget = Pick<Citation, "path"> &
-  Partial<Pick<Citation, "number" | "heading_path" | "span_start" | "span_end" | "page">> & {
+  Partial<Pick<Citation, "number" | "heading_path" | "span_start" | "span_end" | "page" | "rows">> & {
     /** A node of the document's tree to mark and scroll to, by its ordinal; 0, the root, is the whole document. */
     node?: number;
   };

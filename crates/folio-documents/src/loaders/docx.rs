@@ -10,6 +10,7 @@ use super::package::Package;
 use super::xml::{walk, Element, Node, Skip};
 use super::LoadError;
 use crate::structure_tree::StructureTree;
+use crate::table::CellSpan;
 
 const DOCUMENT_PART: &str = "word/document.xml";
 const STYLES_PART: &str = "word/styles.xml";
@@ -204,7 +205,12 @@ impl DocumentReader<'_> {
             (Ns::Compatibility, b"Fallback") if !empty => self.skip.start(),
             (Ns::Word, b"tbl") if !empty => flow.open_table(element.at),
             (Ns::Word, b"tr") => flow.open_row(),
-            (Ns::Word, b"tc") => flow.open_cell(),
+            (Ns::Word, b"tblHeader") => flow.mark_header_row(),
+            (Ns::Word, b"tc") => flow.open_cell(CellSpan::default()),
+            (Ns::Word, b"gridSpan") => {
+                let columns = element.attribute(b"val").and_then(|v| v.parse().ok());
+                flow.span_cell_columns(columns.unwrap_or(1));
+            }
             (Ns::Word, b"p") if !empty => {
                 flow.open_paragraph(element.at);
                 if flow.paragraph_depth() == 1 {

@@ -1,12 +1,14 @@
 //! The text flow of a word-processor document (DOCX, ODT) as it is read:
 //! paragraphs that become the title, headings or content, and tables that
-//! become one content node each. Paragraphs nested in a paragraph (text
-//! boxes, notes) join their outer paragraph, and paragraphs in a table join
-//! the table, so each piece of text lands in exactly one node. The loaders
-//! say which element is a paragraph, a table, a row or a cell; this says
-//! where its text goes.
+//! become one table node each (`crate::table`). Paragraphs nested in a
+//! paragraph (text boxes, notes) join their outer paragraph, and paragraphs
+//! in a table join their cell, so each piece of text lands in exactly one
+//! node; a table inside a cell is text of that cell. The loaders say which
+//! element is a paragraph, a table, a row or a cell, and what a cell spans;
+//! this says where its text goes.
 
 use crate::structure_tree::{HeadingStack, NodeKind, Span, StructureTree};
+use crate::table::{CellSpan, TableText};
 
 /// What a finished paragraph is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,11 +25,31 @@ struct Paragraph {
 
 struct Table {
     start: usize,
-    text: String,
-    /// Nesting of tables; a table inside a cell is flattened into this one.
+    rows: TableText,
+    /// Nesting of tables; a table inside a cell is text of that cell.
     depth: u32,
-    cells_in_row: u32,
-    cell_has_text: bool,
+    /// The open cell's text and span.
+    cell: Option<(String, CellSpan)>,
+    /// Cells in the current row, and whether it is a header row.
+    row_cells: u32,
+    row_is_header: bool,
+}
+
+impl Table {
+    fn close_cell(&mut self) {
+        if let Some((text, span)) = self.cell.take() {
+            self.rows.cell(&text, span);
+        }
+    }
+
+    fn end_row(&mut self) {
+        self.close_cell();
+        if self.row_cells > 0 {
+            self.rows.end_row(self.row_is_header);
+        }
+        self.row_cells = 0;
+        self.row_is_header = false;
+    }
 }
 
 pub(super) struct Flow {
@@ -91,30 +113,49 @@ impl Flow {
         }
         let table = self.table.get_or_insert_with(|| Table {
             start: at,
-            text: String::new(),
+            rows: TableText::new(),
             depth: 0,
-            cells_in_row: 0,
-            cell_has_text: false,
+            cell: None,
+            row_cells: 0,
+            row_is_header: false,
         });
         table.depth += 1;
     }
 
-    pub fn open_row(&mut self) {
-        if let (Some(table), None) = (&mut self.table, &self.paragraph) {
-            if !table.text.is_empty() {
-                table.text.push('\n');
-            }
-            table.cells_in_row = 0;
+    /// The outermost table, when what is read now belongs to its grid (not
+    /// to a paragraph, nor to a table inside one of its cells).
+    fn grid(&mut self) -> Option<&mut Table> {
+        match (&mut self.table, &self.paragraph) {
+            (Some(table), None) if table.depth == 1 => Some(table),
+            _ => None,
         }
     }
 
-    pub fn open_cell(&mut self) {
-        if let (Some(table), None) = (&mut self.table, &self.paragraph) {
-            if table.cells_in_row > 0 {
-                table.text.push_str(" | ");
-            }
-            table.cells_in_row += 1;
-            table.cell_has_text = false;
+    pub fn open_row(&mut self) {
+        if let Some(table) = self.grid() {
+            table.end_row();
+        }
+    }
+
+    /// The row being read is a header row (repeated on every page).
+    pub fn mark_header_row(&mut self) {
+        if let Some(table) = self.grid() {
+            table.row_is_header = true;
+        }
+    }
+
+    pub fn open_cell(&mut self, span: CellSpan) {
+        if let Some(table) = self.grid() {
+            table.close_cell();
+            table.row_cells += 1;
+            table.cell = Some((String::new(), span));
+        }
+    }
+
+    /// The open cell spans `columns` columns (known only after it opens).
+    pub fn span_cell_columns(&mut self, columns: u32) {
+        if let Some((_, span)) = self.grid().and_then(|t| t.cell.as_mut()) {
+            span.columns = columns;
         }
     }
 
@@ -125,15 +166,12 @@ impl Flow {
         if let Some(table) = &mut self.table {
             table.depth = table.depth.saturating_sub(1);
             if table.depth == 0 {
-                if let Some(table) = self.table.take() {
-                    let text = table.text.trim();
-                    if !text.is_empty() {
-                        self.tree.push(
-                            self.headings.parent(),
-                            NodeKind::Content,
-                            text,
-                            Span::bytes(table.start, end),
-                        );
+                if let Some(mut table) = self.table.take() {
+                    table.end_row();
+                    if let Some((text, shape)) = table.rows.finish() {
+                        let span = Span::bytes(table.start, end);
+                        self.tree
+                            .push_table(self.headings.parent(), text, shape, span);
                     }
                 }
             }
@@ -150,11 +188,15 @@ impl Flow {
             return;
         }
         if let Some(table) = &mut self.table {
-            if table.cell_has_text {
-                table.text.push(' ');
+            // Text outside any cell is a cell of its own, so none is lost.
+            let (cell, _) = table.cell.get_or_insert_with(|| {
+                table.row_cells += 1;
+                (String::new(), CellSpan::default())
+            });
+            if !cell.is_empty() {
+                cell.push(' ');
             }
-            table.text.push_str(text);
-            table.cell_has_text = true;
+            cell.push_str(text);
             return;
         }
         let span = Span::bytes(p.start, end);

@@ -14,10 +14,13 @@
 //! `<dt>`/`<dd>`, `<tr>`, `<td>`) as browsers do.
 //!
 //! A list is one content node, items rendered as "- item" ("1. item" in an
-//! ordered list) lines with nested items indented, the same as markdown.
+//! ordered list) lines with nested items indented, the same as markdown. A
+//! table is a table node (`html_table.rs`), also inside a list or a quote,
+//! whose text before and after it then become nodes on either side.
 
 use std::ops::Range;
 
+use super::html_table::{HtmlTable, Part};
 use crate::structure_tree::{HeadingStack, NodeKind, Span, StructureTree};
 
 /// How deep elements may nest before further start tags are read as empty
@@ -271,6 +274,16 @@ impl El {
     }
 }
 
+fn part_of(el: El) -> Part {
+    match el {
+        El::Table => Part::Table,
+        El::Row => Part::Row,
+        El::Cell => Part::Cell,
+        El::Caption => Part::Caption,
+        _ => Part::Other,
+    }
+}
+
 fn classify(name: &str) -> El {
     let mut buf = [0u8; 10];
     let Some(lower) = buf.get_mut(..name.len()) else {
@@ -410,6 +423,8 @@ struct Block {
     cells_in_row: u32,
     /// Open lists, innermost last: the next item number, or None if bulleted.
     lists: Vec<Option<u32>>,
+    /// The table being read in the block, if any.
+    table: Option<HtmlTable>,
 }
 
 impl Block {
@@ -502,7 +517,9 @@ impl<'a> Builder<'a> {
         decode_entities(raw, &mut decoded);
         let has_text = !decoded.trim().is_empty();
         if let Some(block) = &mut self.block {
-            if block.verbatim || block.pre > 0 {
+            if let Some(table) = &mut block.table {
+                table.text(&decoded);
+            } else if block.verbatim || block.pre > 0 {
                 block.flow.push_verbatim(&decoded);
             } else {
                 block.flow.push_collapsed(&decoded);
@@ -557,7 +574,20 @@ impl<'a> Builder<'a> {
             && !matches!(el, El::Br | El::Hr | El::Void)
             && self.stack.len() < MAX_OPEN_ELEMENTS;
 
+        if el == El::Table && opens {
+            self.open_table_in_block(range.start);
+        }
         if let Some(block) = &mut self.block {
+            if let Some(table) = &mut block.table {
+                if self.stack.len() > table.depth {
+                    table.start(name, &self.src[range.clone()], part_of(el));
+                }
+                block.end = block.end.max(range.end);
+                if opens {
+                    self.stack.push(Open { name, el });
+                }
+                return;
+            }
             match el {
                 El::Br => block.boundary(),
                 El::Li if !block.lists.is_empty() => {
@@ -632,6 +662,7 @@ impl<'a> Builder<'a> {
                 cells_open: 0,
                 cells_in_row: 0,
                 lists: Vec::new(),
+                table: (el == El::Table).then(|| HtmlTable::new(self.stack.len(), range.start)),
             };
             if let El::List { ordered } = el {
                 block.lists.push(ordered.then_some(1));
@@ -768,6 +799,20 @@ impl<'a> Builder<'a> {
             self.finish_block();
             return;
         }
+        if let Some(table) = &mut block.table {
+            let closes = depth == table.depth;
+            let caption = match closes {
+                true => None,
+                false => table.end(open.name, part_of(open.el)),
+            };
+            let at = Span::bytes(table.start, block.end);
+            if closes {
+                self.close_table_in_block();
+            } else if let Some(caption) = caption {
+                self.push_content(caption.split_whitespace().collect::<Vec<_>>().join(" "), at);
+            }
+            return;
+        }
         match open.el {
             El::List { .. } => {
                 block.lists.pop();
@@ -784,10 +829,66 @@ impl<'a> Builder<'a> {
         }
     }
 
-    fn finish_block(&mut self) {
-        let Some(block) = self.block.take() else {
+    /// A table starting inside a block that is not one (a list, a quote):
+    /// the block's text so far becomes a node, and the block reads the
+    /// table next.
+    fn open_table_in_block(&mut self, at: usize) {
+        let depth = self.stack.len();
+        let Some(block) = &mut self.block else {
             return;
         };
+        if block.table.is_some() {
+            return;
+        }
+        let after = Flow {
+            indent: block.flow.indent,
+            ..Flow::default()
+        };
+        let before = std::mem::replace(&mut block.flow, after).finish(block.verbatim);
+        let span = Span::bytes(block.start, at);
+        block.start = at;
+        block.table = Some(HtmlTable::new(depth, at));
+        if !before.is_empty() {
+            self.push_content(before, span);
+        }
+    }
+
+    /// The table a block was reading ends inside it: the table becomes its
+    /// node, and the block reads on after it.
+    fn close_table_in_block(&mut self) {
+        let Some(block) = &mut self.block else {
+            return;
+        };
+        let Some(table) = block.table.take() else {
+            return;
+        };
+        let span = Span::bytes(table.start, block.end);
+        block.start = block.end;
+        self.push_table(table, span);
+    }
+
+    fn push_table(&mut self, table: HtmlTable, span: Span) {
+        if let Some((text, shape)) = table.finish() {
+            self.tree
+                .push_table(self.headings.parent(), text, shape, span);
+            self.seen_node = true;
+        }
+    }
+
+    fn push_content(&mut self, text: String, span: Span) {
+        self.tree
+            .push(self.headings.parent(), NodeKind::Content, text, span);
+        self.seen_node = true;
+    }
+
+    fn finish_block(&mut self) {
+        let Some(mut block) = self.block.take() else {
+            return;
+        };
+        if let Some(table) = block.table.take() {
+            let span = Span::bytes(table.start, block.end);
+            self.push_table(table, span);
+        }
         let text = block.flow.finish(block.verbatim);
         if text.is_empty() {
             return;
@@ -802,10 +903,7 @@ impl<'a> Builder<'a> {
                 self.headings
                     .push(&mut self.tree, u32::from(level), &text, span);
             }
-            None => {
-                self.tree
-                    .push(self.headings.parent(), NodeKind::Content, text, span);
-            }
+            None => self.push_content(text, span),
         }
         self.seen_node = true;
     }
@@ -1134,6 +1232,7 @@ fn greek_entity(name: &str) -> Option<char> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::table::TableShape;
 
     fn outline(tree: &StructureTree) -> Vec<(u32, NodeKind, &str)> {
         tree.nodes()
@@ -1240,6 +1339,40 @@ mod tests {
             &src[tree.node(2).span.start..tree.node(2).span.end],
             "<p class=\"a>b\">Install the tool</p>"
         );
+    }
+
+    #[test]
+    fn a_table_with_spans_is_a_grid_and_its_head_is_the_header() {
+        let src = "<table><caption>Fruit  prices</caption>\
+                   <thead><tr><th>Fruit<th>Kind<th>Price</thead>\
+                   <tbody><tr><td rowspan=2>Apple<td>Gala<td>1\
+                   <tr><td>Fuji<td>2\
+                   <tr><td colspan=\"2\">Total<td><table><tr><td>3<td>EUR</table></tbody></table>\
+                   <p>after";
+        let tree = parse(src, "f");
+        assert_eq!(
+            texts(&tree),
+            vec![
+                "Fruit prices",
+                "Fruit | Kind | Price\nApple | Gala | 1\nApple | Fuji | 2\nTotal |  | 3 EUR",
+                "after"
+            ]
+        );
+        let table = tree.node(2);
+        assert_eq!(table.table, Some(TableShape::headed(1)));
+        assert!(src[table.span.start..table.span.end].starts_with("<table>"));
+        assert!(src[table.span.start..table.span.end].ends_with("</table>"));
+    }
+
+    #[test]
+    fn a_table_in_a_list_item_splits_the_list_around_it() {
+        let src = "<ul><li>one<li>two<table><tr><th>k<th>v<tr><td>a<td>b</table><li>three</ul>";
+        let tree = parse(src, "f");
+        assert_eq!(
+            texts(&tree),
+            vec!["- one\n- two", "k | v\na | b", "- three"]
+        );
+        assert!(tree.node(2).table.is_some() && tree.node(3).table.is_none());
     }
 
     #[test]

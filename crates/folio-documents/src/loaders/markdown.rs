@@ -2,6 +2,9 @@
 //! top-level block (paragraph, whole list, table, code block, block quote,
 //! HTML block, footnote) one content node under the heading before it, with
 //! the block's source byte range as its span. A leading H1 names the document.
+//! A table is a table node (`crate::table`) of its own, also when it sits
+//! inside a list or a quote: the block's text before it and after it are
+//! then content nodes on either side.
 //!
 //! Notes vaults are read as notes apps read them (`vault.rs`): YAML front
 //! matter is metadata (title, aliases, tags), never text, and one that
@@ -21,6 +24,7 @@ use super::vault::{front_matter, inline_tags, link_target, FrontMatterError, Lin
 use super::Parsed;
 use crate::notes::{NoteFacts, NoteLink};
 use crate::structure_tree::{HeadingStack, NodeKind, Span, StructureTree, ROOT};
+use crate::table::{CellSpan, TableText};
 
 /// The pulldown-cmark extensions Folio reads markdown with (the tree
 /// benchmark parses with the same ones for its baseline). Front matter is
@@ -79,7 +83,6 @@ struct Builder {
     line_has_text: bool,
     /// Open lists, innermost last: the next item number, or None if bulleted.
     lists: Vec<Option<u64>>,
-    cells_in_row: u32,
     /// Inside a code block: no `#tags` there.
     in_code: bool,
     /// Links open around the text: a link's label (`[[#Heading]]`'s
@@ -92,6 +95,16 @@ struct Builder {
     tags_seen: HashSet<String>,
     /// The links of the block being read, and whether each is an embed.
     block_links: Vec<(LinkTarget, bool)>,
+    /// The table being read, if any.
+    table: Option<TableBuild>,
+}
+
+/// A table being read: its rows so far, the cell being read, and its
+/// source bytes.
+struct TableBuild {
+    rows: TableText,
+    cell: String,
+    span: Span,
 }
 
 impl Builder {
@@ -107,7 +120,6 @@ impl Builder {
             pending_break: false,
             line_has_text: false,
             lists: Vec::new(),
-            cells_in_row: 0,
             in_code: false,
             in_links: 0,
             front_matter: String::new(),
@@ -115,6 +127,7 @@ impl Builder {
             facts: NoteFacts::default(),
             tags_seen: HashSet::new(),
             block_links: Vec::new(),
+            table: None,
         }
     }
 
@@ -131,6 +144,7 @@ impl Builder {
             }
             Event::Code(s) | Event::Html(s) => self.push_text(&s),
             Event::SoftBreak => self.push_text(" "),
+            Event::HardBreak if self.table.is_some() => self.push_text(" "),
             Event::HardBreak => {
                 self.text.push('\n');
                 self.line_has_text = false;
@@ -167,7 +181,7 @@ impl Builder {
         match tag {
             Tag::List(first) => self.lists.push(first),
             Tag::Item => self.start_item(),
-            Tag::TableHead | Tag::TableRow => self.cells_in_row = 0,
+            Tag::Table(_) => self.open_table(range),
             Tag::CodeBlock(_) => self.in_code = true,
             Tag::Link {
                 link_type,
@@ -179,14 +193,38 @@ impl Builder {
                 dest_url,
                 ..
             } => self.open_link(link_type, &dest_url, true),
-            Tag::TableCell => {
-                if self.cells_in_row > 0 {
-                    self.push_text(" | ");
-                }
-                self.cells_in_row += 1;
-            }
             _ => {}
         }
+    }
+
+    /// A table inside a block ends the block's text so far, which becomes
+    /// a node of its own; the block goes on after the table.
+    fn open_table(&mut self, range: Range<usize>) {
+        if self.depth > 1 {
+            self.push_block_text(Span::bytes(self.span.start, range.start));
+        }
+        self.table = Some(TableBuild {
+            rows: TableText::new(),
+            cell: String::new(),
+            span: Span::bytes(range.start, range.end),
+        });
+    }
+
+    fn close_table(&mut self) {
+        let Some(table) = self.table.take() else {
+            return;
+        };
+        if let Some((text, shape)) = table.rows.finish() {
+            let node = self
+                .tree
+                .push_table(self.headings.parent(), text, shape, table.span);
+            self.seen_block = true;
+            self.keep_links(node);
+        }
+        self.span.start = table.span.end;
+        self.text.clear();
+        self.pending_break = false;
+        self.line_has_text = false;
     }
 
     /// The text inside a link is its label, never a tag; a wikilink (an
@@ -223,6 +261,18 @@ impl Builder {
                 self.lists.pop();
             }
             TagEnd::Link | TagEnd::Image => self.in_links = self.in_links.saturating_sub(1),
+            TagEnd::TableCell => {
+                if let Some(table) = &mut self.table {
+                    table.rows.cell(&table.cell, CellSpan::default());
+                    table.cell.clear();
+                }
+            }
+            TagEnd::TableHead | TagEnd::TableRow => {
+                if let Some(table) = &mut self.table {
+                    table.rows.end_row(tag == TagEnd::TableHead);
+                }
+            }
+            TagEnd::Table => self.close_table(),
             TagEnd::CodeBlock => {
                 self.in_code = false;
                 let kept = self.text.trim_end_matches('\n').len();
@@ -241,6 +291,10 @@ impl Builder {
 
     fn push_text(&mut self, s: &str) {
         if s.is_empty() || self.kind == BlockKind::Skip {
+            return;
+        }
+        if let Some(table) = &mut self.table {
+            table.cell.push_str(s);
             return;
         }
         if self.pending_break {
@@ -272,26 +326,37 @@ impl Builder {
             self.read_front_matter();
             return;
         }
+        self.push_block_text(self.span);
+    }
+
+    /// Makes the block's text so far a node spanning `span`, with the
+    /// links read in it.
+    fn push_block_text(&mut self, span: Span) {
         let text = self.text.trim();
         let node = if text.is_empty() || is_html_comment(text) {
             self.headings.parent()
         } else {
             let node = match self.kind {
                 BlockKind::Heading(1) if !self.seen_block => {
-                    self.tree.set_title(text, self.span);
+                    self.tree.set_title(text, span);
                     ROOT
                 }
                 BlockKind::Heading(level) => {
                     self.headings
-                        .push(&mut self.tree, u32::from(level), text, self.span)
+                        .push(&mut self.tree, u32::from(level), text, span)
                 }
                 _ => self
                     .tree
-                    .push(self.headings.parent(), NodeKind::Content, text, self.span),
+                    .push(self.headings.parent(), NodeKind::Content, text, span),
             };
             self.seen_block = true;
             node
         };
+        self.keep_links(node);
+    }
+
+    /// The links read since the last node was made are links from `node`.
+    fn keep_links(&mut self, node: usize) {
         for (target, embed) in self.block_links.drain(..) {
             self.facts.links.push(NoteLink {
                 node,
@@ -392,6 +457,7 @@ fn is_html_comment(text: &str) -> bool {
 mod tests {
     use super::*;
     use crate::structure_tree::TreeNode;
+    use crate::table::TableShape;
 
     fn tree_of(text: &str, fallback_title: &str) -> StructureTree {
         parse(text, fallback_title).tree
@@ -533,9 +599,62 @@ mod tests {
 
     #[test]
     fn tables_render_rows_as_lines() {
-        let src = "| a | b |\n|---|---|\n| 1 | 2 |\n| x | `y` |\n";
+        let src = "| a | b |\n|---|---|\n| 1 | 2 |\n| x | `y` \\| z |\n";
         let tree = tree_of(src, "f");
-        assert_eq!(tree.node(1).text, "a | b\n1 | 2\nx | y");
+        assert_eq!(tree.node(1).text, "a | b\n1 | 2\nx | y \\| z");
+        assert_eq!(tree.node(1).table, Some(TableShape::headed(1)));
+        assert_eq!(tree.node(1).span, Span::bytes(0, src.len()));
+    }
+
+    #[test]
+    fn a_table_inside_a_list_is_a_node_of_its_own_between_the_items() {
+        let src = "- first item\n- has a table:\n\n  | k | v |\n  |---|---|\n  | a | [[Note]] |\n\n- last item\n";
+        let parsed = parse(src, "f");
+        let tree = &parsed.tree;
+        let texts: Vec<&str> = tree.nodes()[1..].iter().map(|n| n.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            vec![
+                "- first item\n- has a table:",
+                "k | v\na | Note",
+                "- last item"
+            ]
+        );
+        assert_eq!(tree.node(2).table, Some(TableShape::headed(1)));
+        assert_eq!(tree.node(1).table, None);
+        let table_at = src.find("| k").unwrap();
+        assert_eq!(tree.node(1).span, Span::bytes(0, table_at));
+        assert_eq!(tree.node(2).span.start, table_at);
+        assert_eq!(tree.node(3).span.end, src.len());
+        // A link in a cell is a link from the table's node.
+        assert_eq!(parsed.facts.links.len(), 1);
+        assert_eq!(parsed.facts.links[0].node, 2);
+    }
+
+    #[test]
+    fn a_table_of_5000_rows_is_chunked_between_rows_with_its_header() {
+        use crate::chunker::{chunk, ChunkSizes};
+        let mut src = String::from("# Parts\n\n| Part | Stock | Bin |\n|---|---|---|\n");
+        for i in 0..5000 {
+            src.push_str(&format!("| part-{i} | {} | bin {} |\n", i * 3, i % 40));
+        }
+        let tree = tree_of(&src, "f");
+        assert_eq!(tree.len(), 2);
+        let table = tree.node(1);
+        assert_eq!(table.text.lines().count(), 5001);
+        let rows: HashSet<&str> = table.text.lines().skip(1).collect();
+        let chunks = chunk(&tree, ChunkSizes::default());
+        assert!(chunks.len() > 100);
+        let mut seen = 0;
+        for c in &chunks {
+            let (header, body) = c.text.split_once("\n\n").expect("a header");
+            assert_eq!(header, "Part | Stock | Bin");
+            for line in body.lines() {
+                assert!(rows.contains(line), "a cut row: {line:?}");
+                seen += 1;
+            }
+        }
+        assert_eq!(seen, 5000);
     }
 
     #[test]

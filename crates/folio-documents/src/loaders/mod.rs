@@ -9,6 +9,7 @@ mod epub;
 mod expansion_tests;
 mod flow;
 mod html;
+mod html_table;
 mod image;
 mod markdown;
 pub mod ocr;

@@ -9,6 +9,7 @@ use super::xml::{walk, Element, Node, Skip};
 use super::LoadError;
 use crate::expansion;
 use crate::structure_tree::StructureTree;
+use crate::table::CellSpan;
 
 const CONTENT_PART: &str = "content.xml";
 const META_PART: &str = "meta.xml";
@@ -45,6 +46,8 @@ struct ContentReader {
     /// `text:p` styled "Title".
     role: Role,
     skip: Skip,
+    /// Inside `table:table-header-rows`: its rows are the table's header.
+    in_header_rows: bool,
 }
 
 fn read_content(xml: &str, fallback_title: &str) -> Result<StructureTree, LoadError> {
@@ -52,6 +55,7 @@ fn read_content(xml: &str, fallback_title: &str) -> Result<StructureTree, LoadEr
         flow: Flow::new(fallback_title),
         role: Role::Body,
         skip: Skip::default(),
+        in_header_rows: false,
     };
     walk(
         xml,
@@ -96,8 +100,19 @@ impl ContentReader {
             (TEXT_NAMESPACE, b"tab") => flow.push_text("\t"),
             (TEXT_NAMESPACE, b"line-break") => flow.push_text("\n"),
             (TABLE_NAMESPACE, b"table") if !empty => flow.open_table(element.at),
-            (TABLE_NAMESPACE, b"table-row") => flow.open_row(),
-            (TABLE_NAMESPACE, b"table-cell") => flow.open_cell(),
+            (TABLE_NAMESPACE, b"table-header-rows") if !empty => self.in_header_rows = true,
+            (TABLE_NAMESPACE, b"table-row") => {
+                flow.open_row();
+                if self.in_header_rows {
+                    flow.mark_header_row();
+                }
+            }
+            // A cell states what it spans; the cells it covers are written
+            // as `table:covered-table-cell`, which are left out here.
+            (TABLE_NAMESPACE, b"table-cell") => flow.open_cell(CellSpan {
+                rows: span_attribute(element, b"number-rows-spanned"),
+                columns: span_attribute(element, b"number-columns-spanned"),
+            }),
             _ => {}
         }
     }
@@ -112,9 +127,17 @@ impl ContentReader {
                 self.flow.close_paragraph(end, || role);
             }
             (TABLE_NAMESPACE, b"table") => self.flow.close_table(end),
+            (TABLE_NAMESPACE, b"table-header-rows") => self.in_header_rows = false,
             _ => {}
         }
     }
+}
+
+fn span_attribute(element: &Element<'_>, name: &[u8]) -> u32 {
+    element
+        .attribute(name)
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(1)
 }
 
 /// `text:h` is a heading of its `text:outline-level` (1 when unsaid, as
@@ -189,6 +212,29 @@ mod tests {
         let tree = read_content(&xml, "f").unwrap();
         assert_eq!(tree.node(1).text, "Port | Depth\nDover | 12 m");
         assert_eq!(tree.node(2).text, "After.");
+    }
+
+    #[test]
+    fn header_rows_and_spanned_cells_keep_the_grid() {
+        let cell = |text: &str, attrs: &str| {
+            format!("<table:table-cell {attrs}><text:p>{text}</text:p></table:table-cell>")
+        };
+        let row =
+            |cells: &[String]| format!("<table:table-row>{}</table:table-row>", cells.concat());
+        let covered = "<table:covered-table-cell/>".to_owned();
+        let xml = content(&format!(
+            "<table:table><table:table-header-rows>{}</table:table-header-rows>{}{}{}</table:table>",
+            row(&[cell("Zone", ""), cell("Port", ""), cell("Depth", "")]),
+            row(&[cell("North", r#"table:number-rows-spanned="2""#), cell("Leith", ""), cell("9 m", "")]),
+            row(&[covered.clone(), cell("Tyne", ""), cell("11 m", "")]),
+            row(&[cell("Closed for works", r#"table:number-columns-spanned="2""#), covered, cell("-", "")]),
+        ));
+        let tree = read_content(&xml, "f").unwrap();
+        assert_eq!(
+            tree.node(1).text,
+            "Zone | Port | Depth\nNorth | Leith | 9 m\nNorth | Tyne | 11 m\nClosed for works |  | -"
+        );
+        assert_eq!(tree.node(1).table.map(|t| t.header_rows), Some(1));
     }
 
     #[test]

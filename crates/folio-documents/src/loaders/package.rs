@@ -158,11 +158,7 @@ impl<'b> Package<'b> {
 
     fn bytes(&mut self, name: &str) -> Result<Option<Vec<u8>>, LoadError> {
         let format = self.format;
-        // A member is held while the loader makes the document from it, so
-        // it counts against what the file may produce as well (and a member
-        // read again, a slide or chapter that many entries name, counts
-        // each time it is read).
-        let left = self.budget_left.min(expansion::left());
+        let left = self.budget_left;
         let read = catch_unwind(AssertUnwindSafe(|| {
             let member = match self.archive.by_name(name) {
                 Ok(member) => member,
@@ -181,16 +177,21 @@ impl<'b> Package<'b> {
         let Some(bytes) = read else {
             return Ok(None);
         };
-        // A member that does not fit what is left is refused for what it
-        // inflates to, whichever count left less.
+        let over_budget = LoadError::OverBudget {
+            format,
+            budget_mib: self.budget >> 20,
+        };
         if bytes.len() as u64 > left {
-            return Err(LoadError::OverBudget {
-                format,
-                budget_mib: self.budget >> 20,
-            });
+            return Err(over_budget);
         }
-        // Within what is left, so the charge holds.
-        let _ = expansion::charge(bytes.len() as u64);
+        // A member is held while the loader makes the document from it, so
+        // it counts against what the file may produce as well (and a member
+        // read again, a slide or chapter that many entries name, counts
+        // each time it is read). When that has no room for it, the failed
+        // charge has the file refused as expanded.
+        if expansion::charge(bytes.len() as u64).is_err() {
+            return Err(over_budget);
+        }
         self.budget_left -= bytes.len() as u64;
         Ok(Some(bytes))
     }

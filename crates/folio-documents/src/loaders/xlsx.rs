@@ -1,15 +1,19 @@
 //! XLSX: one structure node per sheet, in the workbook's order, named by
 //! the sheet. A sheet is read as a table: its first row with text is the
-//! header, a structure node whose text is the column names, and the rows
-//! below it are content nodes of up to [`ROWS_PER_BLOCK`] rows each, cells
-//! separated by " | "; a sheet of one row is that row. The title is `dc:title` of `docProps/core.xml`.
-//! Spans are byte ranges in the sheet's XML, with `page` the sheet number.
+//! header, and the rows below it are table nodes (`crate::table`) of up to
+//! [`ROWS_PER_BLOCK`] consecutive rows each, every one with the header as
+//! its first line and the sheet's number for its first row, so citations
+//! name the sheet's own rows; a sheet of one row is that row. A merged
+//! range's value is repeated down its first column, as a spanned table
+//! cell is. The title is `dc:title` of `docProps/core.xml`. Spans are byte
+//! ranges in the sheet's XML, with `page` the sheet number.
 
 use super::package::{targets, Package};
 use super::xml::{walk, Node};
 use super::LoadError;
 use crate::expansion;
 use crate::structure_tree::{NodeKind, Span, StructureTree, ROOT};
+use crate::table::{CellSpan, TableShape, TableText, CARRIED_CHARS};
 
 const WORKBOOK_PART: &str = "xl/workbook.xml";
 const CORE_PART: &str = "docProps/core.xml";
@@ -113,11 +117,20 @@ fn shared_strings(xml: &str, part: &str) -> Result<Vec<String>, LoadError> {
     Ok(strings)
 }
 
-/// A row with text: its cells joined, and where it is in the sheet's XML.
+/// A row with text: its cells by column, the sheet's number for it, and
+/// where it is in the sheet's XML.
 struct Row {
-    text: String,
+    cells: Vec<String>,
+    number: u32,
     start: usize,
     end: usize,
+}
+
+/// A merged range: its first row and column, and its last row.
+struct Merge {
+    row: u32,
+    column: usize,
+    last_row: u32,
 }
 
 /// What kind of value a cell holds (its `t` attribute).
@@ -136,9 +149,11 @@ struct Cell {
 }
 
 fn read_sheet(xml: &str, part: &str, strings: &[String]) -> Result<Vec<Row>, LoadError> {
-    let mut rows = Vec::new();
+    let mut rows: Vec<Row> = Vec::new();
+    let mut merges = Vec::new();
     let mut cells: Vec<String> = Vec::new();
     let mut row_start = 0;
+    let mut row_number = 0u32;
     let mut cell: Option<Cell> = None;
     let mut in_value = false;
     let mut in_phonetic = false;
@@ -151,7 +166,12 @@ fn read_sheet(xml: &str, part: &str, strings: &[String]) -> Result<Vec<Row>, Loa
                 cells.clear();
                 shared_in_row = 0;
                 row_start = element.at;
+                row_number = element
+                    .attribute(b"r")
+                    .and_then(|r| r.parse().ok())
+                    .unwrap_or(row_number + 1);
             }
+            b"mergeCell" => merges.extend(element.attribute(b"ref").and_then(|r| merge_of(&r))),
             b"c" if !empty => {
                 cell = Some(Cell {
                     column: element.attribute(b"r").and_then(|r| column_of(&r)),
@@ -186,7 +206,8 @@ fn read_sheet(xml: &str, part: &str, strings: &[String]) -> Result<Vec<Row>, Loa
                 let rest = (length as u64).saturating_sub(shared_in_row);
                 if !cells.is_empty() && expansion::charge(rest).is_ok() {
                     rows.push(Row {
-                        text: cells.join(" | "),
+                        cells: std::mem::take(&mut cells),
+                        number: row_number,
                         start: row_start,
                         end,
                     });
@@ -201,7 +222,53 @@ fn read_sheet(xml: &str, part: &str, strings: &[String]) -> Result<Vec<Row>, Loa
         }
         Node::Text(_) => {}
     })?;
+    fill_merges(&mut rows, &merges);
     Ok(rows)
+}
+
+/// A merged range from its reference ("B2:B4"), when it spans rows.
+fn merge_of(reference: &str) -> Option<Merge> {
+    let (first, last) = reference.split_once(':')?;
+    let row_of = |cell: &str| -> Option<u32> {
+        cell.trim_start_matches(|c: char| c.is_ascii_alphabetic())
+            .parse()
+            .ok()
+    };
+    let merge = Merge {
+        row: row_of(first)?,
+        column: column_of(first)?,
+        last_row: row_of(last)?,
+    };
+    (merge.last_row > merge.row && merge.column < MAX_COLUMNS).then_some(merge)
+}
+
+/// Repeats each merged range's value down its first column, in the rows
+/// below it that the sheet has (rows are in order, so each is found by
+/// binary search), each copy charged to the file's budget.
+fn fill_merges(rows: &mut [Row], merges: &[Merge]) {
+    for merge in merges {
+        let Ok(top) = rows.binary_search_by_key(&merge.row, |r| r.number) else {
+            continue;
+        };
+        let Some(value) = rows[top].cells.get(merge.column).filter(|v| !v.is_empty()) else {
+            continue;
+        };
+        let value: String = value.chars().take(CARRIED_CHARS).collect();
+        for row in rows[top + 1..]
+            .iter_mut()
+            .take_while(|r| r.number <= merge.last_row)
+        {
+            if expansion::charge(value.len() as u64).is_err() {
+                return;
+            }
+            if row.cells.len() <= merge.column {
+                row.cells.resize(merge.column + 1, String::new());
+            }
+            if row.cells[merge.column].is_empty() {
+                row.cells[merge.column] = value.clone();
+            }
+        }
+    }
 }
 
 /// Puts a finished cell's text in its column, padding skipped columns, and
@@ -261,8 +328,9 @@ fn column_of(reference: &str) -> Option<usize> {
     Some(column - 1)
 }
 
-/// The sheet's node, its header row below it, and blocks of rows below
-/// the header.
+/// The sheet's node, and below it its rows as table nodes: blocks of up to
+/// [`ROWS_PER_BLOCK`] rows the sheet numbers consecutively, each headed by
+/// the sheet's first row.
 fn push_sheet(tree: &mut StructureTree, name: &str, number: u32, rows: Vec<Row>) {
     let Some((first, rest)) = rows.split_first() else {
         return;
@@ -275,25 +343,49 @@ fn push_sheet(tree: &mut StructureTree, name: &str, number: u32, rows: Vec<Row>)
     );
     if rest.is_empty() {
         // One row is data, not a header over nothing.
-        let span = Span::on_page(number, first.start, first.end);
-        tree.push(sheet, NodeKind::Content, first.text.as_str(), span);
+        push_rows(tree, sheet, number, None, std::slice::from_ref(first));
         return;
     }
-    let header = tree.push(
-        sheet,
-        NodeKind::Structure,
-        first.text.as_str(),
-        Span::on_page(number, first.start, first.end),
-    );
-    for block in rest.chunks(ROWS_PER_BLOCK) {
-        let text = block
-            .iter()
-            .map(|r| r.text.as_str())
-            .collect::<Vec<_>>()
-            .join("\n");
-        let span = Span::on_page(number, block[0].start, block[block.len() - 1].end);
-        tree.push(header, NodeKind::Content, text, span);
+    let mut block_start = 0;
+    for i in 1..=rest.len() {
+        let ends = i == rest.len()
+            || i - block_start == ROWS_PER_BLOCK
+            || rest[i].number != rest[i - 1].number + 1;
+        if ends {
+            push_rows(tree, sheet, number, Some(first), &rest[block_start..i]);
+            block_start = i;
+        }
     }
+}
+
+/// One table node of `rows`, with `header` as its first line.
+fn push_rows(
+    tree: &mut StructureTree,
+    sheet: usize,
+    number: u32,
+    header: Option<&Row>,
+    rows: &[Row],
+) {
+    let mut table = TableText::new();
+    for (row, is_header) in header
+        .map(|h| (h, true))
+        .into_iter()
+        .chain(rows.iter().map(|r| (r, false)))
+    {
+        for cell in &row.cells {
+            table.cell(cell, CellSpan::default());
+        }
+        table.end_row(is_header);
+    }
+    let Some((text, shape)) = table.finish() else {
+        return;
+    };
+    let shape = TableShape {
+        first_row: header.map(|_| rows[0].number),
+        ..shape
+    };
+    let span = Span::on_page(number, rows[0].start, rows[rows.len() - 1].end);
+    tree.push_table(sheet, text, shape, span);
 }
 
 #[cfg(test)]
@@ -319,8 +411,9 @@ mod tests {
 </sheetData></worksheet>"#;
         let strings = vec!["Port".to_owned(), "Dover harbour".to_owned()];
         let rows = read_sheet(sheet, "xl/worksheets/sheet1.xml", &strings).unwrap();
-        let texts: Vec<&str> = rows.iter().map(|r| r.text.as_str()).collect();
+        let texts: Vec<String> = rows.iter().map(|r| r.cells.join(" | ")).collect();
         assert_eq!(texts, ["Port |  | Depth", "Dover harbour | TRUE | 12.5"]);
+        assert_eq!(rows.iter().map(|r| r.number).collect::<Vec<_>>(), [1, 2]);
         assert!(sheet[rows[1].start..rows[1].end].starts_with("<row r=\"2\">"));
         assert!(sheet[rows[1].start..rows[1].end].ends_with("</row>"));
     }
@@ -335,33 +428,67 @@ mod tests {
     }
 
     #[test]
-    fn rows_below_the_header_come_in_blocks() {
-        let rows: Vec<Row> = (0..60)
-            .map(|i| Row {
-                text: format!("row {i}"),
-                start: i * 10,
-                end: i * 10 + 9,
+    fn rows_below_the_header_come_in_blocks_of_consecutive_rows() {
+        // Rows 1 to 60, then a gap, then 70 and 71.
+        let rows: Vec<Row> = (1..=60)
+            .chain([70, 71])
+            .map(|n| Row {
+                cells: vec![format!("row {n}"), format!("{}", n * 2)],
+                number: n,
+                start: n as usize * 10,
+                end: n as usize * 10 + 9,
             })
             .collect();
         let mut tree = StructureTree::new("Book", Span::default());
         push_sheet(&mut tree, "Tides", 2, rows);
-        let shape: Vec<(u32, NodeKind, usize)> = tree
+        let shape: Vec<(u32, usize, Option<u32>)> = tree
             .nodes()
             .iter()
-            .map(|n| (n.depth, n.kind, n.text.lines().count()))
+            .skip(2)
+            .map(|n| {
+                (
+                    n.depth,
+                    n.text.lines().count(),
+                    n.table.and_then(|t| t.first_row),
+                )
+            })
             .collect();
         assert_eq!(
             shape,
             [
-                (0, NodeKind::Structure, 1),
-                (1, NodeKind::Structure, 1),
-                (2, NodeKind::Structure, 1),
-                (3, NodeKind::Content, 25),
-                (3, NodeKind::Content, 25),
-                (3, NodeKind::Content, 9),
+                (2, 26, Some(2)),
+                (2, 26, Some(27)),
+                (2, 10, Some(52)),
+                (2, 3, Some(70))
             ]
         );
-        assert_eq!(tree.node(2).text, "row 0");
-        assert_eq!(tree.node(5).span, Span::on_page(2, 510, 599));
+        assert!(tree.nodes()[2..]
+            .iter()
+            .all(|n| n.text.starts_with("row 1 | 2\n")));
+        assert_eq!(tree.node(5).span, Span::on_page(2, 700, 719));
+    }
+
+    #[test]
+    fn a_merged_range_is_repeated_down_its_first_column() {
+        let sheet = r#"<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>
+<row r="1"><c r="A1" t="inlineStr"><is><t>Zone</t></is></c><c r="B1" t="inlineStr"><is><t>Port</t></is></c></row>
+<row r="2"><c r="A2" t="inlineStr"><is><t>North</t></is></c><c r="B2" t="inlineStr"><is><t>Leith</t></is></c></row>
+<row r="3"><c r="B3" t="inlineStr"><is><t>Tyne</t></is></c></row>
+<row r="5"><c r="B5" t="inlineStr"><is><t>Dover</t></is></c></row>
+</sheetData><mergeCells count="2"><mergeCell ref="A2:A3"/><mergeCell ref="A1:B1"/></mergeCells></worksheet>"#;
+        let rows = read_sheet(sheet, "xl/worksheets/sheet1.xml", &[]).unwrap();
+        let texts: Vec<String> = rows.iter().map(|r| r.cells.join(" | ")).collect();
+        assert_eq!(
+            texts,
+            ["Zone | Port", "North | Leith", "North | Tyne", " | Dover"]
+        );
+        let mut tree = StructureTree::new("Book", Span::default());
+        push_sheet(&mut tree, "Ports", 1, rows);
+        assert_eq!(
+            tree.node(2).text,
+            "Zone | Port\nNorth | Leith\nNorth | Tyne"
+        );
+        assert_eq!(tree.node(3).text, "Zone | Port\n | Dover");
+        assert_eq!(tree.node(3).table.and_then(|t| t.first_row), Some(5));
     }
 }

@@ -67,7 +67,8 @@ pub fn render(run: &RunRecord, calls: &[LlmCallRow], gone: &BTreeSet<String>) ->
                     c.span_start,
                     c.span_end,
                     c.page,
-                    c.ocr
+                    c.ocr,
+                    c.rows
                 ),
                 if gone.contains(&c.path) {
                     " — *no longer in the library*"

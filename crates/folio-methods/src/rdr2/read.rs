@@ -16,6 +16,7 @@ use super::CHARS_PER_TOKEN;
 use crate::injection::suspected_instructions;
 use crate::shown::shown;
 use crate::{Answer, MethodContext, MethodError, Params, Passage, Trace};
+use folio_documents::table;
 
 const READ: &str = "read";
 
@@ -143,6 +144,9 @@ fn node_passage(
         ocr,
         score,
         suspected_instructions: suspected_instructions(&n.text),
+        rows: n
+            .table
+            .and_then(|shape| table::rows_in(&n.text, shape, 0, n.text.len())),
         text: n.text.clone(),
     })
 }

@@ -313,6 +313,7 @@ fn passage(
         text: text.to_string(),
         ocr: None,
         suspected_instructions: None,
+        rows: None,
     }
 }
 

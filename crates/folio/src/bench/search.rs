@@ -633,6 +633,7 @@ pub(super) fn flat_document(
                 span: Span::default(),
                 boxes: Vec::new(),
                 vector: Some(vector_blob(&vector).into()),
+                rows: None,
             }
         })
         .collect();

@@ -72,6 +72,15 @@ describe("an answer's sources", () => {
     destroy();
   });
 
+  it("names the cited rows of a table, and opens the source at them", () => {
+    const { entries, opened, destroy } = show([citation(1, { rows: { first: 8, last: 9 } }), citation(2)]);
+    expect(entries[0].querySelector(".path")!.textContent?.trim()).toBe("tides-1.md, rows 8–9");
+    expect(entries[1].querySelector(".path")!.textContent?.trim()).toBe("tides-2.md");
+    entries[0].querySelector<HTMLButtonElement>('[data-testid="citation"]')!.click();
+    expect(opened[0].rows).toEqual({ first: 8, last: 9 });
+    destroy();
+  });
+
   it("cuts a long supported sentence, keeping it whole in the quote's title", () => {
     const long = `The tide ${"rises and falls ".repeat(20)}with the moon.`;
     const { entries, destroy } = show([citation(1, { by: "attribution", supports: [long] })]);

@@ -416,3 +416,56 @@ describe("SourceViewer with a note", () => {
     viewer.destroy();
   });
 });
+
+describe("SourceViewer with a table", () => {
+  beforeAll(() => {
+    Element.prototype.scrollIntoView = () => {};
+  });
+
+  afterEach(() => shell.invoke.mockReset());
+
+  // A table node's cell is one line, its "|" escaped (folio-documents' table.rs).
+  const hostileCell = HOSTILE.replace(/\s+/g, " ");
+  const table: DocumentTree = {
+    document: indexedDocument("/notes/parts.md", "markdown", "Parts"),
+    tree: {
+      nodes: [
+        { parent: null, kind: "structure", depth: 0, text: "Parts", span: { start: 0, end: 7, page: null } },
+        {
+          parent: 0,
+          kind: "content",
+          depth: 1,
+          text: `Part | Stock\npart-1 | 3\npart-2 \\| ${hostileCell.replaceAll("|", "\\|")} | 6\npart-3 | 9`,
+          span: { start: 9, end: 90, page: null },
+          table: { header_rows: 1 },
+        },
+      ],
+    },
+  };
+
+  it("draws a cited table as a table with the cited rows marked", async () => {
+    fakeShell(table, { kind: "gone" });
+    const viewer = open({ path: "/notes/parts.md", span_start: 9, span_end: 90, rows: { first: 2, last: 3 } });
+    await vi.waitFor(() => expect(viewer.find("source-table")).not.toBeNull());
+    const headers = [...viewer.find("source-table")!.querySelectorAll("th")].map((th) => th.textContent);
+    expect(headers).toEqual(["Part", "Stock"]);
+    const rows = viewer.findAll("cited-row").map((row) => [...row.querySelectorAll("td")].map((td) => td.textContent));
+    expect(rows).toEqual([
+      [`part-2 | ${hostileCell}`, "6"],
+      ["part-3", "9"],
+    ]);
+    expect(viewer.find("source-table")!.querySelector("caption")!.textContent).toBe("Cited: rows 2–3");
+    expectInert(viewer.host);
+    viewer.destroy();
+  });
+
+  it("marks the whole table when the citation names no rows", async () => {
+    fakeShell(table, { kind: "gone" });
+    const viewer = open({ path: "/notes/parts.md", span_start: 9, span_end: 90 });
+    await vi.waitFor(() => expect(viewer.find("source-highlight")).not.toBeNull());
+    expect(viewer.findAll("cited-row")).toEqual([]);
+    expect(viewer.find("source-highlight")!.querySelectorAll("tbody tr")).toHaveLength(3);
+    viewer.destroy();
+  });
+});
+
