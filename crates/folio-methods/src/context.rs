@@ -22,7 +22,7 @@ use folio_llm::prompts::{Prompt, Prompts};
 use folio_llm::rubric::Rubric;
 use folio_llm::{ChatMessage, ChatRequest, Completion, FinishReason, GenerateOptions, Llm};
 use folio_retrieve::{DocumentParts, Ranker, Ranking, RetrievalService, RetrieveError, SearchMode};
-use folio_store::{CutOff, DocumentSet, LlmCallRow, RubricStatus, StoredChunk};
+use folio_store::{CutOff, DocumentSet, LinkedChunk, LlmCallRow, RubricStatus, StoredChunk};
 
 pub struct CitedAnswer {
     pub text: String,
@@ -301,6 +301,13 @@ impl<'a> MethodContext<'a> {
                 .rank(query, k, retriever, self.scope.as_ref()),
         )
         .await
+    }
+
+    /// The chunks the links written in chunk `chunk_id` lead to, within
+    /// the run's scope.
+    pub async fn linked(&self, chunk_id: i64) -> Result<Vec<LinkedChunk>, MethodError> {
+        self.timed_retrieval(self.retrieval.linked(chunk_id, self.scope.as_ref()))
+            .await
     }
 
     /// Unit vectors for `texts` from the embedding model, so a

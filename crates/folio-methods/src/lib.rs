@@ -16,6 +16,7 @@ mod events;
 pub mod ig2rag;
 mod injection;
 pub mod ircot;
+pub mod links;
 mod llm_only;
 pub mod markdown;
 mod markers;

@@ -1,7 +1,8 @@
 //! The retrievers a method can reason over (issue: any reasoner over any
 //! retriever). Searches rank chunks in the retrieval layer; the gain walk
 //! and RDR²'s routing are retrievers too, built from iG²RAG's and RDR²'s
-//! first halves, and they leave a [`RetrievalPart`] that the trace shows
+//! first halves, and so is following a notes vault's links (`links.rs`);
+//! they leave a [`RetrievalPart`] that the trace shows
 //! beside the reasoner's own steps. A method names none of them: it calls
 //! [`MethodContext::retrieve`](super::MethodContext::retrieve), and the
 //! run's `retriever` option picks.
@@ -9,6 +10,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::ig2rag::{self, GainWalkPart, WalkSettings};
+use super::links::{self, LinksPart};
 use super::rdr2::{self, RoutedPart};
 use super::trace::brief;
 use super::{MethodContext, MethodError, Params, Passage};
@@ -27,6 +29,8 @@ pub enum RetrieverKind {
     Ig2rag,
     /// RDR²'s routing through the searched documents' heading trees.
     Rdr2,
+    /// A hybrid search, then the sections its passages link to.
+    Links,
 }
 
 impl Choice for RetrieverKind {
@@ -36,6 +40,7 @@ impl Choice for RetrieverKind {
         RetrieverKind::Bm25,
         RetrieverKind::Ig2rag,
         RetrieverKind::Rdr2,
+        RetrieverKind::Links,
     ];
 
     fn as_str(self) -> &'static str {
@@ -45,6 +50,7 @@ impl Choice for RetrieverKind {
             RetrieverKind::Bm25 => "bm25",
             RetrieverKind::Ig2rag => "ig2rag",
             RetrieverKind::Rdr2 => "rdr2",
+            RetrieverKind::Links => "links",
         }
     }
 }
@@ -56,7 +62,7 @@ impl RetrieverKind {
             RetrieverKind::Hybrid => Some(SearchMode::Hybrid),
             RetrieverKind::Dense => Some(SearchMode::Dense),
             RetrieverKind::Bm25 => Some(SearchMode::Bm25),
-            RetrieverKind::Ig2rag | RetrieverKind::Rdr2 => None,
+            RetrieverKind::Ig2rag | RetrieverKind::Rdr2 | RetrieverKind::Links => None,
         }
     }
 }
@@ -78,6 +84,7 @@ impl From<SearchMode> for RetrieverKind {
 pub enum RetrievalPart {
     Ig2rag(GainWalkPart),
     Rdr2(RoutedPart),
+    Links(LinksPart),
 }
 
 impl RetrievalPart {
@@ -99,6 +106,12 @@ impl RetrievalPart {
                     routing.routes.len()
                 )
             }
+            RetrievalPart::Links(part) => format!(
+                "links for {}: {} passages searched, {} reached by a link",
+                brief(&part.query),
+                part.searched,
+                part.followed.len()
+            ),
         }
     }
 
@@ -112,6 +125,10 @@ impl RetrievalPart {
             RetrievalPart::Rdr2(routing) => {
                 out.push_str("**Retrieved by RDR²'s routing**: ");
                 rdr2::write_routing(out, routing);
+            }
+            RetrievalPart::Links(part) => {
+                out.push_str("**Retrieved by following links**: ");
+                links::write_links(out, part);
             }
         }
     }
@@ -136,6 +153,10 @@ pub(super) async fn gather(
         RetrieverKind::Rdr2 => {
             let (passages, part) = rdr2::routed(ctx, query, params).await?;
             Ok((passages, Some(RetrievalPart::Rdr2(part))))
+        }
+        RetrieverKind::Links => {
+            let (passages, part) = links::linked(ctx, query, params).await?;
+            Ok((passages, Some(RetrievalPart::Links(part))))
         }
     }
 }

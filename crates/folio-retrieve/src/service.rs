@@ -18,7 +18,9 @@ use folio_core::events::{EngineEvent, EventSender};
 use folio_documents::structure_tree::StructureTree;
 use folio_embed::{Embedder, EmbeddingSource};
 use folio_llm::rubric::Rubric;
-use folio_store::{ChunkRecord, DocumentSet, RubricStatus, Store, StoredChunk, VectorSpace};
+use folio_store::{
+    ChunkRecord, DocumentSet, LinkedChunk, RubricStatus, Store, StoredChunk, VectorSpace,
+};
 
 pub struct RetrievalService {
     store: Store,
@@ -253,6 +255,18 @@ impl RetrievalService {
                 (c, score)
             })
             .collect())
+    }
+
+    /// The chunks the links written in chunk `chunk_id` lead to (a notes
+    /// vault's wikilinks), those outside `scope` left out.
+    pub async fn linked(
+        &self,
+        chunk_id: i64,
+        scope: Option<&DocumentSet>,
+    ) -> Result<Vec<LinkedChunk>> {
+        let mut linked = self.store.linked_chunks(chunk_id).await?;
+        linked.retain(|l| scope.is_none_or(|s| s.contains(l.to_document)));
+        Ok(linked)
     }
 
     /// The `k` chunks nearest to `query` by embedding (in `scope`, if

@@ -47,7 +47,7 @@ pub use folders::{Folder, FolderSummary};
 pub use fts::CountedQuery;
 pub use gain::{BuildCost, GainEdge, NodeScoring, NodeWritten, RubricStatus};
 pub use jobs::{Job, JobState};
-pub use notes::{Backlink, LinkEnd, NoteLinks, OutgoingLink, TagCount};
+pub use notes::{Backlink, LinkEnd, LinkedChunk, NoteLinks, OutgoingLink, TagCount};
 pub use quantize::to_blob as vector_blob;
 pub use runs::{CutOff, LlmCallRow, NewRun, RunOutcome, RunRecord, RunStatus, StartedRun};
 pub use scope::{place, Day, DocumentSet, NotADay, Scope, ScopeError};

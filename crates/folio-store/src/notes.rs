@@ -165,6 +165,15 @@ pub struct NoteLinks {
     pub backlinks: Vec<Backlink>,
 }
 
+/// A chunk a link leads to, and the link as written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkedChunk {
+    pub to_chunk: i64,
+    /// The document it is in.
+    pub to_document: i64,
+    pub written: String,
+}
+
 /// A tag and how many indexed documents carry it (not counting the tags
 /// nested under it).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS, schemars::JsonSchema)]
@@ -343,6 +352,58 @@ impl Store {
             outgoing,
             backlinks: self.backlinks(document_id).await?,
         })
+    }
+
+    /// Where the links written in chunk `chunk_id` lead, in the order
+    /// they are written, each as the chunk it lands in: for a link to a
+    /// heading or block, the first chunk holding that node or what follows
+    /// it; for a link to a whole note, the note's first chunk. A link that
+    /// resolves to nothing, or back into the chunk, is left out, and each
+    /// chunk it leads to is named once, by its first link. What a notes
+    /// vault's `links` retriever follows.
+    pub async fn linked_chunks(&self, chunk_id: i64) -> Result<Vec<LinkedChunk>> {
+        let Some((document_id, nodes)): Option<(i64, String)> =
+            sqlx::query_as("SELECT document_id, node_ordinals FROM chunks WHERE id = ?")
+                .bind(chunk_id)
+                .fetch_optional(&self.pool)
+                .await?
+        else {
+            return Ok(Vec::new());
+        };
+        let rows: Vec<LinkTuple> = sqlx::query_as(&format!(
+            "SELECT {LINK_COLUMNS} FROM note_links l JOIN documents d ON d.id = l.document_id \
+             WHERE l.document_id = ? AND l.node_ordinal IN (SELECT value FROM json_each(?)) \
+             ORDER BY l.ordinal"
+        ))
+        .bind(document_id)
+        .bind(&nodes)
+        .fetch_all(&self.pool)
+        .await?;
+        let mut linked: Vec<LinkedChunk> = Vec::new();
+        for row in rows.into_iter().map(LinkRow::from) {
+            let Some(end) = self.resolve_link(&row).await? else {
+                continue;
+            };
+            let landing: Option<i64> = sqlx::query_scalar(
+                "SELECT id FROM chunks WHERE document_id = ? \
+                 AND EXISTS (SELECT 1 FROM json_each(node_ordinals) WHERE value >= ?) \
+                 ORDER BY ordinal LIMIT 1",
+            )
+            .bind(end.document_id)
+            .bind(end.node_ordinal)
+            .fetch_optional(&self.pool)
+            .await?;
+            match landing {
+                Some(to) if to != chunk_id && !linked.iter().any(|l| l.to_chunk == to) => linked
+                    .push(LinkedChunk {
+                        to_chunk: to,
+                        to_document: end.document_id,
+                        written: row.written(),
+                    }),
+                _ => {}
+            }
+        }
+        Ok(linked)
     }
 
     /// Every tag of the library's indexed documents, in order.

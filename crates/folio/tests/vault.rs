@@ -3,8 +3,9 @@
 //! noted, the note kept), inline and nested tags, wikilinks and embeds
 //! resolved as notes apps resolve them (name, alias, heading, block),
 //! `.obsidian/` and what a `.folioignore` names never indexed, `--tag`
-//! scoping a search, and `folio watch` re-resolving links when a note is
-//! renamed, edited or deleted.
+//! scoping a search, the `links` retriever adding the sections a passage
+//! links to (SmolLM2 answering over them), and `folio watch` re-resolving
+//! links when a note is renamed, edited or deleted.
 
 mod common;
 
@@ -22,7 +23,7 @@ fn write(root: &Path, relative: &str, text: &str) {
 
 const OWNERSHIP: &str = "---\naliases: [Owning]\ntags:\n  - rust/memory\n---\n# Ownership\n\nEach value has one owner at a time. #borrowing\n\n## Moves\n\nAssigning a String moves it; the old name is no longer valid. ^move-rule\n";
 
-const INDEX: &str = "# Index\n\nStart with [[Ownership]], also called [[Owning|the owning rule]].\n\nSee [[Ownership#Moves]] and the rule [[Ownership#^move-rule]].\n\n![[Ownership]]\n\nLater: [[Missing note]].\n";
+const INDEX: &str = "# Index\n\nStart with [[Ownership]], also called [[Owning|the owning rule]]. #start\n\nSee [[Ownership#Moves]] and the rule [[Ownership#^move-rule]].\n\n![[Ownership]]\n\nLater: [[Missing note]].\n";
 
 /// A vault: two linked notes, one whose front matter is broken, and what
 /// is never read (`.obsidian/`, `.trash/`, a `.folioignore`'d folder).
@@ -99,6 +100,73 @@ fn search_paths(data: &Path, query: &str, extra: &[&str]) -> Vec<String> {
                 .into_owned()
         })
         .collect()
+}
+
+#[test]
+fn the_links_retriever_adds_the_sections_a_passage_links_to() {
+    let (_root, _notes, data) = indexed_vault();
+    let name = |p: &Value| {
+        Path::new(p["path"].as_str().unwrap())
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned()
+    };
+    let asked = folio_json(
+        &data,
+        &[
+            "ask",
+            "Where do I start, and what comes later?",
+            "--retriever",
+            "links",
+            "-k",
+            "1",
+            "--temperature",
+            "0",
+            "--max-tokens",
+            "40",
+        ],
+    );
+    let trace = &asked["run"]["trace"];
+    let passages = trace["passages"].as_array().unwrap();
+    assert_eq!(name(&passages[0]), "Index.md", "{trace}");
+    let parts = trace["retrieval"].as_array().unwrap();
+    assert_eq!(parts.len(), 1, "{trace}");
+    assert_eq!(parts[0]["retriever"], "links");
+    assert_eq!(parts[0]["searched"], 1);
+    // Index links to Ownership, its "Moves" section and a block in it; at
+    // most k (here 1) sections are added, the first link's.
+    let followed = parts[0]["followed"].as_array().unwrap();
+    assert_eq!(followed.len(), 1, "{trace}");
+    assert_eq!(followed[0]["from"], 1);
+    assert_eq!(followed[0]["to"], 2);
+    assert_eq!(followed[0]["written"], "Ownership");
+    assert_eq!(passages.len(), 2);
+    assert_eq!(name(&passages[1]), "Ownership.md");
+    assert_eq!(passages[1]["number"], 2);
+
+    // A scope that leaves the linked note out leaves its section out too.
+    let scoped = folio_json(
+        &data,
+        &[
+            "ask",
+            "Where do I start, and what comes later?",
+            "--retriever",
+            "links",
+            "-k",
+            "1",
+            "--max-tokens",
+            "20",
+            "--tag",
+            "start",
+        ],
+    );
+    let trace = &scoped["run"]["trace"];
+    assert_eq!(trace["passages"].as_array().unwrap().len(), 1, "{trace}");
+    assert!(trace["retrieval"][0]["followed"]
+        .as_array()
+        .unwrap()
+        .is_empty());
 }
 
 #[test]

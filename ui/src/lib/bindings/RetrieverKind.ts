@@ -3,4 +3,4 @@
 /**
  * Where a method's passages come from.
  */
-export type RetrieverKind = "hybrid" | "dense" | "bm25" | "ig2rag" | "rdr2";
+export type RetrieverKind = "hybrid" | "dense" | "bm25" | "ig2rag" | "rdr2" | "links";

@@ -105,6 +105,45 @@ describe("RetrievalParts", () => {
     old.destroy();
   });
 
+  it("lists the links the links retriever followed, from passage to passage", () => {
+    const followed = render(VanillaRagTrace, {
+      trace: vanillaRagTrace({
+        mode: "links",
+        retrieval: [
+          {
+            retriever: "links",
+            query: "Rc",
+            searched: 2,
+            followed: [
+              { from: 1, to: 3, written: "Deref Trait" },
+              { from: 2, to: 4, written: `Drop#${HOSTILE}` },
+            ],
+            notes: [],
+          },
+        ],
+      }),
+    });
+    const [part] = parts(followed.target);
+    expect(fact(followed.target, "Mode")).toBe("hybrid, then the sections its passages link to");
+    expect(heading(part)).toBe("Found by following links — for “Rc”");
+    expect(fact(part, "Reached by a link")).toBe("2");
+    const links = [...part.querySelectorAll('[data-testid="links-followed"] li')].map(text);
+    expect(links[0]).toBe("[1] links to [3] by [[Deref Trait]]");
+    expect(links[1]).toContain("[2] links to [4] by [[Drop#");
+    expectInert(followed.target);
+    followed.destroy();
+
+    const none = render(VanillaRagTrace, {
+      trace: vanillaRagTrace({
+        mode: "links",
+        retrieval: [{ retriever: "links", query: "Rc", searched: 3, followed: [], notes: ["no links"] }],
+      }),
+    });
+    expect(none.target.querySelector('[data-testid="links-followed"]')).toBeNull();
+    expect(text(none.target.querySelector('[aria-label="Notes on the links"]'))).toBe("no links");
+    none.destroy();
+  });
+
   it("draws ActiveRAG's and CRP-RAG's retrieval before their own steps", () => {
     const active = render(ActiveRagTrace, { trace: activeRagTrace({ retrieval: [walkedFor("Rc Arc threads")] }) });
     const [walk] = parts(active.target);
