@@ -169,6 +169,56 @@ fn the_links_retriever_adds_the_sections_a_passage_links_to() {
         .is_empty());
 }
 
+/// The sample vault (`samples/vault`, the dev set's corpus) reads as its
+/// README says: its draft is ignored, aliases and nested tags are found,
+/// links resolve, and its long keyword table is found by the row asked for.
+#[test]
+fn the_sample_vault_reads_as_its_readme_says() {
+    let root = tempfile::tempdir().unwrap();
+    let data = root.path().join("data");
+    let notes = common::engine::samples().join("vault").join("notes");
+    let added = folio(&data, &["add", notes.to_str().unwrap()]);
+    assert!(
+        added.status.success(),
+        "{}",
+        String::from_utf8_lossy(&added.stderr)
+    );
+    assert!(search_paths(&data, "zanzibarquux", &["--mode", "bm25"]).is_empty());
+
+    let rc = links(&data, &notes.join("smart-pointers/Rc Smart Pointer.md"));
+    let aliases: Vec<&str> = rc["aliases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert!(aliases.contains(&"reference counting"), "{rc}");
+    assert!(!rc["backlinks"].as_array().unwrap().is_empty(), "{rc}");
+    let unresolved = rc["outgoing"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["to"].is_null())
+        .count();
+    assert_eq!(unresolved, 0, "{rc}");
+
+    let tags = folio_json(&data, &["tags"]);
+    assert!(
+        tags.as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["tag"] == "rust/concurrency/channels"),
+        "{tags}"
+    );
+
+    let hits = folio_json(
+        &data,
+        &["search", "dyn dynamic dispatch", "--mode", "bm25", "-k", "1"],
+    );
+    assert!(hits[0]["path"].as_str().unwrap().ends_with("Keyword Table.md"));
+    assert!(hits[0]["rows"]["first"].as_u64().is_some(), "{hits}");
+}
+
 #[test]
 fn a_vault_is_read_with_its_links_tags_and_front_matter_and_skips_what_it_hides() {
     let (_root, notes, data) = indexed_vault();
