@@ -1207,6 +1207,47 @@ describe("Folio in a real window", () => {
     await closeViewer();
   });
 
+  it("draws a found table passage as a table, its rows marked", async () => {
+    // A stock list too long for one passage: it is read in row groups,
+    // each under the header, and the one holding the tamarillos is found.
+    const dir = join(out, "stock");
+    mkdirSync(dir, { recursive: true });
+    const fruit = ["Apple", "Pear", "Plum", "Cherry", "Medlar", "Damson"];
+    const rows = Array.from({ length: 120 }, (_, i) =>
+      i === 77 ? "| Tamarillo | 417 crates | bay 7 |" : `| ${fruit[i % fruit.length]} lot ${i} | ${i * 3} crates | bay ${i % 9} |`,
+    );
+    writeFileSync(join(dir, "stock.md"), `# Cold store\n\n| Fruit | Stock | Where |\n|---|---|---|\n${rows.join("\n")}\n`);
+    await open("library");
+    await (await app.byTestId("folder-path-input")).type(dir);
+    await (await app.byTestId("add-folder-path")).click();
+    await confirmDialog();
+    const found = () =>
+      execFileSync(env("FOLIO_CLI"), ["search", "Tamarillo", "--mode", "bm25", "--json", "-k", "1"], { encoding: "utf8" });
+    await app.waitFor("the stock list indexed", 2 * MINUTE, async () => /stock\.md/.test(found()));
+
+    await open("search");
+    const query = await app.byTestId("search-query", 15_000);
+    await query.clear();
+    await query.type("Tamarillo 417 crates");
+    // Words, not meaning: the book's passages on crates would outrank it.
+    await (await app.find('[data-testid="search-mode"] option[value="bm25"]')).click();
+    await (await app.byTestId("search-submit")).click();
+    await app.waitFor("the search to answer", MINUTE, async () => (await app.all('[data-testid="search-hit"], .error-notice')).length > 0);
+    const hitRows = await app.find('[data-testid="search-hit"]:first-child [data-testid="search-hit-rows"]', 10_000);
+    expect(await hitRows.text()).toMatch(/^rows \d+–\d+$/);
+    await dismissToasts();
+    await (await app.find('[data-testid="search-hit"]:first-child [data-testid="search-hit-open"]')).click();
+    await app.byTestId("source-table", 15_000);
+    const headers = await Promise.all((await app.all('[data-testid="source-table"] th')).map(async (th) => (await th.text()).trim()));
+    expect(headers).toEqual(["Fruit", "Stock", "Where"]);
+    const cited = await Promise.all((await app.all('[data-testid="cited-row"]')).map(async (r) => (await r.text()).trim()));
+    expect(cited.length).toBeGreaterThan(1);
+    expect(cited.some((row) => row.startsWith("Tamarillo"))).toBe(true);
+    expect((await app.all('[data-testid="source-table"] tbody tr')).length).toBe(120);
+    await shot("27-cited-table");
+    await closeViewer();
+  });
+
   it("shows a file that stopped Folio as set aside in Library, and retries it", async () => {
     const dir = join(out, "set-aside");
     mkdirSync(dir, { recursive: true });
