@@ -213,9 +213,19 @@ fn the_sample_vault_reads_as_its_readme_says() {
 
     let hits = folio_json(
         &data,
-        &["search", "dyn dynamic dispatch", "--mode", "bm25", "-k", "1"],
+        &[
+            "search",
+            "dyn dynamic dispatch",
+            "--mode",
+            "bm25",
+            "-k",
+            "1",
+        ],
     );
-    assert!(hits[0]["path"].as_str().unwrap().ends_with("Keyword Table.md"));
+    assert!(hits[0]["path"]
+        .as_str()
+        .unwrap()
+        .ends_with("Keyword Table.md"));
     assert!(hits[0]["rows"]["first"].as_u64().is_some(), "{hits}");
 }
 

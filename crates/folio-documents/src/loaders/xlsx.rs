@@ -169,7 +169,7 @@ fn read_sheet(xml: &str, part: &str, strings: &[String]) -> Result<Vec<Row>, Loa
                 row_number = element
                     .attribute(b"r")
                     .and_then(|r| r.parse().ok())
-                    .unwrap_or(row_number + 1);
+                    .unwrap_or(row_number.saturating_add(1));
             }
             b"mergeCell" => merges.extend(element.attribute(b"ref").and_then(|r| merge_of(&r))),
             b"c" if !empty => {

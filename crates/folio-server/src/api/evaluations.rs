@@ -19,7 +19,7 @@ use folio_engine::eval::graph::DEFAULT_REACH;
 use folio_engine::eval::job as eval_job;
 use folio_engine::eval::report::{self, Report};
 use folio_engine::eval::spec::parse_specs;
-use folio_engine::eval::{EvalError, EvalRequest};
+use folio_engine::eval::{EvalError, EvalEvent, EvalRequest};
 use folio_engine::methods::runner::AskSettings;
 use folio_engine::store::{Job, JobState};
 
@@ -145,10 +145,19 @@ async fn start(
     let library = s.library.clone();
     let stop = library.stop_token().child_token();
     // Its outcome is its job's row; a failure before the job exists was
-    // refused by the check above.
+    // refused by the check above. The reply waits for the row: the job
+    // reports its first event once the row is written, or ends without.
+    let (started, job_written) = tokio::sync::oneshot::channel::<()>();
+    let started = std::sync::Mutex::new(Some(started));
     tokio::spawn(async move {
-        let _ = eval_job::run_in_foreground(&library, request, &stop, &|_| {}).await;
+        let on = |_: EvalEvent| {
+            if let Some(started) = started.lock().ok().and_then(|mut s| s.take()) {
+                let _ = started.send(());
+            }
+        };
+        let _ = eval_job::run_in_foreground(&library, request, &stop, &on).await;
     });
+    let _ = job_written.await;
     view(&s, &body.name, false).await.map(Json)
 }
 
