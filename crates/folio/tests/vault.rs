@@ -112,21 +112,20 @@ fn the_links_retriever_adds_the_sections_a_passage_links_to() {
             .to_string_lossy()
             .into_owned()
     };
-    let asked = folio_json(
-        &data,
-        &[
+    // One passage searched, then the links it makes followed.
+    let ask_by_links = |extra: &[&str]| {
+        let mut args = vec![
             "ask",
             "Where do I start, and what comes later?",
             "--retriever",
             "links",
             "-k",
             "1",
-            "--temperature",
-            "0",
-            "--max-tokens",
-            "40",
-        ],
-    );
+        ];
+        args.extend_from_slice(extra);
+        folio_json(&data, &args)
+    };
+    let asked = ask_by_links(&["--temperature", "0", "--max-tokens", "40"]);
     let trace = &asked["run"]["trace"];
     let passages = trace["passages"].as_array().unwrap();
     assert_eq!(name(&passages[0]), "Index.md", "{trace}");
@@ -146,21 +145,7 @@ fn the_links_retriever_adds_the_sections_a_passage_links_to() {
     assert_eq!(passages[1]["number"], 2);
 
     // A scope that leaves the linked note out leaves its section out too.
-    let scoped = folio_json(
-        &data,
-        &[
-            "ask",
-            "Where do I start, and what comes later?",
-            "--retriever",
-            "links",
-            "-k",
-            "1",
-            "--max-tokens",
-            "20",
-            "--tag",
-            "start",
-        ],
-    );
+    let scoped = ask_by_links(&["--max-tokens", "20", "--tag", "start"]);
     let trace = &scoped["run"]["trace"];
     assert_eq!(trace["passages"].as_array().unwrap().len(), 1, "{trace}");
     assert!(trace["retrieval"][0]["followed"]
