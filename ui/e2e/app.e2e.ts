@@ -1215,6 +1215,23 @@ describe("Folio in a real window", () => {
     await shot("26-link-followed");
     await closeViewer();
 
+    // A collection may be a tag: saved from Library, it holds the tagged note.
+    await open("library");
+    const panel = await app.byTestId("collections-panel", 15_000);
+    await app.execute("arguments[0].scrollIntoView({ block: 'start' });", { "element-6066-11e4-a52e-4f735466cecf": panel.id });
+    await (await app.byTestId("collection-name")).type("fruit");
+    await (await app.find('[data-testid="collection-tag-option"][data-tag="garden/fruit"]', 15_000)).click();
+    await (await app.byTestId("collection-save")).click();
+    const fruit = '[data-testid="collection-row"][data-name="fruit"]';
+    expect(await (await app.find(fruit, 15_000)).text()).toMatch(/\b1 documents?\b/);
+    expect(await (await app.find(`${fruit} [data-testid="collection-tag"]`)).attribute("data-tag")).toBe("garden/fruit");
+    await app.execute("arguments[0].scrollIntoView({ block: 'start' });", { "element-6066-11e4-a52e-4f735466cecf": panel.id });
+    await shot("25b-tag-collection");
+    await (await app.find(`${fruit} [data-testid="collection-delete"]`)).click();
+    await (await app.byTestId("confirm-accept")).click();
+    await app.waitFor("the tag collection gone", 15_000, async () => (await app.all(fruit)).length === 0);
+    await dismissToasts();
+
     // Leave Search as the tests after this one expect it: the whole library.
     await open("search");
     await (await app.byTestId("scope-picker")).click();

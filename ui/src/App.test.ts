@@ -169,7 +169,7 @@ const responses: Record<string, (args: Record<string, unknown>) => unknown> = {
   export_run: () => "/home/me/answer.md",
   export_thread: () => "/home/me/thread.md",
   remove_folder: () => undefined,
-  collections: () => [{ name: "work", folders: ["/notes"], documents: 3 }],
+  collections: () => [{ name: "work", folders: ["/notes"], tags: [], documents: 3 }],
   scope_size: (args) => {
     const scope = args.scope as typeof IN_NOTES;
     if (scope.paths.every((p) => p === "/notes")) return 3;

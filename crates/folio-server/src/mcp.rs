@@ -118,7 +118,7 @@ impl FolioMcp {
     }
 
     #[tool(
-        description = "Search the person's document library: the passages that best match a query, each with its file, heading, snippet and chunk_id. Narrow it with scope (folders or files, collections, formats, modified since a day)."
+        description = "Search the person's document library: the passages that best match a query, each with its file, heading, snippet and chunk_id. Narrow it with scope (folders or files, collections, formats, modified since a day, tags)."
     )]
     async fn search(
         &self,
@@ -198,7 +198,7 @@ impl FolioMcp {
     }
 
     #[tool(
-        description = "The library's collections: named sets of folders to scope a search or a question to."
+        description = "The library's collections: named sets of folders and tags to scope a search or a question to."
     )]
     async fn list_collections(&self) -> Result<Json<Collections>, String> {
         Ok(Json(Collections {

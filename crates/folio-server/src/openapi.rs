@@ -32,7 +32,7 @@ use folio_engine::pipeline::PassSummary;
 use crate::api::evaluations::{DiffQuery, EvaluationView, StartEvaluation};
 use crate::api::models::UseModel;
 use crate::api::{
-    AskEvent, CollectionFolders, CompareRequest, Compared, Deleted, DocumentsQuery, JobsNow,
+    AskEvent, CollectionMembers, CompareRequest, Compared, Deleted, DocumentsQuery, JobsNow,
     ListQuery, Queued, RetryFiles, SearchRequest,
 };
 use crate::error::ErrorBody;
@@ -183,7 +183,7 @@ fn operations() -> Vec<Operation> {
         op(
             "get",
             "/api/collections",
-            "Named sets of folders to scope questions to",
+            "Named sets of folders and tags to scope questions to",
             of::<Vec<Collection>>,
         ),
         op(
@@ -192,7 +192,7 @@ fn operations() -> Vec<Operation> {
             "Save a collection",
             of::<Collection>,
         )
-        .body(of::<CollectionFolders>),
+        .body(of::<CollectionMembers>),
         op(
             "delete",
             "/api/collections/{name}",

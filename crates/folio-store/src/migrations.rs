@@ -16,7 +16,7 @@ use sqlx::migrate::{Migration, MigrationSource, MigrationType, Migrator};
 /// Version, description (the file name's, underscores as spaces) and SQL
 /// of each file in `migrations/`, in order. A new migration is a new file
 /// there and a new line here.
-const MIGRATIONS: [(i64, &str, &str); 16] = [
+const MIGRATIONS: [(i64, &str, &str); 17] = [
     (1, "init", include_str!("../../../migrations/0001_init.sql")),
     (2, "runs", include_str!("../../../migrations/0002_runs.sql")),
     (
@@ -88,6 +88,11 @@ const MIGRATIONS: [(i64, &str, &str); 16] = [
         16,
         "tables",
         include_str!("../../../migrations/0016_tables.sql"),
+    ),
+    (
+        17,
+        "collection tags",
+        include_str!("../../../migrations/0017_collection_tags.sql"),
     ),
 ];
 

@@ -30,7 +30,7 @@ pub struct Scope {
     /// one of them or lies below one.
     #[serde(default)]
     pub paths: Vec<String>,
-    /// Named collections, each a saved set of folders.
+    /// Named collections, each a saved set of folders and tags.
     #[serde(default)]
     pub collections: Vec<String>,
     #[serde(default)]
@@ -112,7 +112,11 @@ impl fmt::Display for Scope {
         }
         if !self.tags.is_empty() {
             let noun = if self.tags.len() == 1 { "tag" } else { "tags" };
-            let tags: Vec<String> = self.tags.iter().map(|t| format!("#{t}")).collect();
+            let tags: Vec<String> = self
+                .tags
+                .iter()
+                .map(|t| format!("#{}", t.trim_start_matches('#')))
+                .collect();
             parts.push(format!("{noun} {}", tags.join(", ")));
         }
         f.write_str(&parts.join("; "))
@@ -286,8 +290,12 @@ pub enum ScopeError {
     NothingMatches(String),
     #[error("a collection needs a name of 1 to {MAX_NAME} characters without control characters")]
     BadName,
-    #[error("a collection needs at least one folder")]
-    NoFolders,
+    #[error("a collection needs at least one folder or tag")]
+    Empty,
+    #[error("`{0}` is not a tag: a tag is letters, digits, `_`, `-` and `/`, not digits alone")]
+    BadTag(String),
+    #[error("no indexed note carries the tag #{0}; `folio tags` lists those that do")]
+    UnknownTag(String),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -344,19 +352,26 @@ impl Store {
                 return Err(ScopeError::NotIndexed(path.clone()));
             }
         }
-        let mut places: Vec<String> = scope.paths.clone();
-        for name in &scope.collections {
-            match self.collection_folders(name).await? {
-                Some(folders) => places.extend(folders),
-                None => {
-                    return Err(ScopeError::UnknownCollection {
-                        name: name.clone(),
-                        known: self.collection_names().await?,
-                    })
-                }
-            }
+        // Each collection is its own folders and tags; the scope's paths
+        // are one more place. A document in any of them counts.
+        let mut ids = Vec::new();
+        if scope.collections.is_empty() || !scope.paths.is_empty() {
+            ids.extend(self.documents_in(&scope.paths, scope, &[]).await?);
         }
-        let ids = self.documents_in(&places, scope).await?;
+        for name in &scope.collections {
+            let Some(members) = self.collection_members(name).await? else {
+                return Err(ScopeError::UnknownCollection {
+                    name: name.clone(),
+                    known: self.collection_names().await?,
+                });
+            };
+            ids.extend(
+                self.documents_in(&members.folders, scope, &members.tags)
+                    .await?,
+            );
+        }
+        ids.sort_unstable();
+        ids.dedup();
         if ids.is_empty() {
             return Err(ScopeError::NothingMatches(scope.to_string()));
         }
@@ -389,8 +404,15 @@ impl Store {
     }
 
     /// Indexed documents in any of `places` (all of them when there are
-    /// none) that pass `scope`'s format and day filters, by id.
-    pub(super) async fn documents_in(&self, places: &[String], scope: &Scope) -> Result<Vec<i64>> {
+    /// none) that pass `scope`'s format, day and tag filters and, if
+    /// `also_tags` names any, carry one of those too (a collection's own
+    /// tags), by id.
+    pub(super) async fn documents_in(
+        &self,
+        places: &[String],
+        scope: &Scope,
+        also_tags: &[String],
+    ) -> Result<Vec<i64>> {
         let mut sql = String::from("SELECT id FROM documents WHERE status = 'indexed'");
         if !places.is_empty() {
             let any = vec![IN_PLACE; places.len()].join(" OR ");
@@ -403,20 +425,13 @@ impl Store {
         if scope.since.is_some() {
             sql.push_str(" AND mtime_ns >= ?");
         }
-        // A tag that is no tag (`a b`) is kept as typed, so it matches
-        // nothing and the scope says so, rather than widening to all.
-        let tags: Vec<String> = scope
-            .tags
-            .iter()
-            .map(|t| normalize_tag(t).unwrap_or_else(|| t.to_lowercase()))
+        let tag_groups: Vec<Vec<String>> = [scope.tags.as_slice(), also_tags]
+            .into_iter()
+            .filter(|tags| !tags.is_empty())
+            .map(|tags| tags.iter().map(|t| tag_as_stored(t)).collect())
             .collect();
-        if !tags.is_empty() {
-            // A tag, or one nested under it: `area` up to `area0`, `0`
-            // being the byte after `/`, as for paths.
-            let any = vec!["(t.tag = ? OR (t.tag >= ? AND t.tag < ?))"; tags.len()].join(" OR ");
-            sql.push_str(&format!(
-                " AND id IN (SELECT t.document_id FROM note_tags t WHERE {any})"
-            ));
+        for tags in &tag_groups {
+            sql.push_str(&tagged_with_any(tags.len()));
         }
         let mut query = sqlx::query_scalar::<_, i64>(&sql);
         for place in places {
@@ -429,14 +444,27 @@ impl Store {
         if let Some(day) = scope.since {
             query = query.bind(day.start_ns());
         }
-        for tag in &tags {
-            query = query
-                .bind(tag)
-                .bind(format!("{tag}/"))
-                .bind(format!("{tag}0"));
+        for tag in tag_groups.iter().flatten() {
+            let (tag, from, to) = place_bounds(tag);
+            query = query.bind(tag).bind(from).bind(to);
         }
         Ok(query.fetch_all(&self.pool).await?)
     }
+}
+
+/// A tag as `note_tags` stores it. A tag that is no tag (`a b`) is kept as
+/// typed, so it matches nothing and the scope says so, rather than
+/// widening to all.
+fn tag_as_stored(tag: &str) -> String {
+    normalize_tag(tag).unwrap_or_else(|| tag.to_lowercase())
+}
+
+/// SQL keeping documents with any of `count` tags, or one nested under
+/// one: a tag and its range `area/` up to `area0`, bound as
+/// [`place_bounds`] binds a path (nesting is written with `/` as paths are).
+fn tagged_with_any(count: usize) -> String {
+    let any = vec!["(t.tag = ? OR (t.tag >= ? AND t.tag < ?))"; count].join(" OR ");
+    format!(" AND id IN (SELECT t.document_id FROM note_tags t WHERE {any})")
 }
 
 #[cfg(test)]

@@ -54,8 +54,8 @@ pub struct ScopeArgs {
     /// Only this indexed folder or file; repeat for several.
     #[arg(long = "in", value_name = "PATH")]
     pub within: Vec<PathBuf>,
-    /// Only this collection's folders (`folio collections` lists them);
-    /// repeat for several.
+    /// Only this collection's documents, in its folders and with its tags
+    /// (`folio collections` lists them); repeat for several.
     #[arg(long = "collection", value_name = "NAME")]
     pub collections: Vec<String>,
     /// Only documents of this format, by name or extension (pdf, md,

@@ -62,12 +62,13 @@ enum ScopeEdit {
     Collection(String),
     Format(Format),
     Since(Day),
+    Tag(String),
     /// Does not parse, with what to say.
     Bad(String),
 }
 
 const SCOPE_USAGE: &str =
-    "/scope takes: in PATH, collection NAME, format FORMAT, since YYYY-MM-DD, or clear";
+    "/scope takes: in PATH, collection NAME, format FORMAT, since YYYY-MM-DD, tag TAG, or clear";
 
 const HELP: &str = "\
   a line without /   ask it in this thread
@@ -78,7 +79,8 @@ const HELP: &str = "\
   /export FILE       write this thread as markdown to FILE
   /scope             what the questions draw from; /scope in PATH,
                      /scope collection NAME, /scope format pdf,
-                     /scope since 2026-01-31 narrow it, /scope clear widens it
+                     /scope since 2026-01-31, /scope tag garden/fruit
+                     narrow it, /scope clear widens it
   /help              this list
   /quit              leave (or Ctrl-D)
   Ctrl-C stops an answer while it is written; at the prompt it clears the line.";
@@ -122,6 +124,7 @@ fn parse_scope(rest: &str) -> ScopeEdit {
         ("clear", "") => ScopeEdit::Clear,
         ("in", path) if !path.is_empty() => ScopeEdit::In(PathBuf::from(path)),
         ("collection", name) if !name.is_empty() => ScopeEdit::Collection(name.to_string()),
+        ("tag", tag) if !tag.is_empty() => ScopeEdit::Tag(tag.to_string()),
         ("format", name) if !name.is_empty() => match Format::named(name) {
             Ok(format) => ScopeEdit::Format(format),
             Err(e) => ScopeEdit::Bad(e.to_string()),
@@ -252,6 +255,7 @@ async fn change_scope(library: &Library, session: &mut Session, edit: ScopeEdit)
         ScopeEdit::Collection(name) => scope.collections.push(name),
         ScopeEdit::Format(format) => scope.formats.push(format),
         ScopeEdit::Since(day) => scope.since = Some(day),
+        ScopeEdit::Tag(tag) => scope.tags.push(tag),
         ScopeEdit::Bad(message) => {
             println!("{message}");
             return Ok(());
@@ -347,6 +351,11 @@ mod tests {
             parse("/scope since 2026-01-31"),
             Line::Scope(ScopeEdit::Since("2026-01-31".parse().unwrap()))
         );
+        assert_eq!(
+            parse("/scope tag #garden/fruit"),
+            Line::Scope(ScopeEdit::Tag("#garden/fruit".into()))
+        );
+        assert!(matches!(parse("/scope tag"), Line::Scope(ScopeEdit::Bad(m)) if m == SCOPE_USAGE));
         assert!(
             matches!(parse("/scope since monday"), Line::Scope(ScopeEdit::Bad(m)) if m.contains("YYYY-MM-DD"))
         );

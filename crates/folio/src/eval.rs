@@ -74,6 +74,11 @@ pub struct EvalArgs {
     /// its own column, marked as a model's opinion.
     #[arg(long)]
     judge: bool,
+    /// Only notes of the corpus tagged TAG (in front matter or as `#TAG`),
+    /// or with a tag nested under it, are retrieved from; repeat for
+    /// several.
+    #[arg(long = "tag", value_name = "TAG")]
+    tags: Vec<String>,
     #[command(flatten)]
     settings: SettingsArgs,
 }
@@ -154,6 +159,7 @@ pub async fn run(args: EvalArgs, config: Config, json: bool) -> Result<()> {
         concurrency: args.concurrency,
         judge: args.judge,
         settings: args.settings.into(),
+        tags: args.tags,
     };
     let library = Library::open(config).await.context("opening the index")?;
     let cancel = CancellationToken::new();

@@ -138,11 +138,16 @@ enum IndexCommand {
 
 #[derive(Subcommand)]
 enum CollectionCommand {
-    /// Save a collection of indexed folders, replacing one of the same name.
+    /// Save a collection of indexed folders and tags, replacing one of the
+    /// same name. With both, a document must lie in one of the folders and
+    /// carry one of the tags.
     Save {
         name: String,
-        #[arg(required = true)]
+        #[arg(required_unless_present = "tags")]
         folders: Vec<PathBuf>,
+        /// Only notes with this tag, or one nested under it (repeatable).
+        #[arg(long = "tag", value_name = "TAG")]
+        tags: Vec<String>,
     },
     /// Delete a collection (its folders stay indexed).
     Delete { name: String },
@@ -487,25 +492,34 @@ async fn collections(
                 return print_json(&collections);
             }
             if collections.is_empty() {
-                println!("no collections yet; save one with `folio collections save NAME FOLDER…`");
+                println!("no collections yet; save one with `folio collections save NAME FOLDER… [--tag TAG]…`");
             }
             for c in collections {
                 println!("{} · {} documents", c.name, c.documents);
                 for folder in c.folders {
                     println!("  {folder}");
                 }
+                if !c.tags.is_empty() {
+                    let tags: Vec<String> = c.tags.iter().map(|t| format!("#{t}")).collect();
+                    println!("  tagged {}", tags.join(" or "));
+                }
             }
             Ok(())
         }
-        Some(CollectionCommand::Save { name, folders }) => {
-            let saved = library.collections().save(&name, &folders).await?;
+        Some(CollectionCommand::Save {
+            name,
+            folders,
+            tags,
+        }) => {
+            let saved = library.collections().save(&name, &folders, &tags).await?;
             if json {
                 return print_json(&saved);
             }
             println!(
-                "saved {} · {} folders · {} documents",
+                "saved {} · {} folders · {} tags · {} documents",
                 saved.name,
                 saved.folders.len(),
+                saved.tags.len(),
                 saved.documents
             );
             Ok(())

@@ -284,6 +284,7 @@ async fn a_collection_follows_its_folders_when_a_file_moves_out() {
         .save(
             " fish ",
             &[docs.join("rivers-old"), docs.join("rivers-old/")],
+            &[],
         )
         .await
         .unwrap();
@@ -311,7 +312,7 @@ async fn a_collection_follows_its_folders_when_a_file_moves_out() {
     // Saving again replaces the folders; a folder outside the library is refused.
     let err = library
         .collections()
-        .save("fish", &[root.join("elsewhere")])
+        .save("fish", &[root.join("elsewhere")], &[])
         .await
         .unwrap_err();
     assert!(
@@ -320,14 +321,14 @@ async fn a_collection_follows_its_folders_when_a_file_moves_out() {
     );
     let both = library
         .collections()
-        .save("fish", &[docs.join("rivers"), docs.join("rivers-old")])
+        .save("fish", &[docs.join("rivers"), docs.join("rivers-old")], &[])
         .await
         .unwrap();
     assert_eq!(both.documents, 12);
     for bad in ["", "   ", "tab\there"] {
         let err = library
             .collections()
-            .save(bad, &[docs.clone()])
+            .save(bad, &[docs.clone()], &[])
             .await
             .unwrap_err();
         assert!(

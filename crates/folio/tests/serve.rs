@@ -477,7 +477,15 @@ fn check_mcp_session(got: &Value, docs: &str) {
     // The schemas are the engine's own types: a search's scope has every
     // kind of scope, an ask takes a method, its options and a thread.
     let search = tools["search"]["input"].to_string();
-    for field in ["query", "mode", "paths", "collections", "formats", "since"] {
+    for field in [
+        "query",
+        "mode",
+        "paths",
+        "collections",
+        "formats",
+        "since",
+        "tags",
+    ] {
         assert!(
             search.contains(&format!("\"{field}\"")),
             "search lacks {field}: {search}"

@@ -3,7 +3,7 @@
 //! noted, the note kept), inline and nested tags, wikilinks and embeds
 //! resolved as notes apps resolve them (name, alias, heading, block),
 //! `.obsidian/` and what a `.folioignore` names never indexed, `--tag`
-//! scoping a search, the `links` retriever adding the sections a passage
+//! scoping a search, a collection and an evaluation, the `links` retriever adding the sections a passage
 //! links to (SmolLM2 answering over them), and `folio watch` re-resolving
 //! links when a note is renamed, edited or deleted.
 
@@ -315,6 +315,108 @@ fn a_vault_is_read_with_its_links_tags_and_front_matter_and_skips_what_it_hides(
     let unknown = folio(&data, &["search", "owner", "--tag", "ru"]);
     assert!(!unknown.status.success());
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("nothing indexed matches"));
+
+    // A collection may name tags: alone, or beside folders, which they narrow.
+    let memory = folio_json(&data, &["collections", "save", "memory", "--tag", "#Rust"]);
+    assert_eq!(memory["tags"], serde_json::json!(["rust"]));
+    assert_eq!(memory["documents"], 1);
+    let start = folio_json(
+        &data,
+        &[
+            "collections",
+            "save",
+            "start",
+            notes.to_str().unwrap(),
+            "--tag",
+            "start",
+        ],
+    );
+    assert_eq!(start["documents"], 1);
+    for (collection, note) in [("memory", "Ownership.md"), ("start", "Index.md")] {
+        let found = search_paths(&data, "owner", &["--collection", collection]);
+        assert!(
+            !found.is_empty() && found.iter().all(|p| p == note),
+            "{collection}: {found:?}"
+        );
+    }
+    let listed = folio_json(&data, &["collections"]);
+    assert_eq!(listed[1]["tags"], serde_json::json!(["start"]), "{listed}");
+    let typo = folio(&data, &["collections", "save", "typo", "--tag", "ru"]);
+    assert!(!typo.status.success());
+    let said = String::from_utf8_lossy(&typo.stderr);
+    assert!(
+        said.contains("no indexed note carries the tag #ru"),
+        "{said}"
+    );
+    let empty = folio(&data, &["collections", "save", "empty"]);
+    assert!(!empty.status.success(), "a collection of nothing was saved");
+}
+
+/// `folio eval --tag` scopes every question to the corpus's notes with
+/// the tag: each row's sources are tagged notes, and the same folder asked
+/// with another tag is refused rather than mixed.
+#[test]
+fn an_evaluation_scoped_to_a_tag_retrieves_only_its_notes() {
+    let root = tempfile::tempdir().unwrap();
+    let data = root.path().join("data");
+    let out = root.path().join("eval-out");
+    let vault = common::engine::samples().join("vault");
+    let eval = |tag: &str| {
+        let dataset = vault.join("dev.jsonl");
+        let corpus = vault.join("notes");
+        let args = [
+            "eval",
+            "--dataset",
+            dataset.to_str().unwrap(),
+            "--corpus",
+            corpus.to_str().unwrap(),
+            "--methods",
+            "vanilla-rag",
+            "--limit",
+            "2",
+            "--tag",
+            tag,
+            "--max-tokens",
+            "8",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        folio(&data, &args)
+    };
+    let done = eval("rust/types");
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let typed: Vec<String> = std::fs::read_dir(vault.join("notes/basics"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| std::fs::read_to_string(p).unwrap().contains("rust/types"))
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    let rows = std::fs::read_to_string(out.join("results.jsonl")).unwrap();
+    let mut sources = 0;
+    for row in rows.lines() {
+        let row: Value = serde_json::from_str(row).unwrap();
+        for source in row["sources"].as_array().unwrap() {
+            let file = Path::new(source.as_str().unwrap()).file_name().unwrap();
+            assert!(
+                typed.contains(&file.to_string_lossy().into_owned()),
+                "{row}"
+            );
+            sources += 1;
+        }
+    }
+    assert!(sources > 0, "{rows}");
+
+    let other = eval("rust/ownership");
+    assert!(!other.status.success());
+    let said = String::from_utf8_lossy(&other.stderr);
+    assert!(
+        said.contains("tags: #rust/types before, #rust/ownership now"),
+        "{said}"
+    );
 }
 
 /// Polls `check` on `folio links NOTE` until it holds, for at most 60 s.

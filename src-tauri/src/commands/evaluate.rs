@@ -33,6 +33,9 @@ pub struct EvalForm {
     /// Replace the answers already in `out` instead of reusing them.
     pub fresh: bool,
     pub judge: bool,
+    /// Only passages of notes with one of these tags (or one nested under
+    /// one) are retrieved; none for the whole corpus.
+    pub tags: Vec<String>,
     #[ts(optional)]
     pub concurrency: Option<usize>,
     #[ts(optional)]
@@ -81,6 +84,7 @@ impl EvalForm {
                 max_tokens: self.max_tokens,
                 seed: self.seed,
             },
+            tags: self.tags,
         })
     }
 }

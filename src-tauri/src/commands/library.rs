@@ -186,20 +186,21 @@ pub async fn collections(state: State<'_, AppState>) -> CommandResult<Vec<Collec
     Ok(state.library().await?.collections().list().await?)
 }
 
-/// Saves a collection of folders the library already holds (the view
-/// offers only those), so no dialog confirms them.
+/// Saves a collection of folders the library already holds and tags its
+/// notes carry (the view offers only those), so no dialog confirms them.
 #[tauri::command(rename_all = "snake_case")]
 pub async fn save_collection(
     state: State<'_, AppState>,
     name: String,
     folders: Vec<String>,
+    tags: Vec<String>,
 ) -> CommandResult<Collection> {
     let folders: Vec<PathBuf> = folders.iter().map(|f| path_text::to_path(f)).collect();
     Ok(state
         .library()
         .await?
         .collections()
-        .save(&name, &folders)
+        .save(&name, &folders, &tags)
         .await?)
 }
 

@@ -96,10 +96,10 @@ export const api = {
   graphStatus: () => call<GraphStatus>("graph_status"),
   /** Queues a graph job (or finds the waiting one with these options); resolves to its id. */
   buildGraph: (rubric: Rubric, n: number) => call<number>("build_graph", { rubric, n }),
-  /** Every saved collection, by name, with its folders and how many documents they hold now. */
+  /** Every saved collection, by name, with its folders, its tags and how many documents it holds now. */
   collections: () => call<Collection[]>("collections"),
   /** Creates collection `name`, or replaces what it holds; rejects with a readable reason (a bad name, a folder not in the library). */
-  saveCollection: (name: string, folders: string[]) => call<Collection>("save_collection", { name, folders }),
+  saveCollection: (name: string, folders: string[], tags: string[]) => call<Collection>("save_collection", { name, folders, tags }),
   deleteCollection: (name: string) => call<void>("delete_collection", { name }),
   /** How many documents `scope` holds (null: the whole library), or rejects saying why it cannot be used. */
   scopeSize: (scope: Scope) => call<number | null>("scope_size", { scope }),

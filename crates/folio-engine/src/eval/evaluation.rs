@@ -32,6 +32,7 @@ use folio_index::pipeline::PassSummary;
 use folio_llm::ModelInfo;
 use folio_methods::find;
 use folio_methods::runner::{AskSettings, ResolvedSettings};
+use folio_store::Scope;
 
 /// What to evaluate, as `folio eval`'s flags say it; an evaluation job's
 /// payload.
@@ -52,6 +53,11 @@ pub struct EvalRequest {
     /// Also ask the judge model whether each answer means a gold one.
     pub judge: bool,
     pub settings: AskSettings,
+    /// Only passages of notes with one of these tags (or one nested under
+    /// one) are retrieved; none for the whole corpus. Missing from jobs
+    /// queued before evaluations could be scoped.
+    #[serde(default)]
+    pub tags: Vec<String>,
 }
 
 impl EvalRequest {
@@ -119,11 +125,18 @@ impl Evaluation {
             &questions,
             &request.methods,
             resolved,
+            &request.tags,
             &config,
         )?;
         let out = OutDir::create(&request.out)?;
         let opened = manifest::open(&out, &manifest, request.fresh)?;
         let mut notices = vec![format!("indexing into {}", out.index().display())];
+        if !request.tags.is_empty() {
+            notices.push(format!(
+                "retrieving only from notes tagged {}",
+                manifest::tag_list(&request.tags)
+            ));
+        }
         if let Some(line) = opened.torn_line {
             notices.push(format!(
                 "warning: line {line} of results.jsonl was cut off mid-write (the run was killed); \
@@ -326,11 +339,16 @@ impl Evaluation {
         progress: &(dyn Fn(AnswerStep<'_>) + Sync),
     ) -> Result<()> {
         let remaining = Remaining::new(&self.questions, &self.request.methods, &self.rows);
+        let scope = Scope {
+            tags: self.request.tags.clone(),
+            ..Scope::default()
+        };
         let batch = Batch {
             questions: &self.questions,
             specs: &self.request.methods,
             remaining: &remaining,
             settings: self.request.settings,
+            scope: &scope,
             concurrency: self.request.concurrency,
         };
         let answered =
@@ -428,6 +446,7 @@ impl Evaluation {
             corpus: self.request.corpus.display().to_string(),
             questions: self.questions.len(),
             settings: self.resolved,
+            tags: self.request.tags,
             model: self.model,
             judge: self.judged.map(|j| j.judge),
             corpus_files: self.prepared.written,

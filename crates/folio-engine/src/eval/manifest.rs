@@ -31,6 +31,10 @@ pub struct Manifest {
     /// The spec texts, in the order given: rows name their spec by its text.
     pub specs: Vec<String>,
     pub settings: ResolvedSettings,
+    /// The tags the questions were scoped to, as given; none for the whole
+    /// corpus (and in manifests written before evaluations were scoped).
+    #[serde(default)]
+    pub tags: Vec<String>,
     pub model: ModelId,
     /// The embedding model as configured (`Config::embedding_label`):
     /// retrieval, and so every answer of a method that retrieves, depends
@@ -157,6 +161,7 @@ impl Manifest {
         questions: &[Question],
         specs: &[MethodSpec],
         settings: ResolvedSettings,
+        tags: &[String],
         config: &Config,
     ) -> Result<Manifest> {
         Ok(Manifest {
@@ -165,6 +170,7 @@ impl Manifest {
             questions: questions.iter().map(|q| q.id.clone()).collect(),
             specs: specs.iter().map(ToString::to_string).collect(),
             settings,
+            tags: tags.to_vec(),
             model: ModelId::from(&config.llm),
             embedding_model: config.embedding_label(),
         })
@@ -212,6 +218,8 @@ impl Manifest {
             &b.max_tokens,
         );
         check("seed", a.seed != b.seed, &a.seed, &b.seed);
+        let (a, b) = (&self.tags, &now.tags);
+        check("tags", a != b, &tag_list(a), &tag_list(b));
         check("model", self.model != now.model, &self.model, &now.model);
         let (a, b) = (&self.embedding_model, &now.embedding_model);
         check("embedding model", a != b, a, b);
@@ -258,6 +266,18 @@ impl Manifest {
         let json = serde_json::to_string_pretty(self).map_err(|e| write_error(e.into()))?;
         folio_core::atomic_file::replace(path, (json + "\n").as_bytes(), 0o644).map_err(write_error)
     }
+}
+
+/// Tags as a scope names them, or what no tags mean.
+pub(super) fn tag_list(tags: &[String]) -> String {
+    if tags.is_empty() {
+        return "the whole corpus".into();
+    }
+    let tags: Vec<String> = tags
+        .iter()
+        .map(|t| format!("#{}", t.trim_start_matches('#')))
+        .collect();
+    tags.join(", ")
 }
 
 fn question_list(ids: &[String]) -> String {
@@ -340,6 +360,7 @@ mod tests {
                 max_tokens: 24,
                 seed: 42,
             },
+            tags: Vec::new(),
             model: ModelId::Embedded {
                 gguf: "smollm2.gguf".into(),
             },
@@ -438,6 +459,7 @@ mod tests {
                 base_url: "http://127.0.0.1:8080/v1".into(),
                 model: "qwen".into(),
             },
+            tags: strings(&["garden/fruit"]),
             embedding_model: "models/other".into(),
             ..manifest()
         };
@@ -448,9 +470,19 @@ mod tests {
                 "corpus",
                 "k",
                 "temperature",
+                "tags",
                 "model",
                 "embedding model"
             ]
+        );
+        let tags = manifest()
+            .differences(&now)
+            .into_iter()
+            .find(|d| d.what == "tags")
+            .unwrap();
+        assert_eq!(
+            tags.to_string(),
+            "tags: the whole corpus before, #garden/fruit now"
         );
     }
 

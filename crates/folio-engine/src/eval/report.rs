@@ -168,6 +168,12 @@ pub fn markdown(report: &Report) -> String {
         s.settings.seed,
         report.out,
     );
+    if !s.tags.is_empty() {
+        text.push_str(&format!(
+            "- retrieved only from notes tagged {}\n",
+            super::manifest::tag_list(&s.tags)
+        ));
+    }
     if s.interrupted {
         text.push_str(
             "\n**Interrupted:** not every question was answered; the counts are over the answers given.\n",
@@ -213,6 +219,7 @@ mod tests {
                 max_tokens: 24,
                 seed: 42,
             },
+            tags: vec!["garden/fruit".into()],
             model: None,
             judge: None,
             corpus_files: None,
@@ -250,6 +257,10 @@ mod tests {
         assert!(text.starts_with("# Evaluation: dev.jsonl\n"), "{text}");
         assert!(text.contains("(2 questions)"), "{text}");
         assert!(text.contains("seed 42"), "{text}");
+        assert!(
+            text.contains("- retrieved only from notes tagged #garden/fruit\n"),
+            "{text}"
+        );
         assert!(text.contains("**Interrupted:**"), "{text}");
         assert!(text.contains("\n| a | 2 | 50.0% |"), "{text}");
         let exported = dir.path().join("report.md");

@@ -24,7 +24,7 @@ use super::spec::MethodSpec;
 use crate::library::Library;
 use folio_methods::runner::AskSettings;
 use folio_methods::EventSink;
-use folio_store::RunStatus;
+use folio_store::{RunStatus, Scope};
 
 /// Where the answering is, for progress displays. `done` counts answers
 /// given, earlier runs' included, out of `total` (questions × specs).
@@ -158,6 +158,8 @@ pub struct Batch<'a> {
     pub specs: &'a [MethodSpec],
     pub remaining: &'a Remaining,
     pub settings: AskSettings,
+    /// What every question draws from (of the evaluation's own index).
+    pub scope: &'a Scope,
     /// Answers in flight at once; at least 1.
     pub concurrency: usize,
 }
@@ -175,6 +177,7 @@ pub async fn answer_all(
         specs,
         remaining,
         settings,
+        scope,
         concurrency,
     } = batch;
     let asking = Asking {
@@ -182,6 +185,7 @@ pub async fn answer_all(
         questions,
         specs,
         settings,
+        scope,
         cancel,
         progress,
     };
@@ -217,6 +221,7 @@ struct Asking<'a> {
     questions: &'a [Question],
     specs: &'a [MethodSpec],
     settings: AskSettings,
+    scope: &'a Scope,
     cancel: &'a CancellationToken,
     progress: &'a (dyn Fn(AnswerStep<'_>) + Sync),
 }
@@ -251,6 +256,7 @@ fn chain_rows<'a>(
             (asking.progress)(AnswerStep::Asking { question, spec });
             let mut request = spec.request(&question.question, asking.settings);
             request.thread = thread.filter(|_| question.turn.is_some());
+            request.scope = asking.scope.clone();
             let started = Instant::now();
             let run = asking
                 .library

@@ -26,6 +26,9 @@ pub struct Summary {
     pub questions: usize,
     #[serde(flatten)]
     pub settings: ResolvedSettings,
+    /// The tags every question was scoped to; empty for the whole corpus.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
     /// `None` when the run stopped before the model was loaded.
     pub model: Option<ModelInfo>,
     /// The LLM judge, as its model is named, when one was asked for.

@@ -60,6 +60,7 @@ pub fn folder(rows: &[Row]) -> tempfile::TempDir {
             max_tokens: 24,
             seed: 42,
         },
+        tags: Vec::new(),
         model: ModelId::Embedded { gguf: "m".into() },
         embedding_model: "e".into(),
     };

@@ -1,4 +1,4 @@
-//! Named sets of folders a question can be scoped to, as
+//! Named sets of folders and tags a question can be scoped to, as
 //! [`Library::collections`] hands them out.
 
 use std::path::PathBuf;
@@ -8,7 +8,7 @@ use crate::error::Result;
 use folio_store::{Collection, ScopeError};
 
 impl Library {
-    /// Saved collections of folders.
+    /// Saved collections of folders and tags.
     pub fn collections(&self) -> Collections<'_> {
         Collections { library: self }
     }
@@ -27,11 +27,20 @@ impl<'a> Collections<'a> {
         Ok(self.library.store.collections().await?)
     }
 
-    /// Saves collection `name` as `folders` (replacing what it held), each
-    /// named as [`Library::place`] names it.
-    pub async fn save(self, name: &str, folders: &[PathBuf]) -> Result<Collection> {
+    /// Saves collection `name` as `folders` (each named as
+    /// [`Library::place`] names it) and `tags`, replacing what it held.
+    pub async fn save(
+        self,
+        name: &str,
+        folders: &[PathBuf],
+        tags: &[String],
+    ) -> Result<Collection> {
         let folders: Vec<String> = folders.iter().map(|f| Library::place(f)).collect();
-        Ok(self.library.store.save_collection(name, &folders).await?)
+        Ok(self
+            .library
+            .store
+            .save_collection(name, &folders, tags)
+            .await?)
     }
 
     pub async fn delete(self, name: &str) -> Result<()> {

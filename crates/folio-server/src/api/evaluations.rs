@@ -64,6 +64,10 @@ pub struct StartEvaluation {
     /// Also ask the judge model whether each answer means a gold one.
     #[serde(default)]
     pub judge: bool,
+    /// Only passages whose text carries one of these `#tags` (or one
+    /// nested under one) are retrieved; none for the whole corpus.
+    #[serde(default)]
+    pub tags: Vec<String>,
     #[serde(flatten)]
     pub settings: AskSettings,
 }
@@ -138,6 +142,7 @@ async fn start(
         concurrency: 1,
         judge: body.judge,
         settings: body.settings,
+        tags: body.tags,
     };
     keep(&request.dataset, &body.dataset)?;
     keep(&request.corpus, &body.corpus)?;

@@ -429,20 +429,27 @@ async fn collections(State(s): State<ServerState>) -> Reply<Vec<Collection>> {
     Ok(Json(s.library.collections().list().await?))
 }
 
-/// What `PUT /api/collections/{name}` takes.
+/// What `PUT /api/collections/{name}` takes: at least one folder or tag.
+/// With both, a document must lie in one of the folders and carry one of
+/// the tags.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub struct CollectionFolders {
+pub struct CollectionMembers {
     /// Watched folders (or folders inside them), as `GET /api/status` lists them.
+    #[serde(default)]
     pub folders: Vec<String>,
+    /// Tags, as `GET /api/tags` lists them (a tag takes those nested under it).
+    #[serde(default)]
+    pub tags: Vec<String>,
 }
 
 async fn save_collection(
     State(s): State<ServerState>,
     PathOf(name): PathOf<String>,
-    Body(body): Body<CollectionFolders>,
+    Body(body): Body<CollectionMembers>,
 ) -> Reply<Collection> {
     let folders: Vec<PathBuf> = body.folders.iter().map(PathBuf::from).collect();
-    Ok(Json(s.library.collections().save(&name, &folders).await?))
+    let saved = s.library.collections().save(&name, &folders, &body.tags);
+    Ok(Json(saved.await?))
 }
 
 async fn delete_collection(

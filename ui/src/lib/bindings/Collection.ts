@@ -2,10 +2,15 @@
 
 export type Collection = { name: string, 
 /**
- * Canonical folder paths, sorted.
+ * Canonical folder paths, sorted; none for anywhere in the library.
  */
 folders: Array<string>, 
 /**
- * Indexed documents in its folders now.
+ * Tags (without `#`), sorted: a document must carry one of them, or
+ * one nested under one; none for any document in its folders.
+ */
+tags: Array<string>, 
+/**
+ * Indexed documents in it now.
  */
 documents: number, };

@@ -12,4 +12,9 @@ methods: Array<string>, limit?: number, out: string,
 /**
  * Replace the answers already in `out` instead of reusing them.
  */
-fresh: boolean, judge: boolean, concurrency?: number, graph_reach?: number, k?: number, temperature?: number, max_tokens?: number, seed?: number, };
+fresh: boolean, judge: boolean, 
+/**
+ * Only passages of notes with one of these tags (or one nested under
+ * one) are retrieved; none for the whole corpus.
+ */
+tags: Array<string>, concurrency?: number, graph_reach?: number, k?: number, temperature?: number, max_tokens?: number, seed?: number, };

@@ -7,6 +7,10 @@ import type { WrittenCorpus } from "./WrittenCorpus";
 
 export type EvalSummary = { dataset: string, corpus: string, questions: number, 
 /**
+ * The tags every question was scoped to; empty for the whole corpus.
+ */
+tags?: Array<string>, 
+/**
  * `None` when the run stopped before the model was loaded.
  */
 model: ModelInfo | null, 

@@ -16,7 +16,7 @@ export type Scope = {
  */
 paths: Array<string>, 
 /**
- * Named collections, each a saved set of folders.
+ * Named collections, each a saved set of folders and tags.
  */
 collections: Array<string>, formats: Array<Format>, 
 /**

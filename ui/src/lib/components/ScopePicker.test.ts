@@ -25,7 +25,7 @@ const { HOSTILE, expectInert } = await import("$lib/testing/hostile");
 
 const overview = twoFolderLibrary();
 
-let saved = [{ name: "work", folders: ["/home/me/papers"], documents: 30 }];
+let saved = [{ name: "work", folders: ["/home/me/papers"], tags: [], documents: 30 }];
 const NOTE_TAGS: TagCount[] = [
   { tag: "area", documents: 4 },
   { tag: "area/sub", documents: 2 },
@@ -75,7 +75,7 @@ beforeAll(() => {
 });
 
 beforeEach(async () => {
-  saved = [{ name: "work", folders: ["/home/me/papers"], documents: 30 }];
+  saved = [{ name: "work", folders: ["/home/me/papers"], tags: [], documents: 30 }];
   noteTags = NOTE_TAGS;
   shell.invoke.mockReset();
   shell.invoke.mockImplementation(async (command: string, args: Record<string, unknown> = {}) => {
@@ -121,7 +121,7 @@ describe("ScopePicker", () => {
     expect(shell.invoke).toHaveBeenCalledWith("collections", undefined);
 
     // A collection saved in Library since shows up the next time it opens.
-    saved = [...saved, { name: "home", folders: ["/home/me/notes"], documents: 12 }];
+    saved = [...saved, { name: "home", folders: ["/home/me/notes"], tags: [], documents: 12 }];
     q("scope-picker")!.click();
     await settle();
     expect(q("scope-panel")).toBeNull();
@@ -275,7 +275,7 @@ describe("ScopePicker", () => {
 
   it("shows hostile names of folders, collections and tags as text", async () => {
     const choice = new ScopeChoice(0);
-    saved = [{ name: HOSTILE, folders: [`/home/me/${HOSTILE}`], documents: 1 }];
+    saved = [{ name: HOSTILE, folders: [`/home/me/${HOSTILE}`], tags: [], documents: 1 }];
     noteTags = [{ tag: `other${HOSTILE}`, documents: 1 }];
     choice.set({ ...wholeLibrary(), paths: [`/home/me/${HOSTILE}`], collections: [HOSTILE], tags: [HOSTILE] });
     await open(choice);

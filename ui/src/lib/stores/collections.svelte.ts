@@ -31,9 +31,9 @@ export class CollectionsStore {
   }
 
   /** Creates or replaces a collection; rejects with the engine's IpcError, the list unchanged. */
-  async save(name: string, folders: string[]): Promise<Collection> {
+  async save(name: string, folders: string[], tags: string[]): Promise<Collection> {
     try {
-      const saved = await api.saveCollection(name, folders);
+      const saved = await api.saveCollection(name, folders, tags);
       await this.load();
       return saved;
     } catch (error) {

@@ -33,6 +33,8 @@ export type EvalFormFields = {
   methods: string[];
   /** Comma-separated specs such as `pager:variant=parallel`, after the checked methods. */
   extraSpecs: string;
+  /** The corpus's tags to retrieve within, as typed: `garden/fruit, recipes`. */
+  tags: string;
   judge: boolean;
   fresh: boolean;
 } & Record<NumberField, number | null>;
@@ -47,6 +49,7 @@ export function defaultEvalForm(): EvalFormFields {
     out: "",
     methods: [],
     extraSpecs: "",
+    tags: "",
     judge: false,
     fresh: false,
     limit: null,
@@ -73,7 +76,7 @@ export function storedEvalForm(): EvalFormFields {
   }
   if (!saved || typeof saved !== "object" || Array.isArray(saved)) return form;
   const s = saved as Record<string, unknown>;
-  for (const key of ["dataset", "corpus", "out", "extraSpecs"] as const) {
+  for (const key of ["dataset", "corpus", "out", "extraSpecs", "tags"] as const) {
     const value = s[key];
     if (typeof value === "string") form[key] = value;
   }
@@ -95,6 +98,12 @@ function extraSpecs(text: string): string[] {
     .split(",")
     .map((s) => s.trim())
     .filter((s) => s !== "");
+}
+
+/** The typed tags, each once: commas or spaces separate them, and a leading `#` is dropped. */
+export function parseTags(text: string): string[] {
+  const tags = text.split(/[\s,]+/).map((t) => t.replace(/^#/, ""));
+  return [...new Set(tags.filter((t) => t !== ""))];
 }
 
 /** The checked methods in the order the app lists them, then the extra specs, each once. */
@@ -151,6 +160,7 @@ export function buildEvalForm(form: EvalFormFields, specs: string[]): EvalForm {
     methods: specs,
     fresh: form.fresh,
     judge: form.judge,
+    tags: parseTags(form.tags),
   };
   if (form.limit !== null) request.limit = form.limit;
   if (form.k !== null) request.k = form.k;

@@ -14,8 +14,17 @@ const core = vi.hoisted(() => {
 vi.mock("@tauri-apps/api/core", () => core);
 
 const store = await import("./evaluate.svelte");
-const { EvaluateStore, buildEvalForm, defaultEvalForm, filterQuestions, logText, specsOf, storedEvalForm, validateEvalForm } =
-  store;
+const {
+  EvaluateStore,
+  buildEvalForm,
+  defaultEvalForm,
+  filterQuestions,
+  logText,
+  parseTags,
+  specsOf,
+  storedEvalForm,
+  validateEvalForm,
+} = store;
 const { app } = await import("./app.svelte");
 const { toasts } = await import("./toasts.svelte");
 const { noScoring, questions, report, row, storedRuns } = await import("../../views/evaluate/testing");
@@ -63,6 +72,7 @@ describe("the form", () => {
       methods: specs,
       fresh: false,
       judge: false,
+      tags: [],
     });
     const all = { ...filled(), limit: 20, k: 8, temperature: 0, maxTokens: 256, seed: 0, concurrency: 4, judge: true };
     expect(buildEvalForm(all, specs)).toMatchObject({
@@ -74,6 +84,16 @@ describe("the form", () => {
       concurrency: 4,
       judge: true,
     });
+  });
+
+  it("reads the typed tags: commas or spaces between, a leading # dropped, each once", () => {
+    expect(parseTags("")).toEqual([]);
+    expect(parseTags(" ,, ")).toEqual([]);
+    expect(parseTags("#garden/fruit, recipes  #recipes,garden/fruit\tarea #")).toEqual(["garden/fruit", "recipes", "area"]);
+    expect(buildEvalForm({ ...filled(), tags: "#garden/fruit recipes" }, ["vanilla-rag"]).tags).toEqual([
+      "garden/fruit",
+      "recipes",
+    ]);
   });
 
   it("names every missing path and the missing methods", () => {
@@ -110,7 +130,12 @@ describe("the form", () => {
       "folio.evalForm",
       JSON.stringify({ dataset: "/d.jsonl", methods: ["pager", 3], k: "5", limit: 10, judge: true, fresh: true }),
     );
+    // Saved before tags were asked for: none.
     expect(storedEvalForm()).toEqual({ ...defaultEvalForm(), dataset: "/d.jsonl", methods: ["pager"], limit: 10, judge: true });
+    localStorage.setItem("folio.evalForm", JSON.stringify({ tags: "recipes, #area" }));
+    expect(storedEvalForm()).toEqual({ ...defaultEvalForm(), tags: "recipes, #area" });
+    localStorage.setItem("folio.evalForm", JSON.stringify({ tags: ["recipes"] }));
+    expect(storedEvalForm().tags).toBe("");
   });
 });
 
@@ -181,7 +206,7 @@ describe("EvaluateStore", () => {
       return new Promise((resolve) => (finish = resolve));
     });
     const s = new EvaluateStore();
-    Object.assign(s.form, { ...filled(), fresh: true, k: 3 });
+    Object.assign(s.form, { ...filled(), fresh: true, k: 3, tags: "recipes #area" });
     const done = s.start();
     expect(s.running).toBe(true);
     expect(s.stage).toBe("indexing");
@@ -192,10 +217,11 @@ describe("EvaluateStore", () => {
       methods: ["llm-only", "vanilla-rag"],
       fresh: true,
       judge: false,
+      tags: ["recipes", "area"],
       k: 3,
     });
     const saved = JSON.parse(localStorage.getItem("folio.evalForm")!);
-    expect(saved).toMatchObject({ dataset: " /data/dev.jsonl ", methods: ["vanilla-rag", "llm-only"], k: 3 });
+    expect(saved).toMatchObject({ dataset: " /data/dev.jsonl ", methods: ["vanilla-rag", "llm-only"], k: 3, tags: "recipes #area" });
     expect("fresh" in saved).toBe(false);
     finish(report());
     await done;

@@ -143,7 +143,7 @@ describe("EvaluateView", () => {
     const dataset = byTestId<HTMLInputElement>(target, "eval-dataset")!;
     expect(dataset.getAttribute("aria-invalid")).toBe("true");
     expect(document.getElementById(dataset.getAttribute("aria-describedby")!)?.textContent).toMatch(/^Choose the dataset/);
-    for (const id of ["eval-limit", "eval-k", "eval-temperature", "eval-max-tokens", "eval-seed", "eval-concurrency"]) {
+    for (const id of ["eval-tags", "eval-limit", "eval-k", "eval-temperature", "eval-max-tokens", "eval-seed", "eval-concurrency"]) {
       const input = byTestId<HTMLInputElement>(target, id)!;
       expect(input.id).toBe(id);
       expect(target.querySelector(`label[for="${id}"]`)).not.toBeNull();
@@ -165,6 +165,7 @@ describe("EvaluateView", () => {
     type(byTestId(target, "eval-extra-specs")!, "pager:variant=parallel");
     type(byTestId(target, "eval-limit")!, "3");
     type(byTestId(target, "eval-seed")!, "7");
+    type(byTestId(target, "eval-tags")!, "#garden/fruit, recipes");
     byTestId(target, "eval-judge")!.click();
     await fillAndStart(target);
     expect(calls("start_eval")[0][1].form).toEqual({
@@ -174,6 +175,7 @@ describe("EvaluateView", () => {
       methods: ["vanilla-rag", "pager:variant=parallel"],
       fresh: false,
       judge: true,
+      tags: ["garden/fruit", "recipes"],
       limit: 3,
       seed: 7,
     });

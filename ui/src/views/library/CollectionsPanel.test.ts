@@ -1,9 +1,10 @@
 // Library's collections against a fake shell: listed, saved from ticked
-// and typed folders, refused with the engine's reason, deleted only once
-// confirmed.
+// and typed folders and ticked tags, refused with the engine's reason,
+// deleted only once confirmed.
 import { mount, unmount } from "svelte";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Collection } from "$lib/bindings/Collection";
+import type { TagCount } from "$lib/bindings/TagCount";
 import { settle, type } from "$lib/testing/settle";
 import { twoFolderLibrary } from "$lib/testing/library";
 
@@ -18,6 +19,11 @@ const { expectInert, expectVisible, HOSTILE } = await import("$lib/testing/hosti
 const overview = twoFolderLibrary();
 
 let saved: Collection[] = [];
+const noteTags: TagCount[] = [
+  { tag: "area", documents: 4 },
+  { tag: "area/sub", documents: 2 },
+  { tag: "recipes", documents: 7 },
+];
 
 let target: HTMLElement;
 let instance: ReturnType<typeof mount>;
@@ -25,18 +31,23 @@ let instance: ReturnType<typeof mount>;
 const q = <T extends HTMLElement = HTMLElement>(id: string) => target.querySelector<T>(`[data-testid="${id}"]`);
 const rows = () => [...target.querySelectorAll<HTMLElement>('[data-testid="collection-row"]')];
 const calls = (command: string) => shell.invoke.mock.calls.filter(([c]) => c === command).map(([, args]) => args);
+const tagOption = (tag: string) =>
+  [...target.querySelectorAll<HTMLInputElement>('[data-testid="collection-tag-option"]')].find((o) => o.dataset.tag === tag)!;
+const shownTags = (row: HTMLElement) =>
+  [...row.querySelectorAll<HTMLElement>('[data-testid="collection-tag"]')].map((t) => [t.dataset.tag, t.textContent]);
 
 beforeEach(async () => {
-  saved = [{ name: "work", folders: ["/home/me/papers"], documents: 30 }];
+  saved = [{ name: "work", folders: ["/home/me/papers"], tags: ["area"], documents: 30 }];
   shell.invoke.mockReset();
   shell.invoke.mockImplementation(async (command: string, args: Record<string, unknown> = {}) => {
     if (command === "library_overview") return overview;
     if (command === "collections") return saved;
+    if (command === "tags") return noteTags;
     if (command === "save_collection") {
-      const { name, folders } = args as { name: string; folders: string[] };
+      const { name, folders, tags } = args as { name: string; folders: string[]; tags: string[] };
       const outside = folders.find((f) => !f.startsWith("/home/me/"));
       if (outside) throw { code: "invalid_input", message: `${outside} is not in the library: add its folder first`, details: null };
-      const collection = { name, folders: [...folders].sort(), documents: 12 };
+      const collection = { name, folders: [...folders].sort(), tags: [...tags].sort(), documents: 12 };
       saved = [...saved.filter((c) => c.name !== name), collection];
       return collection;
     }
@@ -58,29 +69,57 @@ afterEach(() => {
 });
 
 describe("CollectionsPanel", () => {
-  it("lists each collection with its documents and folders", () => {
+  it("lists each collection with its documents, folders and tags", () => {
     expect(rows()).toHaveLength(1);
     expect(rows()[0].dataset.name).toBe("work");
     expect(rows()[0].textContent).toContain("30 documents");
     expect(rows()[0].textContent).toContain("/home/me/papers");
+    expect(shownTags(rows()[0])).toEqual([["area", "#area"]]);
   });
 
-  it("saves a collection of ticked and typed folders, then lists it", async () => {
+  it("saves a collection of ticked and typed folders and ticked tags, then lists it", async () => {
     const save = q<HTMLButtonElement>("collection-save")!;
     expect(save.disabled).toBe(true);
+    expect(q("collection-missing")?.textContent).toBe("Name the collection and choose at least one folder or tag.");
     type(q<HTMLInputElement>("collection-name")!, "rust");
+    expect(q("collection-missing")?.textContent).toBe("Choose at least one folder or tag.");
     target.querySelector<HTMLInputElement>('[data-testid="collection-folder"][data-value="/home/me/notes"]')!.click();
     type(q<HTMLInputElement>("collection-path-input")!, "/home/me/papers/rust/");
     q("collection-path-add")!.click();
+    tagOption("recipes").click();
+    tagOption("area/sub").click();
     await settle();
     expect(save.disabled).toBe(false);
+    expect(q("collection-missing")).toBeNull();
     save.click();
     await settle();
-    expect(calls("save_collection")).toEqual([{ name: "rust", folders: ["/home/me/notes", "/home/me/papers/rust"] }]);
+    expect(calls("save_collection")).toEqual([
+      { name: "rust", folders: ["/home/me/notes", "/home/me/papers/rust"], tags: ["recipes", "area/sub"] },
+    ]);
     expect(rows().map((r) => r.dataset.name)).toEqual(["work", "rust"]);
+    expect(shownTags(rows()[1])).toEqual([
+      ["area/sub", "#area/sub"],
+      ["recipes", "#recipes"],
+    ]);
     // The form is ready for the next one.
     expect(q<HTMLInputElement>("collection-name")!.value).toBe("");
     expect(q("collection-path-chip")).toBeNull();
+    expect(tagOption("recipes").checked).toBe(false);
+  });
+
+  it("saves a collection of tags alone", async () => {
+    tagOption("area").click();
+    await settle();
+    expect(q<HTMLButtonElement>("collection-save")!.disabled).toBe(true);
+    expect(q("collection-missing")?.textContent).toBe("Name the collection.");
+    type(q<HTMLInputElement>("collection-name")!, "areas");
+    await settle();
+    q<HTMLButtonElement>("collection-save")!.click();
+    await settle();
+    expect(calls("save_collection")).toEqual([{ name: "areas", folders: [], tags: ["area"] }]);
+    const row = rows().find((r) => r.dataset.name === "areas")!;
+    expect(row.querySelector(".folders")!.textContent).toBe("Every folder of the library");
+    expect(shownTags(row)).toEqual([["area", "#area"]]);
   });
 
   it("shows the engine's reason when a collection cannot be saved", async () => {
@@ -101,6 +140,8 @@ describe("CollectionsPanel", () => {
     await settle();
     expect(q<HTMLInputElement>("collection-name")!.value).toBe("work");
     expect(target.querySelector<HTMLInputElement>('[data-value="/home/me/papers"]')!.checked).toBe(true);
+    expect(tagOption("area").checked).toBe(true);
+    expect(tagOption("recipes").checked).toBe(false);
     expect(q("collection-save")?.textContent?.trim()).toBe("Save changes");
   });
 
@@ -123,12 +164,19 @@ describe("CollectionsPanel", () => {
   });
 
   it("shows hostile names as text", async () => {
-    saved = [{ name: HOSTILE, folders: [`/home/me/${HOSTILE}`], documents: 1 }];
+    saved = [{ name: HOSTILE, folders: [`/home/me/${HOSTILE}`], tags: [HOSTILE], documents: 1 }];
     unmount(instance);
     instance = mount(CollectionsPanel, { target });
     await settle();
     expect(rows()).toHaveLength(1);
     expectVisible(rows()[0].querySelector(".name")!);
+    expect(shownTags(rows()[0])).toEqual([[HOSTILE, `#${HOSTILE}`]]);
     expectInert(target.querySelector("ul.rows")!);
+    // In the form, its tag (carried by no note) is offered ticked, as text too.
+    rows()[0].querySelector<HTMLButtonElement>('[data-testid="collection-edit"]')!.click();
+    await settle();
+    expect(tagOption(HOSTILE).checked).toBe(true);
+    expectVisible(tagOption(HOSTILE).closest("label")!);
+    expectInert(target.querySelector("form")!);
   });
 });
