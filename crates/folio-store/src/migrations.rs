@@ -16,7 +16,7 @@ use sqlx::migrate::{Migration, MigrationSource, MigrationType, Migrator};
 /// Version, description (the file name's, underscores as spaces) and SQL
 /// of each file in `migrations/`, in order. A new migration is a new file
 /// there and a new line here.
-const MIGRATIONS: [(i64, &str, &str); 17] = [
+const MIGRATIONS: [(i64, &str, &str); 18] = [
     (1, "init", include_str!("../../../migrations/0001_init.sql")),
     (2, "runs", include_str!("../../../migrations/0002_runs.sql")),
     (
@@ -93,6 +93,11 @@ const MIGRATIONS: [(i64, &str, &str); 17] = [
         17,
         "collection tags",
         include_str!("../../../migrations/0017_collection_tags.sql"),
+    ),
+    (
+        18,
+        "slide tables",
+        include_str!("../../../migrations/0018_slide_tables.sql"),
     ),
 ];
 

@@ -1,7 +1,7 @@
 //! Tables end to end, with the real CLI, SQLite and embedding model: a
 //! markdown table of 5,000 rows, an HTML table with rowspan and colspan, a
-//! table inside a list and a sheet with merged cells are indexed as table
-//! nodes; every chunk of the long table carries its header and none cuts
+//! table inside a list, a sheet with merged cells and a slide's table with
+//! a merged cell are indexed as table nodes; every chunk of the long table carries its header and none cuts
 //! through a row; search names the rows a hit holds (a sheet's own row
 //! numbers), and so do a SmolLM2 answer's sources and its markdown export.
 
@@ -11,7 +11,7 @@ use std::collections::HashSet;
 use std::path::Path;
 
 use common::engine::{folio, folio_json, open};
-use common::fixtures::{xlsx_bytes, zip_bytes};
+use common::fixtures::{pptx_bytes, xlsx_bytes, zip_bytes, SlideSpec};
 use serde_json::Value;
 
 const ROWS: usize = 5000;
@@ -35,27 +35,18 @@ const PRICES: &str = "<html><head><title>Fruit prices</title></head><body>\
 
 const CHECKLIST: &str = "# Checklist\n\n- Pack the tent\n- Check the stove fuel:\n\n  | Fuel | Litres |\n  |---|---|\n  | paraffin | 2 |\n\n- Leave a route card\n";
 
-/// A workbook whose sheet merges A2:A3 ("North" over two ports), with a
-/// gap in its row numbers.
-fn ports_workbook() -> Vec<u8> {
-    let rows: &[&[&str]] = &[
-        &["Zone", "Port", "Depth"],
-        &["North", "Leith", "9"],
-        &["", "Tyne", "11"],
-    ];
-    let workbook = xlsx_bytes(&[("Ports", rows)]);
-    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(&workbook)).unwrap();
+/// `archive` with each member whose name starts with `prefix` passed
+/// through `edit` as text.
+fn edited(archive: &[u8], prefix: &str, edit: impl Fn(String) -> String) -> Vec<u8> {
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(archive)).unwrap();
     let mut members: Vec<(String, Vec<u8>)> = Vec::new();
     for i in 0..archive.len() {
         let mut file = archive.by_index(i).unwrap();
         let name = file.name().to_owned();
         let mut contents = String::new();
         std::io::Read::read_to_string(&mut file, &mut contents).unwrap();
-        if name.starts_with("xl/worksheets/") {
-            contents = contents.replace(
-                "</sheetData>",
-                r#"<row r="9"><c r="B9" t="inlineStr"><is><t>Dover</t></is></c><c r="C9"><v>12</v></c></row></sheetData><mergeCells count="1"><mergeCell ref="A2:A3"/></mergeCells>"#,
-            );
+        if name.starts_with(prefix) {
+            contents = edit(contents);
         }
         members.push((name, contents.into_bytes()));
     }
@@ -64,6 +55,69 @@ fn ports_workbook() -> Vec<u8> {
         .map(|(n, c)| (n.as_str(), c.as_slice()))
         .collect();
     zip_bytes(&files)
+}
+
+/// A workbook whose sheet merges A2:A3 ("North" over two ports), with a
+/// gap in its row numbers.
+fn ports_workbook() -> Vec<u8> {
+    let rows: &[&[&str]] = &[
+        &["Zone", "Port", "Depth"],
+        &["North", "Leith", "9"],
+        &["", "Tyne", "11"],
+    ];
+    edited(&xlsx_bytes(&[("Ports", rows)]), "xl/worksheets/", |sheet| {
+        sheet.replace(
+            "</sheetData>",
+            r#"<row r="9"><c r="B9" t="inlineStr"><is><t>Dover</t></is></c><c r="C9"><v>12</v></c></row></sheetData><mergeCells count="1"><mergeCell ref="A2:A3"/></mergeCells>"#,
+        )
+    })
+}
+
+/// A presentation whose slide holds a table in which berth 1 spans two rows.
+fn berths_deck() -> Vec<u8> {
+    let deck = pptx_bytes(
+        None,
+        &[SlideSpec {
+            title: Some("Berths"),
+            bodies: &["Where the boats tie up"],
+            notes: None,
+        }],
+    );
+    let cell = |text: &str, attributes: &str| {
+        format!(
+            "<a:tc{attributes}><a:txBody><a:p><a:r><a:t>{text}</a:t></a:r></a:p></a:txBody></a:tc>"
+        )
+    };
+    let table = [
+        [
+            "<a:tr>".into(),
+            cell("Berth", ""),
+            cell("Boat", ""),
+            "</a:tr>".into(),
+        ]
+        .concat(),
+        [
+            "<a:tr>".into(),
+            cell("1", r#" rowSpan="2""#),
+            cell("Skylark", ""),
+            "</a:tr>".into(),
+        ]
+        .concat(),
+        [
+            "<a:tr>".into(),
+            cell("", r#" vMerge="1""#),
+            cell("Puffin", ""),
+            "</a:tr>".into(),
+        ]
+        .concat(),
+    ]
+    .concat();
+    edited(&deck, "ppt/slides/slide", |slide| {
+        slide.replace(
+            "</p:spTree>",
+            &format!("<p:graphicFrame><a:graphic><a:graphicData><a:tbl>{table}</a:tbl></a:graphicData></a:graphic></p:graphicFrame></p:spTree>"),
+        )
+    })
 }
 
 fn rows_of(hit: &Value) -> Option<(u64, u64)> {
@@ -88,6 +142,7 @@ async fn tables_stay_tables_from_file_to_cited_rows() {
     std::fs::write(docs.join("prices.html"), PRICES).unwrap();
     std::fs::write(docs.join("checklist.md"), CHECKLIST).unwrap();
     std::fs::write(docs.join("ports.xlsx"), ports_workbook()).unwrap();
+    std::fs::write(docs.join("berths.pptx"), berths_deck()).unwrap();
     let data = root.path().join("data");
     let added = folio(&data, &["add", docs.to_str().unwrap()]);
     assert!(
@@ -166,6 +221,11 @@ async fn tables_stay_tables_from_file_to_cited_rows() {
             ),
             ("Zone | Port | Depth\n | Dover | 12".to_string(), 1, Some(9)),
         ]
+    );
+    let (_, berths) = tables("berths.pptx").await;
+    assert_eq!(
+        berths,
+        [("Berth | Boat\n1 | Skylark\n1 | Puffin".to_string(), 1, None)]
     );
     drop(library);
 

@@ -1,14 +1,16 @@
 //! PPTX: one structure node per slide, in the presentation's order, named
 //! by the slide's title placeholder (or "Slide N"); under it one content
-//! node per shape or table with text, and the speaker notes under a "Notes"
-//! node. The title is `dc:title` of `docProps/core.xml`. Spans are byte
+//! node per shape with text and one table node per table (its first row the
+//! header, merged cells read as [`TableText`] reads spans), and the speaker
+//! notes under a "Notes" node. The title is `dc:title` of `docProps/core.xml`. Spans are byte
 //! ranges in the slide's (or its notes') XML, with `page` the slide number.
 
 use super::package::{targets, Package};
-use super::xml::{walk, Node};
+use super::xml::{walk, Element, Node};
 use super::LoadError;
 use crate::expansion;
 use crate::structure_tree::{NodeKind, Span, StructureTree, ROOT};
+use crate::table::{CellSpan, TableShape, TableText};
 
 const PRESENTATION_PART: &str = "ppt/presentation.xml";
 const CORE_PART: &str = "docProps/core.xml";
@@ -99,6 +101,7 @@ fn slide_order(xml: &str) -> Result<Vec<String>, LoadError> {
 struct Block {
     text: String,
     span: (usize, usize),
+    table: Option<TableShape>,
 }
 
 #[derive(Default)]
@@ -116,7 +119,10 @@ impl Slide {
     fn push_blocks(self, tree: &mut StructureTree, parent: usize, number: u32) {
         for block in self.blocks {
             let span = Span::on_page(number, block.span.0, block.span.1);
-            tree.push(parent, NodeKind::Content, block.text, span);
+            match block.table {
+                Some(shape) => tree.push_table(parent, block.text, shape, span),
+                None => tree.push(parent, NodeKind::Content, block.text, span),
+            };
         }
     }
 }
@@ -129,7 +135,46 @@ struct Open {
     title: bool,
     /// Nesting of shapes and frames inside it (a group is not read as one).
     depth: u32,
-    cells_in_row: u32,
+    /// The table a graphic frame holds, as it is read.
+    table: Option<TableRead>,
+}
+
+struct TableRead {
+    rows: TableText,
+    /// The cell being read; `None` between cells and in a cell that a
+    /// merged neighbour covers (`hMerge`, `vMerge`), which is not written.
+    cell: Option<(String, CellSpan)>,
+}
+
+impl Open {
+    /// Where text read now goes: the open table cell, or the shape.
+    fn text_sink(&mut self) -> Option<&mut String> {
+        match &mut self.table {
+            Some(table) => table.cell.as_mut().map(|(text, _)| text),
+            None => Some(&mut self.text),
+        }
+    }
+}
+
+/// A cell's span from its `gridSpan` and `rowSpan` attributes.
+fn cell_span(element: &Element<'_>) -> CellSpan {
+    let count = |name: &[u8]| {
+        element
+            .attribute(name)
+            .and_then(|v| v.trim().parse::<u32>().ok())
+            .unwrap_or(1)
+    };
+    CellSpan {
+        rows: count(b"rowSpan"),
+        columns: count(b"gridSpan"),
+    }
+}
+
+/// Whether a merged neighbour covers this cell.
+fn covered(element: &Element<'_>) -> bool {
+    [b"hMerge".as_slice(), b"vMerge"]
+        .iter()
+        .any(|name| matches!(element.attribute(name).as_deref(), Some("1" | "true")))
 }
 
 /// Reads a slide (`root` "sld") or a notes page ("notes"). On a notes page
@@ -155,7 +200,7 @@ fn read_slide(xml: &str, part: &str, root: &[u8]) -> Result<Slide, LoadError> {
                             text: String::new(),
                             title: false,
                             depth: 1,
-                            cells_in_row: 0,
+                            table: None,
                         });
                         skip = notes;
                         paragraphs_in_shape = 0;
@@ -169,30 +214,34 @@ fn read_slide(xml: &str, part: &str, root: &[u8]) -> Result<Slide, LoadError> {
                     }
                 }
                 (_, true, b"p") if !empty => {
-                    if let Some(shape) = &mut open {
-                        if paragraphs_in_shape > 0 && shape.cells_in_row == 0 {
-                            shape.text.push('\n');
-                        } else if paragraphs_in_shape > 0 {
-                            shape.text.push(' ');
-                        }
-                        paragraphs_in_shape += 1;
+                    // A cell's paragraphs join on one line (its row's).
+                    let gap = if open.as_ref().is_some_and(|o| o.table.is_some()) {
+                        " "
+                    } else {
+                        "\n"
+                    };
+                    if paragraphs_in_shape > 0 {
+                        push(&mut open, gap);
                     }
+                    paragraphs_in_shape += 1;
                 }
-                (_, true, b"tr") => {
+                (_, true, b"tbl") if !empty => {
                     if let Some(shape) = &mut open {
-                        if !shape.text.is_empty() {
-                            shape.text.push('\n');
-                        }
-                        shape.cells_in_row = 0;
-                        paragraphs_in_shape = 0;
+                        shape.table = Some(TableRead {
+                            rows: TableText::new(),
+                            cell: None,
+                        });
                     }
                 }
                 (_, true, b"tc") => {
-                    if let Some(shape) = &mut open {
-                        if shape.cells_in_row > 0 {
-                            shape.text.push_str(" | ");
+                    if let Some(table) = open.as_mut().and_then(|o| o.table.as_mut()) {
+                        let span = cell_span(&element);
+                        table.cell = None;
+                        if empty && !covered(&element) {
+                            table.rows.cell("", span);
+                        } else if !covered(&element) {
+                            table.cell = Some((String::new(), span));
                         }
-                        shape.cells_in_row += 1;
                         paragraphs_in_shape = 0;
                     }
                 }
@@ -203,8 +252,20 @@ fn read_slide(xml: &str, part: &str, root: &[u8]) -> Result<Slide, LoadError> {
         }
         Node::Close { ns, local, end } => {
             let presentation = PRESENTATION_NAMESPACES.contains(&ns);
-            if DRAWING_NAMESPACES.contains(&ns) && local == b"t" {
+            let drawing = DRAWING_NAMESPACES.contains(&ns);
+            if drawing && local == b"t" {
                 in_text = false;
+            }
+            if let Some(table) = open.as_mut().and_then(|o| o.table.as_mut()) {
+                match (drawing, local) {
+                    (true, b"tc") => {
+                        if let Some((text, span)) = table.cell.take() {
+                            table.rows.cell(&text, span);
+                        }
+                    }
+                    (true, b"tr") => table.rows.end_row(false),
+                    _ => {}
+                }
             }
             if presentation && matches!(local, b"sp" | b"graphicFrame") {
                 if let Some(shape) = &mut open {
@@ -224,12 +285,22 @@ fn read_slide(xml: &str, part: &str, root: &[u8]) -> Result<Slide, LoadError> {
 }
 
 fn push(open: &mut Option<Open>, text: &str) {
-    if let Some(shape) = open {
-        shape.text.push_str(text);
+    if let Some(sink) = open.as_mut().and_then(Open::text_sink) {
+        sink.push_str(text);
     }
 }
 
 fn finish_shape(slide: &mut Slide, shape: Open, end: usize, skip: bool) {
+    if let Some(table) = shape.table {
+        if let Some((text, shape_of_table)) = table.rows.finish().filter(|_| !skip) {
+            slide.blocks.push(Block {
+                text,
+                span: (shape.start, end),
+                table: Some(shape_of_table),
+            });
+        }
+        return;
+    }
     let text = shape.text.trim();
     if text.is_empty() || skip {
         return;
@@ -241,6 +312,53 @@ fn finish_shape(slide: &mut Slide, shape: Open, end: usize, skip: bool) {
         slide.blocks.push(Block {
             text: text.to_owned(),
             span: (shape.start, end),
+            table: None,
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NAMESPACES: &str = r#"xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main" xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main""#;
+
+    fn cell(text: &str, attributes: &str) -> String {
+        format!(
+            "<a:tc{attributes}><a:txBody><a:p><a:r><a:t>{text}</a:t></a:r></a:p></a:txBody></a:tc>"
+        )
+    }
+
+    #[test]
+    fn a_table_is_a_table_node_with_its_merged_cells_read_as_spans() {
+        let rows = [
+            [cell("Fruit", ""), cell("Stock", ""), cell("Where", "")].concat(),
+            // A cell over two columns, and the one it covers.
+            [
+                cell("Quince", r#" rowSpan="2""#),
+                cell("12 crates in bay 3", r#" gridSpan="2""#),
+                cell("", r#" hMerge="1""#),
+            ]
+            .concat(),
+            // The quince cell covers this row's first column.
+            [
+                cell("", r#" vMerge="1""#),
+                cell("4 | 5", ""),
+                cell("bay 9", ""),
+            ]
+            .concat(),
+        ];
+        let table: String = rows.iter().map(|r| format!("<a:tr>{r}</a:tr>")).collect();
+        let xml = format!(
+            r#"<p:sld {NAMESPACES}><p:cSld><p:spTree><p:graphicFrame><a:graphic><a:graphicData><a:tbl>{table}</a:tbl></a:graphicData></a:graphic></p:graphicFrame></p:spTree></p:cSld></p:sld>"#
+        );
+        let slide = read_slide(&xml, "ppt/slides/slide1.xml", b"sld").unwrap();
+        assert_eq!(slide.blocks.len(), 1);
+        let block = &slide.blocks[0];
+        assert_eq!(
+            block.text,
+            "Fruit | Stock | Where\nQuince | 12 crates in bay 3\nQuince | 4 \\| 5 | bay 9"
+        );
+        assert_eq!(block.table, Some(TableShape::headed(1)));
     }
 }
