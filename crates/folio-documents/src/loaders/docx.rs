@@ -208,8 +208,7 @@ impl DocumentReader<'_> {
             (Ns::Word, b"tblHeader") => flow.mark_header_row(),
             (Ns::Word, b"tc") => flow.open_cell(CellSpan::default()),
             (Ns::Word, b"gridSpan") => {
-                let columns = element.attribute(b"val").and_then(|v| v.parse().ok());
-                flow.span_cell_columns(columns.unwrap_or(1));
+                flow.span_cell_columns(element.span_attribute(b"val"));
             }
             (Ns::Word, b"p") if !empty => {
                 flow.open_paragraph(element.at);

@@ -110,8 +110,8 @@ impl ContentReader {
             // A cell states what it spans; the cells it covers are written
             // as `table:covered-table-cell`, which are left out here.
             (TABLE_NAMESPACE, b"table-cell") => flow.open_cell(CellSpan {
-                rows: span_attribute(element, b"number-rows-spanned"),
-                columns: span_attribute(element, b"number-columns-spanned"),
+                rows: element.span_attribute(b"number-rows-spanned"),
+                columns: element.span_attribute(b"number-columns-spanned"),
             }),
             _ => {}
         }
@@ -131,13 +131,6 @@ impl ContentReader {
             _ => {}
         }
     }
-}
-
-fn span_attribute(element: &Element<'_>, name: &[u8]) -> u32 {
-    element
-        .attribute(name)
-        .and_then(|value| value.parse().ok())
-        .unwrap_or(1)
 }
 
 /// `text:h` is a heading of its `text:outline-level` (1 when unsaid, as

@@ -2,8 +2,9 @@
 //! by the slide's title placeholder (or "Slide N"); under it one content
 //! node per shape with text and one table node per table (its first row the
 //! header, merged cells read as [`TableText`] reads spans), and the speaker
-//! notes under a "Notes" node. The title is `dc:title` of `docProps/core.xml`. Spans are byte
-//! ranges in the slide's (or its notes') XML, with `page` the slide number.
+//! notes under a "Notes" node. The title is `dc:title` of
+//! `docProps/core.xml`. Spans are byte ranges in the slide's (or its
+//! notes') XML, with `page` the slide number.
 
 use super::package::{targets, Package};
 use super::xml::{walk, Element, Node};
@@ -156,20 +157,6 @@ impl Open {
     }
 }
 
-/// A cell's span from its `gridSpan` and `rowSpan` attributes.
-fn cell_span(element: &Element<'_>) -> CellSpan {
-    let count = |name: &[u8]| {
-        element
-            .attribute(name)
-            .and_then(|v| v.trim().parse::<u32>().ok())
-            .unwrap_or(1)
-    };
-    CellSpan {
-        rows: count(b"rowSpan"),
-        columns: count(b"gridSpan"),
-    }
-}
-
 /// Whether a merged neighbour covers this cell.
 fn covered(element: &Element<'_>) -> bool {
     [b"hMerge".as_slice(), b"vMerge"]
@@ -235,12 +222,16 @@ fn read_slide(xml: &str, part: &str, root: &[u8]) -> Result<Slide, LoadError> {
                 }
                 (_, true, b"tc") => {
                     if let Some(table) = open.as_mut().and_then(|o| o.table.as_mut()) {
-                        let span = cell_span(&element);
                         table.cell = None;
-                        if empty && !covered(&element) {
-                            table.rows.cell("", span);
-                        } else if !covered(&element) {
-                            table.cell = Some((String::new(), span));
+                        if !covered(&element) {
+                            let span = CellSpan {
+                                rows: element.span_attribute(b"rowSpan"),
+                                columns: element.span_attribute(b"gridSpan"),
+                            };
+                            match empty {
+                                true => table.rows.cell("", span),
+                                false => table.cell = Some((String::new(), span)),
+                            }
                         }
                         paragraphs_in_shape = 0;
                     }

@@ -34,6 +34,14 @@ impl Element<'_> {
             .map(Cow::into_owned)
     }
 
+    /// How many rows or columns attribute `local` says a table cell spans:
+    /// 1 when it is missing or not a number, as the formats define.
+    pub fn span_attribute(&self, local: &[u8]) -> u32 {
+        self.attribute(local)
+            .and_then(|value| value.parse().ok())
+            .unwrap_or(1)
+    }
+
     /// Like [`Element::attribute`], for the attribute that carries a
     /// namespace prefix: `r:id` on an element that also has a plain `id`.
     pub fn prefixed_attribute(&self, local: &[u8]) -> Option<String> {
