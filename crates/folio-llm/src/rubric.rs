@@ -76,7 +76,7 @@ impl GainClass {
     /// (Redundant 0.0–0.2, Minor 0.3–0.5, Significant 0.6–0.8, Novel
     /// 0.9–1.0). Redundant keeps a little weight, so a walk can still leave
     /// a node whose neighbours all repeat it.
-    pub fn weight(self) -> f64 {
+    pub const fn weight(self) -> f64 {
         match self {
             GainClass::Redundant => 0.1,
             GainClass::Minor => 0.4,

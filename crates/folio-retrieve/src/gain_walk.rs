@@ -2,6 +2,8 @@
 //! node, and one rubric's edges, weighted by gain (or, for the `sim-ppr`
 //! ablation, by the similarity of the same pairs), make the transition
 //! matrices. Built once per change of the graph and shared by questions.
+//! A notes vault's links may join them as edges of their own (a fixed
+//! weight, [`LINK_WEIGHT`]), so a walk also goes where the author pointed.
 
 use std::collections::{HashMap, HashSet};
 
@@ -10,8 +12,14 @@ use super::ppr::{
 };
 use super::ranker::Seed;
 use super::Result;
-use folio_llm::rubric::Rubric;
+use folio_llm::rubric::{GainClass, Rubric};
 use folio_store::{GainEdge, Store};
+
+/// The weight of a link edge, walked by gain or by similarity alike. A
+/// link says its author found the target worth reading next, not how much
+/// it adds, so it counts as a significant gain: more than a near repeat,
+/// less than what the scorer finds novel.
+pub const LINK_WEIGHT: f64 = GainClass::Significant.weight();
 
 pub struct WalkGraph {
     /// The store's graph version this copy was read at.
@@ -21,6 +29,9 @@ pub struct WalkGraph {
     gain: TransitionMatrix,
     similarity: TransitionMatrix,
     out: HashMap<i64, Vec<GainEdge>>,
+    /// The chunks each chunk's links lead to; empty unless links were
+    /// asked for.
+    linked: HashMap<i64, Vec<i64>>,
     edges: usize,
 }
 
@@ -38,11 +49,16 @@ pub struct Walk {
 }
 
 impl WalkGraph {
-    pub async fn load(store: &Store, rubric: Rubric) -> Result<WalkGraph> {
+    /// The graph of `rubric`, with the library's link edges when `links`.
+    pub async fn load(store: &Store, rubric: Rubric, links: bool) -> Result<WalkGraph> {
         let version = store.gain_graph_version().await?;
         let ids = store.embedded_chunk_ids().await?;
         let edges = store.gain_edges(rubric).await?;
-        WalkGraph::of(version, ids, &edges)
+        let links = match links {
+            true => store.link_edges().await?,
+            false => Vec::new(),
+        };
+        WalkGraph::of(version, ids, &edges, &links)
     }
 
     /// The part of this graph among `chunks`: a scoped question walks only
@@ -60,10 +76,20 @@ impl WalkGraph {
             .filter(|e| chunks.contains(&e.target))
             .copied()
             .collect();
-        WalkGraph::of(self.version, ids, &edges)
+        let links: Vec<(i64, i64)> = ids
+            .iter()
+            .flat_map(|id| self.links_from(*id).iter().map(move |to| (*id, *to)))
+            .filter(|(_, to)| chunks.contains(to))
+            .collect();
+        WalkGraph::of(self.version, ids, &edges, &links)
     }
 
-    fn of(version: (i64, i64), ids: Vec<i64>, edges: &[GainEdge]) -> Result<WalkGraph> {
+    fn of(
+        version: (i64, i64),
+        ids: Vec<i64>,
+        edges: &[GainEdge],
+        links: &[(i64, i64)],
+    ) -> Result<WalkGraph> {
         let index_of: HashMap<i64, u32> = ids
             .iter()
             .enumerate()
@@ -75,12 +101,27 @@ impl WalkGraph {
             .iter()
             .filter(|e| index_of.contains_key(&e.source) && index_of.contains_key(&e.target))
             .collect();
+        let mut linked: HashMap<i64, Vec<i64>> = HashMap::new();
+        for (from, to) in links {
+            if index_of.contains_key(from) && index_of.contains_key(to) && from != to {
+                linked.entry(*from).or_default().push(*to);
+            }
+        }
+        let link_edges = || {
+            linked.iter().flat_map(|(from, tos)| {
+                tos.iter()
+                    .map(|to| (index_of[from], index_of[to], LINK_WEIGHT))
+            })
+        };
+        // A pair joined by both a gain edge and a link is walked with both
+        // weights added.
         let matrix = |weight: fn(&GainEdge) -> f64| {
             TransitionMatrix::from_edges(
                 ids.len(),
                 known
                     .iter()
-                    .map(|e| (index_of[&e.source], index_of[&e.target], weight(e))),
+                    .map(|e| (index_of[&e.source], index_of[&e.target], weight(e)))
+                    .chain(link_edges()),
             )
         };
         let gain = matrix(|e| e.score)?;
@@ -91,12 +132,13 @@ impl WalkGraph {
         }
         Ok(WalkGraph {
             version,
-            edges: known.len(),
+            edges: known.len() + linked.values().map(Vec::len).sum::<usize>(),
             ids,
             index_of,
             gain,
             similarity,
             out,
+            linked,
         })
     }
 
@@ -138,7 +180,21 @@ impl WalkGraph {
         self.out.get(&chunk).map_or(&[], Vec::as_slice)
     }
 
-    /// The edges whose both ends are in `nodes`.
+    /// The chunks the links written in `chunk` lead to.
+    pub fn links_from(&self, chunk: i64) -> &[i64] {
+        self.linked.get(&chunk).map_or(&[], Vec::as_slice)
+    }
+
+    /// The link edges whose both ends are in `nodes`.
+    pub fn links_among(&self, nodes: &HashSet<i64>) -> Vec<(i64, i64)> {
+        nodes
+            .iter()
+            .flat_map(|n| self.links_from(*n).iter().map(move |to| (*n, *to)))
+            .filter(|(_, to)| nodes.contains(to))
+            .collect()
+    }
+
+    /// The gain edges whose both ends are in `nodes`.
     pub fn edges_among(&self, nodes: &HashSet<i64>) -> Vec<GainEdge> {
         nodes
             .iter()
@@ -162,14 +218,31 @@ impl WalkGraph {
         while chosen.len() < k {
             let best = chosen
                 .iter()
-                .flat_map(|(id, _)| self.out_edges(*id))
-                .filter(|e| e.score > 0.0 && !taken.contains(&e.target))
-                .max_by(|a, b| a.score.total_cmp(&b.score).then(b.target.cmp(&a.target)));
-            let Some(edge) = best else { break };
-            taken.insert(edge.target);
-            chosen.push((edge.target, edge.score));
+                .flat_map(|(id, _)| self.weighted_out(*id))
+                .filter(|(target, score)| *score > 0.0 && !taken.contains(target))
+                .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)));
+            let Some((target, score)) = best else { break };
+            taken.insert(target);
+            chosen.push((target, score));
         }
         chosen
+    }
+
+    /// Where `chunk`'s edges lead, by gain, links counted as
+    /// [`LINK_WEIGHT`] and added to a gain edge to the same chunk.
+    fn weighted_out(&self, chunk: i64) -> Vec<(i64, f64)> {
+        let mut out: Vec<(i64, f64)> = self
+            .out_edges(chunk)
+            .iter()
+            .map(|e| (e.target, e.score))
+            .collect();
+        for to in self.links_from(chunk) {
+            match out.iter_mut().find(|(target, _)| target == to) {
+                Some((_, score)) => *score += LINK_WEIGHT,
+                None => out.push((*to, LINK_WEIGHT)),
+            }
+        }
+        out
     }
 }
 
@@ -198,7 +271,7 @@ mod tests {
             edge(1, 9, 0.9),
             edge(9, 3, 0.9),
         ];
-        let whole = WalkGraph::of((1, 1), vec![1, 2, 3, 9], &edges).unwrap();
+        let whole = WalkGraph::of((1, 1), vec![1, 2, 3, 9], &edges, &[]).unwrap();
         let scope: HashSet<i64> = [1, 2, 3].into_iter().collect();
         let part = whole.within(&scope).unwrap();
         assert_eq!((part.nodes(), part.edges()), (3, 2));
@@ -216,5 +289,44 @@ mod tests {
             .walk(&[(1, 1.0)], Weights::Gain, PprParams::default())
             .unwrap();
         assert!(whole_walk.ranked.iter().any(|(id, _)| *id == 9));
+    }
+
+    #[test]
+    fn links_are_edges_of_their_own_weight_beside_the_gain_edges() {
+        // No gain edge leaves 1: only its link to 3 does. 2 → 3 is both a
+        // gain edge and a link; 4 is linked from outside the scope only.
+        let edges = [edge(2, 3, 0.4)];
+        let links = [(1, 3), (2, 3), (9, 4), (1, 1)];
+        let graph = WalkGraph::of((1, 1), vec![1, 2, 3, 4, 9], &edges, &links).unwrap();
+        assert_eq!(graph.edges(), 4, "the link of a chunk to itself is no edge");
+        assert_eq!(graph.links_from(1), &[3]);
+
+        let walk = graph
+            .walk(&[(1, 1.0)], Weights::Gain, PprParams::default())
+            .unwrap();
+        let reached: Vec<i64> = walk.ranked.iter().map(|(id, _)| *id).collect();
+        assert_eq!(reached, vec![1, 3]);
+
+        let greedy = graph.strongest_edges(
+            &[Seed {
+                chunk_id: 2,
+                similarity: 0.9,
+                weight: 1.0,
+            }],
+            2,
+        );
+        assert_eq!(greedy[1], (3, 0.4 + LINK_WEIGHT));
+
+        let scope: HashSet<i64> = [1, 2, 3, 4].into_iter().collect();
+        let part = graph.within(&scope).unwrap();
+        assert!(part.links_from(9).is_empty());
+        let among: HashSet<(i64, i64)> = part.links_among(&scope).into_iter().collect();
+        assert_eq!(among, [(1, 3), (2, 3)].into_iter().collect());
+
+        let without = WalkGraph::of((1, 1), vec![1, 2, 3, 4, 9], &edges, &[]).unwrap();
+        let stays = without
+            .walk(&[(1, 1.0)], Weights::Gain, PprParams::default())
+            .unwrap();
+        assert_eq!(stays.ranked.len(), 1, "without links, 1 leads nowhere");
     }
 }

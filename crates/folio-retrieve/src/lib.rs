@@ -32,7 +32,7 @@ pub use error::{Result, RetrieveError};
 pub use exact_vectors::dot;
 pub use exact_vectors::ExactVectors;
 pub use fusion::reciprocal_rank_fusion;
-pub use gain_walk::{Walk, WalkGraph, Weights};
+pub use gain_walk::{Walk, WalkGraph, Weights, LINK_WEIGHT};
 pub use memory_vectors::{CopyLimits, CopySettings, CopyStatus};
 pub use ranker::{Follow, GainWalk, Ranker, Ranking, Seed, WalkRecord, WalkStats};
 pub use service::{DocumentParts, RetrievalService};

@@ -33,6 +33,8 @@ pub struct GainWalk {
     pub seeds: usize,
     /// How the walk moves from the seeds.
     pub follow: Follow,
+    /// Whether a notes vault's links are edges too, beside the rubric's.
+    pub links: bool,
 }
 
 /// How a gain walk moves from its seeds: the paper's method and its two

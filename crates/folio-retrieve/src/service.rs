@@ -29,8 +29,9 @@ pub struct RetrievalService {
     events: EventSender,
     model: OnceCell<(Arc<Embedder>, VectorSpace)>,
     vectors: Arc<MemoryVectors>,
-    /// Walkable copies of the information-gain graphs, per rubric.
-    graphs: tokio::sync::Mutex<HashMap<Rubric, Arc<WalkGraph>>>,
+    /// Walkable copies of the information-gain graphs, per rubric, with
+    /// and without link edges.
+    graphs: tokio::sync::Mutex<HashMap<(Rubric, bool), Arc<WalkGraph>>>,
     /// The last scoped part of a graph walked: a thread asks within one
     /// scope turn after turn.
     scoped_graph: tokio::sync::Mutex<Option<ScopedGraph>>,
@@ -38,6 +39,7 @@ pub struct RetrievalService {
 
 struct ScopedGraph {
     rubric: Rubric,
+    links: bool,
     documents: DocumentSet,
     graph: Arc<WalkGraph>,
 }
@@ -205,8 +207,11 @@ impl RetrievalService {
         }
         let seeds = seeds(&nearest);
         let graph = match scope {
-            None => self.walk_graph(spec.rubric).await?,
-            Some(documents) => self.scoped_walk_graph(spec.rubric, documents).await?,
+            None => self.walk_graph(spec.rubric, spec.links).await?,
+            Some(documents) => {
+                self.scoped_walk_graph(spec.rubric, spec.links, documents)
+                    .await?
+            }
         };
         let (ranked, stats) = match spec.follow {
             Follow::StrongestEdge => (graph.strongest_edges(&seeds, k), None),
@@ -324,28 +329,36 @@ impl RetrievalService {
 
     /// The walkable graph of `rubric`, read again whenever edges or chunks
     /// changed since the copy in memory was made.
-    pub async fn walk_graph(&self, rubric: Rubric) -> Result<Arc<WalkGraph>> {
+    pub async fn walk_graph(&self, rubric: Rubric, links: bool) -> Result<Arc<WalkGraph>> {
         let version = self.store.gain_graph_version().await?;
         let mut graphs = self.graphs.lock().await;
-        if let Some(g) = graphs.get(&rubric).filter(|g| g.version == version) {
+        if let Some(g) = graphs
+            .get(&(rubric, links))
+            .filter(|g| g.version == version)
+        {
             return Ok(g.clone());
         }
-        let fresh = Arc::new(WalkGraph::load(&self.store, rubric).await?);
-        graphs.insert(rubric, fresh.clone());
+        let fresh = Arc::new(WalkGraph::load(&self.store, rubric, links).await?);
+        graphs.insert((rubric, links), fresh.clone());
         Ok(fresh)
     }
 
-    /// The part of the graph of `rubric` among the chunks of `documents`,
-    /// kept until the graph changes or another scope is walked.
+    /// The part of the graph of `rubric` (with its link edges, when
+    /// `links`) among the chunks of `documents`, kept until the graph
+    /// changes or another scope is walked.
     async fn scoped_walk_graph(
         &self,
         rubric: Rubric,
+        links: bool,
         documents: &DocumentSet,
     ) -> Result<Arc<WalkGraph>> {
-        let whole = self.walk_graph(rubric).await?;
+        let whole = self.walk_graph(rubric, links).await?;
         let mut cached = self.scoped_graph.lock().await;
         if let Some(c) = cached.as_ref().filter(|c| {
-            c.rubric == rubric && c.graph.version == whole.version && &c.documents == documents
+            c.rubric == rubric
+                && c.links == links
+                && c.graph.version == whole.version
+                && &c.documents == documents
         }) {
             return Ok(c.graph.clone());
         }
@@ -353,6 +366,7 @@ impl RetrievalService {
         let graph = Arc::new(whole.within(&chunks)?);
         *cached = Some(ScopedGraph {
             rubric,
+            links,
             documents: documents.clone(),
             graph: graph.clone(),
         });

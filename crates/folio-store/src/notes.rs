@@ -406,6 +406,29 @@ impl Store {
         Ok(linked)
     }
 
+    /// Every link of the library's indexed notes as an edge between chunks,
+    /// (the chunk it is written in, the chunk it lands in), each pair once
+    /// and in chunk order: what a gain walk follows beside its own edges.
+    /// Landings are found as [`Store::linked_chunks`] finds them.
+    pub async fn link_edges(&self) -> Result<Vec<(i64, i64)>> {
+        let linking: Vec<i64> = sqlx::query_scalar(
+            "SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id \
+             WHERE d.status = 'indexed' AND EXISTS (SELECT 1 FROM note_links l \
+               JOIN json_each(c.node_ordinals) n ON n.value = l.node_ordinal \
+               WHERE l.document_id = c.document_id) \
+             ORDER BY c.id",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        let mut edges = Vec::new();
+        for from in linking {
+            for to in self.linked_chunks(from).await? {
+                edges.push((from, to.to_chunk));
+            }
+        }
+        Ok(edges)
+    }
+
     /// Every tag of the library's indexed documents, in order.
     pub async fn tags(&self) -> Result<Vec<TagCount>> {
         let rows: Vec<(String, i64)> = sqlx::query_as(

@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 
 use serde_json::{json, Value};
 
-use common::engine::{rust_book, samples};
+use common::engine::{files_of, rust_book, samples};
 use folio_engine::llm::settings::{KitModel, QWEN_0_5B, SMOLLM2};
 
 struct Indexed {
@@ -967,18 +967,6 @@ fn five_chapters() -> Indexed {
             }
         }
     })
-}
-
-fn files_of(passages: &Value) -> Vec<String> {
-    passages
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| {
-            let path = Path::new(p["path"].as_str().unwrap());
-            path.file_name().unwrap().to_string_lossy().into_owned()
-        })
-        .collect()
 }
 
 #[test]

@@ -3,16 +3,17 @@
 //! noted, the note kept), inline and nested tags, wikilinks and embeds
 //! resolved as notes apps resolve them (name, alias, heading, block),
 //! `.obsidian/` and what a `.folioignore` names never indexed, `--tag`
-//! scoping a search, a collection and an evaluation, the `links` retriever adding the sections a passage
-//! links to (SmolLM2 answering over them), and `folio watch` re-resolving
-//! links when a note is renamed, edited or deleted.
+//! scoping a search, a collection and an evaluation, the `links` retriever
+//! adding the sections a passage links to (SmolLM2 answering over them),
+//! iG²RAG's walk and RDR²'s routes following links, and `folio watch`
+//! re-resolving links when a note is renamed, edited or deleted.
 
 mod common;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::engine::{folio, folio_json, folio_watch};
+use common::engine::{files_of, folio, folio_json, folio_watch};
 use serde_json::Value;
 
 fn write(root: &Path, relative: &str, text: &str) {
@@ -152,6 +153,54 @@ fn the_links_retriever_adds_the_sections_a_passage_links_to() {
         .as_array()
         .unwrap()
         .is_empty());
+}
+
+/// iG²RAG's walk and RDR²'s routing follow the vault's links when asked:
+/// with no gain graph built, the walk reaches the linked note only along
+/// the link, and RDR² routes through the linked note's tree too.
+#[test]
+fn the_walk_and_the_routes_follow_links_when_asked() {
+    let (_root, _notes, data) = indexed_vault();
+    let question = "Where do I start, and what comes later?";
+    let walk = |extra: &[&str]| {
+        let mut args = vec!["ask", question, "--method", "ig2rag", "-k", "2"];
+        args.extend_from_slice(&["--set", "h=1", "--max-tokens", "20"]);
+        args.extend_from_slice(extra);
+        folio_json(&data, &args)["run"]["trace"].clone()
+    };
+    let alone = walk(&[]);
+    assert_eq!(
+        files_of(&alone["passages"]),
+        ["Index.md"],
+        "no graph, no links: the seed alone: {alone}"
+    );
+
+    let linked = walk(&["--set", "links=follow"]);
+    assert_eq!(linked["links"], "follow");
+    assert_eq!(
+        files_of(&linked["passages"]),
+        ["Index.md", "Ownership.md"],
+        "{linked}"
+    );
+    let edges = linked["edges"].as_array().unwrap();
+    assert!(
+        edges
+            .iter()
+            .any(|e| e["link"] == true && e["class"].is_null()),
+        "{linked}"
+    );
+
+    let mut args = vec!["ask", question, "--method", "rdr2", "--retriever", "links"];
+    args.extend_from_slice(&["-k", "1", "--max-tokens", "20"]);
+    let routed = folio_json(&data, &args);
+    let trace = &routed["run"]["trace"];
+    assert_eq!(
+        files_of(&trace["routes"]),
+        ["Index.md", "Ownership.md"],
+        "{trace}"
+    );
+    assert_eq!(trace["retrieval"][0]["retriever"], "links", "{trace}");
+    assert_eq!(trace["retrieval"][0]["followed"][0]["written"], "Ownership");
 }
 
 /// The sample vault (`samples/vault`, the dev set's corpus) reads as its
@@ -348,8 +397,20 @@ fn a_vault_is_read_with_its_links_tags_and_front_matter_and_skips_what_it_hides(
         said.contains("no indexed note carries the tag #ru"),
         "{said}"
     );
+    let spaced = folio(&data, &["collections", "save", "spaced", "--tag", "a b"]);
+    assert!(!spaced.status.success());
+    let said = String::from_utf8_lossy(&spaced.stderr);
+    assert!(said.contains("`a b` is not a tag"), "{said}");
     let empty = folio(&data, &["collections", "save", "empty"]);
     assert!(!empty.status.success(), "a collection of nothing was saved");
+    let kept = folio_json(&data, &["collections"]);
+    let names: Vec<&str> = kept
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["memory", "start"], "nothing refused was saved");
 }
 
 /// `folio eval --tag` scopes every question to the corpus's notes with

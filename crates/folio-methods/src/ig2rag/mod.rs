@@ -4,7 +4,8 @@
 //! the walk ranks highest in one model call. `sim-ppr` walks the same pairs
 //! weighted by similarity and `greedy` follows the strongest gain edges:
 //! the paper's ablations. Without a built graph the walk stays on the
-//! seeds, which the trace says.
+//! seeds, which the trace says. With `links=follow` a notes vault's links
+//! are edges too, beside the gain graph's.
 
 #[cfg(test)]
 mod tests;
@@ -13,7 +14,7 @@ mod walk;
 
 pub use trace::{
     write_walk, GainWalkPart, GraphCoverage, GraphEdge, GraphNode, Ig2RagTrace, Ig2RagVariant,
-    Seed, WalkStats,
+    Seed, WalkLinks, WalkStats,
 };
 pub use walk::{walk, WalkSettings};
 
@@ -65,6 +66,11 @@ const VARIANT: Pick<Ig2RagVariant> = Pick {
     help: "ig2rag walks the gain graph; sim-ppr walks the same pairs by similarity; greedy follows the strongest gain edges.",
     default: WalkSettings::PAPER.variant,
 };
+const LINKS: Pick<WalkLinks> = Pick {
+    name: "links",
+    help: "follow: a notes vault's links are edges too, beside the gain graph's, so the walk also goes where the notes point (and reaches past the seeds before a graph is built).",
+    default: WalkSettings::PAPER.links,
+};
 
 #[async_trait::async_trait]
 impl Method for Ig2Rag {
@@ -80,6 +86,7 @@ impl Method for Ig2Rag {
                 ALPHA.declare(),
                 RUBRIC.declare(),
                 VARIANT.declare(),
+                LINKS.declare(),
             ],
         }
     }
@@ -99,6 +106,7 @@ impl Method for Ig2Rag {
             alpha: ALPHA.read(params)?,
             rubric: RUBRIC.read(params)?,
             variant: VARIANT.read(params)?,
+            links: LINKS.read(params)?,
         };
         let (passages, ranking) = walk(ctx, question, params.k, settings).await?;
         let mut trace = Ig2RagTrace {

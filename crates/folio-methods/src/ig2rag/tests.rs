@@ -198,3 +198,52 @@ async fn another_method_reasons_over_the_walk_and_its_trace_shows_it() {
         "{exported}"
     );
 }
+
+/// Three notes, the first linking to the second; no graph is built.
+const LINKED_NOTES: &[(&str, &str)] = &[
+    (
+        "start.md",
+        "# Start\n\nThe woman who wrote the first algorithm for the Analytical Engine was born where [[place]] says.\n",
+    ),
+    ("place.md", "# Place\n\nThe city of her birth was London.\n"),
+    (
+        "river.md",
+        "# River\n\nThe River Thames flows to the sea.\n",
+    ),
+];
+
+#[tokio::test]
+async fn with_links_followed_the_walk_goes_where_the_notes_point() {
+    let dir = tempfile::tempdir().unwrap();
+    let library = library_with(dir.path(), LINKED_NOTES).await;
+    let name = |p: &crate::Passage| p.path.rsplit('/').next().unwrap_or_default().to_string();
+
+    let (alone, _) = ask(&library, 2, &[("h", "1")]).await;
+    assert_eq!(
+        alone.passages.len(),
+        1,
+        "no graph, no links: the seed alone"
+    );
+    assert_eq!(name(&alone.passages[0]), "start.md", "the seed");
+    assert_eq!(alone.ranking.links, WalkLinks::Off);
+
+    let (linked, llm) = ask(&library, 2, &[("h", "1"), ("links", "follow")]).await;
+    let names: Vec<String> = linked.passages.iter().map(name).collect();
+    assert_eq!(names, ["start.md", "place.md"]);
+    assert_eq!(linked.ranking.links, WalkLinks::Follow);
+    let [edge] = linked.ranking.edges.as_slice() else {
+        panic!("one edge: {:?}", linked.ranking.edges);
+    };
+    assert_eq!(
+        (edge.source, edge.target),
+        (linked.passages[0].chunk_id, linked.passages[1].chunk_id)
+    );
+    assert!(edge.link && edge.class.is_none());
+    assert_eq!(edge.weight, folio_retrieve::LINK_WEIGHT);
+    assert!(
+        linked.ranking.notes[0].contains("follows only the notes' links"),
+        "{:?}",
+        linked.ranking.notes
+    );
+    assert!(llm.prompts()[0].contains("London"));
+}

@@ -41,6 +41,30 @@ impl Choice for Ig2RagVariant {
     }
 }
 
+/// Whether a gain walk also follows a notes vault's links, as edges of a
+/// fixed weight beside the rubric's gain edges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
+#[serde(rename_all = "kebab-case")]
+pub enum WalkLinks {
+    /// The paper's walk: gain edges only.
+    #[default]
+    Off,
+    /// Links are edges too, so the walk goes where the notes point.
+    Follow,
+}
+
+impl Choice for WalkLinks {
+    const ALL: &'static [WalkLinks] = &[WalkLinks::Off, WalkLinks::Follow];
+
+    fn as_str(self) -> &'static str {
+        match self {
+            WalkLinks::Off => "off",
+            WalkLinks::Follow => "follow",
+        }
+    }
+}
+
 /// An iG²RAG answer: the walk that ranked the passages, and the passages.
 /// As a retriever of another method, the walk alone is its
 /// [`GainWalkPart`].
@@ -65,6 +89,9 @@ pub struct GainWalkPart {
     pub h: usize,
     pub alpha: f64,
     pub k: usize,
+    /// Whether links were edges too; traces older than the option had none.
+    #[serde(default)]
+    pub links: WalkLinks,
     /// How much of the library the graph covered when the question was asked.
     pub coverage: GraphCoverage,
     /// The top-h chunks by similarity, best first; `weight` is their share
@@ -109,9 +136,13 @@ pub struct GraphNode {
 pub struct GraphEdge {
     pub source: i64,
     pub target: i64,
-    /// The gain class; none for the similarity graph of `sim-ppr`.
+    /// The gain class; none for the similarity graph of `sim-ppr` and for
+    /// a link with no gain edge beside it.
     pub class: Option<GainClass>,
     pub weight: f64,
+    /// A link of the notes joins the two (the weight then includes it).
+    #[serde(default)]
+    pub link: bool,
 }
 
 impl MethodTrace for Ig2RagTrace {
@@ -145,9 +176,13 @@ pub fn write_walk(out: &mut String, part: &GainWalkPart) {
             part.alpha
         ),
     };
+    let links = match part.links {
+        WalkLinks::Follow => ", the notes' links taken as edges too",
+        WalkLinks::Off => "",
+    };
     let _ = writeln!(
         out,
-        "({} variant, {} rubric) started from the {} passages most similar to *{}* and {how}, keeping the top {}. The graph covered {} of {} chunks with {} edges.\n",
+        "({} variant, {} rubric) started from the {} passages most similar to *{}* and {how}{links}, keeping the top {}. The graph covered {} of {} chunks with {} edges.\n",
         part.variant.as_str(),
         part.rubric.as_str(),
         part.seeds.len(),

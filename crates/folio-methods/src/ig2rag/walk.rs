@@ -5,12 +5,12 @@
 
 use std::collections::HashSet;
 
-use super::trace::{GainWalkPart, GraphCoverage, GraphEdge, GraphNode, Ig2RagVariant};
+use super::trace::{GainWalkPart, GraphCoverage, GraphEdge, GraphNode, Ig2RagVariant, WalkLinks};
 use crate::{MethodContext, MethodError, Passage};
 use folio_core::choice::Choice;
 use folio_llm::rubric::Rubric;
 use folio_retrieve::ppr::PprParams;
-use folio_retrieve::{Follow, GainWalk, Ranker};
+use folio_retrieve::{Follow, GainWalk, Ranker, LINK_WEIGHT};
 use folio_store::RubricStatus;
 
 /// Nodes the trace shows past the chosen passages and the seeds.
@@ -23,6 +23,7 @@ pub struct WalkSettings {
     pub alpha: f64,
     pub rubric: Rubric,
     pub variant: Ig2RagVariant,
+    pub links: WalkLinks,
 }
 
 impl WalkSettings {
@@ -33,6 +34,7 @@ impl WalkSettings {
         alpha: 0.3,
         rubric: Rubric::Coarse,
         variant: Ig2RagVariant::Ig2rag,
+        links: WalkLinks::Off,
     };
 }
 
@@ -49,6 +51,7 @@ pub async fn walk(
         alpha,
         rubric,
         variant,
+        links,
     } = settings;
     let walk_params = PprParams {
         alpha,
@@ -63,6 +66,7 @@ pub async fn walk(
         rubric,
         seeds: h,
         follow,
+        links: links == WalkLinks::Follow,
     });
     let ranking = ctx.rank(query, k, &retriever).await?;
     let Some(walked) = ranking.walk else {
@@ -71,7 +75,7 @@ pub async fn walk(
     let ranked = ranking.ranked;
     let (seeds, graph, walk) = (walked.seeds, walked.graph, walked.stats);
     let status = ctx.graph_coverage(rubric).await?;
-    let mut notes = coverage_notes(rubric, &status);
+    let mut notes = coverage_notes(rubric, &status, links);
     if let Some(stats) = walk.filter(|s| !s.converged) {
         notes.push(format!(
             "The walk stopped after {} iterations before converging (last change {:.2e}).",
@@ -120,26 +124,42 @@ pub async fn walk(
         })
         .collect();
     let in_view: HashSet<i64> = nodes.iter().map(|n| n.chunk_id).collect();
-    let mut among = graph.edges_among(&in_view);
-    // The same walk draws the same picture: the set has no order of its own.
-    among.sort_by_key(|e| (e.source, e.target));
-    let edges = among
+    let linked: HashSet<(i64, i64)> = graph.links_among(&in_view).into_iter().collect();
+    let mut edges: Vec<GraphEdge> = graph
+        .edges_among(&in_view)
         .into_iter()
-        .map(|e| match variant {
-            Ig2RagVariant::SimPpr => GraphEdge {
+        .map(|e| {
+            let link = linked.contains(&(e.source, e.target));
+            let (class, weight) = match variant {
+                Ig2RagVariant::SimPpr => (None, e.similarity),
+                _ => (Some(e.class), e.score),
+            };
+            GraphEdge {
                 source: e.source,
                 target: e.target,
-                class: None,
-                weight: e.similarity,
-            },
-            _ => GraphEdge {
-                source: e.source,
-                target: e.target,
-                class: Some(e.class),
-                weight: e.score,
-            },
+                class,
+                weight: weight + if link { LINK_WEIGHT } else { 0.0 },
+                link,
+            }
         })
         .collect();
+    for (source, target) in linked {
+        if !edges
+            .iter()
+            .any(|e| (e.source, e.target) == (source, target))
+        {
+            edges.push(GraphEdge {
+                source,
+                target,
+                class: None,
+                weight: LINK_WEIGHT,
+                link: true,
+            });
+        }
+    }
+    // The same walk draws the same picture: the sets have no order of
+    // their own.
+    edges.sort_by_key(|e| (e.source, e.target));
     let part = GainWalkPart {
         query: query.to_string(),
         variant,
@@ -147,6 +167,7 @@ pub async fn walk(
         h,
         alpha,
         k,
+        links,
         coverage: GraphCoverage {
             chunks: status.scored + status.failed + status.pending,
             scored: status.scored,
@@ -162,11 +183,15 @@ pub async fn walk(
     Ok((passages, part))
 }
 
-fn coverage_notes(rubric: Rubric, status: &RubricStatus) -> Vec<String> {
+fn coverage_notes(rubric: Rubric, status: &RubricStatus, links: WalkLinks) -> Vec<String> {
     let r = rubric.as_str();
     if status.scored == 0 {
+        let so = match links {
+            WalkLinks::Off => "the walk stays on the seeds",
+            WalkLinks::Follow => "the walk follows only the notes' links from the seeds",
+        };
         return vec![format!(
-            "The {r} graph has not been built (`folio graph build --rubric {r}`), so the walk stays on the seeds."
+            "The {r} graph has not been built (`folio graph build --rubric {r}`), so {so}."
         )];
     }
     if status.pending > 0 {

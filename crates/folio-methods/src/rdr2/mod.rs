@@ -25,8 +25,9 @@ pub use trace::{
 
 use super::{
     Answer, Count, Method, MethodContext, MethodDefaults, MethodError, MethodInfo, Params, Passage,
-    Pick, Trace,
+    Pick, RetrieverKind, Trace,
 };
+use folio_core::choice::Choice;
 use folio_llm::prompts::Prompt;
 use folio_retrieve::{Ranker, SearchMode};
 
@@ -41,12 +42,43 @@ const PAPER: MethodDefaults = MethodDefaults {
     sampling: None,
 };
 
-/// The search whose passages are routed through. RDR² is itself one of
-/// the retrievers other methods may pick, so it offers only the searches.
-const SEARCH: Pick<SearchMode> = Pick {
+/// Where the passages routed through come from. RDR² is itself one of
+/// the retrievers other methods may pick, so it offers the searches and
+/// the `links` retriever, not the walk or itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Routed {
+    Hybrid,
+    Dense,
+    Bm25,
+    /// A hybrid search and the sections its passages link to: a notes
+    /// vault's links take the route into the notes they point to, whose
+    /// trees are routed like the searched ones.
+    Links,
+}
+
+impl Choice for Routed {
+    const ALL: &'static [Routed] = &[Routed::Hybrid, Routed::Dense, Routed::Bm25, Routed::Links];
+
+    fn as_str(self) -> &'static str {
+        RetrieverKind::from(self).as_str()
+    }
+}
+
+impl From<Routed> for RetrieverKind {
+    fn from(routed: Routed) -> RetrieverKind {
+        match routed {
+            Routed::Hybrid => RetrieverKind::Hybrid,
+            Routed::Dense => RetrieverKind::Dense,
+            Routed::Bm25 => RetrieverKind::Bm25,
+            Routed::Links => RetrieverKind::Links,
+        }
+    }
+}
+
+const SEARCH: Pick<Routed> = Pick {
     name: "retriever",
-    help: "How the passages routed through are found: hybrid (dense + BM25), dense or bm25.",
-    default: SearchMode::Hybrid,
+    help: "How the passages routed through are found: hybrid (dense + BM25), dense, bm25, or links (hybrid, then the notes its passages link to, routed too).",
+    default: Routed::Hybrid,
 };
 const VARIANT: Pick<Rdr2Variant> = Pick {
     name: "variant",
@@ -115,6 +147,7 @@ impl Method for Rdr2 {
                 passages: Vec::new(),
                 unknown_citations: Vec::new(),
                 refused: false,
+                retrieval: Vec::new(),
             }))
         })
         .await?;

@@ -35,6 +35,7 @@ pub async fn read(
         passages,
         unknown_citations: Vec::new(),
         refused: false,
+        retrieval: Vec::new(),
     };
     if trace.passages.is_empty() {
         trace.refused = true;

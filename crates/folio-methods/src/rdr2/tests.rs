@@ -180,14 +180,15 @@ async fn when_every_route_refuses_the_searched_passages_are_passed_on() {
 }
 
 #[tokio::test]
-async fn rdr2_routes_searched_passages_only() {
+async fn rdr2_routes_searched_or_linked_passages_only() {
     let f = Fixture::new().await;
     let llm = ScriptedLlm::new(Vec::new());
     let mut request = AskRequest::new(QUESTION, "rdr2");
     request.options.insert("retriever".into(), "ig2rag".into());
     let err = refused(&f.library, &llm, &request).await;
     assert!(
-        err.to_string().contains("one of: hybrid, dense, bm25"),
+        err.to_string()
+            .contains("one of: hybrid, dense, bm25, links"),
         "{err}"
     );
 }
@@ -517,4 +518,51 @@ async fn out_of_range_options_are_refused_before_a_run_is_stored() {
 /// The document part of a routing prompt, after the few-shot examples.
 fn shown_tree(prompt: &str) -> &str {
     &prompt[prompt.rfind("<document title=").expect("a routing prompt")..]
+}
+
+#[tokio::test]
+async fn with_the_links_retriever_the_notes_linked_to_are_routed_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let guide = "# Guide\n\nHow tall is the SkyScreamer swing ride? See [[towers]].\n";
+    let towers = "# Towers\n\nThe SkyScreamer is 400 feet tall.\n";
+    let library = library_with(dir.path(), &[("guide.md", guide), ("towers.md", towers)]).await;
+    // Each note's one paragraph is node 1 of its tree.
+    let llm = ScriptedLlm::new(vec![
+        says("[ANSWER] 1"),
+        says("[ANSWER] 1"),
+        says("It is 400 feet tall [2]."),
+    ]);
+    let mut request = AskRequest::new(QUESTION, "rdr2");
+    request.k = Some(1);
+    request.options.insert("retriever".into(), "links".into());
+    let (run, _) = ask_with(&library, &llm, &request).await;
+    assert_eq!(run.status, RunStatus::Done, "{:?}", run.error);
+    assert_eq!(llm.unused(), 0);
+    let trace = match serde_json::from_value(run.trace.clone().unwrap()).unwrap() {
+        Trace::Rdr2(t) => t,
+        other => panic!("not an RDR2 trace: {other:?}"),
+    };
+    let routed: Vec<&str> = trace
+        .routing
+        .routes
+        .iter()
+        .map(|r| r.path.rsplit('/').next().unwrap())
+        .collect();
+    assert_eq!(
+        routed,
+        ["guide.md", "towers.md"],
+        "the linked note is routed too"
+    );
+    assert_eq!(trace.routing.routes[1].retrieved, [2]);
+    let [RetrievalPart::Links(links)] = trace.retrieval.as_slice() else {
+        panic!("one links part: {:?}", trace.retrieval);
+    };
+    assert_eq!((links.searched, links.followed.len()), (1, 1));
+    assert_eq!(links.followed[0].written, "towers");
+    assert!(trace.passages.iter().any(|p| p.text.contains("400 feet")));
+    let exported = exported(&run);
+    assert!(
+        exported.contains("Retrieved by following links") && exported.contains("by `[[towers]]`"),
+        "{exported}"
+    );
 }

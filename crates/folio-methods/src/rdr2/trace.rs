@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::markdown::{
     escape_label, file_url, ids, inline, option_name, write_notes, write_passages,
 };
-use crate::{Citation, MethodTrace, Passage};
+use crate::{Citation, MethodTrace, Passage, RetrievalPart};
 use folio_core::choice::Choice;
 use folio_documents::structure_tree::NodeKind;
 
@@ -61,6 +61,11 @@ pub struct Rdr2Trace {
     /// Every route refused, so the reader answered from no passages (as
     /// the paper's reader does): what an evaluation counts as a refusal.
     pub refused: bool,
+    /// How the retriever found the passages routed through, when it is
+    /// more than a search (the links it followed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<RetrievalPart>>", optional)]
+    pub retrieval: Vec<RetrievalPart>,
 }
 
 /// How RDR²'s router chose passages for one query: the search it started
@@ -197,6 +202,8 @@ impl MethodTrace for Rdr2Trace {
     fn refused(&self) -> bool {
         self.refused
     }
+
+    crate::over_any_retriever!();
 
     fn write_markdown(&self, out: &mut String, citations: &[Citation]) {
         out.push_str("RDR² ");

@@ -106,6 +106,19 @@ pub fn folio_watch(data_dir: &Path, log: &Path) -> Child {
         .unwrap()
 }
 
+/// The file names of a trace's passages (or of anything else listed with
+/// a `path`), in order.
+pub fn files_of(list: &serde_json::Value) -> Vec<String> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let path = Path::new(p["path"].as_str().unwrap());
+            path.file_name().unwrap().to_string_lossy().into_owned()
+        })
+        .collect()
+}
+
 pub fn folio_json(data_dir: &Path, args: &[&str]) -> serde_json::Value {
     let mut all = vec!["--json"];
     all.extend_from_slice(args);

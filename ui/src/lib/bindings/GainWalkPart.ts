@@ -5,12 +5,17 @@ import type { GraphNode } from "./GraphNode";
 import type { Ig2RagVariant } from "./Ig2RagVariant";
 import type { Rubric } from "./Rubric";
 import type { Seed } from "./Seed";
+import type { WalkLinks } from "./WalkLinks";
 import type { WalkStats } from "./WalkStats";
 
 /**
  * How a gain walk (iG²RAG §3.2) ranked chunks for one query.
  */
 export type GainWalkPart = { query: string, variant: Ig2RagVariant, rubric: Rubric, h: number, alpha: number, k: number, 
+/**
+ * Whether links were edges too; traces older than the option had none.
+ */
+links: WalkLinks, 
 /**
  * How much of the library the graph covered when the question was asked.
  */

@@ -3,6 +3,11 @@ import type { GainClass } from "./GainClass";
 
 export type GraphEdge = { source: number, target: number, 
 /**
- * The gain class; none for the similarity graph of `sim-ppr`.
+ * The gain class; none for the similarity graph of `sim-ppr` and for
+ * a link with no gain edge beside it.
  */
-class: GainClass | null, weight: number, };
+class: GainClass | null, weight: number, 
+/**
+ * A link of the notes joins the two (the weight then includes it).
+ */
+link: boolean, };

@@ -6,6 +6,7 @@ import type { Ig2RagVariant } from "./Ig2RagVariant";
 import type { Passage } from "./Passage";
 import type { Rubric } from "./Rubric";
 import type { Seed } from "./Seed";
+import type { WalkLinks } from "./WalkLinks";
 import type { WalkStats } from "./WalkStats";
 
 /**
@@ -18,6 +19,10 @@ export type Ig2RagTrace = {
  * What the answer was written from, numbered as in the prompt.
  */
 passages: Array<Passage>, unknown_citations: Array<number>, query: string, variant: Ig2RagVariant, rubric: Rubric, h: number, alpha: number, k: number, 
+/**
+ * Whether links were edges too; traces older than the option had none.
+ */
+links: WalkLinks, 
 /**
  * How much of the library the graph covered when the question was asked.
  */
