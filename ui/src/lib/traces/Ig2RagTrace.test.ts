@@ -3,7 +3,7 @@ import type { SourceTarget } from "$lib/source";
 import Ig2RagTrace from "./Ig2RagTrace.svelte";
 import type { TraceProps } from "./registry";
 import { expectInert, expectVisible, HOSTILE } from "$lib/testing/hostile";
-import { fact, fire, ig2ragTrace, passage, render, text } from "./testing";
+import { fact, fire, ig2ragTrace, linkedIg2ragTrace, passage, render, text } from "./testing";
 
 const graph = (root: Element) => root.querySelector<HTMLElement>('[data-testid="ig2rag-graph"]');
 const nodes = (root: Element) => [...root.querySelectorAll<SVGGElement>('[data-testid="ig2rag-node"]')];
@@ -103,6 +103,68 @@ describe("Ig2RagTrace", () => {
     const kinds = [...bare.target.querySelectorAll<HTMLElement>('[data-testid="ig2rag-legend-class"]')];
     expect(kinds.map((li) => li.dataset.class)).toEqual(["similarity"]);
     bare.destroy();
+  });
+
+  it("draws the notes' links the walk followed as edges of their own, and says the walk followed them", () => {
+    const legendOf = (root: Element) =>
+      [...root.querySelectorAll<HTMLElement>('[data-testid="ig2rag-legend-class"]')].map((li) => li.dataset.class);
+    const { target, destroy } = render(Ig2RagTrace, { trace: linkedIg2ragTrace() });
+    expect(fact(target, "Graph")).toBe(
+      "coarse rubric: four classes, redundant to novel (the paper's default); the notes' links were edges too",
+    );
+    expect(edges(target)).toHaveLength(7);
+
+    // A link with no gain edge beside it: a kind, a dash, an arrow and a title of its own.
+    const link = edge(target, 105, 106);
+    expect(link.dataset.class).toBe("link");
+    expect(link.dataset.link).toBe("true");
+    expect(link.classList.contains("link")).toBe(true);
+    expect(link.classList.contains("similarity")).toBe(false);
+    const marker = link.getAttribute("marker-end")!.match(/^url\(#(.+)\)$/)![1];
+    expect(graph(target)!.querySelector(`marker[id="${marker}"] path`)?.classList.contains("link")).toBe(true);
+    expect(text(link.querySelector("title"))).toBe(
+      "concurrency.md › Shared state > Mutex → smart-pointers.md › Smart pointers > RefCell: a link in the notes, weight 0.70",
+    );
+
+    // A gain edge that is also a link keeps its class and says it is a link too.
+    const both = edge(target, 101, 103);
+    expect(both.dataset.class).toBe("significant");
+    expect(both.dataset.link).toBe("true");
+    expect(text(both.querySelector("title"))).toBe(
+      "smart-pointers.md › Smart pointers > Rc → rust-book.pdf: significant, and a link in the notes, weight 1.40",
+    );
+    expect(edge(target, 101, 102).dataset.link).toBeUndefined();
+
+    expect(legendOf(target)).toEqual(["redundant", "minor", "significant", "novel", "link"]);
+    const entry = target.querySelector('[data-testid="ig2rag-legend-class"][data-class="link"]')!;
+    expect(text(entry)).toContain("a link written in the notes");
+    expect(entry.querySelector("line")?.classList.contains("link")).toBe(true);
+    destroy();
+
+    // Without links the walk says nothing of them and the legend has no link.
+    const plain = render(Ig2RagTrace, { trace: ig2ragTrace() });
+    expect(fact(plain.target, "Graph")).not.toContain("link");
+    expect(legendOf(plain.target)).toEqual(["redundant", "minor", "significant", "novel"]);
+    expect(plain.target.querySelector('[data-testid="ig2rag-edge"][data-link]')).toBeNull();
+    plain.destroy();
+
+    // Links followed but none among the nodes shown: the legend still says what a link is.
+    const none = render(Ig2RagTrace, { trace: ig2ragTrace({ links: "follow" }) });
+    expect(legendOf(none.target)).toEqual(["redundant", "minor", "significant", "novel", "link"]);
+    none.destroy();
+  });
+
+  it("says the walk followed only the notes' links when the graph is not built", () => {
+    const trace = linkedIg2ragTrace({
+      coverage: { chunks: 412, scored: 0, failed: 0, edges: 0 },
+      edges: [{ source: 101, target: 102, class: null, weight: 0.7, link: true }],
+    });
+    const { target, destroy } = render(Ig2RagTrace, { trace });
+    expect(text(target.querySelector('[data-testid="ig2rag-not-built"]'))).toMatch(
+      /^The coarse graph is not built yet, so the walk followed only the notes' links from the seeds/,
+    );
+    expect(edge(target, 101, 102).dataset.class).toBe("link");
+    destroy();
   });
 
   it("lights a node and its edges on hover or focus, and keeps it lit on Enter", () => {

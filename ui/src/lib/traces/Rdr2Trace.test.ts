@@ -251,4 +251,24 @@ describe("Rdr2Trace", () => {
     expect(text(routes(target)[1].querySelector('[data-testid="rdr2-chosen"]'))).toContain("<script>");
     destroy();
   });
+
+  it("shows the links its retriever followed above the routes, and nothing when it only searched", () => {
+    const trace = rdr2Trace();
+    trace.retrieval = [
+      { retriever: "links", query: "Rc", searched: 1, followed: [{ from: 1, to: 2, written: "Drop" }], notes: [] },
+    ];
+    const linked = render(Rdr2Trace, { trace });
+    const part = linked.target.querySelector('[data-testid="links-followed"]');
+    expect(part).not.toBeNull();
+    expect([...part!.querySelectorAll("li")].map(text)).toEqual(["[1] links to [2] by [[Drop]]"]);
+    // Above the routes: the links decided which documents were routed.
+    const first = routes(linked.target)[0];
+    expect(part!.compareDocumentPosition(first) & Node.DOCUMENT_POSITION_FOLLOWING).toBeTruthy();
+    linked.destroy();
+
+    const searched = render(Rdr2Trace, { trace: rdr2Trace() });
+    expect(searched.target.querySelector('[data-testid="links-followed"]')).toBeNull();
+    searched.destroy();
+  });
 });
+

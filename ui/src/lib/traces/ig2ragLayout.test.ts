@@ -3,6 +3,7 @@ import type { GraphEdge } from "$lib/bindings/GraphEdge";
 import type { GraphNode } from "$lib/bindings/GraphNode";
 import {
   ARROW,
+  edgeKind,
   edgeWidth,
   LABEL_ROOM,
   layoutGraph,
@@ -183,11 +184,32 @@ describe("layoutGraph", () => {
 
   it("marks an edge without a class as a similarity edge and drops edges it cannot place", () => {
     const edges: GraphEdge[] = [
-      { source: 1, target: 2, class: null, weight: 0.8 },
-      { source: 1, target: 99, class: "novel", weight: 0.9 },
-      { source: 2, target: 2, class: "minor", weight: 0.4 },
+      { source: 1, target: 2, class: null, weight: 0.8, link: false },
+      { source: 1, target: 99, class: "novel", weight: 0.9, link: false },
+      { source: 2, target: 2, class: "minor", weight: 0.4, link: false },
     ];
     const layout = layoutGraph([node(1, 0.5, true), node(2, 0.2)], edges);
     expect(layout.edges.map((e) => [e.source, e.target, e.kind])).toEqual([[1, 2, "similarity"]]);
+  });
+
+  it("draws a link of the notes with no gain edge beside it as a link, and a gain edge that is also one by its class", () => {
+    const edges: GraphEdge[] = [
+      { source: 1, target: 2, class: null, weight: 0.7, link: true },
+      { source: 2, target: 3, class: "significant", weight: 1.4, link: true },
+      { source: 3, target: 1, class: null, weight: 0.6, link: false },
+      { source: 1, target: 3, class: "minor", weight: 0.4, link: false },
+    ];
+    const layout = layoutGraph([node(1, 0.5, true), node(2, 0.3), node(3, 0.2)], edges);
+    expect(layout.edges.map((e) => [e.source, e.target, e.kind, e.link])).toEqual([
+      [1, 2, "link", true],
+      [2, 3, "significant", true],
+      [3, 1, "similarity", false],
+      [1, 3, "minor", false],
+    ]);
+    expect(edgeKind({ class: null, link: true })).toBe("link");
+    expect(edgeKind({ class: null, link: false })).toBe("similarity");
+    expect(edgeKind({ class: "novel", link: true })).toBe("novel");
+    // A link's weight, a gain edge's beside it added, is drawn no wider than a full weight.
+    expect(layout.edges[1].width).toBe(edgeWidth(1));
   });
 });

@@ -21,7 +21,16 @@ const NODE_GAP = 10;
 const RING_GAP = 26;
 const MARGIN = 16;
 
-export type EdgeKind = GainClass | "similarity";
+/**
+ * What an edge is drawn as: its gain class; "similarity" for sim-ppr's
+ * unclassed edges; "link" for a link of the notes with no gain edge beside
+ * it (a gain edge that is also a link keeps its class, and its `link`).
+ */
+export type EdgeKind = GainClass | "similarity" | "link";
+
+export function edgeKind(edge: Pick<GraphEdge, "class" | "link">): EdgeKind {
+  return edge.class ?? (edge.link ? "link" : "similarity");
+}
 
 export type PlacedNode = GraphNode & {
   x: number;
@@ -124,7 +133,7 @@ export function layoutGraph(nodes: readonly GraphNode[], edges: readonly GraphEd
     placed.push({
       ...edge,
       key: `${edge.source}>${edge.target}#${i}`,
-      kind: edge.class ?? "similarity",
+      kind: edgeKind(edge),
       d: edgePath(from, to),
       width: edgeWidth(edge.weight),
     });

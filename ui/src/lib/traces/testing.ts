@@ -248,6 +248,7 @@ export function gainWalkPart(overrides: Partial<GainWalkPart> = {}): GainWalkPar
     h: 3,
     alpha: 0.3,
     k: 3,
+    links: "off",
     coverage: { chunks: 412, scored: 408, failed: 2, edges: 2040 },
     seeds: [
       { chunk_id: 101, similarity: 0.82, weight: 0.36 },
@@ -264,12 +265,12 @@ export function gainWalkPart(overrides: Partial<GainWalkPart> = {}): GainWalkPar
       { chunk_id: 106, label: "smart-pointers.md › Smart pointers > RefCell", score: 0.02, seed: false, passage: null },
     ],
     edges: [
-      { source: 101, target: 102, class: "novel", weight: 0.95 },
-      { source: 102, target: 101, class: "minor", weight: 0.4 },
-      { source: 101, target: 103, class: "significant", weight: 0.7 },
-      { source: 104, target: 102, class: "redundant", weight: 0.1 },
-      { source: 103, target: 105, class: "novel", weight: 0.95 },
-      { source: 104, target: 106, class: "minor", weight: 0.4 },
+      { source: 101, target: 102, class: "novel", weight: 0.95, link: false },
+      { source: 102, target: 101, class: "minor", weight: 0.4, link: false },
+      { source: 101, target: 103, class: "significant", weight: 0.7, link: false },
+      { source: 104, target: 102, class: "redundant", weight: 0.1, link: false },
+      { source: 103, target: 105, class: "novel", weight: 0.95, link: false },
+      { source: 104, target: 106, class: "minor", weight: 0.4, link: false },
     ],
     notes: [],
     ...overrides,
@@ -285,6 +286,24 @@ export function ig2ragTrace(overrides: Partial<Ig2RagFixture> = {}): Ig2RagFixtu
     unknown_citations: [],
     ...overrides,
   };
+}
+
+/**
+ * The iG²RAG run whose walk also followed the notes' links: the Rc notes
+ * link to the book, beside the significant gain edge between them, and the
+ * Mutex notes link to RefCell's, where no gain edge joins them. A link
+ * weighs 0.7, added to a gain edge's weight beside it.
+ */
+export function linkedIg2ragTrace(overrides: Partial<Ig2RagFixture> = {}): Ig2RagFixture {
+  const base = ig2ragTrace();
+  return ig2ragTrace({
+    links: "follow",
+    edges: [
+      ...base.edges.map((e) => (e.source === 101 && e.target === 103 ? { ...e, weight: e.weight + 0.7, link: true } : e)),
+      { source: 105, target: 106, class: null, weight: 0.7, link: true },
+    ],
+    ...overrides,
+  });
 }
 
 /** The gain walk's part of a trace that retrieved with it for `query`. */
