@@ -1156,7 +1156,7 @@ describe("Folio in a real window", () => {
     await shot("23-calibrated");
   });
 
-  it("reads a notes vault: a tag scopes a search, a note shows its backlinks, and a link is followed", async () => {
+  it("reads a notes vault: a tag scopes a search, a note shows its backlinks, a link is followed, and iG²RAG walks the links", async () => {
     // A small vault of its own: a note with front matter tags and an alias,
     // and one that links to it by name, heading and alias.
     const vault = join(out, "vault");
@@ -1232,6 +1232,26 @@ describe("Folio in a real window", () => {
     await app.waitFor("the tag collection gone", 15_000, async () => (await app.all(fruit)).length === 0);
     await dismissToasts();
 
+    // iG²RAG's walk over the vault takes its links as edges when asked to.
+    await open("ask");
+    await chooseMethod("ig2rag");
+    await setField("ask-opt-links", "follow");
+    await (await app.byTestId("scope-picker")).click();
+    await (await app.find(`[data-testid="scope-folder"][data-value="${vault}"]`, 15_000)).click();
+    await app.waitFor("the vault as the scope", 15_000, async () => (await (await app.byTestId("scope-status")).text()).trim() === "2 documents");
+    await (await app.byTestId("scope-done")).click();
+    await askQuestion("When are the espalier's laterals cut?");
+    await app.waitFor("iG²RAG over the vault to finish", 5 * MINUTE, answered);
+    await app.find('[data-testid="ask-turn"]:last-of-type [data-testid="ig2rag-edge"][data-link="true"]', 15_000);
+    expect(await app.all('[data-testid="ask-turn"]:last-of-type [data-testid="ig2rag-legend-class"][data-class="link"]')).toHaveLength(1);
+    await app.execute("document.querySelector('[data-testid=\"ask-turn\"]:last-of-type [data-testid=\"ig2rag-graph\"]').scrollIntoView({ block: 'center' });");
+    await shot("26b-walk-follows-links");
+    await setField("ask-opt-links", "off");
+    await (await app.byTestId("scope-picker")).click();
+    await (await app.byTestId("scope-clear")).click();
+    await (await app.byTestId("scope-done")).click();
+    expect(await (await app.byTestId("scope-summary")).text()).toBe("Whole library");
+
     // Leave Search as the tests after this one expect it: the whole library.
     await open("search");
     await (await app.byTestId("scope-picker")).click();
@@ -1240,7 +1260,7 @@ describe("Folio in a real window", () => {
     expect(await (await app.byTestId("scope-summary")).text()).toBe("Whole library");
   });
 
-  it("draws a found table passage as a table, its rows marked", async () => {
+  it("draws a found table passage, and an answer's cited one, as a table, its rows marked", async () => {
     // A stock list too long for one passage: it is read in row groups,
     // each under the header, and the one holding the tamarillos is found.
     const dir = join(out, "stock");
@@ -1279,6 +1299,34 @@ describe("Folio in a real window", () => {
     expect((await app.all('[data-testid="source-table"] tbody tr')).length).toBe(120);
     await shot("27-cited-table");
     await closeViewer();
+
+    // An answer citing the list opens its cited rows the same way: Ask,
+    // scoped to the list, so whatever the answer cites is a row group.
+    await open("ask");
+    await chooseMethod("vanilla-rag");
+    await (await app.byTestId("scope-picker")).click();
+    await (await app.byTestId("scope-path-input")).type(join(dir, "stock.md"));
+    await (await app.byTestId("scope-path-add")).click();
+    const scoped = async () => (await (await app.byTestId("scope-status")).text()).trim() === "1 document";
+    await app.waitFor("the list as the scope", 15_000, scoped);
+    await (await app.byTestId("scope-done")).click();
+    await askQuestion("Where are the tamarillos kept?");
+    await app.waitFor("the answer to finish", 5 * MINUTE, answered);
+    const citations = await app.all('[data-testid="ask-turn"]:last-of-type [data-testid="citation"]');
+    expect(citations.length).toBeGreaterThan(0);
+    await citations[0].click();
+    await app.byTestId("source-table", 15_000);
+    const answerHeaders = await Promise.all((await app.all('[data-testid="source-table"] th')).map(async (th) => (await th.text()).trim()));
+    expect(answerHeaders).toEqual(["Fruit", "Stock", "Where"]);
+    const answerRows = await Promise.all((await app.all('[data-testid="cited-row"]')).map(async (r) => (await r.text()).trim()));
+    expect(answerRows.length).toBeGreaterThan(1);
+    expect(answerRows.filter((row) => !/\d+ crates/.test(row))).toEqual([]);
+    await shot("27b-answer-cited-table");
+    await closeViewer();
+    await (await app.byTestId("scope-picker")).click();
+    await (await app.byTestId("scope-clear")).click();
+    await (await app.byTestId("scope-done")).click();
+    expect(await (await app.byTestId("scope-summary")).text()).toBe("Whole library");
   });
 
   it("shows a file that stopped Folio as set aside in Library, and retries it", async () => {
