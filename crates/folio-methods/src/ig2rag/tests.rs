@@ -150,7 +150,12 @@ async fn without_a_graph_the_walk_stays_on_the_seeds_and_says_so() {
 async fn out_of_range_options_are_refused_before_a_run_is_stored() {
     let dir = tempfile::tempdir().unwrap();
     let library = library_with(dir.path(), ADA_NOTES).await;
-    for (name, value) in [("alpha", "0"), ("alpha", "1.5"), ("h", "0")] {
+    for (name, value) in [
+        ("alpha", "0"),
+        ("alpha", "1.5"),
+        ("h", "0"),
+        ("links", "sometimes"),
+    ] {
         let llm = ScriptedLlm::new(vec![]);
         let mut request = AskRequest::new(ADA_QUESTION, "ig2rag");
         request.options.insert(name.into(), value.into());
