@@ -281,6 +281,16 @@ impl Prompts {
             })
     }
 
+    /// The step's own message alone, to go on a chat that has its system
+    /// message already: a reply sent back with a request to mend it.
+    pub fn user_message(
+        &self,
+        prompt: &'static Prompt,
+        vars: impl Serialize,
+    ) -> Result<ChatMessage, PromptError> {
+        Ok(ChatMessage::user(render(&self.env, prompt, vars)?))
+    }
+
     /// The step's messages with `earlier` (a thread's turns, as user and
     /// assistant messages) between the system message (and the step's
     /// worked examples) and the step's own message.

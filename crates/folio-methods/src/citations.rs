@@ -137,6 +137,13 @@ pub fn without_markers(text: &str) -> String {
     out
 }
 
+/// Whether `text` is citation markers and nothing they could stand beside:
+/// "[1]", "[2][3]." A small model can take "end each sentence with its
+/// number" for the form of the answer and write the number alone.
+pub fn only_markers(text: &str) -> bool {
+    !cited_numbers(text).is_empty() && !without_markers(text).chars().any(char::is_alphanumeric)
+}
+
 fn parse_group(inside: &str) -> Option<Vec<usize>> {
     let mut numbers = Vec::new();
     for part in inside.split([',', ';']) {
@@ -194,6 +201,16 @@ mod tests {
             "A. B, C [note] [x"
         );
         assert_eq!(without_markers("[[3]]"), "[]");
+    }
+
+    #[test]
+    fn a_reply_of_markers_alone_is_told_from_an_answer() {
+        for bare in ["[1]", " [3]\n", "[2][4].", "[1, 2]"] {
+            assert!(only_markers(bare), "{bare:?}");
+        }
+        for answer in ["Ferris [1].", "4 [2]", "Ferris", "", "[see below]", "[x]"] {
+            assert!(!only_markers(answer), "{answer:?}");
+        }
     }
 
     #[test]

@@ -11,7 +11,7 @@ use serde::Serialize;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
-use super::citations::resolve;
+use super::citations::{cited_numbers, only_markers, resolve};
 use super::injection::suspected_instructions;
 use super::markers::{with_marker_stops, without_markers};
 use super::retrievers::{gather, RetrievalPart, RetrieverKind};
@@ -23,6 +23,10 @@ use folio_llm::rubric::Rubric;
 use folio_llm::{ChatMessage, ChatRequest, Completion, FinishReason, GenerateOptions, Llm};
 use folio_retrieve::{DocumentParts, Ranker, Ranking, RetrievalService, RetrieveError, SearchMode};
 use folio_store::{CutOff, DocumentSet, LinkedChunk, LlmCallRow, RubricStatus, StoredChunk};
+
+/// The request that follows a reply of citation markers alone: the model
+/// took "end each sentence with its number" for the answer's form.
+pub(super) static RESTATE: Prompt = folio_llm::prompt!("restate.j2", []);
 
 pub struct CitedAnswer {
     pub text: String,
@@ -449,11 +453,17 @@ impl<'a> MethodContext<'a> {
             return self.complete(step, &messages, options).await;
         }
         let messages = self.prompts.messages_after(&self.earlier, prompt, vars)?;
-        let options = GenerateOptions {
+        self.complete(step, &messages, &self.answer_options(options))
+            .await
+    }
+
+    /// `options` for a step that writes the answer: it stops at the
+    /// prompts' document markers.
+    fn answer_options(&self, options: &GenerateOptions) -> GenerateOptions {
+        GenerateOptions {
             stop: with_marker_stops(options.stop.clone()),
             ..options.clone()
-        };
-        self.complete(step, &messages, &options).await
+        }
     }
 
     /// The replies of `prompt`'s worked examples, to tell a reply that
@@ -470,6 +480,11 @@ impl<'a> MethodContext<'a> {
 
     /// The run's final step: a finished answer and the citations its `[n]`
     /// markers make to `passages`, with the markers that name none.
+    ///
+    /// A reply that is a citation marker alone ("[1]") is sent back once,
+    /// in the same chat, with [`RESTATE`]'s request for the answer itself,
+    /// under the same step so a front end streams it as the answer. The
+    /// marker still counts as a citation if the restated answer has none.
     pub async fn cited_answer(
         &self,
         step: &'static str,
@@ -478,9 +493,23 @@ impl<'a> MethodContext<'a> {
         params: &Params,
         passages: &[Passage],
     ) -> Result<CitedAnswer, MethodError> {
-        let completion = self.generate(step, prompt, vars, params).await?;
+        let options = self.answer_options(&self.options(params));
+        let mut messages = self.prompts.messages_after(&self.earlier, prompt, vars)?;
+        let mut completion = self.complete(step, &messages, &options).await?;
+        let mut cited_before = String::new();
+        if only_markers(&completion.text) {
+            cited_before = completion.text;
+            messages.push(ChatMessage::assistant(cited_before.clone()));
+            messages.push(self.prompts.user_message(&RESTATE, ())?);
+            completion = self.complete(step, &messages, &options).await?;
+        }
         let Written { text, cut_off } = answer_text(step, completion, params.max_tokens)?;
-        let (citations, unknown) = resolve(&text, passages);
+        let cited = if cited_numbers(&text).is_empty() {
+            format!("{cited_before} {text}")
+        } else {
+            text.clone()
+        };
+        let (citations, unknown) = resolve(&cited, passages);
         Ok(CitedAnswer {
             text,
             citations,
@@ -651,4 +680,65 @@ fn numbered(found: impl IntoIterator<Item = (StoredChunk, f64)>) -> Vec<Passage>
             text: chunk.text,
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::runner::AskRequest;
+    use crate::testing::{ask_with, library_with, says, ScriptedLlm, ADA_NOTES, ADA_QUESTION};
+    use folio_llm::Role;
+    use folio_store::RunStatus;
+
+    #[tokio::test]
+    async fn an_answer_of_a_marker_alone_is_asked_for_again_in_the_same_chat() {
+        let dir = tempfile::tempdir().unwrap();
+        let library = library_with(dir.path(), ADA_NOTES).await;
+        let llm = ScriptedLlm::new(vec![says("[1]"), says("Ada Lovelace wrote it.")]);
+        let (run, _) = ask_with(
+            &library,
+            &llm,
+            &AskRequest::new(ADA_QUESTION, "vanilla-rag"),
+        )
+        .await;
+
+        assert_eq!(run.status, RunStatus::Done);
+        assert_eq!(run.answer.as_deref(), Some("Ada Lovelace wrote it."));
+        let sent = llm.sent();
+        assert_eq!(sent.len(), 2);
+        let (first, again) = (&sent[0], &sent[1]);
+        assert_eq!(again[..first.len()], first[..], "the same chat, continued");
+        assert_eq!(again[first.len()].role, Role::Assistant);
+        assert_eq!(again[first.len()].content, "[1]");
+        assert!(again[first.len() + 1]
+            .content
+            .contains("a number is not an answer"));
+        assert_eq!(
+            run.citations.as_array().unwrap().len(),
+            1,
+            "the bare marker still names the passage the answer came from"
+        );
+        let calls = library.store().llm_calls(run.id).await.unwrap();
+        let steps: Vec<&str> = calls.iter().map(|c| c.step.as_str()).collect();
+        assert_eq!(
+            steps,
+            ["answer", "answer"],
+            "streamed as the answer it mends"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_answer_with_words_is_not_asked_for_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let library = library_with(dir.path(), ADA_NOTES).await;
+        let llm = ScriptedLlm::new(vec![says("Ada Lovelace [1]."), says("unused")]);
+        let (run, _) = ask_with(
+            &library,
+            &llm,
+            &AskRequest::new(ADA_QUESTION, "vanilla-rag"),
+        )
+        .await;
+
+        assert_eq!(run.answer.as_deref(), Some("Ada Lovelace [1]."));
+        assert_eq!(llm.unused(), 1);
+    }
 }

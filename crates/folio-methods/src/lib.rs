@@ -184,13 +184,14 @@ pub fn methods() -> &'static [&'static dyn Method] {
     REGISTRY
 }
 
-/// Every prompt a method's run may send: each method's steps, and the
-/// rewrite that makes a thread's follow-up a standalone question.
+/// Every prompt a method's run may send: each method's steps, the rewrite
+/// that makes a thread's follow-up a standalone question, and the request
+/// that follows an answer of citation markers alone.
 pub fn prompts() -> impl Iterator<Item = &'static Prompt> {
     REGISTRY
         .iter()
         .flat_map(|m| m.prompts().iter().copied())
-        .chain([&conversation::REWRITE])
+        .chain([&conversation::REWRITE, &context::RESTATE])
 }
 
 pub fn find(id: &str) -> Result<&'static dyn Method, MethodError> {
