@@ -659,6 +659,55 @@ fn a_document_marker_in_the_answer_stops_it() {
     );
 }
 
+/// On the kit's 0.5B Qwen: an override has the model reply with a marker
+/// alone, as the 1.5B did unasked under an earlier prompt. The reply goes
+/// back to the model with the built-in request to restate it, and the
+/// second reply, an answer in words, is the run's answer.
+#[test]
+fn an_answer_of_a_marker_alone_is_asked_for_again() {
+    let book = book();
+    let prompts = tempfile::tempdir().unwrap();
+    std::fs::create_dir(prompts.path().join("vanilla-rag")).unwrap();
+    std::fs::write(
+        prompts.path().join("vanilla-rag/answer.j2"),
+        "Do not answer the question below. Your whole reply must be the three characters [1] and nothing more.\n\n\
+         {% for p in passages %}<document number=\"{{ p.number }}\" source=\"{{ p.source }}\">\n\
+         {{ p.text }}\n</document>\n{% endfor %}\n\
+         Question: {{ question }}\nReply: [1]\n",
+    )
+    .unwrap();
+    let [(var, model)] = qwen(QWEN_0_5B);
+    let env = [
+        (var, model.as_str()),
+        ("FOLIO_PROMPTS_DIR", prompts.path().to_str().unwrap()),
+    ];
+    let result = book.ask(
+        &[
+            "How do I make a variable mutable?",
+            "--method",
+            "vanilla-rag",
+            "-k",
+            "4",
+        ],
+        &env,
+    );
+    let calls = result["calls"].as_array().unwrap();
+    let steps: Vec<&str> = calls.iter().map(|c| c["step"].as_str().unwrap()).collect();
+    assert_eq!(steps, ["answer", "answer"], "{result}");
+    assert!(
+        calls[0]["completion_tokens"].as_i64().unwrap() <= 4,
+        "the first reply was the marker alone: {}",
+        calls[0]
+    );
+    let answer = result["run"]["answer"].as_str().unwrap();
+    assert!(answer.contains("mut"), "{answer}");
+    let citations = result["run"]["citations"].as_array().unwrap();
+    assert!(!citations.is_empty(), "{result}");
+    for source in citations {
+        book.assert_resolves(source);
+    }
+}
+
 /// On the kit's 0.5B Qwen, which answers this without a `[n]`: the
 /// sentence is matched to the passage it draws on, and that source is
 /// marked attributed (not cited) in the run, `show` and the export.
