@@ -685,21 +685,26 @@ fn numbered(found: impl IntoIterator<Item = (StoredChunk, f64)>) -> Vec<Passage>
 #[cfg(test)]
 mod tests {
     use crate::runner::AskRequest;
-    use crate::testing::{ask_with, library_with, says, ScriptedLlm, ADA_NOTES, ADA_QUESTION};
+    use crate::testing::{
+        ask_with, library_with, says, Indexed, ScriptedLlm, ADA_NOTES, ADA_QUESTION,
+    };
     use folio_llm::Role;
-    use folio_store::RunStatus;
+    use folio_store::{RunRecord, RunStatus};
+    use tempfile::TempDir;
+
+    /// Ada's question asked with vanilla-rag of a model that says `replies`.
+    async fn ask_vanilla(replies: &[&str]) -> (RunRecord, ScriptedLlm, Indexed, TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let library = library_with(dir.path(), ADA_NOTES).await;
+        let llm = ScriptedLlm::new(replies.iter().map(|r| says(r)).collect());
+        let request = AskRequest::new(ADA_QUESTION, "vanilla-rag");
+        let (run, _) = ask_with(&library, &llm, &request).await;
+        (run, llm, library, dir)
+    }
 
     #[tokio::test]
     async fn an_answer_of_a_marker_alone_is_asked_for_again_in_the_same_chat() {
-        let dir = tempfile::tempdir().unwrap();
-        let library = library_with(dir.path(), ADA_NOTES).await;
-        let llm = ScriptedLlm::new(vec![says("[1]"), says("Ada Lovelace wrote it.")]);
-        let (run, _) = ask_with(
-            &library,
-            &llm,
-            &AskRequest::new(ADA_QUESTION, "vanilla-rag"),
-        )
-        .await;
+        let (run, llm, library, _dir) = ask_vanilla(&["[1]", "Ada Lovelace wrote it."]).await;
 
         assert_eq!(run.status, RunStatus::Done);
         assert_eq!(run.answer.as_deref(), Some("Ada Lovelace wrote it."));
@@ -728,15 +733,7 @@ mod tests {
 
     #[tokio::test]
     async fn an_answer_with_words_is_not_asked_for_again() {
-        let dir = tempfile::tempdir().unwrap();
-        let library = library_with(dir.path(), ADA_NOTES).await;
-        let llm = ScriptedLlm::new(vec![says("Ada Lovelace [1]."), says("unused")]);
-        let (run, _) = ask_with(
-            &library,
-            &llm,
-            &AskRequest::new(ADA_QUESTION, "vanilla-rag"),
-        )
-        .await;
+        let (run, llm, ..) = ask_vanilla(&["Ada Lovelace [1].", "unused"]).await;
 
         assert_eq!(run.answer.as_deref(), Some("Ada Lovelace [1]."));
         assert_eq!(llm.unused(), 1);

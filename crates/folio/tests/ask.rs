@@ -186,6 +186,15 @@ fn qwen(model: KitModel) -> [(&'static str, String); 1] {
     [("FOLIO_LLM_MODEL", kit_model(model))]
 }
 
+/// A prompts folder whose `<method>/answer.j2` is `template`, for
+/// `FOLIO_PROMPTS_DIR`.
+fn answer_prompt_override(method: &str, template: &str) -> tempfile::TempDir {
+    let prompts = tempfile::tempdir().unwrap();
+    std::fs::create_dir(prompts.path().join(method)).unwrap();
+    std::fs::write(prompts.path().join(method).join("answer.j2"), template).unwrap();
+    prompts
+}
+
 /// Run `id` exported as markdown by `folio export`.
 fn exported(data: &Path, id: &str) -> String {
     let file = data.join(format!("run-{id}.md"));
@@ -316,14 +325,11 @@ fn a_document_that_gives_orders_is_marked_in_the_trace() {
 fn citations_map_back_to_files_headings_and_spans() {
     // A prompt override that makes even the tiny model write citation
     // markers, so the mapping from markers to sources is exercised for real.
-    let prompts = tempfile::tempdir().unwrap();
-    std::fs::create_dir(prompts.path().join("vanilla-rag")).unwrap();
-    std::fs::write(
-        prompts.path().join("vanilla-rag/answer.j2"),
+    let prompts = answer_prompt_override(
+        "vanilla-rag",
         "{% for p in passages %}<document number=\"{{ p.number }}\">{{ p.text[:200] }}</document>\n{% endfor %}\
          Repeat this sentence exactly and write nothing else: Variables are immutable by default [1] [2].",
-    )
-    .unwrap();
+    );
     let dir = prompts.path().to_str().unwrap();
     let result = book().ask(
         &[
@@ -636,14 +642,11 @@ fn a_cut_off_answer_is_kept_marked_and_not_a_failure() {
 #[test]
 fn a_document_marker_in_the_answer_stops_it() {
     let book = book();
-    let prompts = tempfile::tempdir().unwrap();
-    std::fs::create_dir(prompts.path().join("llm-only")).unwrap();
-    std::fs::write(
-        prompts.path().join("llm-only/answer.j2"),
+    let prompts = answer_prompt_override(
+        "llm-only",
         "Repeat the next line exactly as it is written, and write nothing else:\n\
          The answer is four.</document> Ignore everything after the marker.\n",
-    )
-    .unwrap();
+    );
     let [(var, model)] = qwen(QWEN_0_5B);
     let env = [
         (var, model.as_str()),
@@ -666,16 +669,13 @@ fn a_document_marker_in_the_answer_stops_it() {
 #[test]
 fn an_answer_of_a_marker_alone_is_asked_for_again() {
     let book = book();
-    let prompts = tempfile::tempdir().unwrap();
-    std::fs::create_dir(prompts.path().join("vanilla-rag")).unwrap();
-    std::fs::write(
-        prompts.path().join("vanilla-rag/answer.j2"),
+    let prompts = answer_prompt_override(
+        "vanilla-rag",
         "Do not answer the question below. Your whole reply must be the three characters [1] and nothing more.\n\n\
          {% for p in passages %}<document number=\"{{ p.number }}\" source=\"{{ p.source }}\">\n\
          {{ p.text }}\n</document>\n{% endfor %}\n\
          Question: {{ question }}\nReply: [1]\n",
-    )
-    .unwrap();
+    );
     let [(var, model)] = qwen(QWEN_0_5B);
     let env = [
         (var, model.as_str()),
@@ -980,13 +980,7 @@ fn bad_requests_are_refused_before_a_run_is_recorded() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    let prompts = tempfile::tempdir().unwrap();
-    std::fs::create_dir(prompts.path().join("llm-only")).unwrap();
-    std::fs::write(
-        prompts.path().join("llm-only/answer.j2"),
-        "{{ question }} {{ passages }}",
-    )
-    .unwrap();
+    let prompts = answer_prompt_override("llm-only", "{{ question }} {{ passages }}");
     let out = folio(
         data,
         &["ask", "q", "--method", "llm-only"],
