@@ -22,7 +22,7 @@
 import { execFileSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 
 import { writeHotpotqaFolder } from "./corpora";
 import { textPdf } from "./pdf";
@@ -207,6 +207,29 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await app?.end();
+});
+
+/**
+ * A failed test leaves what the window showed, for a failure on CI (where
+ * only the log is kept) to be read without a rerun: the visible text and
+ * the end of the app's own output, printed, and a screenshot in
+ * screenshots/failed/.
+ */
+beforeEach(({ task, onTestFailed }) => {
+  onTestFailed(async () => {
+    const said = [`the window when “${task.name}” failed:`];
+    try {
+      said.push((await app.execute<string>("return document.body.innerText;")).slice(0, 4000));
+      mkdirSync(join(shots, "failed"), { recursive: true });
+      writeFileSync(join(shots, "failed", `${task.name.replace(/[^a-z0-9]+/gi, "-").slice(0, 80)}.png`), await app.screenshot());
+    } catch (e) {
+      said.push(`(the window could not be read: ${e})`);
+    }
+    const log = join(out, "tauri-driver.log");
+    const output = existsSync(log) ? readFileSync(log, "utf8").trim() : "";
+    if (output) said.push("the app's output, last lines:", ...output.split("\n").slice(-40));
+    console.error(said.join("\n"));
+  });
 });
 
 describe("Folio in a real window", () => {
