@@ -874,8 +874,15 @@ fn a_whole_document_answer_keeps_its_summaries_for_the_next_question() {
     let book = book();
     let chapter = book.corpus.join("ch03-03-how-functions-work.md");
     let chapter = chapter.to_str().unwrap();
+    // Short summaries and answers: what is checked is that summaries are
+    // written, kept and read again, not how long they are.
+    let short = ["--max-tokens", "64"];
     let first = book.ask(
-        &["How do functions return values?", "--document", chapter],
+        &[
+            &["How do functions return values?", "--document", chapter],
+            &short[..],
+        ]
+        .concat(),
         &[],
     );
     let run = &first["run"];
@@ -892,7 +899,10 @@ fn a_whole_document_answer_keeps_its_summaries_for_the_next_question() {
         book.assert_resolves(p);
     }
 
-    let second = book.ask(&["What are parameters?", "--document", chapter], &[]);
+    let second = book.ask(
+        &[&["What are parameters?", "--document", chapter], &short[..]].concat(),
+        &[],
+    );
     let run = &second["run"];
     assert_eq!(run["llm_calls"], 1, "every summary was kept");
     assert!(run["trace"]["sections"]
@@ -912,6 +922,8 @@ fn a_whole_document_answer_keeps_its_summaries_for_the_next_question() {
             "max-calls=2",
             "--method",
             "whole-document",
+            "--max-tokens",
+            "64",
         ],
         &[],
     );
@@ -996,29 +1008,39 @@ fn bad_requests_are_refused_before_a_run_is_recorded() {
 }
 
 /// Chapters 6, 9, 13, 15 and 17 of the book, where "Can I use it in
-/// main?" alone finds no passage of chapter 9's `?` section.
-fn five_chapters() -> Indexed {
-    Indexed::build(|corpus| {
-        for entry in std::fs::read_dir(rust_book()).unwrap() {
-            let path = entry.unwrap().path();
-            let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            if ["ch06-", "ch09-", "ch13-", "ch15-", "ch17-"]
-                .iter()
-                .any(|p| name.starts_with(p))
-            {
-                std::fs::copy(&path, corpus.join(&name)).unwrap();
+/// main?" alone finds no passage of chapter 9's `?` section; indexed once
+/// for the whole test binary.
+fn five_chapters() -> &'static Indexed {
+    static FIVE: OnceLock<Indexed> = OnceLock::new();
+    FIVE.get_or_init(|| {
+        Indexed::build(|corpus| {
+            for entry in std::fs::read_dir(rust_book()).unwrap() {
+                let path = entry.unwrap().path();
+                let name = path.file_name().unwrap().to_string_lossy().into_owned();
+                if ["ch06-", "ch09-", "ch13-", "ch15-", "ch17-"]
+                    .iter()
+                    .any(|p| name.starts_with(p))
+                {
+                    std::fs::copy(&path, corpus.join(&name)).unwrap();
+                }
             }
-        }
+        })
     })
 }
 
 #[test]
 fn a_method_starts_from_kept_prompts_only_when_the_settings_allow() {
     let ix = five_chapters();
+    // Two documents with small trees: enough for calls that share a prefix,
+    // at a third of the default's prompt tokens.
     let question = [
         "What does the question mark operator do?",
         "--method",
         "rdr2",
+        "-k",
+        "2",
+        "--set",
+        "budget-tokens=400",
     ];
     let run = |env: &[(&str, &str)]| ix.ask(&question, env)["run"].clone();
     let fresh = run(&[]);

@@ -16,10 +16,16 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::engine::tiny_model;
-use common::served::{serve_command, Server};
+use common::served::{serve_command, ModelThreads, Server};
 use serde_json::{json, Value};
 
 const QUESTION: &str = "How do I make a variable mutable?";
+
+/// The OpenAPI walk is this binary's longest test by far (it calibrates
+/// the model, among everything else) and starts first, so its server has
+/// every core; the tests that run beside it, one after another, give their
+/// models one thread.
+const BESIDE_THE_WALK: ModelThreads = ModelThreads::One;
 
 /// A small evaluation: two questions and the passages that answer them.
 const EVAL_QUESTIONS: &str = r#"{"id": "q1", "question": "Which keyword makes a Rust variable mutable?", "answers": ["mut"]}
@@ -100,9 +106,11 @@ fn client_script(name: &str, args: &[&str]) -> Value {
         .join("tests/clients")
         .join(name);
     let out = Command::new(python(".venv-clients"))
-        // What `folio mcp` answers with, when the client spawns it.
+        // What `folio mcp` answers with, when the client spawns it: beside
+        // the walk, on one thread.
         .env("FOLIO_CONFIG", "/dev/null")
         .env("FOLIO_LLM_MODEL", tiny_model())
+        .env("FOLIO_LLM_THREADS", "1")
         .arg(script)
         .args(args)
         .output()
@@ -122,7 +130,7 @@ fn client_script(name: &str, args: &[&str]) -> Value {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_server_refuses_a_missing_or_wrong_token_a_forged_host_big_bodies_and_paths() {
-    let server = Server::start();
+    let server = Server::start(BESIDE_THE_WALK);
     let addr = server.addr.as_str();
     let get = |host: &str, auth: &str| {
         format!("GET /api/status HTTP/1.1\r\nHost: {host}\r\n{auth}Connection: close\r\n\r\n")
@@ -283,7 +291,7 @@ async fn the_server_refuses_a_missing_or_wrong_token_a_forged_host_big_bodies_an
 
 #[tokio::test(flavor = "multi_thread")]
 async fn openai_client_streams_a_methods_answer_with_footnotes_and_follows_it_up() {
-    let server = Server::start();
+    let server = Server::start(BESIDE_THE_WALK);
     let base = server.url("");
     let got = client_script(
         "openai_chat.py",
@@ -344,7 +352,7 @@ async fn openai_client_streams_a_methods_answer_with_footnotes_and_follows_it_up
 
 #[tokio::test(flavor = "multi_thread")]
 async fn every_operation_in_the_openapi_document_answers_as_it_describes() {
-    let server = Server::start();
+    let server = Server::start(ModelThreads::AllCores);
     let docs = server.docs();
     // Ids for the walk: a run and its thread, a passage, a document, a job.
     let (status, run) = server
@@ -561,7 +569,7 @@ fn check_mcp_session(got: &Value, docs: &str) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn mcp_sdk_client_over_stdio_searches_asks_with_progress_and_reads() {
-    let server = Server::start();
+    let server = Server::start(BESIDE_THE_WALK);
     let data = server.data.path().to_str().unwrap();
     let got = client_script(
         "mcp_client.py",
@@ -578,7 +586,7 @@ async fn mcp_sdk_client_over_stdio_searches_asks_with_progress_and_reads() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn mcp_sdk_client_over_streamable_http_needs_the_token_and_gets_the_same() {
-    let server = Server::start();
+    let server = Server::start(BESIDE_THE_WALK);
     let got = client_script(
         "mcp_client.py",
         &[

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::engine::{folio, write_hotpotqa_passages_from};
-use common::served::{succeeded, Server};
+use common::served::{succeeded, ModelThreads, Server};
 use common::soak::Soak;
 use serde_json::{json, Value};
 
@@ -91,7 +91,7 @@ fn percentile(mut seconds: Vec<f64>, p: f64) -> f64 {
 async fn twenty_clients_search_and_ask_while_a_folder_is_indexed() {
     let soak = Soak::from_env();
     let (passages, duration) = soak.pick((1_000, 15), (8_000, 120));
-    let server = Arc::new(Server::start());
+    let server = Arc::new(Server::start(ModelThreads::AllCores));
     let client = reqwest::Client::new();
 
     // The same searches, one at a time, with nothing else running.

@@ -20,8 +20,19 @@ pub struct Server {
     docs: tempfile::TempDir,
 }
 
+/// How many threads the served model computes on.
+#[derive(Clone, Copy)]
+pub enum ModelThreads {
+    /// As shipped: one per core. For a test that has the machine to itself.
+    AllCores,
+    /// One, for a test that runs beside another test's model: two models
+    /// spinning two threads each on a two-core machine slow each other down
+    /// many times over.
+    One,
+}
+
 impl Server {
-    pub fn start() -> Server {
+    pub fn start(threads: ModelThreads) -> Server {
         let data = tempfile::tempdir().unwrap();
         let docs = tempfile::tempdir().unwrap();
         for chapter in [
@@ -34,7 +45,11 @@ impl Server {
         let docs_path = docs.path().to_str().unwrap().to_string();
         succeeded(&folio(data.path(), &["add", &docs_path]));
         let log = data.path().join("serve.log");
-        let child = serve_command(data.path(), &["--addr", "127.0.0.1:0"])
+        let mut command = serve_command(data.path(), &["--addr", "127.0.0.1:0"]);
+        if let ModelThreads::One = threads {
+            command.env("FOLIO_LLM_THREADS", "1");
+        }
+        let child = command
             .stdout(std::fs::File::create(&log).unwrap())
             .stderr(Stdio::null())
             .spawn()
