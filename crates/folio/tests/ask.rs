@@ -83,16 +83,19 @@ impl Indexed {
 /// Chapters 3 and 4 of the book, indexed once for the whole test binary.
 fn book() -> &'static Indexed {
     static BOOK: OnceLock<Indexed> = OnceLock::new();
-    BOOK.get_or_init(|| {
-        Indexed::build(|corpus| {
-            for entry in std::fs::read_dir(rust_book()).unwrap() {
-                let path = entry.unwrap().path();
-                let name = path.file_name().unwrap().to_string_lossy().into_owned();
-                if name.starts_with("ch03-") || name.starts_with("ch04-") {
-                    std::fs::copy(&path, corpus.join(&name)).unwrap();
-                }
+    BOOK.get_or_init(|| book_chapters(&["ch03-", "ch04-"]))
+}
+
+/// The book's chapters whose file names start with one of `prefixes`, indexed.
+fn book_chapters(prefixes: &[&str]) -> Indexed {
+    Indexed::build(|corpus| {
+        for entry in std::fs::read_dir(rust_book()).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if prefixes.iter().any(|p| name.starts_with(p)) {
+                std::fs::copy(&path, corpus.join(&name)).unwrap();
             }
-        })
+        }
     })
 }
 
@@ -1012,20 +1015,7 @@ fn bad_requests_are_refused_before_a_run_is_recorded() {
 /// for the whole test binary.
 fn five_chapters() -> &'static Indexed {
     static FIVE: OnceLock<Indexed> = OnceLock::new();
-    FIVE.get_or_init(|| {
-        Indexed::build(|corpus| {
-            for entry in std::fs::read_dir(rust_book()).unwrap() {
-                let path = entry.unwrap().path();
-                let name = path.file_name().unwrap().to_string_lossy().into_owned();
-                if ["ch06-", "ch09-", "ch13-", "ch15-", "ch17-"]
-                    .iter()
-                    .any(|p| name.starts_with(p))
-                {
-                    std::fs::copy(&path, corpus.join(&name)).unwrap();
-                }
-            }
-        })
-    })
+    FIVE.get_or_init(|| book_chapters(&["ch06-", "ch09-", "ch13-", "ch15-", "ch17-"]))
 }
 
 #[test]
