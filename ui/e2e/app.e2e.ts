@@ -60,6 +60,17 @@ async function open(view: string) {
   await (await app.byTestId(`nav-${view}`)).click();
 }
 
+/**
+ * Waits until nothing in the view is still loading, so that a click lands
+ * where it was aimed: Settings' list of the models on this computer grows
+ * when its look ends, and moves everything below it down the page.
+ */
+async function settled() {
+  await app.waitFor("the view to finish loading", MINUTE, async () => {
+    return (await app.all('main [aria-busy="true"]')).length === 0;
+  });
+}
+
 async function number(testId: string) {
   return Number((await (await app.byTestId(testId)).text()).replace(/[^0-9]/g, "") || "0");
 }
@@ -1066,6 +1077,7 @@ describe("Folio in a real window", () => {
     expect((await initially.text()).trim()).toBe("Off: no other app can reach this library.");
     // Port 0: the shell binds a free port, and the status names it.
     await setField("server-address", "127.0.0.1:0");
+    await settled();
     await app.execute('document.querySelector("[data-testid=server-panel]").scrollIntoView()');
     await (await app.byTestId("server-switch")).click();
     await app.waitFor("the library served, or why not", 30_000, async () => {
@@ -1161,6 +1173,7 @@ describe("Folio in a real window", () => {
   it("settings: calibrates the model for CRP-RAG, with progress, and keeps the threshold", async () => {
     await open("settings");
     const panel = await app.byTestId("calibrate-panel", 15_000);
+    await settled();
     await app.execute('document.querySelector("[data-testid=calibrate-panel]").scrollIntoView()');
     await app.byTestId("calibrate-none", 15_000);
     await (await app.byTestId("calibrate-start")).click();
