@@ -22,12 +22,12 @@
 import { execFileSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it as vitestIt } from "vitest";
 
 import { writeHotpotqaFolder } from "./corpora";
 import { textPdf } from "./pdf";
 import { answerSaveDialog, closeWindowsOf, confirmDialog } from "./x11";
-import { Keys, Session } from "./webdriver";
+import { Keys, Session, SessionGone } from "./webdriver";
 
 const env = (name: string) => {
   const value = process.env[name];
@@ -172,6 +172,65 @@ function makeCorpus() {
 async function startApp() {
   app = await Session.start(env("WEBDRIVER_URL"), env("FOLIO_APP"));
   await app.find('main[data-ready="true"]', 2 * MINUTE);
+}
+
+/**
+ * A test of the window. Under Xvfb, Mesa's software rasterizer has
+ * segfaulted in WebKit's compositor thread (not in Folio's code), and the
+ * page's process took the WebDriver session with it; every later test then
+ * failed at its first step. Where a test fails and the session is gone, the
+ * app is stopped, started in a new window on the same data, and the test
+ * runs once more, whole: it passes only if it passes there.
+ */
+function it(name: string, body: () => Promise<void>, timeoutMs?: number) {
+  vitestIt(
+    name,
+    async () => {
+      try {
+        await body();
+      } catch (e) {
+        if (!(await pageDied())) throw e;
+        console.error(`the window's page died during “${name}” (${e}); the test runs again in a new window`);
+        await reopenApp();
+        await body();
+      }
+    },
+    timeoutMs,
+  );
+}
+
+/**
+ * Whether the window's page is gone. When WebKit's page process dies, the
+ * driver either deletes the session or keeps one whose every command fails
+ * ("Could not parse element info"); a page that runs a script is alive. It
+ * is asked for a moment, as the session may go just after the failed call.
+ */
+async function pageDied(): Promise<boolean> {
+  for (let asked = 0; asked < 8; asked++) {
+    try {
+      if (await app.execute<boolean>('return document.querySelector("main") !== null;')) return false;
+    } catch (e) {
+      if (e instanceof SessionGone) return true;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return true;
+}
+
+/** Kills the app whose page died (as kill -9 would: the app loses nothing to it) and starts it in a new window. */
+async function reopenApp() {
+  let pid: number | undefined;
+  try {
+    pid = appPid();
+  } catch {
+    // pgrep found none: the app has gone with its page.
+  }
+  if (pid !== undefined) {
+    process.kill(pid, "SIGKILL");
+    await app.waitFor("the app to exit", 30_000, async () => exited(pid));
+  }
+  await app.end();
+  await startApp();
 }
 
 /** The app's process (WebKitWebDriver starts it; there is only one). */

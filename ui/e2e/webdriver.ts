@@ -6,6 +6,13 @@ const ELEMENT = "element-6066-11e4-a52e-4f735466cecf";
 
 export class WebDriverError extends Error {}
 
+/**
+ * The session is gone: WebKit's page process died (under Xvfb, Mesa's
+ * software rasterizer has segfaulted in its compositor thread), and took the
+ * session with it. Waiting cannot bring it back.
+ */
+export class SessionGone extends WebDriverError {}
+
 async function call(url: string, method: string, body?: unknown): Promise<any> {
   const response = await fetch(url, {
     method,
@@ -14,7 +21,8 @@ async function call(url: string, method: string, body?: unknown): Promise<any> {
   });
   const json = (await response.json()) as { value: any };
   if (!response.ok) {
-    throw new WebDriverError(`${method} ${url}: ${json.value?.error}: ${json.value?.message}`);
+    const Failure = json.value?.error === "invalid session id" ? SessionGone : WebDriverError;
+    throw new Failure(`${method} ${url}: ${json.value?.error}: ${json.value?.message}`);
   }
   return json.value;
 }
@@ -108,6 +116,7 @@ export class Session {
       try {
         if (await condition()) return;
       } catch (e) {
+        if (e instanceof SessionGone) throw e;
         last = e;
       }
       await new Promise((r) => setTimeout(r, pollMs));
