@@ -13,7 +13,12 @@ use folio_llm::ReplySchema;
 
 const OUTLINE_MARKER: &str = "<OUTLINE>";
 /// Longer sub-queries are cut: a retrieval query is a line, not an essay.
-const MAX_QUERY_CHARS: usize = 300;
+/// The 1.5B Qwen filled 300 with the answer it expected, talk about the
+/// page ("This query will find the facts for the section …") or a run of
+/// "0." (rust-book dev, 2026-12-07), so every query spent 60 to 100 tokens
+/// of writing and searched with the guess; the names a query needs come
+/// first and fit in far less.
+const MAX_QUERY_CHARS: usize = 120;
 /// The quotes a query may be wrapped in; the parser trims them from its ends.
 const QUOTES: [char; 5] = ['"', '\'', '`', '“', '”'];
 /// The spaces a query's grammar keeps after a colon and off its end, as a
@@ -583,7 +588,7 @@ mod tests {
     fn the_sub_query_grammar_asks_for_one_line_per_section() {
         assert_eq!(
             sub_queries_grammar(3),
-            "root ::= query{3}\nquery ::= [A-Za-z] part{1,298} [^\\n:< \\t\\r\\u00A0\"'`“”] \"\\n\"\npart ::= [^\\n:<] | \":\" [^\\n< \\t\\r\\u00A0]\n"
+            "root ::= query{3}\nquery ::= [A-Za-z] part{1,118} [^\\n:< \\t\\r\\u00A0\"'`“”] \"\\n\"\npart ::= [^\\n:<] | \":\" [^\\n< \\t\\r\\u00A0]\n"
         );
     }
 
