@@ -15,8 +15,8 @@ const OUTLINE_MARKER: &str = "<OUTLINE>";
 /// Longer sub-queries are cut: a retrieval query is a line, not an essay.
 /// The 1.5B Qwen filled 300 with the answer it expected, talk about the
 /// page ("This query will find the facts for the section …") or a run of
-/// "0." (rust-book dev, 2026-12-07), so every query spent 60 to 100 tokens
-/// of writing and searched with the guess; the names a query needs come
+/// "0." (rust-book dev, 2026-12-07): 58 tokens a query on average to
+/// write, each searched with the guess in it. The names a query needs come
 /// first and fit in far less.
 const MAX_QUERY_CHARS: usize = 120;
 /// The quotes a query may be wrapped in; the parser trims them from its ends.
