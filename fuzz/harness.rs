@@ -246,13 +246,18 @@ fn without_spaces(text: &str) -> String {
 // PAGER ---------------------------------------------------------------------
 
 /// One reply read by every PAGER parser; the first byte sets the outline's
-/// section limit, the slot filled and the number of sub-queries.
+/// section limit and heading bound, the slot filled and the number of
+/// sub-queries.
 pub fn pager_replies(data: &[u8]) {
     let Some((knob, reply)) = knob_and_text(data) else {
         return;
     };
     let max_sections = 1 + usize::from(knob % 12);
-    let page = match deterministic(|| pager::outline(&reply, QUESTION, max_sections)) {
+    // 16 to 72 characters: the outline grammar's shortest heading to past
+    // its 64 at 256 tokens, so cut headings are joined often.
+    let heading_chars = 16 + 8 * usize::from(knob % 8);
+    let outline = deterministic(|| pager::outline(&reply, QUESTION, max_sections, heading_chars));
+    let page = match outline {
         Ok(parsed) => {
             let (reasoning, page) = parsed.value;
             assert_eq!(reasoning.trim(), reasoning);

@@ -131,7 +131,7 @@ async fn outline(
             schema: Some(parse::outline_schema(size)),
             ..ctx.options(params)
         },
-        |reply| parse::outline(reply, question, slots_max),
+        |reply| parse::outline(reply, question, slots_max, size.heading),
         &mut trace.outline_notes,
     )
     .await?;

@@ -51,6 +51,7 @@ pub fn outline(
     reply: &str,
     question: &str,
     max_sections: usize,
+    heading_chars: usize,
 ) -> Result<Repaired<(String, Page)>, ReplyError> {
     let mut repairs = Vec::new();
     let (reasoning, body) = match find_ignore_case(reply, OUTLINE_MARKER) {
@@ -75,7 +76,13 @@ pub fn outline(
             (&reply[..split], &reply[split..])
         }
     };
-    let headings: Vec<(usize, String)> = unfenced(body).filter_map(heading).collect();
+    let (lines, joined) = rejoin_cut_headings(unfenced(body), heading_chars);
+    if joined > 0 {
+        repairs.push(format!(
+            "joined {joined} heading line(s) that went on from one the length bound had cut"
+        ));
+    }
+    let headings: Vec<(usize, String)> = lines.iter().filter_map(|l| heading(l)).collect();
     // The first heading is the title when it is a `#` or sits above all the others.
     let title = match headings.split_first() {
         Some(((level, text), rest))
@@ -181,6 +188,51 @@ pub fn fill(reply: &str, page: &Page, slot: usize) -> Result<Repaired<String>, R
     })
 }
 
+/// `lines` with each heading line that continues a cut one joined to it,
+/// and how many were joined. A heading within [`CUT_SLACK`] characters of
+/// `heading_chars` was cut by the outline's length bound, and a next
+/// heading at the same level that starts in lower case goes on with its
+/// sentence: the 1.5B wrote
+/// "## Description: This flag enables verbose mode in cargo test, which"
+/// then "## prints detailed information about each test, including passing"
+/// and "## tests and their outputs.", three slots (three sub-queries and
+/// fills) for one.
+fn rejoin_cut_headings<'a>(
+    lines: impl Iterator<Item = &'a str>,
+    heading_chars: usize,
+) -> (Vec<String>, usize) {
+    let mut kept: Vec<String> = Vec::new();
+    let mut joined = 0;
+    // The level of the last kept line when it is a heading the bound cut.
+    let mut cut_at_level = None;
+    for line in lines {
+        let trimmed = line.trim_start();
+        let level = trimmed.chars().take_while(|&c| c == '#').count();
+        let text = trimmed[level..].strip_prefix(' ').filter(|_| level > 0);
+        let was_cut = |t: &str| t.chars().count() + CUT_SLACK >= heading_chars;
+        match (text, kept.last_mut()) {
+            (Some(t), Some(last))
+                if cut_at_level == Some(level) && t.starts_with(char::is_lowercase) =>
+            {
+                last.truncate(last.trim_end().len());
+                last.push(' ');
+                last.push_str(t.trim_start());
+                joined += 1;
+                cut_at_level = was_cut(t).then_some(level);
+            }
+            _ => {
+                cut_at_level = text.filter(|t| was_cut(t)).map(|_| level);
+                kept.push(line.to_string());
+            }
+        }
+    }
+    (kept, joined)
+}
+
+/// How far short of the bound a cut heading may end: the grammar admits
+/// only a token that fits, so the model may end the line rather than write
+/// a word that would not ("… including passing" ended at 62 of 64).
+const CUT_SLACK: usize = 8;
 /// Longest heading the outline grammar lets the model write, in characters.
 const HEADING_CHARS: usize = 120;
 /// Shortest heading the outline grammar sizes, however tight the room: one
@@ -548,7 +600,7 @@ mod tests {
             }
         }
         let shaped = "It needs the type's size, then its encoding.\n<OUTLINE>\n# Rust's char\n## Size\n## Encoding\n";
-        let (reasoning, page) = outline(shaped, "Q?", 5)
+        let (reasoning, page) = outline(shaped, "Q?", 5, 64)
             .map(|r| {
                 assert!(r.repairs.is_empty(), "{:?}", r.repairs);
                 r.value
@@ -567,7 +619,7 @@ mod tests {
             "sections": ["Size", "Encoding"]
         }))
         .unwrap();
-        let parsed = outline(&text, "Q?", 5).unwrap();
+        let parsed = outline(&text, "Q?", 5, 64).unwrap();
         assert!(parsed.repairs.is_empty(), "{:?}", parsed.repairs);
         let (reasoning, page) = parsed.value;
         assert_eq!(reasoning, "It needs the size, then the encoding.");
@@ -595,7 +647,7 @@ mod tests {
     #[test]
     fn a_well_formed_outline_parses_without_repairs() {
         let reply = "The question needs A and B.\n<OUTLINE>\n# Main\n## A\n<TO BE FILLED>\n## B\n<TO BE FILLED>\n";
-        let parsed = outline(reply, "q?", 5).unwrap();
+        let parsed = outline(reply, "q?", 5, 64).unwrap();
         let (reasoning, page) = parsed.value;
         assert_eq!(reasoning, "The question needs A and B.");
         assert_eq!(page.title, "Main");
@@ -607,7 +659,7 @@ mod tests {
     #[test]
     fn outlines_are_repaired_and_say_so() {
         let reply = "```markdown\n## A\n## a\n## B\n## C\n```";
-        let parsed = outline(reply, "Who?", 2).unwrap();
+        let parsed = outline(reply, "Who?", 2, 64).unwrap();
         assert_eq!(parsed.value.1.title, "Who?");
         assert_eq!(headings(&parsed.value.1), ["B", "C"]);
         let repairs = parsed.repairs.join(" | ");
@@ -617,15 +669,38 @@ mod tests {
     }
 
     #[test]
+    fn headings_the_length_bound_cut_are_joined_with_what_goes_on_from_them() {
+        // The bound is 30 characters here: the first heading reaches it,
+        // the second ends a word short of it (the next word did not fit),
+        // and the line after each goes on in lower case.
+        let reply = "It needs the flag.\n<OUTLINE>\n# Test output\n## Flag: the one that makes tests\n## print what passed\n## Where the output of passing\n## tests goes\n## Why\n## apart from the rest\n";
+        let parsed = outline(reply, "q", 5, 30).unwrap();
+        assert_eq!(
+            headings(&parsed.value.1),
+            [
+                "Flag: the one that makes tests print what passed",
+                "Where the output of passing tests goes",
+                "Why",
+                "apart from the rest",
+            ],
+            "a lower-case heading after a short one is a section of its own"
+        );
+        assert_eq!(
+            parsed.repairs,
+            ["joined 2 heading line(s) that went on from one the length bound had cut"]
+        );
+    }
+
+    #[test]
     fn reasoning_before_headings_is_cut_after_its_crlf_lines() {
-        let parsed = outline("a\r\nb\r\né\n## H\n", "q", 5).unwrap();
+        let parsed = outline("a\r\nb\r\né\n## H\n", "q", 5, 64).unwrap();
         assert_eq!(parsed.value.0, "a\r\nb\r\né");
         assert_eq!(headings(&parsed.value.1), ["H"]);
     }
 
     #[test]
     fn list_items_stand_in_for_missing_headings() {
-        let parsed = outline("<OUTLINE>\n1. Birth place\n2) Career\n- Family", "q", 5).unwrap();
+        let parsed = outline("<OUTLINE>\n1. Birth place\n2) Career\n- Family", "q", 5, 64).unwrap();
         assert_eq!(
             headings(&parsed.value.1),
             ["Birth place", "Career", "Family"]
@@ -634,12 +709,15 @@ mod tests {
 
     #[test]
     fn an_outline_without_sections_is_rejected() {
-        assert_eq!(outline("I think so.", "q", 5), Err(ReplyError::NoSections));
         assert_eq!(
-            outline("<OUTLINE>\n# Only a title", "q", 5),
+            outline("I think so.", "q", 5, 64),
             Err(ReplyError::NoSections)
         );
-        assert_eq!(outline("", "q", 5), Err(ReplyError::NoSections));
+        assert_eq!(
+            outline("<OUTLINE>\n# Only a title", "q", 5, 64),
+            Err(ReplyError::NoSections)
+        );
+        assert_eq!(outline("", "q", 5, 64), Err(ReplyError::NoSections));
     }
 
     fn page() -> Page {
