@@ -9,7 +9,9 @@
 //! - One worker thread owns the model and its single context and answers
 //!   requests one at a time, with an empty KV cache each time unless a
 //!   request asks to start from the longest prefix it shares with a few
-//!   earlier such requests (`cache_prefix`, kept as in [`super::prefix_cache`]).
+//!   earlier such requests (`cache_prefix`, kept as in [`super::prefix_cache`]),
+//!   each kept with the answer it wrote, so a chat that goes on from that
+//!   answer computes only what follows it.
 //!   Concurrent [`Llm::chat`] calls queue: those
 //!   someone waits for in arrival order, `background` ones only when no
 //!   other request waits.
@@ -518,6 +520,9 @@ impl Worker {
         let mut out = Output::new(&options.stop);
         let mut logprobs = options.logprobs.then(Vec::new);
         let mut generated = 0usize;
+        // The answer's tokens whose cells sequence 0 holds: all but the
+        // last one sampled, kept with the prompt for a chat that goes on.
+        let mut computed = Vec::new();
         let mut finish = FinishReason::Length;
         let mut bytes = Vec::new();
         while generated < limit {
@@ -554,6 +559,7 @@ impl Worker {
                 .add(token, (tokens.len() + generated - 1) as i32, &[0], true)
                 .map_err(backend_error)?;
             ctx.decode(&mut batch).map_err(backend_error)?;
+            computed.push(token);
         }
         if out.stop_hit.is_none() {
             // Bytes of a character the answer never finished come out as U+FFFD.
@@ -566,7 +572,7 @@ impl Worker {
             let _ = job.events.send(Event::Piece(piece));
         }
         if reuse {
-            keep_prompt(ctx, kept, tokens.clone());
+            keep_prompt(ctx, kept, [tokens.as_slice(), &computed].concat());
         }
         Ok(Completion {
             text: out.text,
@@ -681,8 +687,9 @@ fn feed_prompt(
     Ok(())
 }
 
-/// After an answer: drops its tokens from sequence 0 and keeps the prompt
-/// in a slot. A cache that refuses is cleared, which costs only speed.
+/// After an answer: keeps `tokens` (the prompt and the answer's computed
+/// tokens) in a slot, dropping any cell of sequence 0 beyond them. A cache
+/// that refuses is cleared, which costs only speed.
 fn keep_prompt(
     ctx: &mut LlamaContext<'_>,
     kept: &mut PrefixCache<LlamaToken>,

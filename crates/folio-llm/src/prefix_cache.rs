@@ -4,9 +4,10 @@
 //!
 //! Contract:
 //! - Every request is computed in sequence 0; slot `i` keeps one earlier
-//!   prompt in sequence `i + 1`. A request starts from the longest prefix
-//!   it shares with any kept prompt, less its last token (whose logits the
-//!   first sample needs).
+//!   prompt in sequence `i + 1`, with the part of its answer that was
+//!   computed (a chat that goes on from that answer repeats it). A request
+//!   starts from the longest prefix it shares with any kept prompt, less
+//!   its last token (whose logits the first sample needs).
 //! - The cache is unified, so copying a prompt between sequences tags the
 //!   same cells: a prompt that grew from a kept one shares its cells for
 //!   the common beginning. [`PrefixCache::cells`] counts every distinct
@@ -138,10 +139,14 @@ impl<T: PartialEq + Clone> PrefixCache<T> {
         }
     }
 
-    /// After a request whose prompt, `tokens`, sequence 0 still holds (its
-    /// answer dropped): the slot to keep it in.
+    /// After a request whose prompt and computed answer, `tokens`, sequence
+    /// 0 still holds (within the answer room [`Self::plan`] was given): the
+    /// slot to keep them in.
     pub fn keep(&mut self, tokens: Vec<T>) -> Keep {
-        let runs = std::mem::take(&mut self.current);
+        let mut runs = std::mem::take(&mut self.current);
+        if let Some(last) = runs.last_mut() {
+            last.end = last.end.max(tokens.len());
+        }
         let slot = self
             .slots
             .iter()
@@ -257,6 +262,22 @@ mod tests {
         assert_eq!(plan.from, Some(0));
         assert_eq!(plan.shared, 110);
         assert!(plan.evict.is_empty());
+    }
+
+    #[test]
+    fn a_chat_that_goes_on_from_a_kept_answer_starts_after_it() {
+        let mut cache = PrefixCache::new(4096);
+        let question: Vec<u32> = (0..100).collect();
+        cache.plan(&question, 40, true);
+        // The prompt and the 30 answer tokens computed after it.
+        let answered: Vec<u32> = (0..130).collect();
+        cache.keep(answered);
+        assert_eq!(cache.cells(), 130);
+        let going_on: Vec<u32> = (0..130).chain(500..520).collect();
+        let plan = cache.plan(&going_on, 10, true);
+        assert_eq!((plan.from, plan.shared), (Some(0), 130));
+        // The kept cells are shared, not counted again: 130 and 20 new.
+        assert_eq!(cache.cells(), 150);
     }
 
     #[test]

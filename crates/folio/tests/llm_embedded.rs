@@ -530,6 +530,30 @@ fn about(doc: &str, question: &str) -> Vec<ChatMessage> {
 }
 
 #[tokio::test]
+async fn a_chat_that_goes_on_from_a_kept_answer_computes_only_what_follows_it() {
+    // A context size of its own: a model instance no other test uses.
+    let llm = EmbeddedLlm::load(&settings(kit_model(), 1152))
+        .await
+        .unwrap();
+    let cached = GenerateOptions {
+        cache_prefix: true,
+        ..greedy(24)
+    };
+    let mut chat = about(&document("lighthouse", 8), "When was it built?");
+    let first = ask_messages(&*llm, &chat, &cached).await;
+    assert!(first.usage.completion_tokens > 1, "{first:?}");
+    chat.push(ChatMessage::assistant(first.text.clone()));
+    chat.push(ChatMessage::user("Who kept it?"));
+    let next = ask_messages(&*llm, &chat, &cached).await;
+    assert!(
+        next.usage.cached_tokens > first.usage.prompt_tokens,
+        "the answer's cells come from the cache too: {:?} after {:?}",
+        next.usage,
+        first.usage
+    );
+}
+
+#[tokio::test]
 async fn kept_prompts_let_a_request_start_from_the_prefix_it_shares_with_any_of_them() {
     // A context size of its own: a model instance no other test uses.
     let llm = EmbeddedLlm::load(&settings(kit_model(), 1280))
