@@ -42,6 +42,14 @@ fn greedy(max_tokens: u32) -> GenerateOptions {
     }
 }
 
+/// [`greedy`], asking to start from the model's kept prompts and be kept.
+fn kept(max_tokens: u32) -> GenerateOptions {
+    GenerateOptions {
+        cache_prefix: true,
+        ..greedy(max_tokens)
+    }
+}
+
 fn question() -> Vec<ChatMessage> {
     vec![
         ChatMessage::system("You are a helpful assistant. Answer in full sentences."),
@@ -535,10 +543,7 @@ async fn a_chat_that_goes_on_from_a_kept_answer_computes_only_what_follows_it() 
     let llm = EmbeddedLlm::load(&settings(kit_model(), 1152))
         .await
         .unwrap();
-    let cached = GenerateOptions {
-        cache_prefix: true,
-        ..greedy(24)
-    };
+    let cached = kept(24);
     let mut chat = about(&document("lighthouse", 8), "When was it built?");
     let first = ask_messages(&*llm, &chat, &cached).await;
     assert!(first.usage.completion_tokens > 1, "{first:?}");
@@ -559,10 +564,7 @@ async fn kept_prompts_let_a_request_start_from_the_prefix_it_shares_with_any_of_
     let llm = EmbeddedLlm::load(&settings(kit_model(), 1280))
         .await
         .unwrap();
-    let cached = GenerateOptions {
-        cache_prefix: true,
-        ..greedy(8)
-    };
+    let cached = kept(8);
     let (lighthouse, harbour) = (document("lighthouse", 12), document("harbour", 12));
 
     let first = ask_messages(&*llm, &about(&lighthouse, "When was it built?"), &cached).await;
@@ -584,15 +586,7 @@ async fn kept_prompts_let_a_request_start_from_the_prefix_it_shares_with_any_of_
 
     // A prompt that needs most of the context evicts kept ones and answers.
     let long = document("quarry", 40);
-    let crowded = ask_messages(
-        &*llm,
-        &about(&long, "What was filed?"),
-        &GenerateOptions {
-            cache_prefix: true,
-            ..greedy(64)
-        },
-    )
-    .await;
+    let crowded = ask_messages(&*llm, &about(&long, "What was filed?"), &kept(64)).await;
     assert!(crowded.usage.prompt_tokens > 700, "{:?}", crowded.usage);
     assert!(!crowded.text.is_empty());
 
